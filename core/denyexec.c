@@ -1,0 +1,2 @@
+/* denyexec.c: not written yet. */
+typedef int kg_placeholder_denyexec;

@@ -1,0 +1,2 @@
+/* envfilter.c: not written yet. */
+typedef int kg_placeholder_envfilter;

@@ -1,0 +1,62 @@
+/* host.h: the core's side of the SDK: the objects a plugin fills (plans,
+ * doctor reports) and the kgate_host table that lets it fill them. */
+#ifndef KG_HOST_H
+#define KG_HOST_H
+
+#include <stdio.h>
+#include <utstring.h>
+
+#include "kgate/kgate-plugin.h"
+#include "strv.h"
+
+struct kgate_plan {
+    kg_strv *argv;
+    kg_strv *file_labels;
+    kg_strv *file_contents;
+    kg_strv *notes;
+    int failed; /* an allocation or format error happened while filling */
+};
+
+typedef struct kg_report_item {
+    kgate_verdict verdict;
+    char *text;
+} kg_report_item;
+
+struct kgate_report {
+    kgate_verdict verdict; /* worst of items */
+    kg_report_item *items;
+    size_t n_items;
+    kg_strv *detail_keys;
+    kg_strv *detail_values;
+};
+
+/* The table handed to plugins, plus what the core needs behind it.  pub
+ * must stay first: plugins get &host->pub and the core casts back. */
+typedef struct kg_host {
+    kgate_host pub;
+    /* Backend registry (set by whoever loaded the plugins). */
+    const kgate_backend *(*find_backend)(void *ctx, const char *name);
+    const kgate_probe *(*find_probe)(void *ctx, const char *name);
+    void *ctx;
+    /* Name used as the prefix of warnings ("kgate: bubblewrap: ..."). */
+    const char *current;
+    int debug; /* KGATE_DEBUG set */
+} kg_host;
+
+void kg_host_init(kg_host *host);
+
+kgate_plan *kg_plan_new(void);
+void kg_plan_free(kgate_plan *plan); /* accepts NULL */
+/* --dry-run output: the argv as one shell-quoted line, then each helper
+ * file and note. */
+void kg_plan_print(const kgate_plan *plan, FILE *out);
+
+kgate_report *kg_report_new(void);
+void kg_report_free(kgate_report *rep); /* accepts NULL */
+const char *kg_verdict_name(kgate_verdict v);
+
+/* Appends s quoted for a POSIX shell, only when it needs quoting.  For
+ * display only: kgate never hands a string to a shell. */
+void kg_shell_quote(UT_string *out, const char *s);
+
+#endif

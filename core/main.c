@@ -1,0 +1,47 @@
+/* main.c: the kgate command line.  Dispatches to one function per command
+ * and is the only place that turns a result into an exit status. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "kgate-config.h"
+#include "kgate/kgate-plugin.h"
+
+static const char usage[] =
+    "usage: kgate init [--force]\n"
+    "       kgate network off | open\n"
+    "       kgate network restricted [HOST...]\n"
+    "       kgate doctor [--json] [--backend NAME]\n"
+    "       kgate run [--allow-path PATH]... [--allow-net HOST]... [--backend NAME]\n"
+    "                 [--dry-run] [--pty | --no-pty] -- COMMAND [ARG...]\n"
+    "       kgate plugins [--json]\n"
+    "       kgate --version | --help\n";
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(usage, stderr);
+        return KG_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        fputs(usage, stdout);
+        return KG_EXIT_OK;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("kgate %s (plugin ABI %d.%d)\n", KGATE_VERSION, KGATE_ABI_MAJOR, KGATE_ABI_MINOR);
+        return KG_EXIT_OK;
+    }
+    static const struct {
+        const char *name;
+        int (*fn)(int, char **);
+    } cmds[] = {
+        {"init", kg_cmd_init},       {"network", kg_cmd_network},
+        {"doctor", kg_cmd_doctor},   {"plugins", kg_cmd_plugins},
+        {"run", kg_cmd_run},
+    };
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+        if (strcmp(cmd, cmds[i].name) == 0) return cmds[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "kgate: unknown command '%s'\n%s", cmd, usage);
+    return KG_EXIT_USAGE;
+}

@@ -1,0 +1,2 @@
+/* mask.c: not written yet. */
+typedef int kg_placeholder_mask;

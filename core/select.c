@@ -1,0 +1,2 @@
+/* select.c: not written yet. */
+typedef int kg_placeholder_select;

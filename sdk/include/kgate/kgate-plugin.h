@@ -1,0 +1,385 @@
+/* kgate-plugin.h: the contract between the kgate core and a backend plugin.
+ *
+ * A backend turns one effective policy into the thing a kernel installs: a
+ * bwrap argument vector on Linux, a Seatbelt profile for sandbox-exec on
+ * macOS, or anything a third party writes.  The core does everything that is
+ * the same on every kernel (config, narrowing, the exec deny list, the audit
+ * log, output masking, exit codes, signals); a backend only answers four
+ * questions:
+ *
+ *   probe   can I run on this machine at all, and what did I find?
+ *   doctor  given those findings, can I enforce this policy?  (pure: no I/O)
+ *   plan    which argv (and helper files) would enforce it?   (pure: no I/O
+ *           beyond reading the files the policy names)
+ *   launch  start that plan with the stdio and environment the core hands me.
+ *
+ * ABI rules
+ * ---------
+ * - A plugin is a shared object (.so on Linux, .dylib on macOS) that exports
+ *   exactly one symbol, KGATE_PLUGIN_ENTRY_SYMBOL.  Build it with
+ *   -fvisibility=hidden; KGATE_PLUGIN_DEFINE() marks the one export.
+ * - Every struct that crosses the boundary starts with its own size.  Fields
+ *   are only ever appended; a reader checks the size before touching a field
+ *   that came in a later minor version (KGATE_HAS_FIELD()).
+ * - abi_major changes when anything is removed, reordered or changes meaning.
+ *   The core refuses a plugin whose major differs from its own, and one whose
+ *   kgate_backend is smaller than the major's first release.
+ * - abi_minor grows when fields or methods are appended.  A newer core loads
+ *   an older plugin of the same major: methods it does not have are NULL.
+ * - Whoever allocates frees.  Plans and reports are owned by the core; a
+ *   plugin fills them through the kgate_host functions and never frees them.
+ * - Plugins never call exit(), never write to stdout, and report failure by
+ *   returning a negative value with a message in kgate_err.
+ */
+#ifndef KGATE_PLUGIN_H
+#define KGATE_PLUGIN_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KGATE_ABI_MAJOR 1
+#define KGATE_ABI_MINOR 0
+
+/* The one symbol a plugin exports.  Its type is kgate_plugin_entry_fn. */
+#define KGATE_PLUGIN_ENTRY_SYMBOL "kgate_plugin_entry"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define KGATE_EXPORT __attribute__((visibility("default")))
+#define KGATE_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define KGATE_EXPORT
+#define KGATE_PRINTF(fmt, args)
+#endif
+
+/* True when a struct that declares its own size is large enough to hold
+ * FIELD, i.e. it was produced by a peer that knows that field. */
+#define KGATE_HAS_FIELD(ptr, type, field)                                      \
+    ((ptr)->struct_size >= offsetof(type, field) + sizeof(((type *)0)->field))
+
+/* ------------------------------------------------------------------------ */
+/* The effective policy                                                      */
+/* ------------------------------------------------------------------------ */
+
+typedef enum kgate_network {
+    KGATE_NET_OFF = 0,        /* no route anywhere; loopback only */
+    KGATE_NET_RESTRICTED = 1, /* only the addresses allow_hosts resolve to */
+    KGATE_NET_OPEN = 2,       /* the host's network, unfiltered */
+} kgate_network;
+
+typedef enum kgate_macos_profile {
+    KGATE_MACOS_PERMISSIVE = 0, /* (allow default), known doors closed */
+    KGATE_MACOS_STRICT = 1,     /* (deny default) and a commented allow list */
+} kgate_macos_profile;
+
+/* A read-only list of strings.  v[n] is not guaranteed to be NULL. */
+typedef struct kgate_strlist {
+    const char *const *v;
+    size_t n;
+} kgate_strlist;
+
+/* One plain data structure: the user config, narrowed by the project file,
+ * widened by the one-shot flags, with every path already resolved.
+ *
+ * Paths: absolute, realpath()-resolved, no trailing slash.  The core has
+ * already refused any path whose resolved location differs from what the
+ * user wrote because of a symlink, so a backend can paste these into its
+ * plan without resolving again.  deny_read and protect_paths entries may name
+ * files that do not exist (yet): their parent directory is resolved.
+ *
+ * network is the effective mode: "restricted" with no hosts arrives here as
+ * KGATE_NET_OFF, so a backend never has to special-case it.  configured_network
+ * keeps what the files said, for messages. */
+typedef struct kgate_policy {
+    size_t struct_size;
+
+    kgate_network network;
+    kgate_network configured_network;
+    kgate_strlist allow_hosts; /* validated host names, lowercase */
+
+    const char *project; /* the working directory: always writable */
+    const char *home;    /* hidden, except what the lists below give back */
+    const char *tmpdir;  /* resolved $TMPDIR, or NULL when unset or /tmp */
+    uid_t uid;
+    gid_t gid;
+
+    kgate_strlist allow_paths;   /* extra read-write paths */
+    kgate_strlist read_paths;    /* extra read-only paths */
+    kgate_strlist deny_read;     /* hidden inside the sandbox */
+    kgate_strlist protect_paths; /* read-only although inside a writable root
+                                    (.git/hooks, .kgate.yaml, ...) */
+    kgate_strlist allow_sockets; /* host Unix sockets the program may reach */
+
+    kgate_macos_profile macos_profile;
+    kgate_strlist macos_allow_mach; /* mach services re-allowed by the user */
+
+    /* The command, already checked against the exec deny list.  argv[0] is
+     * the name as typed; command_path is what PATH resolved it to. */
+    kgate_strlist argv;
+    const char *command_path;
+} kgate_policy;
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* A plugin failure: one line, no trailing newline, no "kgate:" prefix (the
+ * core adds it and the backend's name). */
+typedef struct kgate_err {
+    int code; /* an errno value when one applies, else 0 */
+    char msg[512];
+} kgate_err;
+
+static inline int kgate_err_vset(kgate_err *err, int code, const char *fmt,
+                                 va_list ap)
+{
+    if (err) {
+        err->code = code;
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    }
+    return -1;
+}
+
+/* Fills err and returns -1, so a plugin can write
+ *     return kgate_err_set(err, ENOENT, "bwrap not found in %s", path);  */
+static inline int kgate_err_set(kgate_err *err, int code, const char *fmt, ...)
+    KGATE_PRINTF(3, 4);
+static inline int kgate_err_set(kgate_err *err, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    kgate_err_vset(err, code, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Probe results                                                             */
+/* ------------------------------------------------------------------------ */
+
+typedef enum kgate_verdict {
+    KGATE_READY = 0,
+    KGATE_DEGRADED = 1,
+    KGATE_BLOCKED = 2,
+} kgate_verdict;
+
+/* How hard probe may look.  QUICK is what `kgate run` asks for on every
+ * command: stat a binary, read a sysctl, no child processes.  THOROUGH is
+ * what `kgate doctor` and `kgate plugins` ask for: it may try the tool. */
+typedef enum kgate_probe_depth {
+    KGATE_PROBE_QUICK = 0,
+    KGATE_PROBE_THOROUGH = 1,
+} kgate_probe_depth;
+
+#define KGATE_PROBE_MAX_FACTS 16
+
+/* What probe found.  doctor() is a pure function of this and the policy, so
+ * that tests can hand a backend made-up findings (a macOS machine, a Linux
+ * machine without slirp4netns) and check its verdict table anywhere.
+ *
+ * facts[] are named booleans the backend defines for itself ("bwrap",
+ * "userns", "slirp4netns", ...); kgate_probe_fact() reads one. */
+typedef struct kgate_probe {
+    size_t struct_size;
+    int available; /* 1: this backend can start programs here */
+    int score;     /* higher wins among backends that can enforce the policy */
+    char version[64];   /* the tool's version, or "" */
+    char tool_path[256]; /* the tool that launch will exec, or "" */
+    char reason[256];   /* why not available, or a one-line summary */
+    size_t n_facts;
+    struct {
+        char name[32];
+        int value;
+    } facts[KGATE_PROBE_MAX_FACTS];
+} kgate_probe;
+
+static inline void kgate_probe_init(kgate_probe *p)
+{
+    *p = (kgate_probe){.struct_size = sizeof(kgate_probe)};
+}
+
+/* Records a named finding (ignored when the table is full). */
+static inline void kgate_probe_set_fact(kgate_probe *p, const char *name,
+                                        int value)
+{
+    size_t i;
+    for (i = 0; i < p->n_facts; i++) {
+        const char *a = p->facts[i].name, *b = name;
+        while (*a && *a == *b) a++, b++;
+        if (*a == *b) {
+            p->facts[i].value = value;
+            return;
+        }
+    }
+    if (p->n_facts < KGATE_PROBE_MAX_FACTS) {
+        size_t k = 0;
+        for (; name[k] && k + 1 < sizeof p->facts[0].name; k++)
+            p->facts[p->n_facts].name[k] = name[k];
+        p->facts[p->n_facts].name[k] = '\0';
+        p->facts[p->n_facts].value = value;
+        p->n_facts++;
+    }
+}
+
+/* A named finding, or dflt when probe did not record it. */
+static inline int kgate_probe_fact(const kgate_probe *p, const char *name,
+                                   int dflt)
+{
+    size_t i;
+    for (i = 0; i < p->n_facts; i++) {
+        const char *a = p->facts[i].name, *b = name;
+        while (*a && *a == *b) a++, b++;
+        if (*a == *b) return p->facts[i].value;
+    }
+    return dflt;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Services the core offers a plugin                                         */
+/* ------------------------------------------------------------------------ */
+
+/* Owned by the core; a plugin only adds to them through kgate_host. */
+typedef struct kgate_plan kgate_plan;
+typedef struct kgate_report kgate_report;
+struct kgate_backend;
+
+typedef enum kgate_log_level {
+    KGATE_LOG_DEBUG = 0, /* shown with KGATE_DEBUG=1 */
+    KGATE_LOG_WARN = 1,  /* shown as "kgate: <backend>: ..." on stderr */
+} kgate_log_level;
+
+typedef struct kgate_host {
+    size_t struct_size;
+    uint32_t abi_major;
+    uint32_t abi_minor;
+
+    void (*log)(const struct kgate_host *host, kgate_log_level level,
+                const char *fmt, ...) KGATE_PRINTF(3, 4);
+
+    /* Plan building.  Each call copies its strings.  They return 0, or -1
+     * when memory runs out (the plan is then unusable: return an error). */
+    int (*plan_arg)(kgate_plan *plan, const char *arg);
+    int (*plan_argf)(kgate_plan *plan, const char *fmt, ...) KGATE_PRINTF(2, 3);
+    /* Appends every string of list, in order. */
+    int (*plan_args)(kgate_plan *plan, const kgate_strlist *list);
+    /* A helper file the launch needs (a profile, a rules file, a
+     * resolv.conf).  label names it in --dry-run; content is shown verbatim. */
+    int (*plan_file)(kgate_plan *plan, const char *label, const char *content);
+    /* A line shown after the argv in --dry-run ("resolved inside the
+     * namespace at launch: ..."). */
+    int (*plan_note)(kgate_plan *plan, const char *fmt, ...) KGATE_PRINTF(2, 3);
+
+    /* Reading a plan back (for launch, or to compose another backend's). */
+    const char *const *(*plan_argv)(const kgate_plan *plan, size_t *argc);
+    const char *(*plan_file_content)(const kgate_plan *plan, const char *label);
+
+    /* Doctor findings.  The overall verdict is the worst one added. */
+    int (*report)(kgate_report *rep, kgate_verdict verdict, const char *fmt,
+                  ...) KGATE_PRINTF(3, 4);
+    /* An extra key for `doctor --json` and a "key: value" line in text. */
+    int (*report_detail)(kgate_report *rep, const char *key, const char *value);
+
+    /* Composition: another loaded backend by name (NULL if absent), and its
+     * probe result as the core cached it for this command. */
+    const struct kgate_backend *(*backend)(const struct kgate_host *host,
+                                           const char *name);
+    const kgate_probe *(*backend_probe)(const struct kgate_host *host,
+                                        const char *name);
+} kgate_host;
+
+/* ------------------------------------------------------------------------ */
+/* Launch                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* What the core hands launch().  The program must get stdin_fd, stdout_fd
+ * and stderr_fd as its 0, 1 and 2, envp as its environment, and the
+ * project as its working directory.  Every other descriptor the core owns
+ * is close-on-exec. */
+typedef struct kgate_launch {
+    size_t struct_size;
+    int stdin_fd;
+    int stdout_fd;
+    int stderr_fd;
+    const char *const *envp;
+} kgate_launch;
+
+#define KGATE_MAX_HELPERS 8
+
+/* What launch() hands back.  pid is the process whose wait status is the
+ * program's (a signal death of the program must show as a signal death of
+ * pid).  signal_pid, when not 0, is where the core forwards SIGINT, SIGTERM,
+ * SIGHUP and SIGQUIT instead of pid (a negative value is a process group).
+ * helpers are started by the backend (slirp4netns, ...): the core sends them
+ * SIGTERM and reaps them once pid has exited, and on every error path. */
+typedef struct kgate_proc {
+    size_t struct_size;
+    pid_t pid;
+    pid_t signal_pid;
+    pid_t helpers[KGATE_MAX_HELPERS];
+    size_t n_helpers;
+} kgate_proc;
+
+/* ------------------------------------------------------------------------ */
+/* The backend                                                               */
+/* ------------------------------------------------------------------------ */
+
+typedef struct kgate_backend {
+    size_t struct_size;
+    uint32_t abi_major;
+    uint32_t abi_minor;
+
+    const char *name;        /* unique; [a-z0-9-]+ */
+    const char *description; /* one line */
+
+    /* Fills probe (already kgate_probe_init()ed).  Returns 0, or -1 with err
+     * when probing itself failed (a missing tool is not a failure: it is
+     * available = 0 with a reason). */
+    int (*probe)(const kgate_host *host, kgate_probe_depth depth,
+                 kgate_probe *probe, kgate_err *err);
+
+    /* Adds findings to rep: at least one line saying what is enforced and
+     * how.  Must not touch the system: use only policy and probe. */
+    int (*doctor)(const kgate_host *host, const kgate_policy *policy,
+                  const kgate_probe *probe, kgate_report *rep);
+
+    /* Fills plan.  The first argument added is the program to exec. */
+    int (*plan)(const kgate_host *host, const kgate_policy *policy,
+                const kgate_probe *probe, kgate_plan *plan, kgate_err *err);
+
+    /* Starts plan and returns at once with the pids filled in; the core
+     * waits.  On failure nothing of the program may be running. */
+    int (*launch)(const kgate_host *host, const kgate_policy *policy,
+                  const kgate_plan *plan, const kgate_launch *io,
+                  kgate_proc *proc, kgate_err *err);
+} kgate_backend;
+
+/* Fills the version fields, so a plugin author cannot get them wrong:
+ *     static const kgate_backend backend = {
+ *         KGATE_BACKEND_INIT,
+ *         .name = "hello", ...
+ *     };  */
+#define KGATE_BACKEND_INIT                                                     \
+    .struct_size = sizeof(kgate_backend), .abi_major = KGATE_ABI_MAJOR,        \
+    .abi_minor = KGATE_ABI_MINOR
+
+typedef const kgate_backend *(*kgate_plugin_entry_fn)(void);
+
+/* Defines the exported entry point of a plugin that returns backend_var. */
+#define KGATE_PLUGIN_DEFINE(backend_var)                                       \
+    KGATE_EXPORT const kgate_backend *kgate_plugin_entry(void);                \
+    KGATE_EXPORT const kgate_backend *kgate_plugin_entry(void)                 \
+    {                                                                          \
+        return &(backend_var);                                                 \
+    }
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KGATE_PLUGIN_H */

@@ -1,0 +1,119 @@
+# lib.sh: shared by the integration tests.  Source it, define test
+# functions, call them through `check`, end with `finish`.
+#
+# Every test that exercises the sandbox runs twice: as root (the CI case)
+# and as an unprivileged uid with a temporary HOME it owns (the real case).
+# for_each_user does that; as_user runs a command as the current test user.
+set -u
+
+: "${KGATE_BIN:?run through meson test}"
+: "${KGATE_PLUGIN_PATH:?run through meson test}"
+export KGATE_PLUGIN_PATH
+KG_PASS=0
+KG_FAIL=0
+KG_TMP=$(mktemp -d /tmp/kgate-test.XXXXXX)
+chmod 0755 "$KG_TMP"
+trap 'rm -rf "$KG_TMP"' EXIT
+
+# Skip the whole file (exit 77), or fail it when CI says nothing may skip.
+skip_all() {
+    if [ -n "${KGATE_MUST_WORK:-}" ]; then
+        echo "FAIL: would skip, but KGATE_MUST_WORK is set: $*"
+        exit 1
+    fi
+    echo "SKIP: $*"
+    exit 77
+}
+
+need_cmd() {
+    for c in "$@"; do
+        command -v "$c" >/dev/null 2>&1 || skip_all "$c is not installed"
+    done
+}
+
+# check "description" command...: one named assertion.
+check() {
+    local desc=$1
+    shift
+    if "$@"; then
+        KG_PASS=$((KG_PASS + 1))
+        echo "ok - [$KG_WHO] $desc"
+    else
+        KG_FAIL=$((KG_FAIL + 1))
+        echo "not ok - [$KG_WHO] $desc"
+    fi
+}
+
+finish() {
+    echo "$KG_PASS passed, $KG_FAIL failed"
+    [ "$KG_FAIL" -eq 0 ] && [ "$KG_PASS" -gt 0 ]
+    exit $?
+}
+
+KG_WHO=$(id -un)
+KG_UID=$(id -u)
+KG_GID=$(id -g)
+# The unprivileged uid used when the suite runs as root.
+KG_TEST_UID=${KGATE_TEST_UID:-65534}
+KG_TEST_GID=${KGATE_TEST_GID:-65534}
+
+# Sets up a fresh HOME (with a project directory inside it) for user $1
+# (root|user) and makes it current: $KG_HOME, $KG_PROJ.
+use_user() {
+    KG_WHO=$1
+    KG_HOME=$(mktemp -d "$KG_TMP/home.XXXXXX")
+    mkdir -p "$KG_HOME/proj"
+    if [ "$KG_WHO" = user ] && [ "$(id -u)" -eq 0 ]; then
+        chown -R "$KG_TEST_UID:$KG_TEST_GID" "$KG_HOME"
+        KG_UID=$KG_TEST_UID
+        KG_GID=$KG_TEST_GID
+    else
+        KG_UID=$(id -u)
+        KG_GID=$(id -g)
+    fi
+    KG_PROJ=$KG_HOME/proj
+}
+
+# Runs "$@" as the current test user, with HOME=$KG_HOME, in $KG_PROJ
+# unless KG_CWD names another directory.
+as_user() {
+    local cwd=${KG_CWD:-$KG_PROJ}
+    if [ "$KG_WHO" = user ] && [ "$(id -u)" -eq 0 ]; then
+        (cd "$cwd" && setpriv --reuid="$KG_TEST_UID" --regid="$KG_TEST_GID" \
+            --clear-groups env HOME="$KG_HOME" USER=kgtest \
+            KGATE_PLUGIN_PATH="$KGATE_PLUGIN_PATH" "$@")
+    else
+        (cd "$cwd" && env HOME="$KG_HOME" "$@")
+    fi
+}
+
+# kg ARGS...: kgate as the current test user.
+kg() {
+    as_user "$KGATE_BIN" "$@"
+}
+
+# Writes the user's config from stdin (creating ~/.kgate as kgate init
+# would) and makes it owned by the test user.
+write_config() {
+    mkdir -p "$KG_HOME/.kgate"
+    cat >"$KG_HOME/.kgate/config.yaml"
+    chmod 0700 "$KG_HOME/.kgate"
+    chmod 0600 "$KG_HOME/.kgate/config.yaml"
+    chown -R "$KG_UID:$KG_GID" "$KG_HOME/.kgate" 2>/dev/null || true
+}
+
+# Users to run sandbox tests as: root and an unprivileged uid when the suite
+# runs as root; only the current user otherwise.
+test_users() {
+    if [ "$(id -u)" -eq 0 ]; then echo root user; else echo user; fi
+}
+
+# Fails unless unprivileged bwrap works here (a kernel or AppArmor that
+# forbids user namespaces is a reason to skip, never to pass).
+need_bwrap() {
+    need_cmd bwrap setpriv
+    if ! setpriv --reuid="$KG_TEST_UID" --regid="$KG_TEST_GID" --clear-groups \
+        bwrap --ro-bind / / --unshare-user --unshare-pid -- /bin/true 2>/dev/null; then
+        skip_all "unprivileged bwrap does not work on this machine"
+    fi
+}
