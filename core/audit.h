@@ -1,0 +1,35 @@
+/* audit.h: the JSON Lines audit log, $HOME/.kgate/audit.log. */
+#ifndef KG_AUDIT_H
+#define KG_AUDIT_H
+
+#include <stddef.h>
+
+#include "error.h"
+#include <utstring.h>
+
+#include "strv.h"
+
+typedef struct kg_audit_event {
+    const char *kind; /* "launch", "block", "refuse" */
+    const char *const *argv;
+    size_t argc;
+    const char *cwd;
+    /* Optional (NULL or empty: not written). */
+    const char *backend;
+    const char *network;
+    const char *reason;
+    const kg_strv *allow_paths;  /* one-shot --allow-path */
+    const kg_strv *allow_hosts;  /* one-shot --allow-net */
+    const kg_strv *withheld_env; /* names only */
+} kg_audit_event;
+
+/* Formats one line (with time and pid) into out, newline included. */
+void kg_audit_format(const kg_audit_event *ev, UT_string *out);
+
+/* Appends one line to log_path with a single write(2) on an O_APPEND
+ * descriptor, creating the file 0600 (and its directory 0700) if needed.
+ * Fails when the write is short or fails: the caller must not launch. */
+int kg_audit_write(const char *log_path, const kg_audit_event *ev,
+                   kg_error *err);
+
+#endif

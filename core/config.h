@@ -1,0 +1,67 @@
+/* config.h: one YAML file (the user's config.yaml or a project's
+ * .kgate.yaml) read into one layer.  A key that is absent stays absent
+ * (has_* false), so the merge can tell "not said" from "said empty". */
+#ifndef KG_CONFIG_H
+#define KG_CONFIG_H
+
+#include <stdbool.h>
+
+#include "error.h"
+#include "kgate/kgate-plugin.h"
+#include "strv.h"
+
+/* Every list key of the spec and the issues, in one table so the parser,
+ * the merge and the narrowing rules cannot disagree about the set of keys. */
+typedef enum kg_list_key {
+    KG_KEY_ALLOW_HOSTS,
+    KG_KEY_ALLOW_PATHS,
+    KG_KEY_READ_PATHS,
+    KG_KEY_DENY_READ,
+    KG_KEY_DENY_EXEC,
+    KG_KEY_MASK_PREFIXES,
+    KG_KEY_PASS_ENV,
+    KG_KEY_DENY_ENV,
+    KG_KEY_PROTECT_PATHS,   /* read-only inside writable roots: may add */
+    KG_KEY_UNPROTECT_PATHS, /* opt a built-in protected path out: widens */
+    KG_KEY_ALLOW_SOCKETS,   /* host Unix sockets reachable: widens */
+    KG_KEY_MACOS_ALLOW_MACH,/* mach services re-allowed on macOS: widens */
+    KG_N_LIST_KEYS
+} kg_list_key;
+
+typedef struct kg_config {
+    char *file; /* the path it was read from */
+
+    bool has_network;
+    kgate_network network;
+    bool has_macos_profile;
+    kgate_macos_profile macos_profile;
+
+    bool has[KG_N_LIST_KEYS];
+    kg_strv *lists[KG_N_LIST_KEYS]; /* never NULL; entries as written */
+} kg_config;
+
+/* The YAML key for a list key ("allow_hosts"). */
+const char *kg_list_key_name(kg_list_key k);
+
+/* The spec's defaults (what `kgate init` writes). */
+kg_config *kg_config_defaults(void);
+
+/* Reads file.  Unknown keys, wrong types, invalid host names, duplicate
+ * keys, YAML syntax errors, anchors/aliases and files over 1 MiB are errors
+ * that name "file:line:column".  Returns NULL with err on any error. */
+kg_config *kg_config_load(const char *file, kg_error *err);
+/* Parses a buffer; name is used in messages. */
+kg_config *kg_config_parse(const char *name, const char *buf, size_t len,
+                           kg_error *err);
+void kg_config_free(kg_config *c); /* accepts NULL */
+
+/* Writes c as YAML (every key, the spec's comments) to file with mode 0600,
+ * atomically (temp file + rename). */
+int kg_config_write(const kg_config *c, const char *file, kg_error *err);
+
+/* Host names: RFC 1123 labels, or a dotted IPv4 literal.  Lowercases. */
+bool kg_host_name_valid(const char *name);
+
+const char *kg_network_name(kgate_network n);
+
+#endif

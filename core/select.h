@@ -1,0 +1,31 @@
+/* select.h: probing the loaded backends and picking the one that can
+ * enforce a policy. */
+#ifndef KG_SELECT_H
+#define KG_SELECT_H
+
+#include "error.h"
+#include "host.h"
+#include "loader.h"
+
+/* Wires host's backend lookups to r. */
+void kg_select_bind_host(kg_host *host, kg_registry *r);
+
+/* Runs probe() once per plugin (cached in the registry). */
+void kg_select_probe_all(kg_registry *r, kg_host *host, kgate_probe_depth depth);
+
+/* Picks the backend for policy: forced when not NULL, else the best one:
+ * available, doctor not BLOCKED, READY before DEGRADED, then higher score.
+ * Returns the plugin with its doctor report in *rep (caller frees), or NULL
+ * with err (and *rep the report of the best candidate, if any) when nothing
+ * can enforce the policy. */
+kg_plugin *kg_select_backend(kg_registry *r, kg_host *host,
+                             const kgate_policy *policy, const char *forced,
+                             kgate_probe_depth depth, kgate_report **rep,
+                             kg_error *err);
+
+/* Runs one backend's doctor into a new report (probe first if needed). */
+kgate_report *kg_select_doctor(kg_plugin *p, kg_host *host,
+                               const kgate_policy *policy,
+                               kgate_probe_depth depth);
+
+#endif

@@ -1,0 +1,27 @@
+/* supervise.h: starting the plan and staying with it until it ends:
+ * output through the mask, signals forwarded, helpers reaped, the exit
+ * status of the program returned unchanged (a signal death as 128+N). */
+#ifndef KG_SUPERVISE_H
+#define KG_SUPERVISE_H
+
+#include <stdbool.h>
+
+#include "error.h"
+#include "host.h"
+#include "kgate/kgate-plugin.h"
+#include "strv.h"
+
+typedef struct kg_supervise_opts {
+    const kg_strv *mask_prefixes; /* user prefixes beside the built-ins */
+    bool use_pty;                 /* give the program a pseudo-terminal */
+} kg_supervise_opts;
+
+/* Calls be->launch and supervises.  Returns 0 with *exit_status set once the
+ * program ended, or -1 with err when the backend could not start it (nothing
+ * of it is left running then). */
+int kg_supervise(const kgate_backend *be, const kg_host *host,
+                 const kgate_policy *policy, const kgate_plan *plan,
+                 const char *const *envp, const kg_supervise_opts *opts,
+                 int *exit_status, kg_error *err);
+
+#endif
