@@ -1,0 +1,554 @@
+/* sf_launch.c: the restricted-network construction, as measured on an
+ * ordinary uid (../shared/notes/linux-namespaces-measured.md):
+ *
+ *   kgate (launch)                      helper H (fork)
+ *   ------------------------------      ------------------------------------
+ *                                       unshare(USER|NET|NS), map 0 -> uid
+ *   <- "R" ------------------------------
+ *   start slirp4netns --userns-path
+ *     =/proc/H/ns/user H tap0, wait
+ *     for its ready fd
+ *   -- "G" ----------------------------->
+ *                                       private mounts, resolv.conf bound
+ *                                       over /etc/resolv.conf, wait for
+ *                                       10.0.2.100 on tap0, resolve names
+ *                                       here, iptables-restore
+ *   <- "X" (or "E<message>") ------------
+ *                                       exec bwrap (nested user namespace)
+ *   EOF on the control socket: exec done
+ *
+ * The iptables rules belong to H's user namespace.  bwrap's --unshare-user
+ * puts the program one namespace deeper, where capabilities do not reach
+ * the network namespace, so the program cannot flush the filter.
+ *
+ * Both H and slirp4netns carry PR_SET_PDEATHSIG(SIGKILL) towards the kgate
+ * process, so a killed kgate leaves neither behind. */
+#include "sf.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <limits.h>
+#include <netdb.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Bounds, not timings: each only ends a wait that would otherwise hang. */
+#define SF_WAIT_UNSHARE_MS 10000
+#define SF_WAIT_SLIRP_MS 10000
+#define SF_WAIT_SETUP_MS 60000 /* includes resolving every name */
+#define SF_WAIT_TAP_MS 5000
+
+/* ------------------------------------------------------------------------ */
+/* Small helpers shared by both sides                                        */
+/* ------------------------------------------------------------------------ */
+
+static long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int write_all(int fd, const char *buf, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, buf, n);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        buf += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int write_file(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    int r = write_all(fd, text, strlen(text));
+    int e = errno;
+    close(fd);
+    errno = e;
+    return r;
+}
+
+/* Reads from fd until EOF or until deadline_ms (absolute, now_ms clock).
+ * Returns bytes read (NUL-terminated in buf), or -1 with errno ETIMEDOUT. */
+static ssize_t read_until_eof(int fd, char *buf, size_t bufsz, long deadline_ms)
+{
+    size_t got = 0;
+    for (;;) {
+        long left = deadline_ms - now_ms();
+        if (left <= 0) {
+            errno = ETIMEDOUT;
+            return -1;
+        }
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int r = poll(&p, 1, (int)(left > INT_MAX ? INT_MAX : left));
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return -1;
+        if (r == 0) continue;
+        char tmp[256];
+        ssize_t n = read(fd, tmp, sizeof tmp);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        size_t take = (size_t)n;
+        if (got + take > bufsz - 1) take = bufsz - 1 - got;
+        memcpy(buf + got, tmp, take);
+        got += take;
+    }
+    buf[got] = '\0';
+    return (ssize_t)got;
+}
+
+/* Reads exactly one byte with a bound; returns it, or -1 (EOF, error,
+ * timeout). */
+static int read_byte(int fd, int timeout_ms)
+{
+    long deadline = now_ms() + timeout_ms;
+    for (;;) {
+        long left = deadline - now_ms();
+        if (left <= 0) return -1;
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int r = poll(&p, 1, (int)left);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return -1;
+        unsigned char c;
+        ssize_t n = read(fd, &c, 1);
+        if (n < 0 && errno == EINTR) continue;
+        return n == 1 ? c : -1;
+    }
+}
+
+static void kill_and_reap(pid_t pid)
+{
+    if (pid <= 0) return;
+    kill(pid, SIGKILL);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* The helper H                                                              */
+/* ------------------------------------------------------------------------ */
+
+typedef struct sf_child_ctx {
+    int ctl;          /* H's end of the control socket */
+    pid_t kgate_pid;  /* for the parent-death check */
+    uid_t uid;        /* real ids before unshare: what 0 maps to */
+    gid_t gid;
+    const kgate_policy *policy;
+    const char *const *bwrap_argv;
+    const char *bwrap_path;
+    const kgate_launch *io;
+    const sf_tools *tools;
+    const char *rules_v6; /* NULL: ip6tables-restore not installed */
+} sf_child_ctx;
+
+/* Sends "E<message>" and ends H.  One send: the parent reads to EOF. */
+static _Noreturn void child_fail(const sf_child_ctx *c, const char *fmt, ...)
+    KGATE_PRINTF(2, 3);
+static _Noreturn void child_fail(const sf_child_ctx *c, const char *fmt, ...)
+{
+    char msg[512];
+    msg[0] = 'E';
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg + 1, sizeof msg - 1, fmt, ap);
+    va_end(ap);
+    send(c->ctl, msg, strlen(msg), MSG_NOSIGNAL);
+    _exit(1);
+}
+
+static int child_map_ids(const sf_child_ctx *c)
+{
+    char line[64];
+    if (write_file("/proc/self/setgroups", "deny") < 0) return -1;
+    snprintf(line, sizeof line, "0 %u 1", (unsigned)c->uid);
+    if (write_file("/proc/self/uid_map", line) < 0) return -1;
+    snprintf(line, sizeof line, "0 %u 1", (unsigned)c->gid);
+    if (write_file("/proc/self/gid_map", line) < 0) return -1;
+    return 0;
+}
+
+/* Binds the generated resolv.conf over /etc/resolv.conf in H's mount
+ * namespace, which bwrap's recursive --ro-bind / / then carries into the
+ * sandbox.  The file lives on a tmpfs mounted over /tmp only for as long as
+ * it takes to bind it: nothing is written to the host's disk, and the
+ * lazily detached tmpfs stays alive through the bind. */
+static void child_place_resolv_conf(const sf_child_ctx *c)
+{
+    char target[PATH_MAX];
+    /* mount(2) follows a symlink in the target, so a resolv.conf that is
+     * a link into /run is covered where it points. */
+    if (!realpath("/etc/resolv.conf", target))
+        child_fail(c, "cannot place resolv.conf: /etc/resolv.conf: %s", strerror(errno));
+    if (mount("kgate-resolv", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+              "size=64k,mode=0755") < 0)
+        child_fail(c, "cannot place resolv.conf: tmpfs: %s", strerror(errno));
+    int fd = open("/tmp/resolv.conf", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    const char *text = sf_resolv_conf();
+    if (fd < 0 || write_all(fd, text, strlen(text)) < 0)
+        child_fail(c, "cannot place resolv.conf: write: %s", strerror(errno));
+    close(fd);
+    if (mount("/tmp/resolv.conf", target, NULL, MS_BIND, NULL) < 0)
+        child_fail(c, "cannot place resolv.conf over %s: %s", target, strerror(errno));
+    mount(NULL, target, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL);
+    if (umount2("/tmp", MNT_DETACH) < 0)
+        child_fail(c, "cannot place resolv.conf: umount /tmp: %s", strerror(errno));
+
+    /* A host nscd would answer from the host's namespace.  Covering its
+     * socket makes glibc fall back to its own lookup, here. */
+    static const char *const nscd[] = {"/run/nscd/socket", "/var/run/nscd/socket"};
+    for (size_t i = 0; i < sizeof nscd / sizeof nscd[0]; i++) {
+        struct stat st;
+        if (lstat(nscd[i], &st) == 0 &&
+            mount("/dev/null", nscd[i], NULL, MS_BIND, NULL) < 0)
+            child_fail(c, "cannot hide %s: %s", nscd[i], strerror(errno));
+    }
+}
+
+static int tap_has_guest_addr(void)
+{
+    struct ifaddrs *ifs = NULL, *i;
+    int found = 0;
+    struct in_addr want;
+    inet_pton(AF_INET, SF_GUEST_ADDR, &want);
+    if (getifaddrs(&ifs) < 0) return 0;
+    for (i = ifs; i && !found; i = i->ifa_next) {
+        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET) continue;
+        if (strcmp(i->ifa_name, SF_TAP) != 0) continue;
+        const struct sockaddr_in *sin = (const struct sockaddr_in *)i->ifa_addr;
+        found = sin->sin_addr.s_addr == want.s_addr;
+    }
+    freeifaddrs(ifs);
+    return found;
+}
+
+static void child_wait_tap(const sf_child_ctx *c)
+{
+    long deadline = now_ms() + SF_WAIT_TAP_MS;
+    while (!tap_has_guest_addr()) {
+        if (now_ms() > deadline)
+            child_fail(c, "slirp4netns did not configure %s with %s", SF_TAP,
+                       SF_GUEST_ADDR);
+        struct timespec ts = {0, 5 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* Every IPv4 address of every allowed name, resolved by the system
+ * resolver in this namespace (so /etc/hosts applies, and DNS goes to
+ * slirp's 10.0.2.3).  Deduplicated; the order follows the list. */
+static char **child_resolve(const sf_child_ctx *c, size_t *n_out)
+{
+    size_t n = 0, cap = 8;
+    char **addrs = malloc(cap * sizeof *addrs);
+    if (!addrs) child_fail(c, "out of memory");
+    const kgate_strlist *hosts = &c->policy->allow_hosts;
+    for (size_t h = 0; h < hosts->n; h++) {
+        struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM};
+        struct addrinfo *res = NULL;
+        int r = getaddrinfo(hosts->v[h], NULL, &hints, &res);
+        if (r != 0 || !res)
+            child_fail(c, "allow_hosts: %s resolves to no IPv4 address (%s)",
+                       hosts->v[h], r ? gai_strerror(r) : "empty answer");
+        for (struct addrinfo *a = res; a; a = a->ai_next) {
+            char buf[INET_ADDRSTRLEN];
+            const struct sockaddr_in *sin = (const struct sockaddr_in *)a->ai_addr;
+            if (!inet_ntop(AF_INET, &sin->sin_addr, buf, sizeof buf)) continue;
+            int dup = 0;
+            for (size_t k = 0; k < n && !dup; k++) dup = strcmp(addrs[k], buf) == 0;
+            if (dup) continue;
+            if (n == cap) {
+                char **more = realloc(addrs, (cap *= 2) * sizeof *addrs);
+                if (!more) child_fail(c, "out of memory");
+                addrs = more;
+            }
+            if (!(addrs[n++] = strdup(buf))) child_fail(c, "out of memory");
+        }
+        freeaddrinfo(res);
+    }
+    *n_out = n;
+    return addrs;
+}
+
+/* Runs TOOL with rules on stdin (no shell); on failure ends H with the
+ * tool's first line of output. */
+static void child_restore(const sf_child_ctx *c, const char *tool, const char *rules)
+{
+    int in[2], out[2];
+    if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0)
+        child_fail(c, "pipe: %s", strerror(errno));
+    pid_t pid = fork();
+    if (pid < 0) child_fail(c, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        dup2(out[1], 2);
+        char *const argv[] = {(char *)tool, NULL};
+        char *const envp[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
+        execve(tool, argv, envp);
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    int werr = write_all(in[1], rules, strlen(rules));
+    close(in[1]);
+    char msg[256];
+    ssize_t got = read_until_eof(out[0], msg, sizeof msg, now_ms() + SF_WAIT_SETUP_MS);
+    close(out[0]);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    if (werr < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        if (got < 0) msg[0] = '\0';
+        msg[strcspn(msg, "\n")] = '\0';
+        child_fail(c, "%s failed: %s", tool, msg[0] ? msg : "no output");
+    }
+}
+
+static _Noreturn void child_main(sf_child_ctx *c)
+{
+    /* The kgate process is the parent; if it dies, so does H (and, after
+     * exec, bwrap, whose --die-with-parent then ends the program). */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != c->kgate_pid) _exit(1);
+    /* A dead pipe reader must be an error message, not a signal death. */
+    signal(SIGPIPE, SIG_IGN);
+
+    if (unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS) < 0)
+        child_fail(c, "unshare(user, net, mount): %s", strerror(errno));
+    if (child_map_ids(c) < 0)
+        child_fail(c, "writing the uid/gid map: %s", strerror(errno));
+    if (send(c->ctl, "R", 1, MSG_NOSIGNAL) != 1) _exit(1);
+    if (read_byte(c->ctl, SF_WAIT_SLIRP_MS + SF_WAIT_UNSHARE_MS) != 'G') _exit(1);
+
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+        child_fail(c, "making mounts private: %s", strerror(errno));
+    child_place_resolv_conf(c);
+    child_wait_tap(c);
+
+    size_t n = 0;
+    char **addrs = child_resolve(c, &n);
+    char *v4 = sf_rules_v4((const char *const *)addrs, n, NULL);
+    if (!v4) child_fail(c, "building the IPv4 rules failed");
+    child_restore(c, c->tools->ipt, v4);
+    if (c->rules_v6) child_restore(c, c->tools->ip6t, c->rules_v6);
+
+    /* The program's stdio.  Dup high first: an io fd may already be 0..2. */
+    int fds[3] = {c->io->stdin_fd, c->io->stdout_fd, c->io->stderr_fd};
+    for (int i = 0; i < 3; i++) {
+        fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
+        if (fds[i] < 0) child_fail(c, "dup: %s", strerror(errno));
+    }
+    for (int i = 0; i < 3; i++)
+        if (dup2(fds[i], i) < 0) child_fail(c, "dup2: %s", strerror(errno));
+    if (chdir(c->policy->project) < 0)
+        child_fail(c, "chdir %s: %s", c->policy->project, strerror(errno));
+    signal(SIGPIPE, SIG_DFL);
+
+    if (send(c->ctl, "X", 1, MSG_NOSIGNAL) != 1) _exit(1);
+    execve(c->bwrap_path, (char *const *)c->bwrap_argv, (char *const *)c->io->envp);
+    child_fail(c, "exec %s: %s", c->bwrap_path, strerror(errno));
+}
+
+/* ------------------------------------------------------------------------ */
+/* slirp4netns                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* slirp4netns chats on stdout and stderr ("sent tapfd=..."); that is not
+ * the program's output.  Its stderr goes to an anonymous file instead, read
+ * back only to explain a failure. */
+static pid_t start_slirp(const sf_tools *tools, pid_t helper, int *ready_rd,
+                         int *log_fd, kgate_err *err)
+{
+    int ready[2];
+    if (pipe2(ready, O_CLOEXEC) < 0) {
+        kgate_err_set(err, errno, "pipe: %s", strerror(errno));
+        return -1;
+    }
+    pid_t kgate_pid = getpid();
+    sf_slirp_argv sa;
+    sf_slirp_argv_build(&sa, tools->slirp, ready[1], helper);
+    int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+    *log_fd = memfd_create("kgate-slirp4netns", MFD_CLOEXEC);
+    pid_t pid = fork();
+    if (pid < 0) {
+        kgate_err_set(err, errno, "fork: %s", strerror(errno));
+        close(ready[0]);
+        close(ready[1]);
+        if (devnull >= 0) close(devnull);
+        return -1;
+    }
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != kgate_pid) _exit(1);
+        if (devnull >= 0) {
+            dup2(devnull, 0);
+            dup2(devnull, 1);
+            dup2(*log_fd >= 0 ? *log_fd : devnull, 2);
+        }
+        int flags = fcntl(ready[1], F_GETFD);
+        fcntl(ready[1], F_SETFD, flags & ~FD_CLOEXEC);
+        /* Its own process group: a ^C at the terminal is the core's to
+         * forward, and slirp4netns must not die before the program. */
+        setpgid(0, 0);
+        char *const envp[] = {"PATH=/usr/bin:/bin", NULL};
+        execve(sa.v[0], (char *const *)sa.v, envp);
+        _exit(127);
+    }
+    if (devnull >= 0) close(devnull);
+    close(ready[1]);
+    *ready_rd = ready[0];
+    return pid;
+}
+
+/* What slirp4netns wrote, as one line (its error, usually). */
+static const char *slirp_messages(int fd, char *buf, size_t bufsz)
+{
+    ssize_t n = fd >= 0 ? pread(fd, buf, bufsz - 1, 0) : -1;
+    if (n <= 0) return "it printed nothing";
+    buf[n] = '\0';
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r')) buf[--n] = '\0';
+    for (char *p = buf; *p; p++)
+        if (*p == '\n' || *p == '\r') *p = ';';
+    return buf;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The parent side                                                           */
+/* ------------------------------------------------------------------------ */
+
+int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
+                         const kgate_plan *plan, const kgate_launch *io,
+                         const sf_tools *tools, kgate_proc *proc,
+                         kgate_err *err)
+{
+    size_t argc = 0;
+    const char *const *argv = host->plan_argv(plan, &argc);
+    if (!argv || argc == 0) return kgate_err_set(err, EINVAL, "empty plan");
+    if (sf_hosts_check(&policy->allow_hosts, err) < 0) return -1;
+    if (!tools->slirp[0]) return kgate_err_set(err, ENOENT, "slirp4netns is not installed");
+    if (!tools->ipt[0]) return kgate_err_set(err, ENOENT, "iptables-restore is not installed");
+
+    /* Everything H needs is computed here, before the fork. */
+    char bwrap_path[PATH_MAX];
+    if (strchr(argv[0], '/')) snprintf(bwrap_path, sizeof bwrap_path, "%s", argv[0]);
+    else if (sf_find_tool(argv[0], bwrap_path, sizeof bwrap_path) < 0)
+        return kgate_err_set(err, ENOENT, "%s not found", argv[0]);
+    /* plan_argv is not promised to be NULL-terminated. */
+    const char **bargv = calloc(argc + 1, sizeof *bargv);
+    char *v6 = tools->ip6t[0] ? sf_rules_v6() : NULL;
+    if (!bargv || (tools->ip6t[0] && !v6)) {
+        free(bargv);
+        free(v6);
+        return kgate_err_set(err, ENOMEM, "out of memory");
+    }
+    memcpy(bargv, argv, argc * sizeof *bargv);
+
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+        free(bargv);
+        free(v6);
+        return kgate_err_set(err, errno, "socketpair: %s", strerror(errno));
+    }
+    sf_child_ctx c = {
+        .ctl = sv[1],
+        .kgate_pid = getpid(),
+        .uid = getuid(),
+        .gid = getgid(),
+        .policy = policy,
+        .bwrap_argv = bargv,
+        .bwrap_path = bwrap_path,
+        .io = io,
+        .tools = tools,
+        .rules_v6 = v6,
+    };
+    pid_t h = fork();
+    if (h < 0) {
+        int e = errno;
+        close(sv[0]);
+        close(sv[1]);
+        free(bargv);
+        free(v6);
+        return kgate_err_set(err, e, "fork: %s", strerror(e));
+    }
+    if (h == 0) {
+        close(sv[0]);
+        child_main(&c);
+    }
+    close(sv[1]);
+    free(bargv);
+    free(v6);
+
+    pid_t slirp = -1;
+    int ready_rd = -1, slirp_log = -1;
+    char msg[600];
+    int c1 = read_byte(sv[0], SF_WAIT_UNSHARE_MS);
+    if (c1 != 'R') {
+        msg[0] = '\0';
+        if (c1 == 'E') read_until_eof(sv[0], msg, sizeof msg, now_ms() + 1000);
+        kgate_err_set(err, 0, "network helper: %s",
+                      msg[0] ? msg : "ended before its namespaces were ready");
+        goto fail;
+    }
+    slirp = start_slirp(tools, h, &ready_rd, &slirp_log, err);
+    if (slirp < 0) goto fail;
+    if (read_byte(ready_rd, SF_WAIT_SLIRP_MS) != '1') {
+        kgate_err_set(err, 0, "slirp4netns did not become ready: %s",
+                      slirp_messages(slirp_log, msg, sizeof msg));
+        goto fail;
+    }
+    close(ready_rd);
+    ready_rd = -1;
+    if (send(sv[0], "G", 1, MSG_NOSIGNAL) != 1) {
+        kgate_err_set(err, errno, "network helper ended early");
+        goto fail;
+    }
+    ssize_t got = read_until_eof(sv[0], msg, sizeof msg, now_ms() + SF_WAIT_SETUP_MS);
+    if (got < 0) {
+        kgate_err_set(err, ETIMEDOUT, "network helper: setup did not finish");
+        goto fail;
+    }
+    char *e = strchr(msg, 'E');
+    if (e) {
+        kgate_err_set(err, 0, "%s", e + 1);
+        goto fail;
+    }
+    if (!strchr(msg, 'X')) {
+        kgate_err_set(err, 0, "network helper ended before starting the program");
+        goto fail;
+    }
+    close(sv[0]);
+    if (slirp_log >= 0) close(slirp_log);
+    proc->pid = h;
+    proc->signal_pid = 0;
+    proc->helpers[0] = slirp;
+    proc->n_helpers = 1;
+    return 0;
+
+fail:
+    close(sv[0]);
+    if (slirp_log >= 0) close(slirp_log);
+    if (ready_rd >= 0) close(ready_rd);
+    kill_and_reap(h);
+    kill_and_reap(slirp);
+    return -1;
+}
