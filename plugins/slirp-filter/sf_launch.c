@@ -41,6 +41,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -136,6 +137,23 @@ static int read_byte(int fd, int timeout_ms)
     }
 }
 
+/* Default dispositions for everything the core may have installed or
+ * ignored; the mask (all blocked, from the fork) is left as it is. */
+static void reset_signals(void)
+{
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    for (int s = 1; s < NSIG; s++) sigaction(s, &dfl, NULL);
+}
+
+static void unblock_signals(void)
+{
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
 static void kill_and_reap(pid_t pid)
 {
     if (pid <= 0) return;
@@ -159,6 +177,8 @@ typedef struct sf_child_ctx {
     const kgate_launch *io;
     const sf_tools *tools;
     const char *rules_v6; /* NULL: ip6tables-restore not installed */
+    int info_w;           /* bwrap's --info-fd, already in bwrap_argv */
+    int pty;              /* io->pty, when the core is new enough to say */
 } sf_child_ctx;
 
 /* Sends "E<message>" and ends H.  One send: the parent reads to EOF. */
@@ -302,6 +322,8 @@ static void child_restore(const sf_child_ctx *c, const char *tool, const char *r
         dup2(in[0], 0);
         dup2(out[1], 1);
         dup2(out[1], 2);
+        signal(SIGPIPE, SIG_DFL);
+        unblock_signals();
         char *const argv[] = {(char *)tool, NULL};
         char *const envp[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
         execve(tool, argv, envp);
@@ -324,14 +346,24 @@ static void child_restore(const sf_child_ctx *c, const char *tool, const char *r
     }
 }
 
+/* H runs with every signal blocked (the parent forked it so) until just
+ * before exec.  It relies on glibc's fork handlers for malloc and NSS:
+ * resolving names needs both, and only H is inside the namespace. */
 static _Noreturn void child_main(sf_child_ctx *c)
 {
     /* The kgate process is the parent; if it dies, so does H (and, after
      * exec, bwrap, whose --die-with-parent then ends the program). */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != c->kgate_pid) _exit(1);
-    /* A dead pipe reader must be an error message, not a signal death. */
+    reset_signals();
+    /* A dead pipe reader must be an error message, not a signal death;
+     * an ignored signal is discarded, so none is pending at exec. */
     signal(SIGPIPE, SIG_IGN);
+    /* As the bubblewrap backend does: with a pty the program's session is
+     * the pty's; without one, out of the terminal's foreground group, so
+     * a Ctrl-C reaches kgate, which forwards it to the program's group. */
+    if (c->pty) setsid();
+    else setpgid(0, 0);
 
     if (unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS) < 0)
         child_fail(c, "unshare(user, net, mount): %s", strerror(errno));
@@ -360,9 +392,14 @@ static _Noreturn void child_main(sf_child_ctx *c)
     }
     for (int i = 0; i < 3; i++)
         if (dup2(fds[i], i) < 0) child_fail(c, "dup2: %s", strerror(errno));
+    if (c->pty && ioctl(0, TIOCSCTTY, 0) < 0)
+        child_fail(c, "taking the pseudo-terminal: %s", strerror(errno));
     if (chdir(c->policy->project) < 0)
         child_fail(c, "chdir %s: %s", c->policy->project, strerror(errno));
+    if (fcntl(c->info_w, F_SETFD, 0) < 0)
+        child_fail(c, "passing --info-fd: %s", strerror(errno));
     signal(SIGPIPE, SIG_DFL);
+    unblock_signals();
 
     if (send(c->ctl, "X", 1, MSG_NOSIGNAL) != 1) _exit(1);
     execve(c->bwrap_path, (char *const *)c->bwrap_argv, (char *const *)c->io->envp);
@@ -389,9 +426,14 @@ static pid_t start_slirp(const sf_tools *tools, pid_t helper, int *ready_rd,
     sf_slirp_argv_build(&sa, tools->slirp, ready[1], helper);
     int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
     *log_fd = memfd_create("kgate-slirp4netns", MFD_CLOEXEC);
+    sigset_t all, old;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, &old);
     pid_t pid = fork();
+    int fork_errno = errno;
+    sigprocmask(SIG_SETMASK, &old, NULL);
     if (pid < 0) {
-        kgate_err_set(err, errno, "fork: %s", strerror(errno));
+        kgate_err_set(err, fork_errno, "fork: %s", strerror(fork_errno));
         close(ready[0]);
         close(ready[1]);
         if (devnull >= 0) close(devnull);
@@ -400,6 +442,8 @@ static pid_t start_slirp(const sf_tools *tools, pid_t helper, int *ready_rd,
     if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != kgate_pid) _exit(1);
+        reset_signals();
+        unblock_signals();
         if (devnull >= 0) {
             dup2(devnull, 0);
             dup2(devnull, 1);
@@ -418,6 +462,16 @@ static pid_t start_slirp(const sf_tools *tools, pid_t helper, int *ready_rd,
     close(ready[1]);
     *ready_rd = ready[0];
     return pid;
+}
+
+/* The number after "child-pid" in bwrap's info JSON, or 0. */
+static pid_t parse_child_pid(const char *json)
+{
+    const char *k = strstr(json, "\"child-pid\"");
+    if (!k || !(k = strchr(k, ':'))) return 0;
+    char *end;
+    long v = strtol(k + 1, &end, 10);
+    return end != k + 1 && v > 1 ? (pid_t)v : 0;
 }
 
 /* What slirp4netns wrote, as one line (its error, usually). */
@@ -453,22 +507,39 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
     if (strchr(argv[0], '/')) snprintf(bwrap_path, sizeof bwrap_path, "%s", argv[0]);
     else if (sf_find_tool(argv[0], bwrap_path, sizeof bwrap_path) < 0)
         return kgate_err_set(err, ENOENT, "%s not found", argv[0]);
+    /* bwrap names the sandbox's pid 1 on --info-fd: its process group is
+     * where the core's signals go, as with the bubblewrap backend.  The fd
+     * is added here, not in the plan, so the plan stays printable.  >= 10
+     * keeps it clear of the 0..2 H is about to fill. */
+    int info[2] = {-1, -1}, info_w = -1;
+    if (pipe2(info, O_CLOEXEC) < 0)
+        return kgate_err_set(err, errno, "pipe: %s", strerror(errno));
+    info_w = fcntl(info[1], F_DUPFD_CLOEXEC, 10);
+    close(info[1]);
+    int info_r = info[0];
+    if (info_w < 0) {
+        close(info_r);
+        return kgate_err_set(err, errno, "fcntl: %s", strerror(errno));
+    }
+    char infonum[16];
+    snprintf(infonum, sizeof infonum, "%d", info_w);
     /* plan_argv is not promised to be NULL-terminated. */
-    const char **bargv = calloc(argc + 1, sizeof *bargv);
+    const char **bargv = calloc(argc + 3, sizeof *bargv);
     char *v6 = tools->ip6t[0] ? sf_rules_v6() : NULL;
-    if (!bargv || (tools->ip6t[0] && !v6)) {
+    int sv[2] = {-1, -1};
+    if (!bargv || (tools->ip6t[0] && !v6) ||
+        socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+        int e = bargv && (!tools->ip6t[0] || v6) ? errno : ENOMEM;
         free(bargv);
         free(v6);
-        return kgate_err_set(err, ENOMEM, "out of memory");
+        close(info_r);
+        close(info_w);
+        return kgate_err_set(err, e, "cannot start the network helper: %s", strerror(e));
     }
-    memcpy(bargv, argv, argc * sizeof *bargv);
-
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
-        free(bargv);
-        free(v6);
-        return kgate_err_set(err, errno, "socketpair: %s", strerror(errno));
-    }
+    bargv[0] = argv[0];
+    bargv[1] = "--info-fd";
+    bargv[2] = infonum;
+    memcpy(bargv + 3, argv + 1, (argc - 1) * sizeof *bargv);
     sf_child_ctx c = {
         .ctl = sv[1],
         .kgate_pid = getpid(),
@@ -480,23 +551,29 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
         .io = io,
         .tools = tools,
         .rules_v6 = v6,
+        .info_w = info_w,
+        .pty = KGATE_HAS_FIELD(io, kgate_launch, pty) && io->pty,
     };
+    sigset_t all, old;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, &old);
     pid_t h = fork();
-    if (h < 0) {
-        int e = errno;
-        close(sv[0]);
-        close(sv[1]);
-        free(bargv);
-        free(v6);
-        return kgate_err_set(err, e, "fork: %s", strerror(e));
-    }
+    int fork_errno = errno;
     if (h == 0) {
         close(sv[0]);
+        close(info_r);
         child_main(&c);
     }
+    sigprocmask(SIG_SETMASK, &old, NULL);
     close(sv[1]);
+    close(info_w);
     free(bargv);
     free(v6);
+    if (h < 0) {
+        close(sv[0]);
+        close(info_r);
+        return kgate_err_set(err, fork_errno, "fork: %s", strerror(fork_errno));
+    }
 
     pid_t slirp = -1;
     int ready_rd = -1, slirp_log = -1;
@@ -536,16 +613,28 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
         kgate_err_set(err, 0, "network helper ended before starting the program");
         goto fail;
     }
+    /* bwrap writes its info once the namespaces exist and closes it; a
+     * bwrap that failed before closes it empty (its message is above). */
+    got = read_until_eof(info_r, msg, sizeof msg, now_ms() + SF_WAIT_SLIRP_MS);
+    pid_t sandbox = got > 0 ? parse_child_pid(msg) : 0;
+    if (!sandbox) {
+        kgate_err_set(err, 0, "bwrap could not create the sandbox; its message is above");
+        goto fail;
+    }
     close(sv[0]);
+    close(info_r);
     if (slirp_log >= 0) close(slirp_log);
     proc->pid = h;
-    proc->signal_pid = 0;
+    /* With a pty there is no --new-session: the reaper leads no group, and
+     * the core signals bwrap itself. */
+    proc->signal_pid = c.pty ? 0 : -sandbox;
     proc->helpers[0] = slirp;
     proc->n_helpers = 1;
     return 0;
 
 fail:
     close(sv[0]);
+    close(info_r);
     if (slirp_log >= 0) close(slirp_log);
     if (ready_rd >= 0) close(ready_rd);
     kill_and_reap(h);

@@ -8,7 +8,8 @@
 #
 # KGATE_SF_DRIVER=path/to/sf_driver runs the same checks through the
 # backend's test driver instead of `kgate run` (for debugging the backend
-# without the core).
+# without the core); KGATE_SF_DRIVER_ARGS="--bwrap-plugin PATH" makes it
+# compose the real bubblewrap plugin instead of its stand-in.
 
 # A private mount namespace for the whole test: the lab's hosts file and
 # resolver are for this test only, and vanish with it.
@@ -52,7 +53,8 @@ sb() {
     if [ -n "${KGATE_SF_DRIVER:-}" ]; then
         local args=()
         for h in ${hosts//,/ }; do args+=(--host "$h"); done
-        as_user "$KGATE_SF_DRIVER" "${args[@]}" -- "$@"
+        # shellcheck disable=SC2086 # KGATE_SF_DRIVER_ARGS: driver options
+        as_user "$KGATE_SF_DRIVER" ${KGATE_SF_DRIVER_ARGS:-} "${args[@]}" -- "$@"
     else
         write_config <<EOF
 network: restricted

@@ -6,6 +6,7 @@
  *
  * Exit status: the program's, 128+N for a signal, 125 when the launch
  * failed (one "kgate: ..." line on stderr), like kgate run. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -30,7 +31,7 @@ static int bw_plan(const kgate_host *host, const kgate_policy *policy,
     host->plan_arg(plan, "/usr/bin/bwrap");
     const char *fixed[] = {"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
                            "--tmpfs", "/tmp", "--unshare-user", "--unshare-pid",
-                           "--die-with-parent"};
+                           "--die-with-parent", "--new-session"};
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
         host->plan_arg(plan, fixed[i]);
     host->plan_arg(plan, "--uid");
@@ -89,11 +90,14 @@ static const kgate_backend stand_in = {
     .launch = bw_launch,
 };
 static kgate_probe stand_in_probe;
+/* --bwrap-plugin: the real bubblewrap backend instead of the stand-in. */
+static const kgate_backend *real_bw;
 
 static const kgate_backend *find_backend(void *ctx, const char *name)
 {
     (void)ctx;
-    return strcmp(name, "bubblewrap") == 0 ? &stand_in : NULL;
+    if (strcmp(name, "bubblewrap") != 0) return NULL;
+    return real_bw ? real_bw : &stand_in;
 }
 
 static const kgate_probe *find_probe(void *ctx, const char *name)
@@ -114,6 +118,19 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--doctor") == 0) doctor = 1;
         else if (strcmp(argv[i], "--host") == 0 && i + 1 < argc && n_hosts < 64)
             hosts[n_hosts++] = argv[++i];
+        else if (strcmp(argv[i], "--bwrap-plugin") == 0 && i + 1 < argc) {
+            void *h = dlopen(argv[++i], RTLD_NOW | RTLD_LOCAL);
+            void *sym = h ? dlsym(h, KGATE_PLUGIN_ENTRY_SYMBOL) : NULL;
+            kgate_plugin_entry_fn entry = NULL;
+            /* ISO C has no object-to-function pointer cast; POSIX makes
+             * the representation the same. */
+            memcpy(&entry, &sym, sizeof entry);
+            if (!entry) {
+                fprintf(stderr, "sf_driver: %s\n", dlerror());
+                return 2;
+            }
+            real_bw = entry();
+        }
         else {
             fprintf(stderr, "usage: sf_driver [--dry-run] [--doctor] [--off] "
                             "[--host NAME]... -- COMMAND [ARG...]\n");
@@ -131,10 +148,23 @@ int main(int argc, char **argv)
     host.current = "slirp-filter";
     kgate_probe_init(&stand_in_probe);
     stand_in_probe.available = 1;
+    if (real_bw) {
+        kgate_err e = {0};
+        if (real_bw->probe(&host.pub, KGATE_PROBE_QUICK, &stand_in_probe, &e) < 0) {
+            fprintf(stderr, "kgate: bubblewrap: %s\n", e.msg);
+            return 125;
+        }
+    }
 
     char cwd[PATH_MAX];
     if (!getcwd(cwd, sizeof cwd)) return 125;
     const char *home = getenv("HOME");
+    char cmd_path[PATH_MAX];
+    if (strchr(cmd[0], '/')) snprintf(cmd_path, sizeof cmd_path, "%s", cmd[0]);
+    else if (sf_find_tool(cmd[0], cmd_path, sizeof cmd_path) < 0) {
+        fprintf(stderr, "kgate: %s: command not found\n", cmd[0]);
+        return 127;
+    }
     kgate_network net = off || n_hosts == 0 ? KGATE_NET_OFF : KGATE_NET_RESTRICTED;
     kgate_policy pol = {
         .struct_size = sizeof pol,
@@ -146,7 +176,7 @@ int main(int argc, char **argv)
         .uid = getuid(),
         .gid = getgid(),
         .argv = {cmd, n_cmd},
-        .command_path = cmd[0],
+        .command_path = cmd_path,
     };
 
     const kgate_backend *be = kgate_plugin_entry();
