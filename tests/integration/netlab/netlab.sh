@@ -25,6 +25,10 @@ NETLAB_UP=0
 
 netlab_up() {
     local dir=$1 n addr
+    if ip link show kgt-br0 >/dev/null 2>&1; then
+        echo "netlab: kgt-br0 exists: another network test is running (or one was killed; ip link del kgt-br0)" >&2
+        return 1
+    fi
     NETLAB_UP=1
     ip link add kgt-br0 type bridge || return 1
     ip addr add 198.18.0.1/24 dev kgt-br0

@@ -262,7 +262,8 @@ START_TEST(slirp_argv_exact)
     sf_slirp_argv a;
     sf_slirp_argv_build(&a, "/usr/bin/slirp4netns", 7, 1234);
     const char *want[] = {"/usr/bin/slirp4netns", "--configure", "--mtu=65520",
-                          "--disable-host-loopback", "--ready-fd=7", "--netns-type=pid",
+                          "--disable-host-loopback", "--enable-sandbox",
+                          "--enable-seccomp", "--ready-fd=7", "--netns-type=pid",
                           "--userns-path=/proc/1234/ns/user", "1234", "tap0"};
     ck_assert_uint_eq(a.n, sizeof want / sizeof want[0]);
     for (size_t i = 0; i < a.n; i++) ck_assert_str_eq(a.v[i], want[i]);
@@ -270,9 +271,9 @@ START_TEST(slirp_argv_exact)
 
     sf_slirp_argv_build(&a, NULL, -1, 0);
     ck_assert_str_eq(a.v[0], "slirp4netns");
-    ck_assert_str_eq(a.v[4], "--ready-fd=FD");
-    ck_assert_str_eq(a.v[6], "--userns-path=/proc/PID/ns/user");
-    ck_assert_str_eq(a.v[7], "PID");
+    ck_assert_str_eq(a.v[6], "--ready-fd=FD");
+    ck_assert_str_eq(a.v[8], "--userns-path=/proc/PID/ns/user");
+    ck_assert_str_eq(a.v[9], "PID");
 }
 END_TEST
 
@@ -382,7 +383,8 @@ START_TEST(plan_restricted_composes_bubblewrap)
     const char *s = H.pub.plan_file_content(plan, "slirp4netns argv (PID: the network helper)");
     ck_assert_ptr_nonnull(s);
     ck_assert_str_eq(s, "/usr/bin/slirp4netns --configure --mtu=65520 "
-                        "--disable-host-loopback --ready-fd=FD --netns-type=pid "
+                        "--disable-host-loopback --enable-sandbox --enable-seccomp "
+                        "--ready-fd=FD --netns-type=pid "
                         "--userns-path=/proc/PID/ns/user PID tap0");
     s = H.pub.plan_file_content(plan, "iptables-restore input (IPv4)");
     ck_assert_ptr_nonnull(s);
