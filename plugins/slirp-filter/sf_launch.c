@@ -309,16 +309,26 @@ static char **child_resolve(const sf_child_ctx *c, size_t *n_out)
     return addrs;
 }
 
-/* Runs TOOL with rules on stdin (no shell); on failure ends H with the
- * tool's first line of output. */
-static void child_restore(const sf_child_ctx *c, const char *tool, const char *rules)
+/* One iptables-restore run: started with its rules on stdin (no shell),
+ * finished separately, so IPv4 and IPv6 load side by side (each costs a
+ * netfilter commit of about 10 ms here). */
+typedef struct sf_restore {
+    const char *tool;
+    pid_t pid;
+    int out; /* its stdout+stderr */
+    int werr;
+} sf_restore;
+
+static void child_restore_start(const sf_child_ctx *c, sf_restore *r,
+                                const char *tool, const char *rules)
 {
     int in[2], out[2];
+    r->tool = tool;
     if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0)
         child_fail(c, "pipe: %s", strerror(errno));
-    pid_t pid = fork();
-    if (pid < 0) child_fail(c, "fork: %s", strerror(errno));
-    if (pid == 0) {
+    r->pid = fork();
+    if (r->pid < 0) child_fail(c, "fork: %s", strerror(errno));
+    if (r->pid == 0) {
         dup2(in[0], 0);
         dup2(out[1], 1);
         dup2(out[1], 2);
@@ -331,18 +341,26 @@ static void child_restore(const sf_child_ctx *c, const char *tool, const char *r
     }
     close(in[0]);
     close(out[1]);
-    int werr = write_all(in[1], rules, strlen(rules));
+    /* The rules fit in a pipe buffer many times over; a tool that died
+     * early gives EPIPE (SIGPIPE is ignored), reported at finish. */
+    r->werr = write_all(in[1], rules, strlen(rules));
     close(in[1]);
+    r->out = out[0];
+}
+
+/* Waits for it; on failure ends H with the tool's first line of output. */
+static void child_restore_finish(const sf_child_ctx *c, sf_restore *r)
+{
     char msg[256];
-    ssize_t got = read_until_eof(out[0], msg, sizeof msg, now_ms() + SF_WAIT_SETUP_MS);
-    close(out[0]);
+    ssize_t got = read_until_eof(r->out, msg, sizeof msg, now_ms() + SF_WAIT_SETUP_MS);
+    close(r->out);
     int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    while (waitpid(r->pid, &st, 0) < 0 && errno == EINTR) {
     }
-    if (werr < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    if (r->werr < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
         if (got < 0) msg[0] = '\0';
         msg[strcspn(msg, "\n")] = '\0';
-        child_fail(c, "%s failed: %s", tool, msg[0] ? msg : "no output");
+        child_fail(c, "%s failed: %s", r->tool, msg[0] ? msg : "no output");
     }
 }
 
@@ -381,8 +399,11 @@ static _Noreturn void child_main(sf_child_ctx *c)
     char **addrs = child_resolve(c, &n);
     char *v4 = sf_rules_v4((const char *const *)addrs, n, NULL);
     if (!v4) child_fail(c, "building the IPv4 rules failed");
-    child_restore(c, c->tools->ipt, v4);
-    if (c->rules_v6) child_restore(c, c->tools->ip6t, c->rules_v6);
+    sf_restore r4, r6;
+    child_restore_start(c, &r4, c->tools->ipt, v4);
+    if (c->rules_v6) child_restore_start(c, &r6, c->tools->ip6t, c->rules_v6);
+    child_restore_finish(c, &r4);
+    if (c->rules_v6) child_restore_finish(c, &r6);
 
     /* The program's stdio.  Dup high first: an io fd may already be 0..2. */
     int fds[3] = {c->io->stdin_fd, c->io->stdout_fd, c->io->stderr_fd};
