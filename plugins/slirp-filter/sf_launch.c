@@ -215,10 +215,17 @@ static int child_map_ids(const sf_child_ctx *c)
 static void child_place_resolv_conf(const sf_child_ctx *c)
 {
     char target[PATH_MAX];
+    struct stat lst;
+    /* No resolv.conf, or a link to nothing (systemd-resolved not running):
+     * glibc then asks 127.0.0.1, the sandbox's own empty loopback, so the
+     * only answers are /etc/hosts'.  That fails closed; go on without. */
+    if (lstat("/etc/resolv.conf", &lst) < 0 && errno == ENOENT) goto hide_nscd;
     /* mount(2) follows a symlink in the target, so a resolv.conf that is
      * a link into /run is covered where it points. */
-    if (!realpath("/etc/resolv.conf", target))
+    if (!realpath("/etc/resolv.conf", target)) {
+        if (errno == ENOENT) goto hide_nscd;
         child_fail(c, "cannot place resolv.conf: /etc/resolv.conf: %s", strerror(errno));
+    }
     if (mount("kgate-resolv", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
               "size=64k,mode=0755") < 0)
         child_fail(c, "cannot place resolv.conf: tmpfs: %s", strerror(errno));
@@ -233,6 +240,7 @@ static void child_place_resolv_conf(const sf_child_ctx *c)
     if (umount2("/tmp", MNT_DETACH) < 0)
         child_fail(c, "cannot place resolv.conf: umount /tmp: %s", strerror(errno));
 
+hide_nscd:;
     /* A host nscd would answer from the host's namespace.  Covering its
      * socket makes glibc fall back to its own lookup, here. */
     static const char *const nscd[] = {"/run/nscd/socket", "/var/run/nscd/socket"};

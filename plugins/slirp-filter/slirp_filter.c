@@ -164,8 +164,11 @@ static int sf_plan(const kgate_host *host, const kgate_policy *policy,
 {
     const kgate_backend *bw = bubblewrap(host);
     const kgate_probe *bwp = host->backend_probe ? host->backend_probe(host, "bubblewrap") : NULL;
-    if (!bw || !bw->plan || !bwp)
+    if (!bw || !bw->plan)
         return kgate_err_set(err, ENOENT, "needs the bubblewrap backend, which is not loaded");
+    if (!bwp || !bwp->available)
+        return kgate_err_set(err, ENOENT, "needs the bubblewrap backend, which is unavailable: %s",
+                             bwp && bwp->reason[0] ? bwp->reason : "not probed");
     if (policy->network != KGATE_NET_RESTRICTED)
         return bw->plan(host, policy, bwp, plan, err);
 
