@@ -12,7 +12,17 @@
  * has no handler for).  bwrap names the reaper's pid on --info-fd, so
  * launch adds --info-fd and hands the core that group as signal_pid.
  *
- * The info descriptor is added here, not in the plan, so the plan stays a
+ * bwrap's info is written before the mounts are made, so it cannot say
+ * whether they worked.  --block-fd is read after the last mount and the
+ * final pivot_root (measured with strace, bwrap 0.8.0), just before the
+ * program is started.  Launch makes that read visible: the block fd is a
+ * SOCK_SEQPACKET socket with a tiny send buffer, and one record queued on
+ * it keeps our end unwritable until bwrap consumes it.  Our end turning
+ * writable means setup is done; bwrap exiting first means it failed (its
+ * message is on the program's stderr), and launch returns an error instead
+ * of passing bwrap's exit status 1 off as the program's.
+ *
+ * Both descriptors are added here, not in the plan, so the plan stays a
  * plain argv that --dry-run can print and another backend can run. */
 #include "bwrap-internal.h"
 
@@ -21,19 +31,28 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 /* What the child reports through the error pipe before it _exits. */
 enum { STEP_STDIO = 1, STEP_TTY, STEP_FD, STEP_CHDIR, STEP_EXEC };
 
+/* Descriptors the child passes to bwrap (-1 when not used). */
+typedef struct passfds {
+    int info;
+    int block;
+} passfds;
+
 static const char *step_name(int step)
 {
     switch (step) {
     case STEP_STDIO: return "set up stdio";
     case STEP_TTY: return "take the pseudo-terminal";
-    case STEP_FD: return "pass the info descriptor";
+    case STEP_FD: return "pass descriptors to";
     case STEP_CHDIR: return "enter the project";
     default: return "execute";
     }
@@ -43,7 +62,7 @@ static const char *step_name(int step)
  * threads (the output relay) and the heap may be in any state. */
 __attribute__((noreturn)) static void child(char *const *argv,
                                             const kgate_launch *io,
-                                            const int hi[3], int info_w,
+                                            const int hi[3], passfds pass,
                                             int err_w, const char *project)
 {
     int report[2] = {0, 0};
@@ -74,7 +93,8 @@ __attribute__((noreturn)) static void child(char *const *argv,
         report[0] = STEP_TTY;
         goto fail;
     }
-    if (fcntl(info_w, F_SETFD, 0) < 0) {
+    if (fcntl(pass.info, F_SETFD, 0) < 0 ||
+        (pass.block >= 0 && fcntl(pass.block, F_SETFD, 0) < 0)) {
         report[0] = STEP_FD;
         goto fail;
     }
@@ -132,6 +152,69 @@ static pid_t parse_child_pid(const char *json)
     return end != k + 1 && v > 1 ? (pid_t)v : 0;
 }
 
+/* Our end of the block socket, with one record queued that keeps it
+ * unwritable until bwrap reads it; *theirs is bwrap's end (>= 10).  Returns
+ * -1 when this kernel does not behave that way: launch then goes on
+ * without the gate. */
+static int gate_open(int *theirs)
+{
+    int sv[2];
+    *theirs = -1;
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) return -1;
+    int one = 1, sndbuf = 0;
+    socklen_t len = sizeof sndbuf;
+    char rec[2048];
+    memset(rec, 'k', sizeof rec);
+    /* The kernel raises this to its minimum (a few KiB); a 2 KiB record
+     * then holds more than a quarter of it, which is when a unix socket
+     * stops being writable. */
+    if (setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &one, sizeof one) < 0 ||
+        getsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, &len) < 0)
+        goto fail;
+    size_t n = sizeof rec;
+    if ((size_t)sndbuf < n + 64) n = sndbuf > 128 ? (size_t)sndbuf - 64 : 64;
+    if (send(sv[0], rec, n, MSG_DONTWAIT) != (ssize_t)n) goto fail;
+    struct pollfd p = {.fd = sv[0], .events = POLLOUT};
+    if (poll(&p, 1, 0) != 0) goto fail; /* writable already: no gate */
+    *theirs = fcntl(sv[1], F_DUPFD_CLOEXEC, 10);
+    close(sv[1]);
+    if (*theirs < 0) {
+        close(sv[0]);
+        return -1;
+    }
+    return sv[0];
+fail:
+    close(sv[0]);
+    close(sv[1]);
+    return -1;
+}
+
+/* 1 when bwrap consumed the record (setup done), 0 when it exited first,
+ * -1 when this cannot be told (no pidfd on this kernel). */
+static int gate_wait(int ours, pid_t pid)
+{
+    int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (pidfd < 0) return -1;
+    struct pollfd p[2] = {{.fd = ours, .events = POLLOUT},
+                          {.fd = pidfd, .events = POLLIN}};
+    while (poll(p, 2, -1) < 0)
+        if (errno != EINTR) {
+            close(pidfd);
+            return -1;
+        }
+    close(pidfd);
+    /* The read happens before any exit, so a program that already ended
+     * still shows as a consumed record. */
+    struct pollfd again = {.fd = ours, .events = POLLOUT};
+    return poll(&again, 1, 0) == 1 && again.revents == POLLOUT ? 1 : 0;
+}
+
+static int exit_code_of(int st, const char **kind)
+{
+    *kind = st >= 0 && WIFSIGNALED(st) ? "signal" : "exit status";
+    return st < 0 ? -1 : WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st);
+}
+
 int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
                 const kgate_plan *plan, const kgate_launch *io,
                 kgate_proc *proc, kgate_err *err)
@@ -139,6 +222,7 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
     size_t argc = 0;
     const char *const *pargv = host->plan_argv(plan, &argc);
     int info_r = -1, info_w = -1, err_r = -1, err_w = -1, hi[3] = {-1, -1, -1};
+    int gate = -1, block_w = -1;
     char **argv = NULL;
     int r = -1, fds[2];
     pid_t pid = -1;
@@ -163,20 +247,33 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
     err_r = fds[0];
     err_w = fds[1];
 
-    char fdnum[16];
-    snprintf(fdnum, sizeof fdnum, "%d", info_w);
-    argv = calloc(argc + 3, sizeof *argv);
+    gate = gate_open(&block_w);
+    if (gate < 0)
+        host->log(host, KGATE_LOG_DEBUG,
+                  "no setup gate on this kernel: a bwrap setup failure will "
+                  "show as the program's exit status 1");
+
+    char infonum[16], blocknum[16];
+    snprintf(infonum, sizeof infonum, "%d", info_w);
+    snprintf(blocknum, sizeof blocknum, "%d", block_w);
+    argv = calloc(argc + 5, sizeof *argv);
     if (!argv) goto sys_fail;
-    argv[0] = (char *)pargv[0];
-    argv[1] = (char *)"--info-fd";
-    argv[2] = fdnum;
-    for (size_t i = 1; i < argc; i++) argv[i + 2] = (char *)pargv[i];
+    size_t k = 0;
+    argv[k++] = (char *)pargv[0];
+    argv[k++] = (char *)"--info-fd";
+    argv[k++] = infonum;
+    if (gate >= 0) {
+        argv[k++] = (char *)"--block-fd";
+        argv[k++] = blocknum;
+    }
+    for (size_t i = 1; i < argc; i++) argv[k++] = (char *)pargv[i];
 
     sigset_t all, old;
     sigfillset(&all);
     sigprocmask(SIG_SETMASK, &all, &old);
     pid = fork();
-    if (pid == 0) child(argv, io, hi, info_w, err_w, policy->project);
+    if (pid == 0)
+        child(argv, io, hi, (passfds){info_w, block_w}, err_w, policy->project);
     int fork_errno = errno;
     sigprocmask(SIG_SETMASK, &old, NULL);
     if (pid < 0) {
@@ -185,6 +282,9 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
     }
     close_fd(&err_w);
     close_fd(&info_w);
+    /* block_w stays open here until the gate is decided: while we hold the
+     * peer too, bwrap closing or dying does not purge the record (that
+     * would look like a read); only bwrap reading it does. */
     for (int i = 0; i < 3; i++) close_fd(&hi[i]);
 
     int report[2];
@@ -204,14 +304,21 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
     ssize_t n = read_full(info_r, info, sizeof info - 1);
     info[n > 0 ? n : 0] = '\0';
     pid_t sandbox = parse_child_pid(info);
+    const char *kind;
     if (!sandbox) {
-        int st = reap(pid);
+        int code = exit_code_of(reap(pid), &kind);
         kgate_err_set(err, 0,
                       "bwrap could not create the sandbox (%s %d); its "
                       "message is above",
-                      st >= 0 && WIFSIGNALED(st) ? "signal" : "exit status",
-                      st < 0 ? -1 : WIFSIGNALED(st) ? WTERMSIG(st)
-                                                    : WEXITSTATUS(st));
+                      kind, code);
+        goto out;
+    }
+    if (gate >= 0 && gate_wait(gate, pid) == 0) {
+        int code = exit_code_of(reap(pid), &kind);
+        kgate_err_set(err, 0,
+                      "bwrap could not set up the sandbox (%s %d); its "
+                      "message is above",
+                      kind, code);
         goto out;
     }
     proc->pid = pid;
@@ -229,6 +336,8 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
 sys_fail:
     kgate_err_set(err, errno, "cannot start bwrap: %s", strerror(errno));
 out:
+    close_fd(&gate);
+    close_fd(&block_w);
     close_fd(&info_r);
     close_fd(&info_w);
     close_fd(&err_r);

@@ -251,6 +251,23 @@ out:
 }
 END_TEST
 
+START_TEST(quick_exit_status_comes_back)
+{
+    if (prepare(_i)) return;
+    sandbox s;
+    if (sandbox_init(&s, "exit 7") < 0) goto out;
+    ck_assert_msg(sandbox_launch(&s) == 0, "launch: %s", s.err.msg);
+    char out[512] = "";
+    read_until(s.out_r, out, sizeof out, NULL);
+    int st = wait_status(s.proc.pid);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 7, "status %d: %s", st, out);
+    close(s.out_r);
+    kg_plan_free(s.plan);
+out:
+    cleanup();
+}
+END_TEST
+
 START_TEST(signal_reaches_program)
 {
     if (prepare(_i)) return;
@@ -355,6 +372,29 @@ START_TEST(bwrap_failure_is_a_launch_error)
     /* Nothing of it is left to wait for. */
     ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
     close(s.out_r);
+    kg_plan_free(s.plan);
+
+    /* A mount that fails after the namespaces exist (the source vanished
+     * between plan and launch) is still a launch error, not exit 1. */
+    s.plan = kg_plan_new();
+    h->plan_arg(s.plan, s.probe.tool_path);
+    h->plan_arg(s.plan, "--unshare-user");
+    h->plan_arg(s.plan, "--ro-bind");
+    h->plan_arg(s.plan, "/");
+    h->plan_arg(s.plan, "/");
+    h->plan_arg(s.plan, "--ro-bind");
+    h->plan_arg(s.plan, "/nonexistent/kgbw-source");
+    h->plan_arg(s.plan, "/mnt");
+    h->plan_arg(s.plan, "--");
+    h->plan_arg(s.plan, "/bin/true");
+    ck_assert_int_eq(sandbox_launch(&s), -1);
+    ck_assert_msg(strstr(s.err.msg, "could not set up the sandbox"), "%s", s.err.msg);
+    ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
+    char out[512] = "";
+    read_until(s.out_r, out, sizeof out, NULL);
+    ck_assert_msg(strstr(out, "kgbw-source"), "bwrap's own message: %s", out);
+    close(s.out_r);
+    kg_plan_free(s.plan);
 
     /* An unreachable project is refused before bwrap runs. */
     sandbox_init(&s, "true");
@@ -375,6 +415,7 @@ int main(void)
     /* 0: as whoever runs the suite; 1: as uid 65534 when that is root. */
     int variants = getuid() == 0 ? 2 : 1;
     tcase_add_loop_test(tc, filesystem_box, 0, variants);
+    tcase_add_loop_test(tc, quick_exit_status_comes_back, 0, variants);
     tcase_add_loop_test(tc, signal_reaches_program, 0, variants);
     tcase_add_loop_test(tc, no_orphans_when_launcher_killed, 0, variants);
     tcase_add_loop_test(tc, bwrap_failure_is_a_launch_error, 0, variants);
