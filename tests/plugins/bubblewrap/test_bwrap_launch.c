@@ -268,6 +268,46 @@ out:
 }
 END_TEST
 
+/* The core's stdout and stderr descriptors may already be 2 and 1
+ * (crossed), or 0: the child must not clobber one with another. */
+START_TEST(crossed_stdio_descriptors)
+{
+    if (prepare(_i)) return;
+    sandbox s;
+    if (sandbox_init(&s, "echo to-stdout; echo to-stderr >&2") < 0) goto out;
+    int a[2], b[2];
+    ck_assert_int_eq(pipe(a), 0);
+    ck_assert_int_eq(pipe(b), 0);
+    int save1 = dup(1), save2 = dup(2);
+    ck_assert_int_eq(dup2(a[1], 2), 2); /* stdout's pipe sits at fd 2 */
+    ck_assert_int_eq(dup2(b[1], 1), 1); /* stderr's pipe sits at fd 1 */
+    close(a[1]);
+    close(b[1]);
+    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    kgate_launch io = {.struct_size = sizeof io, .stdin_fd = devnull,
+                       .stdout_fd = 2, .stderr_fd = 1, .envp = s.envp};
+    s.proc.struct_size = sizeof s.proc;
+    int r = kgbw_launch(&s.host.pub, &s.pol, s.plan, &io, &s.proc, &s.err);
+    dup2(save1, 1);
+    dup2(save2, 2);
+    close(save1);
+    close(save2);
+    close(devnull);
+    ck_assert_msg(r == 0, "launch: %s", s.err.msg);
+    char out[256] = "", errout[256] = "";
+    read_until(a[0], out, sizeof out, NULL);
+    read_until(b[0], errout, sizeof errout, NULL);
+    wait_status(s.proc.pid);
+    ck_assert_str_eq(out, "to-stdout\n");
+    ck_assert_str_eq(errout, "to-stderr\n");
+    close(a[0]);
+    close(b[0]);
+    kg_plan_free(s.plan);
+out:
+    cleanup();
+}
+END_TEST
+
 START_TEST(signal_reaches_program)
 {
     if (prepare(_i)) return;
@@ -416,6 +456,7 @@ int main(void)
     int variants = getuid() == 0 ? 2 : 1;
     tcase_add_loop_test(tc, filesystem_box, 0, variants);
     tcase_add_loop_test(tc, quick_exit_status_comes_back, 0, variants);
+    tcase_add_loop_test(tc, crossed_stdio_descriptors, 0, variants);
     tcase_add_loop_test(tc, signal_reaches_program, 0, variants);
     tcase_add_loop_test(tc, no_orphans_when_launcher_killed, 0, variants);
     tcase_add_loop_test(tc, bwrap_failure_is_a_launch_error, 0, variants);
