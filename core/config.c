@@ -299,9 +299,11 @@ static int yaml_error(parse_ctx *x, const yaml_parser_t *p)
                       "invalid input: %s", problem);
     if (p->error == YAML_MEMORY_ERROR)
         return kg_err_set(x->err, ENOMEM, "%s: out of memory parsing YAML", x->name);
+    /* The problem mark is where libyaml noticed; the context mark is where
+     * the construct it was reading began, which is often the useful one. */
     if (p->context)
-        return err_at(x, p->problem_mark, "YAML syntax error: %s %s", problem,
-                      p->context);
+        return err_at(x, p->problem_mark, "YAML syntax error: %s %s at %zu:%zu", problem,
+                      p->context, p->context_mark.line + 1, p->context_mark.column + 1);
     return err_at(x, p->problem_mark, "YAML syntax error: %s", problem);
 }
 
