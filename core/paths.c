@@ -51,38 +51,45 @@ static void push_components(UT_string *out, const char *p)
     }
 }
 
-/* The absolute, lexically normalised spelling of path (no symlink looked
- * at), or NULL with err. */
-static char *lexical_path(const char *path, const char *base, const char *home,
-                          kg_error *err)
+/* The absolute spelling of path before any folding: "~" expanded, joined
+ * to base when relative.  NULL with err. */
+static char *absolute_path(const char *path, const char *base, const char *home,
+                           kg_error *err)
 {
-    UT_string *out;
-    utstring_new(out);
+    char *s = NULL;
+    int n;
+    if (!path || !*path) {
+        kg_err_set(err, EINVAL, "empty path");
+        return NULL;
+    }
     if (path[0] == '~' && (path[1] == '\0' || path[1] == '/')) {
         if (!home || home[0] != '/') {
-            utstring_free(out);
             kg_err_set(err, EINVAL, "%s: cannot expand '~': HOME is not an absolute path",
                        path);
             return NULL;
         }
-        push_components(out, home);
-        push_components(out, path + 1);
+        n = asprintf(&s, "%s/%s", home, path + 1);
     } else if (path[0] == '~') {
-        utstring_free(out);
-        kg_err_set(err, EINVAL,
-                   "%s: '~user' is not supported; write the path out", path);
+        kg_err_set(err, EINVAL, "%s: '~user' is not supported; write the path out", path);
         return NULL;
     } else if (path[0] == '/') {
-        push_components(out, path);
+        n = asprintf(&s, "%s", path);
     } else {
         if (!base || base[0] != '/') {
-            utstring_free(out);
             kg_err_set(err, EINVAL, "%s: relative path without a base directory", path);
             return NULL;
         }
-        push_components(out, base);
-        push_components(out, path);
+        n = asprintf(&s, "%s/%s", base, path);
     }
+    if (n < 0) {
+        kg_err_set(err, ENOMEM, "out of memory");
+        return NULL;
+    }
+    return s;
+}
+
+static char *take_body(UT_string *out, kg_error *err)
+{
     if (utstring_len(out) == 0) utstring_bincpy(out, "/", 1);
     char *s = strdup(utstring_body(out));
     utstring_free(out);
@@ -93,118 +100,105 @@ static char *lexical_path(const char *path, const char *base, const char *home,
 char *kg_path_lexical(const char *path, const char *base, const char *home,
                       kg_error *err)
 {
-    if (!path || !*path) {
-        kg_err_set(err, EINVAL, "empty path");
-        return NULL;
-    }
-    return lexical_path(path, base, home, err);
+    char *abs = absolute_path(path, base, home, err);
+    if (!abs) return NULL;
+    UT_string *out;
+    utstring_new(out);
+    push_components(out, abs);
+    free(abs);
+    return take_body(out, err);
 }
 
-static int refuse_symlink(const char *written, const char *lexical,
-                          const char *resolved, kg_error *err)
+/* The refusal: what was written, and where the kernel would really go
+ * (the link's target followed by the rest of what was written). */
+static void refuse_link(const char *written, const char *link, const char *rest,
+                        kg_error *err)
 {
-    (void)lexical;
-    return kg_err_set(err, ELOOP,
-                      "%s: resolves to %s through a symlink; kgate does not "
-                      "rewrite paths, write %s instead",
-                      written, resolved, resolved);
+    char *target = realpath(link, NULL);
+    if (!target) {
+        kg_err_set(err, ELOOP, "%s: %s is a dangling symlink; kgate does not follow it",
+                   written, link);
+        return;
+    }
+    UT_string *where;
+    utstring_new(where);
+    if (strcmp(target, "/") != 0) utstring_printf(where, "%s", target);
+    push_components(where, rest);
+    if (utstring_len(where) == 0) utstring_bincpy(where, "/", 1);
+    kg_err_set(err, ELOOP,
+               "%s: resolves to %s through a symlink; kgate does not rewrite paths, "
+               "write %s instead",
+               written, utstring_body(where), utstring_body(where));
+    utstring_free(where);
+    free(target);
 }
 
+/* Walks the written path one component at a time, as the kernel would,
+ * with lstat(): any symlink on the way is refused (so "link/.." cannot
+ * mean one thing lexically and another to the kernel).  Once a component
+ * is missing, the rest is folded lexically: nothing below it exists to be
+ * a symlink. */
 char *kg_path_resolve(const char *path, const char *base, const char *home,
                       bool may_be_missing, kg_error *err)
 {
-    if (!path || !*path) {
-        kg_err_set(err, EINVAL, "empty path");
-        return NULL;
-    }
-    char *lex = lexical_path(path, base, home, err);
-    if (!lex) return NULL;
-    if (strlen(lex) >= PATH_MAX) {
-        kg_err_set(err, ENAMETOOLONG, "%s: path too long", path);
-        free(lex);
-        return NULL;
-    }
-
-    char *real = realpath(lex, NULL);
-    if (real) {
-        if (strcmp(real, lex) != 0) {
-            refuse_symlink(path, lex, real, err);
-            free(real);
-            free(lex);
-            return NULL;
-        }
-        free(real);
-        return lex;
-    }
-    int e = errno;
-    if (e != ENOENT) {
-        kg_err_set(err, e, "%s: %s", path, strerror(e));
-        free(lex);
-        return NULL;
-    }
-
-    /* Something on the way does not exist.  Find the longest prefix that
-     * lstat() sees; it must resolve to itself, be a directory, and not be
-     * the whole path (that would be a dangling symlink, which points
-     * somewhere else by definition). */
-    char *pfx = strdup(lex);
-    if (!pfx) {
-        kg_err_set(err, ENOMEM, "out of memory");
-        free(lex);
-        return NULL;
-    }
-    struct stat st;
-    while (lstat(pfx, &st) != 0) {
-        if (errno != ENOENT) {
-            e = errno;
-            kg_err_set(err, e, "%s: %s", path, strerror(e));
+    char *abs = absolute_path(path, base, home, err);
+    if (!abs) return NULL;
+    UT_string *cur;
+    utstring_new(cur);
+    bool missing = false;
+    const char *p = abs;
+    while (*p) {
+        while (*p == '/') p++;
+        if (!*p) break;
+        const char *end = strchrnul(p, '/');
+        size_t len = (size_t)(end - p);
+        bool dotdot = len == 2 && p[0] == '.' && p[1] == '.';
+        if (missing && dotdot) {
+            /* The kernel fails here (ENOENT); folding it lexically could
+             * land on an existing path that was never checked. */
+            kg_err_set(err, ENOENT, "%s: '..' below %s, which does not exist", path,
+                       utstring_body(cur));
             goto fail;
         }
-        char *slash = strrchr(pfx, '/');
-        if (slash == pfx) slash[1] = '\0';
-        else *slash = '\0';
+        if (missing || dotdot || (len == 1 && p[0] == '.')) {
+            /* The current path has no symlink in it, so its lexical parent
+             * is its real parent. */
+            push_component(cur, p, len);
+            p = end;
+            continue;
+        }
+        push_component(cur, p, len);
+        if (utstring_len(cur) >= PATH_MAX) {
+            kg_err_set(err, ENAMETOOLONG, "%s: path too long", path);
+            goto fail;
+        }
+        struct stat st;
+        if (lstat(utstring_body(cur), &st) < 0) {
+            if (errno != ENOENT) {
+                int e = errno;
+                kg_err_set(err, e, "%s: %s: %s", path, utstring_body(cur), strerror(e));
+                goto fail;
+            }
+            missing = true;
+        } else if (S_ISLNK(st.st_mode)) {
+            refuse_link(path, utstring_body(cur), end, err);
+            goto fail;
+        } else if (!S_ISDIR(st.st_mode) && strspn(end, "/") != strlen(end)) {
+            kg_err_set(err, ENOTDIR, "%s: %s is not a directory", path, utstring_body(cur));
+            goto fail;
+        }
+        p = end;
     }
-    if (strcmp(pfx, lex) == 0) {
-        kg_err_set(err, ELOOP, "%s: is a dangling symlink; kgate does not follow it",
-                   path);
-        goto fail;
-    }
-    char *rp = realpath(pfx, NULL);
-    if (!rp) {
-        e = errno;
-        if (e == ENOENT)
-            kg_err_set(err, ELOOP, "%s: %s is a dangling symlink; kgate does not follow it",
-                       path, pfx);
-        else
-            kg_err_set(err, e, "%s: %s: %s", path, pfx, strerror(e));
-        goto fail;
-    }
-    if (strcmp(rp, pfx) != 0) {
-        const char *rest = lex + strlen(pfx) - (strcmp(pfx, "/") == 0);
-        char *shown = NULL;
-        if (asprintf(&shown, "%s%s", strcmp(rp, "/") == 0 ? "" : rp, rest) < 0)
-            shown = NULL;
-        refuse_symlink(path, lex, shown ? shown : rp, err);
-        free(shown);
-        free(rp);
-        goto fail;
-    }
-    free(rp);
-    if (!S_ISDIR(st.st_mode)) {
-        kg_err_set(err, ENOTDIR, "%s: %s is not a directory", path, pfx);
-        goto fail;
-    }
-    free(pfx);
-    if (!may_be_missing) {
+    if (missing && !may_be_missing) {
         kg_err_set(err, ENOENT, "%s: does not exist", path);
-        free(lex);
-        return NULL;
+        goto fail;
     }
-    return lex;
+    free(abs);
+    return take_body(cur, err);
 
 fail:
-    free(pfx);
-    free(lex);
+    free(abs);
+    utstring_free(cur);
     return NULL;
 }
 
