@@ -115,6 +115,7 @@ static int cmp_str(const void *a, const void *b)
  * --dry-run output and golden tests stable. */
 static void sort_unique(kg_strv *v)
 {
+    if (kg_strv_len(v) < 2) return; /* qsort of an empty utarray gets NULL */
     utarray_sort(v, cmp_str);
     for (size_t i = kg_strv_len(v); i-- > 1;)
         if (strcmp(kg_strv_get(v, i), kg_strv_get(v, i - 1)) == 0)

@@ -281,6 +281,7 @@ START_TEST(test_hostile_nesting)
      * error at its own position, and nothing recurses. */
     size_t depth = 500000;
     char *buf = malloc(depth + 32);
+    ck_assert_ptr_nonnull(buf);
     int n = sprintf(buf, "allow_paths: ");
     memset(buf + n, '[', depth);
     buf[(size_t)n + depth] = '\0';
@@ -304,6 +305,7 @@ START_TEST(test_hostile_sizes)
     /* Over 1 MiB: refused before parsing, whatever the content. */
     size_t big = 1024 * 1024 + 1;
     char *buf = malloc(big + 1);
+    ck_assert_ptr_nonnull(buf);
     memset(buf, '#', big);
     buf[big] = '\0';
     expect_error_prefix(buf, big, "t.yaml:1:1: file larger than 1048576 bytes");
@@ -395,6 +397,7 @@ START_TEST(test_load_file)
     /* A file over 1 MiB on disk. */
     size_t big = 2 * 1024 * 1024;
     char *buf = malloc(big);
+    ck_assert_ptr_nonnull(buf);
     memset(buf, '\n', big);
     write_file(path, buf, big);
     free(buf);
