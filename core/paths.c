@@ -189,6 +189,10 @@ char *kg_path_resolve(const char *path, const char *base, const char *home,
         }
         p = end;
     }
+    if (utstring_len(cur) >= PATH_MAX) {
+        kg_err_set(err, ENAMETOOLONG, "%s: path too long", path);
+        goto fail;
+    }
     if (missing && !may_be_missing) {
         kg_err_set(err, ENOENT, "%s: does not exist", path);
         goto fail;

@@ -104,6 +104,15 @@ START_TEST(test_relative_and_tilde)
     ck_assert_str_eq(err.msg, "x: relative path without a base directory");
     ck_assert_ptr_null(kg_path_resolve("", "/", "/", true, &err));
     ck_assert_str_eq(err.msg, "empty path");
+    /* Longer than PATH_MAX once joined, although missing is allowed. */
+    char *longp = malloc(PATH_MAX + 10);
+    ck_assert_ptr_nonnull(longp);
+    memset(longp, 'x', PATH_MAX + 8);
+    for (size_t i = 100; i < PATH_MAX + 8; i += 100) longp[i] = '/';
+    longp[PATH_MAX + 8] = '\0';
+    ck_assert_ptr_null(kg_path_resolve(longp, at("/home"), "/", true, &err));
+    ck_assert_int_eq(err.code, ENAMETOOLONG);
+    free(longp);
     /* A "~" that is not a prefix is a file name like any other. */
     expect("a~b", at("/home"), true, at("/home/a~b"));
 }
