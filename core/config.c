@@ -603,7 +603,9 @@ kg_config *kg_config_parse(const char *name, const char *buf, size_t len,
 
 kg_config *kg_config_load(const char *file, kg_error *err)
 {
-    int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    /* O_NONBLOCK: a FIFO named .kgate.yaml in a hostile checkout would
+     * otherwise block open() forever.  Regular files ignore the flag. */
+    int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0) {
         int e = errno;
         kg_err_set(err, e, "%s: %s", file, strerror(e));

@@ -404,6 +404,13 @@ START_TEST(test_load_file)
     ck_assert_ptr_null(kg_config_load(path, &err));
     ck_assert_ptr_nonnull(strstr(err.msg, "file larger than 1048576 bytes"));
 
+    /* A FIFO must not block the load. */
+    char fifo[160];
+    snprintf(fifo, sizeof fifo, "%s/fifo.yaml", tmpdir);
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    ck_assert_ptr_null(kg_config_load(fifo, &err));
+    ck_assert_ptr_nonnull(strstr(err.msg, "not a regular file"));
+
     /* A directory is not a config file. */
     ck_assert_ptr_null(kg_config_load(tmpdir, &err));
     ck_assert_ptr_nonnull(strstr(err.msg, "not a regular file"));
