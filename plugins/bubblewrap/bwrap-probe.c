@@ -163,10 +163,14 @@ static void read_version(const char *bwrap, char *out, size_t outsz)
 static int trial(const char *bwrap)
 {
     const char *t = access("/bin/true", X_OK) == 0 ? "/bin/true" : "/usr/bin/true";
-    char *const argv[] = {(char *)bwrap, (char *)"--unshare-user",
-                          (char *)"--unshare-pid", (char *)"--ro-bind",
-                          (char *)"/", (char *)"/", (char *)"--", (char *)t,
-                          NULL};
+    /* The namespaces every plan needs, and --disable-userns, which writes
+     * a sysctl inside the new namespace and so can fail on its own. */
+    char *const argv[] = {(char *)bwrap,          (char *)"--unshare-user",
+                          (char *)"--disable-userns", (char *)"--unshare-pid",
+                          (char *)"--unshare-ipc", (char *)"--unshare-uts",
+                          (char *)"--ro-bind",    (char *)"/",
+                          (char *)"/",            (char *)"--",
+                          (char *)t,              NULL};
     int st = run_quiet(argv, -1);
     return st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
