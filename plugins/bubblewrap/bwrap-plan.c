@@ -251,6 +251,16 @@ static void stage_base(planner *pl)
  * whatever is given back inside it. */
 static void stage_home(planner *pl)
 {
+    struct stat st;
+    /* No home, nothing to hide; and bwrap could not make the mount point
+     * in the read-only root anyway. */
+    if (stat(pl->pol->home, &st) < 0) {
+        if (pl->host->plan_note(pl->plan,
+                                "home %s does not exist: nothing to hide",
+                                pl->pol->home) < 0)
+            pl->failed = 1;
+        return;
+    }
     arg2(pl, "--tmpfs", pl->pol->home);
 }
 

@@ -299,6 +299,23 @@ START_TEST(missing_read_path_is_a_note)
 }
 END_TEST
 
+START_TEST(missing_home_is_not_mounted)
+{
+    fixture f;
+    fixture_init(&f);
+    char nohome[160], elsewhere[192];
+    snprintf(nohome, sizeof nohome, "%s/no-such-home", root);
+    snprintf(elsewhere, sizeof elsewhere, "%s/outside", root);
+    f.pol.home = nohome;
+    f.pol.project = elsewhere;
+    ck_assert_int_eq(run_plan(&f), 0);
+    ck_assert_int_lt(find3(&f, "--tmpfs", nohome, NULL), 0);
+    ck_assert_int_ge(find3(&f, "--bind", elsewhere, elsewhere), 0);
+    ck_assert_uint_eq(kg_strv_len(f.plan->notes), 1);
+    kg_plan_free(f.plan);
+}
+END_TEST
+
 /* ---- doctor ---------------------------------------------------------- */
 
 typedef struct machine {
@@ -416,6 +433,7 @@ int main(void)
     tcase_add_test(tc, refusals);
     tcase_add_test(tc, tmpdir_and_pty);
     tcase_add_test(tc, missing_read_path_is_a_note);
+    tcase_add_test(tc, missing_home_is_not_mounted);
     suite_add_tcase(s, tc);
     TCase *td = tcase_create("doctor");
     tcase_add_checked_fixture(td, setup, teardown);
