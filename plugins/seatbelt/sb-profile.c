@@ -272,9 +272,13 @@ static void strict_base(sb_ctx *c, const kgate_policy *pol)
             "mktemp, pip)");
     line(c, "(allow file-read* (subpath \"/private/tmp\"))");
     if (pol->tmpdir) path_rule(c, "allow", "file-read*", "subpath", pol->tmpdir);
-    line(c, "; openpty(): script(1), expect, Python's pty module, REPLs");
+    line(c, "; openpty(): script(1), expect, Python's pty module, REPLs; "
+            "the slave of a pty made in here carries the pty extension");
     line(c, "(allow pseudo-tty)");
-    line(c, "(allow file-read* file-write* file-ioctl (literal \"/dev/ptmx\"))");
+    line(c, "(allow file-read* file-ioctl (literal \"/dev/ptmx\"))");
+    line(c, "(allow file-read* file-ioctl (require-all "
+            "(regex #\"^/dev/ttys[0-9]+$\") "
+            "(extension \"com.apple.sandbox.pty\")))");
     line(c, "; isatty() and terminal modes on the terminal the program got");
     line(c, "(allow file-ioctl (literal \"/dev/tty\") "
             "(regex #\"^/dev/ttys[0-9]+$\"))");
@@ -372,6 +376,12 @@ int sb_build(const kgate_policy *pol, sb_form form, sb_profile *out,
              "the program already has, a descriptor it already holds");
     line(&c, "(allow file-write* (literal \"/dev/null\") (literal \"/dev/zero\") "
              "(literal \"/dev/tty\") (subpath \"/dev/fd\"))");
+    line(&c, "; a pseudo-terminal the program opens itself (script, expect, "
+             "tmux): a new master, and only a slave the kernel tagged as made "
+             "in here, never another terminal window");
+    line(&c, "(allow file-write* (literal \"/dev/ptmx\") (require-all "
+             "(regex #\"^/dev/ttys[0-9]+$\") "
+             "(extension \"com.apple.sandbox.pty\")))");
     line(&c, "; $HOME is hidden");
     path_rule(&c, "deny", "file-read*", "subpath", pol->home);
     line(&c, "; temp directories are writable (the kernel sees /tmp as "

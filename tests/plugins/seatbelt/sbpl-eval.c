@@ -22,12 +22,15 @@ typedef enum fkind {
     F_TARGET,
     F_SYSCTL_NAME,
     F_SYSCTL_NAME_PREFIX,
+    F_EXTENSION,   /* never held: the evaluator models a process without
+                      sandbox extensions, the conservative reading */
+    F_REQUIRE_ALL, /* every sub-filter matches */
 } fkind;
 
 static const char *const fnames[] = {
     "subpath",     "literal",    "regex",       "global-name",
     "global-name-prefix", "remote-ip", "target", "sysctl-name",
-    "sysctl-name-prefix",
+    "sysctl-name-prefix", "extension", "require-all",
 };
 
 typedef struct filter {
@@ -35,6 +38,8 @@ typedef struct filter {
     char *value;
     regex_t re;
     int has_re;
+    struct filter *subs; /* require-all */
+    size_t n_subs;
 } filter;
 
 typedef struct rule {
@@ -248,18 +253,37 @@ static char *string_arg(pctx *c, const node *n)
     return NULL;
 }
 
-static int add_filter(pctx *c, rule *ru, const node *f)
+static void filter_clear(filter *fl)
 {
+    free(fl->value);
+    if (fl->has_re) regfree(&fl->re);
+    for (size_t i = 0; i < fl->n_subs; i++) filter_clear(&fl->subs[i]);
+    free(fl->subs);
+}
+
+static int read_filter(pctx *c, filter *fl, const node *f, int depth)
+{
+    memset(fl, 0, sizeof *fl);
     if (f->type != N_LIST || f->n_kids < 2 || f->kids[0]->type != N_SYM) {
         fail(c->r, "malformed filter");
         return -1;
     }
-    if (ru->n_filters == MAX_FILTERS) {
-        fail(c->r, "too many filters");
-        return -1;
-    }
-    filter *fl = &ru->filters[ru->n_filters];
     const char *name = f->kids[0]->s;
+    if (strcmp(name, "require-all") == 0) {
+        if (depth > 0) {
+            fail(c->r, "nested require-all");
+            return -1;
+        }
+        fl->kind = F_REQUIRE_ALL;
+        fl->value = strdup("");
+        fl->subs = calloc(f->n_kids - 1, sizeof *fl->subs);
+        for (size_t i = 1; i < f->n_kids; i++) {
+            if (read_filter(c, &fl->subs[fl->n_subs], f->kids[i], depth + 1) < 0)
+                return -1;
+            fl->n_subs++;
+        }
+        return 0;
+    }
     if (strcmp(name, "remote") == 0) {
         if (f->n_kids != 3 || !is_sym(f->kids[1], "ip") ||
             f->kids[2]->type != N_STR) {
@@ -283,7 +307,6 @@ static int add_filter(pctx *c, rule *ru, const node *f)
         fl->kind = F_REGEX;
         fl->value = strdup(f->kids[1]->s);
         if (regcomp(&fl->re, fl->value, REG_EXTENDED | REG_NOSUB) != 0) {
-            free(fl->value);
             fail(c->r, "bad regex");
             return -1;
         }
@@ -293,7 +316,8 @@ static int add_filter(pctx *c, rule *ru, const node *f)
         for (k = 0; k < sizeof fnames / sizeof fnames[0]; k++)
             if (strcmp(fnames[k], name) == 0) break;
         if (k == sizeof fnames / sizeof fnames[0] || k == F_REMOTE_IP ||
-            k == F_TARGET || k == F_REGEX || f->n_kids != 2) {
+            k == F_TARGET || k == F_REGEX || k == F_REQUIRE_ALL ||
+            f->n_kids != 2) {
             fail(c->r, "unknown filter (%s ...)", name);
             return -1;
         }
@@ -301,8 +325,17 @@ static int add_filter(pctx *c, rule *ru, const node *f)
         fl->value = string_arg(c, f->kids[1]);
         if (!fl->value) return -1;
     }
-    ru->n_filters++;
     return 0;
+}
+
+static int add_filter(pctx *c, rule *ru, const node *f)
+{
+    if (ru->n_filters == MAX_FILTERS) {
+        fail(c->r, "too many filters");
+        return -1;
+    }
+    /* Counted before reading so a half-read filter is still freed. */
+    return read_filter(c, &ru->filters[ru->n_filters++], f, 0);
 }
 
 static int add_rule(pctx *c, sbe_profile *p, const node *n)
@@ -379,10 +412,7 @@ void sbe_free(sbe_profile *p)
     for (size_t i = 0; i < p->n_rules; i++) {
         rule *ru = &p->rules[i];
         for (size_t k = 0; k < ru->n_ops; k++) free(ru->ops[k]);
-        for (size_t k = 0; k < ru->n_filters; k++) {
-            free(ru->filters[k].value);
-            if (ru->filters[k].has_re) regfree(&ru->filters[k].re);
-        }
+        for (size_t k = 0; k < ru->n_filters; k++) filter_clear(&ru->filters[k]);
     }
     free(p);
 }
@@ -452,6 +482,12 @@ static int filter_matches(const filter *f, sbe_kind kind, const char *v)
         return kind == SBE_SYSCTL && strcmp(f->value, v) == 0;
     case F_SYSCTL_NAME_PREFIX:
         return kind == SBE_SYSCTL && strncmp(f->value, v, n) == 0;
+    case F_EXTENSION:
+        return 0;
+    case F_REQUIRE_ALL:
+        for (size_t i = 0; i < f->n_subs; i++)
+            if (!filter_matches(&f->subs[i], kind, v)) return 0;
+        return f->n_subs > 0;
     }
     return 0;
 }
@@ -488,7 +524,7 @@ static void dump_str(char **out, size_t *len, size_t *cap, const char *s)
 {
     for (; *s; s++) {
         unsigned char ch = (unsigned char)*s;
-        if (ch < 0x21 || ch > 0x7e || ch == '\\' || ch == '=') {
+        if (ch < 0x21 || ch > 0x7e || strchr("\\=[]", ch)) {
             char hex[8];
             snprintf(hex, sizeof hex, "\\x%02x", ch);
             for (char *h = hex; *h; h++) put(out, len, cap, *h);
@@ -496,6 +532,22 @@ static void dump_str(char **out, size_t *len, size_t *cap, const char *s)
             put(out, len, cap, (char)ch);
         }
     }
+}
+
+static void dump_filter(char **out, size_t *len, size_t *cap, const filter *f)
+{
+    dump_str(out, len, cap, fnames[f->kind]);
+    if (f->kind == F_REQUIRE_ALL) {
+        put(out, len, cap, '[');
+        for (size_t i = 0; i < f->n_subs; i++) {
+            if (i) put(out, len, cap, ' ');
+            dump_filter(out, len, cap, &f->subs[i]);
+        }
+        put(out, len, cap, ']');
+        return;
+    }
+    put(out, len, cap, '=');
+    dump_str(out, len, cap, f->value);
 }
 
 char *sbe_escape(const char *s)
@@ -521,9 +573,7 @@ char *sbe_dump(const sbe_profile *p)
         }
         for (size_t k = 0; k < ru->n_filters; k++) {
             put(&out, &len, &cap, ' ');
-            dump_str(&out, &len, &cap, fnames[ru->filters[k].kind]);
-            put(&out, &len, &cap, '=');
-            dump_str(&out, &len, &cap, ru->filters[k].value);
+            dump_filter(&out, &len, &cap, &ru->filters[k]);
         }
         put(&out, &len, &cap, '\n');
     }

@@ -80,6 +80,9 @@ static const char *const seed_rules[] = {
 static const char *const dev_rule =
     "(allow file-write* (literal \"/dev/null\") (literal \"/dev/zero\") "
     "(literal \"/dev/tty\") (subpath \"/dev/fd\"))";
+static const char *const pty_rule =
+    "(allow file-write* (literal \"/dev/ptmx\") (require-all "
+    "(regex #\"^/dev/ttys[0-9]+$\") (extension \"com.apple.sandbox.pty\")))";
 static const char *const door_rules[] = {
     "(deny appleevent-send)",
     "(deny mach-lookup (global-name \"com.apple.coreservices.launchservicesd\") "
@@ -103,16 +106,17 @@ START_TEST(golden_seed_profile)
     size_t n = rule_lines(prof.text, got, 64);
     size_t n_seed = sizeof seed_rules / sizeof seed_rules[0];
     size_t n_door = sizeof door_rules / sizeof door_rules[0];
-    ck_assert_uint_eq(n, n_seed + 1 + n_door);
+    ck_assert_uint_eq(n, n_seed + 2 + n_door);
 
     /* Exactly the additions at their places... */
     ck_assert_str_eq(got[3], dev_rule);
+    ck_assert_str_eq(got[4], pty_rule);
     for (size_t i = 0; i < n_door; i++)
-        ck_assert_str_eq(got[n_seed + 1 + i], door_rules[i]);
+        ck_assert_str_eq(got[n_seed + 2 + i], door_rules[i]);
     /* ...and without them, the seed rule for rule, in its order. */
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        if (i == 3 || i > n_seed) continue;
+        if (i == 3 || i == 4 || i >= n_seed + 2) continue;
         ck_assert_str_eq(got[i], seed_rules[k]);
         k++;
     }
@@ -275,6 +279,9 @@ static void question_table(const layout *l, int strict, kgate_network net,
     ask(p, "system write", "file-write-data", SBE_PATH, "/private/etc/passwd", 0);
     ask(p, "bit bucket", "file-write-data", SBE_PATH, "/dev/null", 1);
     ask(p, "a disk", "file-write-data", SBE_PATH, "/dev/disk0", 0);
+    ask(p, "a new pty", "file-write-data", SBE_PATH, "/dev/ptmx", 1);
+    ask(p, "another terminal window", "file-write-data", SBE_PATH,
+        "/dev/ttys003", 0);
     /* network */
     int open = net == KGATE_NET_OPEN;
     ask(p, "loopback v4", "network-outbound", SBE_ADDR, "127.0.0.1:9", 1);
