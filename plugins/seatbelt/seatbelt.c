@@ -7,9 +7,11 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -159,6 +161,8 @@ static int sb_launch(const kgate_host *host, const kgate_policy *pol,
     char **av = calloc(argc + 1, sizeof *av);
     if (!av) return kgate_err_set(err, ENOMEM, "out of memory");
     for (size_t i = 0; i < argc; i++) av[i] = (char *)argv[i];
+    /* A core older than the pty field never asks for one. */
+    int want_pty = KGATE_HAS_FIELD(io, kgate_launch, pty) && io->pty;
 
     pid_t pid = fork();
     if (pid < 0) {
@@ -177,6 +181,15 @@ static int sb_launch(const kgate_host *host, const kgate_policy *pol,
             }
         for (int i = 0; i < 3; i++)
             if (fds[i] >= 0 && dup2(fds[i], i) < 0) _exit(127);
+        /* The core's pty becomes the program's controlling terminal, so
+         * Ctrl-C and job control reach it and not the user's terminal. */
+        if (want_pty && (setsid() < 0 || ioctl(0, TIOCSCTTY, 0) < 0))
+            _exit(127);
+        /* The program starts with no signal blocked, whatever the core
+         * was doing while it forked. */
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
         if (chdir(pol->project) < 0) _exit(127);
         execve(av[0], av, (char *const *)io->envp);
         _exit(127);

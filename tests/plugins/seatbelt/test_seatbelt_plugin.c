@@ -324,7 +324,8 @@ START_TEST(launch_stdio_cwd)
     ck_assert_int_eq(pipe(errp), 0);
     ck_assert_int_eq(pipe(in), 0);
     const char *envp[] = {"KGV=from-envp", NULL};
-    kgate_launch io = {sizeof io, in[0], out[1], errp[1], envp};
+    kgate_launch io = {.struct_size = sizeof io, .stdin_fd = in[0],
+                       .stdout_fd = out[1], .stderr_fd = errp[1], .envp = envp};
     kgate_proc proc = {.struct_size = sizeof proc};
     kgate_err err = {0};
     ck_assert_int_eq(be->launch(&host.pub, &pol, plan, &io, &proc, &err), 0);
@@ -360,6 +361,44 @@ START_TEST(launch_stdio_cwd)
 }
 END_TEST
 
+/* With pty set, the slave becomes the program's controlling terminal:
+ * opening /dev/tty only works for a process that has one. */
+START_TEST(launch_pty)
+{
+    int m = posix_openpt(O_RDWR | O_NOCTTY);
+    ck_assert_int_ge(m, 0);
+    ck_assert_int_eq(grantpt(m), 0);
+    ck_assert_int_eq(unlockpt(m), 0);
+    int sl = open(ptsname(m), O_RDWR | O_NOCTTY);
+    ck_assert_int_ge(sl, 0);
+    kgate_policy pol = policy(KGATE_NET_OFF);
+    pol.project = "/";
+    pol.pty = 1;
+    kgate_plan *plan = kg_plan_new();
+    host.pub.plan_arg(plan, "/bin/sh");
+    host.pub.plan_arg(plan, "-c");
+    host.pub.plan_arg(plan, "echo ctty-ok > /dev/tty");
+    const char *envp[] = {NULL};
+    kgate_launch io = {.struct_size = sizeof io, .stdin_fd = sl,
+                       .stdout_fd = sl, .stderr_fd = sl, .envp = envp, .pty = 1};
+    kgate_proc proc = {.struct_size = sizeof proc};
+    kgate_err err = {0};
+    ck_assert_int_eq(be->launch(&host.pub, &pol, plan, &io, &proc, &err), 0);
+    close(sl);
+    int status;
+    ck_assert_int_eq(waitpid(proc.pid, &status, 0), proc.pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "status %d", status);
+    char buf[256] = "";
+    ssize_t n = read(m, buf, sizeof buf - 1);
+    ck_assert_int_gt(n, 0);
+    buf[n] = '\0';
+    ck_assert_ptr_nonnull(strstr(buf, "ctty-ok"));
+    close(m);
+    kg_plan_free(plan);
+}
+END_TEST
+
 static Suite *plugin_suite(void)
 {
     Suite *s = suite_create("seatbelt-plugin");
@@ -373,6 +412,7 @@ static Suite *plugin_suite(void)
     tcase_add_test(tc, plan_argv);
     tcase_add_test(tc, plan_refuses);
     tcase_add_test(tc, launch_stdio_cwd);
+    tcase_add_test(tc, launch_pty);
     suite_add_tcase(s, tc);
     return s;
 }
