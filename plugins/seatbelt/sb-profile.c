@@ -222,6 +222,10 @@ static void line(sb_ctx *c, const char *s)
     buf_adds(&c->out, "\n");
 }
 
+/* Seatbelt compares the kernel's spelling of a path with the rule's, byte
+ * for byte.  A rule on "/p/./.env" or "/p//.env" matches nothing, so a deny
+ * would silently not apply: refuse anything that is not canonical.  (The
+ * core resolves paths; this catches a mistake before it fails open.) */
 static int check_path(const char *what, const char *p, kgate_err *err)
 {
     if (!p || p[0] != '/')
@@ -229,7 +233,29 @@ static int check_path(const char *what, const char *p, kgate_err *err)
                              "%s is not an absolute path: a Seatbelt rule "
                              "needs the resolved location",
                              what);
+    if (strcmp(p, "/") == 0) return 0;
+    for (const char *c = p; *c == '/'; ) {
+        const char *e = strchr(c + 1, '/');
+        size_t n = e ? (size_t)(e - c - 1) : strlen(c + 1);
+        if (n == 0 || (n == 1 && c[1] == '.') ||
+            (n == 2 && c[1] == '.' && c[2] == '.'))
+            return kgate_err_set(err, EINVAL,
+                                 "%s is not a resolved path (empty, '.' or "
+                                 "'..' component, or a trailing '/'): the "
+                                 "kernel would never match it",
+                                 what);
+        if (!e) break;
+        c = e;
+    }
     return 0;
+}
+
+/* 1 when a is b or an ancestor of b. */
+static int covers(const char *a, const char *b)
+{
+    size_t n = strlen(a);
+    if (strcmp(a, "/") == 0) return 1;
+    return strncmp(a, b, n) == 0 && (b[n] == '\0' || b[n] == '/');
 }
 
 static int check_list(const char *what, const kgate_strlist *l, kgate_err *err)
@@ -355,6 +381,10 @@ int sb_build(const kgate_policy *pol, sb_form form, sb_profile *out,
         check_list("a deny_read entry", &pol->deny_read, err) < 0 ||
         check_list("a protect_paths entry", &pol->protect_paths, err) < 0)
         return -1;
+    if (covers(pol->project, pol->home))
+        return kgate_err_set(err, EINVAL,
+                             "the project covers $HOME: a sandbox whose "
+                             "writable root is $HOME is not a sandbox");
     for (size_t i = 0; i < pol->macos_allow_mach.n; i++)
         if (!sb_mach_name_ok(pol->macos_allow_mach.v[i]))
             return kgate_err_set(err, EINVAL,

@@ -194,6 +194,10 @@ START_TEST(restricted_same_sentence)
             strcmp(r->items[i].text, err.msg) == 0)
             found = 1;
     ck_assert_msg(found, "plan said: %s", err.msg);
+    size_t times = 0;
+    for (size_t i = 0; i < r->n_items; i++)
+        times += strstr(r->items[i].text, "* or localhost") != NULL;
+    ck_assert_uint_eq(times, 1);
     ck_assert_uint_eq(kg_strv_len(plan->argv), 0);
     kg_plan_free(plan);
     kg_report_free(r);
@@ -227,6 +231,21 @@ START_TEST(doctor_doors)
     r = kg_report_new();
     be->doctor(&host.pub, &pol, &p, r);
     ck_assert_int_eq(r->verdict, KGATE_BLOCKED);
+    ck_assert(report_has(r, KGATE_BLOCKED, "macos_allow_mach"));
+    kg_report_free(r);
+
+    /* Anything plan refuses, doctor blocks with the same words. */
+    static const char *const bad_path[] = {"/Users/you/proj/./.env"};
+    pol = policy(KGATE_NET_OFF);
+    pol.deny_read = (kgate_strlist){bad_path, 1};
+    r = kg_report_new();
+    be->doctor(&host.pub, &pol, &p, r);
+    kgate_plan *plan = kg_plan_new();
+    kgate_err err = {0};
+    ck_assert_int_eq(be->plan(&host.pub, &pol, &p, plan, &err), -1);
+    ck_assert_int_eq(r->verdict, KGATE_BLOCKED);
+    ck_assert(report_has(r, KGATE_BLOCKED, err.msg));
+    kg_plan_free(plan);
     kg_report_free(r);
 }
 END_TEST

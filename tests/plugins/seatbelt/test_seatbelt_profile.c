@@ -393,6 +393,36 @@ START_TEST(refuses_bad_input)
     ck_assert_int_eq(sb_build(&pol, SB_FORM_PARAMS, &prof, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "deny_read"));
 
+    /* Paths the kernel would never spell this way: a rule on them would
+     * match nothing, and a deny would fail open. */
+    static const char *const uncanonical[] = {
+        "/Users/you/p/./.env", "/Users/you/p//.env", "/Users/you/p/../q/.env",
+        "/Users/you/p/.env/", "/Users/you/p/..", "//x",
+    };
+    for (size_t i = 0; i < sizeof uncanonical / sizeof uncanonical[0]; i++) {
+        pol = base_policy("/Users/you", "/Users/you/p");
+        pol.deny_read = (kgate_strlist){&uncanonical[i], 1};
+        ck_assert_msg(sb_build(&pol, SB_FORM_PARAMS, &prof, &err) == -1,
+                      "accepted %s", uncanonical[i]);
+        ck_assert_ptr_nonnull(strstr(err.msg, "not a resolved path"));
+    }
+    /* Names that merely start with dots are fine. */
+    pol = base_policy("/Users/you", "/Users/you/p");
+    pol.deny_read = SL("/Users/you/p/.env", "/Users/you/p/..x", "/Users/you/p/...");
+    ck_assert_int_eq(sb_build(&pol, SB_FORM_PARAMS, &prof, &err), 0);
+    sb_profile_clear(&prof);
+
+    /* A project that is $HOME, or above it, is no box at all. */
+    static const char *const wide[] = {"/Users/you", "/Users", "/"};
+    for (size_t i = 0; i < 3; i++) {
+        pol = base_policy("/Users/you", wide[i]);
+        ck_assert_int_eq(sb_build(&pol, SB_FORM_PARAMS, &prof, &err), -1);
+        ck_assert_ptr_nonnull(strstr(err.msg, "covers $HOME"));
+    }
+    pol = base_policy("/Users/you", "/Users/young/p");
+    ck_assert_int_eq(sb_build(&pol, SB_FORM_PARAMS, &prof, &err), 0);
+    sb_profile_clear(&prof);
+
     static const char *const bad[] = {
         "com.apple.x\") (allow default", "a b", "", "x)", "a\nb",
         "com.apple.\"", "sem;colon", "caf\xc3\xa9",
@@ -506,7 +536,7 @@ static const char *hostile[] = {
     "back\\slash\\",
     "new\nline",
     "paren)) (allow default) ((",
-    "\") (allow file-write* (subpath \"/",
+    "\") (allow file-write* (subpath \"/x",
     "semi; (deny default)",
     "key=value=more",
     "tab\tcr\r\x01\x7f",
