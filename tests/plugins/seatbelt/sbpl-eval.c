@@ -75,7 +75,7 @@ typedef struct reader {
     int failed;
 } reader;
 
-static void fail(reader *r, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void fail(reader *r, const char *fmt, ...)
 {
     if (r->failed) return;
     r->failed = 1;
