@@ -50,8 +50,8 @@ typedef struct passfds {
 static const char *step_name(int step)
 {
     switch (step) {
-    case STEP_STDIO: return "set up stdio";
-    case STEP_TTY: return "take the pseudo-terminal";
+    case STEP_STDIO: return "set up stdio for";
+    case STEP_TTY: return "take the pseudo-terminal for";
     case STEP_FD: return "pass descriptors to";
     case STEP_CHDIR: return "enter the project";
     default: return "execute";
