@@ -22,6 +22,8 @@ static void tidy(char *s, size_t len)
         if (*c < 0x20 || *c == 0x7f) *c = ' ';
 }
 
+static const kgate_probe *find_probe(void *ctx, const char *name);
+
 void kg_select_probe(kg_plugin *p, kg_host *host, kgate_probe_depth depth)
 {
     if (p->probing) return;
@@ -34,11 +36,17 @@ void kg_select_probe(kg_plugin *p, kg_host *host, kgate_probe_depth depth)
     } else {
         kgate_err e = {0};
         const char *prev = host->current;
+        /* A backend that asks for another's probe gets one as deep as its
+         * own. */
+        kg_registry *r = host->find_probe == find_probe ? host->ctx : NULL;
+        kgate_probe_depth prev_depth = r ? r->depth : depth;
+        if (r) r->depth = depth;
         host->current = p->name;
         p->probing = 1;
         int rc = p->be.probe(&host->pub, depth, &p->probe, &e);
         p->probing = 0;
         host->current = prev;
+        if (r) r->depth = prev_depth;
         /* Whatever the plugin did to them, these fields are ours now. */
         p->probe.struct_size = sizeof p->probe;
         if (p->probe.n_facts > KGATE_PROBE_MAX_FACTS) p->probe.n_facts = KGATE_PROBE_MAX_FACTS;
