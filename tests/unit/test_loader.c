@@ -442,7 +442,7 @@ START_TEST(abi_layout_frozen)
     OFF(kgate_backend, launch, 56);
     ck_assert_uint_eq(KG_BACKEND_MIN_SIZE, 64);
 
-    ck_assert_uint_eq(sizeof(kgate_policy), 192);
+    ck_assert_uint_eq(sizeof(kgate_policy), 200);
     OFF(kgate_policy, network, 8);
     OFF(kgate_policy, configured_network, 12);
     OFF(kgate_policy, allow_hosts, 16);
@@ -460,6 +460,7 @@ START_TEST(abi_layout_frozen)
     OFF(kgate_policy, macos_allow_mach, 152);
     OFF(kgate_policy, argv, 168);
     OFF(kgate_policy, command_path, 184);
+    OFF(kgate_policy, pty, 192); /* 1.0 as first released (appended) */
 
     ck_assert_uint_eq(sizeof(kgate_probe), 1176);
     OFF(kgate_probe, available, 8);
@@ -470,11 +471,12 @@ START_TEST(abi_layout_frozen)
     OFF(kgate_probe, n_facts, 592);
     OFF(kgate_probe, facts, 600);
 
-    ck_assert_uint_eq(sizeof(kgate_launch), 32);
+    ck_assert_uint_eq(sizeof(kgate_launch), 40);
     OFF(kgate_launch, stdin_fd, 8);
     OFF(kgate_launch, stdout_fd, 12);
     OFF(kgate_launch, stderr_fd, 16);
     OFF(kgate_launch, envp, 24);
+    OFF(kgate_launch, pty, 32);
 
     ck_assert_uint_eq(sizeof(kgate_proc), 56);
     OFF(kgate_proc, pid, 8);
