@@ -153,7 +153,6 @@ static void print_doctor_text(const kg_plugin *cand, const env_policy *e,
     if (cand) {
         printf("backend: %s (%s)\n", cand->name, cand->path);
         printf("version: %s\n", cand->probe.version[0] ? cand->probe.version : "unknown");
-        if (cand->probe.tool_path[0]) printf("tool: %s\n", cand->probe.tool_path);
     } else {
         printf("backend: none\n");
     }

@@ -61,7 +61,7 @@ static int hello_doctor(const kgate_host *host, const kgate_policy *policy,
         host->report(rep, KGATE_DEGRADED, "network: open (the host's network)");
     /* The honest verdict for a backend that encloses nothing. */
     return host->report(rep, KGATE_BLOCKED,
-                        "hello is an example: it would run %s in no sandbox at all",
+                        "hello is an example: programs in %s would run with no sandbox",
                         policy->project ? policy->project : "the project");
 }
 

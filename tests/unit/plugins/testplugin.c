@@ -5,7 +5,7 @@
 
 #include <kgate/kgate-plugin.h>
 
-static int tp_probe(const kgate_host *host, kgate_probe_depth depth,
+__attribute__((unused)) static int tp_probe(const kgate_host *host, kgate_probe_depth depth,
                     kgate_probe *probe, kgate_err *err)
 {
     (void)host;
@@ -16,15 +16,23 @@ static int tp_probe(const kgate_host *host, kgate_probe_depth depth,
     return 0;
 }
 
-static int tp_doctor(const kgate_host *host, const kgate_policy *policy,
+__attribute__((unused)) static int tp_doctor(const kgate_host *host, const kgate_policy *policy,
                      const kgate_probe *probe, kgate_report *rep)
 {
-    (void)policy;
     (void)probe;
-    return host->report(rep, KGATE_READY, "test plugin is always ready");
+    /* Enough of a verdict table for the doctor and plugins tests to see
+     * each verdict come through. */
+    host->report_detail(rep, "network", policy->network == KGATE_NET_OPEN ? "open"
+                                        : policy->network == KGATE_NET_OFF ? "off"
+                                                                           : "restricted");
+    if (policy->network == KGATE_NET_OPEN)
+        return host->report(rep, KGATE_DEGRADED, "network open: no network box");
+    if (policy->network == KGATE_NET_RESTRICTED)
+        return host->report(rep, KGATE_BLOCKED, "a host list needs a filter this plugin lacks");
+    return host->report(rep, KGATE_READY, "test plugin is ready");
 }
 
-static int tp_plan(const kgate_host *host, const kgate_policy *policy,
+__attribute__((unused)) static int tp_plan(const kgate_host *host, const kgate_policy *policy,
                    const kgate_probe *probe, kgate_plan *plan, kgate_err *err)
 {
     (void)policy;
@@ -33,7 +41,7 @@ static int tp_plan(const kgate_host *host, const kgate_policy *policy,
     return host->plan_arg(plan, "/bin/true");
 }
 
-static int tp_launch(const kgate_host *host, const kgate_policy *policy,
+__attribute__((unused)) static int tp_launch(const kgate_host *host, const kgate_policy *policy,
                      const kgate_plan *plan, const kgate_launch *io,
                      kgate_proc *proc, kgate_err *err)
 {
