@@ -8,7 +8,8 @@ need_cmd python3
 
 REAL_PLUGIN_PATH=$KGATE_PLUGIN_PATH
 TP=$KGATE_BUILD_ROOT/tests/unit/plugins
-SUF=$(cd "$TP" && ls tp_good.* | sed 's/^tp_good//')
+SUF=.so
+[ -e "$TP/tp_good.dylib" ] && SUF=.dylib
 PDIR=$KG_TMP/plugins
 mkdir -p "$PDIR"
 install -m 0644 "$TP/tp_good$SUF" "$PDIR/good$SUF"
