@@ -47,7 +47,9 @@ static void env_policy_load(env_policy *e)
         /* A policy that cannot be read is not a policy: nothing can be
          * enforced, so doctor says BLOCKED rather than failing apart. */
         e->why_none = strdup(err.msg);
-        kg_strv_push(e->blocked, err.msg);
+        char msg[1200];
+        snprintf(msg, sizeof msg, "the policy cannot be built: %s", err.msg);
+        kg_strv_push(e->blocked, msg);
     }
     char *rhome = home && *home ? realpath(home, NULL) : NULL;
     char *rcwd = cwd ? realpath(cwd, NULL) : NULL;
