@@ -91,7 +91,7 @@ for who in $(test_users); do
     doctor --backend good
     check "broken config is BLOCKED, exit 1" rc_is 1
     check "the reason names the file and line" \
-        grep -q "^BLOCKED none: the policy cannot be built: .*config.yaml:1:" "$OUT"
+        grep -q "^BLOCKED good: the policy cannot be built: .*config.yaml:1:" "$OUT"
     doctor --json
     check "--json of a broken config: policy null" \
         json 'd["verdict"] == "BLOCKED" and d["policy"] is None'
