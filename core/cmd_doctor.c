@@ -225,6 +225,9 @@ int kg_cmd_doctor(int argc, char **argv)
             host.pub.report_detail(rep, kg_strv_get(brep->detail_keys, i),
                                    kg_strv_get(brep->detail_values, i));
     }
+    /* The report shown is one backend's; when none could enforce the
+     * policy, the others' reasons are worth a line too. */
+    if (e.pol && rc < 0 && cand && !forced) host.pub.report_detail(rep, "selection", err.msg);
     if (rep->n_items == 0) host.pub.report(rep, KGATE_BLOCKED, "nothing to report");
 
     if (json) {

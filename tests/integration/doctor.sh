@@ -146,7 +146,11 @@ if [ "$(uname -s)" = Linux ]; then
         printf 'network: restricted\nallow_hosts: [example.org]\n' | write_config
         doctor --backend bubblewrap
         check "bubblewrap cannot filter hosts: BLOCKED, exit 1" rc_is 1
-        if available slirp-filter; then
+        doctor
+        check "all BLOCKED: doctor names every backend's reason" \
+            sh -c "[ \$RC -eq 0 ] || grep -q '^selection: no backend can enforce this policy: .*bubblewrap: ' '$OUT'"
+        # The filter needs /dev/net/tun and more: pick it only if it says READY.
+        if available slirp-filter && kg doctor --backend slirp-filter >/dev/null 2>&1; then
             doctor
             check "a host list picks the host filter" last_starts "READY slirp-filter: "
         fi
