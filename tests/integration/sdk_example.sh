@@ -62,9 +62,12 @@ if command -v nm >/dev/null && [ "$(uname -s)" = Linux ]; then
     check "it exports only kgate_plugin_entry" \
         sh -c "[ \"\$(nm -D --defined-only '$EX/hello$SUF' | awk '{print \$3}' | grep -v '^_' )\" = kgate_plugin_entry ]"
 fi
-check "make install puts it in the plugin directory, mode 0644" \
-    sh -c "make -C '$EX' install DESTDIR='$T/pkgroot' >/dev/null &&
-           [ \"\$(stat -c %a '$T/pkgroot'\$(pkg-config --variable=plugindir kgate-plugin)/hello$SUF)\" = 644 ]"
+mode_of() { stat -c %a "$1" 2>/dev/null || stat -f %Lp "$1"; }
+installed_0644() {
+    make -C "$EX" install DESTDIR="$T/pkgroot" >/dev/null &&
+        [ "$(mode_of "$T/pkgroot$(pkg-config --variable=plugindir kgate-plugin)/hello$SUF")" = 644 ]
+}
+check "make install puts it in the plugin directory, mode 0644" installed_0644
 
 OUT=$T/out
 for who in $(test_users); do
