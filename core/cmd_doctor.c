@@ -78,8 +78,8 @@ static void env_policy_free(env_policy *e)
 /* Arguments                                                                 */
 /* ------------------------------------------------------------------------ */
 
-static const char doctor_usage[] = "usage: kgate doctor [--json] [--backend NAME]\n";
-static const char plugins_usage[] = "usage: kgate plugins [--json]\n";
+static const char doctor_usage[] = "usage: kgate doctor [--json] [--backend NAME]";
+static const char plugins_usage[] = "usage: kgate plugins [--json]";
 
 static int parse(int argc, char **argv, int *json, const char **backend,
                  const char *usage)
@@ -90,17 +90,17 @@ static int parse(int argc, char **argv, int *json, const char **backend,
             *json = 1;
         } else if (backend && strcmp(a, "--backend") == 0) {
             if (i + 1 >= argc) {
-                fprintf(stderr, "kgate: %s: --backend needs a NAME\n%s", argv[0], usage);
+                fprintf(stderr, "kgate: %s: --backend needs a NAME (%s)\n", argv[0], usage);
                 return -1;
             }
             *backend = argv[++i];
         } else if (backend && strncmp(a, "--backend=", 10) == 0) {
             *backend = a + 10;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            fputs(usage, stdout);
+            puts(usage);
             return 1;
         } else {
-            fprintf(stderr, "kgate: %s: unknown argument '%s'\n%s", argv[0], a, usage);
+            fprintf(stderr, "kgate: %s: unknown argument '%s' (%s)\n", argv[0], a, usage);
             return -1;
         }
     }

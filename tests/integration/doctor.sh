@@ -119,6 +119,10 @@ for who in $(test_users); do
 
     doctor --bogus
     check "unknown option is a usage error" rc_is 2
+    check "in one kgate: line" err_has_line \
+        "kgate: doctor: unknown argument '--bogus' (usage: kgate doctor [--json] [--backend NAME])"
+    doctor --backend
+    check "--backend without NAME is a usage error" rc_is 2
 done
 
 # The real backends, when this build has them: the spec's Linux table,

@@ -111,5 +111,7 @@ for who in $(test_users); do
 
     plugins --nope
     check "unknown option is a usage error" rc_is 2
+    check "in one kgate: line" err_has_line \
+        "kgate: plugins: unknown argument '--nope' (usage: kgate plugins [--json])"
 done
 finish
