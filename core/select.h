@@ -23,7 +23,9 @@ kg_plugin *kg_select_backend(kg_registry *r, kg_host *host,
                              kgate_probe_depth depth, kgate_report **rep,
                              kg_error *err);
 
-/* Runs one backend's doctor into a new report (probe first if needed). */
+/* Runs one backend's doctor into a new report (probe first if needed).
+ * Fails closed: a failed probe, a doctor error or silence, an unavailable
+ * backend, or one without plan/launch adds a BLOCKED finding. */
 kgate_report *kg_select_doctor(kg_plugin *p, kg_host *host,
                                const kgate_policy *policy,
                                kgate_probe_depth depth);
@@ -40,8 +42,8 @@ int kg_select_candidate(kg_registry *r, kg_host *host,
                         kgate_probe_depth depth, kg_plugin **cand,
                         kgate_report **rep, kg_error *err);
 
-/* Appends to out the texts of rep's findings at its overall verdict,
- * joined by "; " (the reasons of doctor's last line). */
+/* Appends to out the texts of rep's findings at its overall verdict: the
+ * reasons of doctor's last line. */
 void kg_report_reasons(const kgate_report *rep, kg_strv *out);
 
 #endif
