@@ -240,9 +240,9 @@ int sf_doctor(const kgate_host *host, const kgate_policy *policy,
     if (blocked) return 0;
 
     host->report(rep, KGATE_READY,
-                 "network restricted to %zu hosts: slirp4netns + iptables in the "
+                 "network restricted to %zu host%s: slirp4netns + iptables in the "
                  "sandbox's own namespace",
-                 policy->allow_hosts.n);
+                 policy->allow_hosts.n, policy->allow_hosts.n == 1 ? "" : "s");
     host->report(rep, KGATE_READY,
                  "filesystem box: the bubblewrap backend's plan, without --unshare-net");
     host->report(rep, KGATE_READY,
