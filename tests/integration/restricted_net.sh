@@ -155,6 +155,37 @@ kill9_cleans_up() {
     ! kill -0 "$slirp" 2>/dev/null && ! pgrep -f "^/bin/sleep $tag\$" >/dev/null
 }
 
+doctor_ready() {
+    write_config <<EOF
+network: restricted
+allow_hosts: [allowed.test]
+EOF
+    local out
+    out=$(kg doctor 2>&1)
+    [ "$(printf '%s\n' "$out" | tail -n 1 | cut -d' ' -f1-2)" = "READY slirp-filter:" ] ||
+        { echo "  got: $out"; return 1; }
+}
+
+dry_run_shows_the_pieces() {
+    local out
+    if [ -n "${KGATE_SF_DRIVER:-}" ]; then
+        # shellcheck disable=SC2086
+        out=$(as_user "$KGATE_SF_DRIVER" ${KGATE_SF_DRIVER_ARGS:-} --dry-run --host allowed.test -- /bin/true)
+    else
+        write_config <<EOF
+network: restricted
+allow_hosts: [allowed.test]
+EOF
+        out=$(kg run --dry-run -- /bin/true)
+    fi
+    printf '%s\n' "$out" | grep -q -- '--disable-host-loopback' &&
+        printf '%s\n' "$out" | grep -q '^:OUTPUT DROP' &&
+        printf '%s\n' "$out" | grep -q '^nameserver 10.0.2.3$' &&
+        printf '%s\n' "$out" | grep -q 'address of allowed.test' &&
+        ! printf '%s\n' "$out" | head -n 1 | grep -q -- '--unshare-net' ||
+        { echo "  got: $out"; return 1; }
+}
+
 no_slirp_left() {
     local now
     now=$(pgrep -x slirp4netns | sort | tr '\n' ' ')
@@ -167,6 +198,8 @@ for who in $(test_users); do
     chown "$KG_UID:$KG_GID" "$KG_PROJ/probe.py"
     P=("$PY" probe.py)
 
+    check "doctor: READY through slirp-filter" doctor_ready
+    check "--dry-run shows bwrap, slirp4netns, the rules and resolv.conf" dry_run_shows_the_pieces
     check "allowed name connects" expect connected allowed.test "${P[@]}" tcp allowed.test 8080
     check "allowed raw IP connects" expect connected allowed.test "${P[@]}" tcp 198.18.0.2 8080
     check "a name not on the list is refused" expect refused allowed.test "${P[@]}" tcp other.test 8080
