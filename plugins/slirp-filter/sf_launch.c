@@ -43,6 +43,7 @@
 #include <sys/socket.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -178,6 +179,7 @@ typedef struct sf_child_ctx {
     const sf_tools *tools;
     const char *rules_v6; /* NULL: ip6tables-restore not installed */
     int info_w;           /* bwrap's --info-fd, already in bwrap_argv */
+    int block_w;          /* bwrap's --block-fd, or -1 */
     int pty;              /* io->pty, when the core is new enough to say */
 } sf_child_ctx;
 
@@ -425,8 +427,9 @@ static _Noreturn void child_main(sf_child_ctx *c)
         child_fail(c, "taking the pseudo-terminal: %s", strerror(errno));
     if (chdir(c->policy->project) < 0)
         child_fail(c, "chdir %s: %s", c->policy->project, strerror(errno));
-    if (fcntl(c->info_w, F_SETFD, 0) < 0)
-        child_fail(c, "passing --info-fd: %s", strerror(errno));
+    if (fcntl(c->info_w, F_SETFD, 0) < 0 ||
+        (c->block_w >= 0 && fcntl(c->block_w, F_SETFD, 0) < 0))
+        child_fail(c, "passing descriptors to bwrap: %s", strerror(errno));
     signal(SIGPIPE, SIG_DFL);
     unblock_signals();
 
@@ -503,6 +506,63 @@ static pid_t parse_child_pid(const char *json)
     return end != k + 1 && v > 1 ? (pid_t)v : 0;
 }
 
+/* A gate that says when bwrap finished its mounts, so that a bwrap setup
+ * failure is a launch error (125) and not the program's exit status 1.
+ * bwrap reads --block-fd after its last mount, just before it execs the
+ * program.  Our end of a SOCK_SEQPACKET pair gets one record larger than a
+ * quarter of its (minimal) send buffer, which keeps it unwritable until the
+ * record is read: writable again means bwrap got that far.  Returns our
+ * end, with bwrap's in *theirs (>= 10), or -1 where the kernel does not
+ * behave so (launch then goes on without the gate). */
+static int gate_open(int *theirs)
+{
+    int sv[2], tiny = 1, sndbuf = 0;
+    socklen_t len = sizeof sndbuf;
+    *theirs = -1;
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) return -1;
+    char rec[2048];
+    memset(rec, 0, sizeof rec);
+    size_t n = sizeof rec;
+    if (setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &tiny, sizeof tiny) < 0 ||
+        getsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, &len) < 0)
+        goto no;
+    if ((size_t)sndbuf < n + 64) n = sndbuf > 128 ? (size_t)sndbuf - 64 : 64;
+    struct pollfd p = {.fd = sv[0], .events = POLLOUT};
+    if (send(sv[0], rec, n, MSG_DONTWAIT) != (ssize_t)n || poll(&p, 1, 0) != 0) goto no;
+    *theirs = fcntl(sv[1], F_DUPFD_CLOEXEC, 10);
+    close(sv[1]);
+    if (*theirs >= 0) return sv[0];
+    close(sv[0]);
+    return -1;
+no:
+    close(sv[0]);
+    close(sv[1]);
+    return -1;
+}
+
+static void gate_close(int *ours, int *theirs)
+{
+    if (*ours >= 0) close(*ours);
+    if (*theirs >= 0) close(*theirs);
+    *ours = *theirs = -1;
+}
+
+/* 1: bwrap read the record (setup done); 0: pid ended first; -1: cannot
+ * tell (no pidfd). */
+static int gate_wait(int ours, pid_t pid)
+{
+    int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (pidfd < 0) return -1;
+    struct pollfd p[2] = {{.fd = ours, .events = POLLOUT}, {.fd = pidfd, .events = POLLIN}};
+    while (poll(p, 2, -1) < 0 && errno == EINTR) {
+    }
+    close(pidfd);
+    /* bwrap reads before anything can exit, so a program that already
+     * ended still shows as a read record. */
+    struct pollfd again = {.fd = ours, .events = POLLOUT};
+    return poll(&again, 1, 0) == 1 && (again.revents & POLLOUT) ? 1 : 0;
+}
+
 /* What slirp4netns wrote, as one line (its error, usually). */
 static const char *slirp_messages(int fd, char *buf, size_t bufsz)
 {
@@ -550,10 +610,14 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
         close(info_r);
         return kgate_err_set(err, errno, "fcntl: %s", strerror(errno));
     }
-    char infonum[16];
+    char infonum[16], blocknum[16];
     snprintf(infonum, sizeof infonum, "%d", info_w);
+    int block_w = -1;
+    int gate = gate_open(&block_w);
+    if (gate < 0) block_w = -1;
+    snprintf(blocknum, sizeof blocknum, "%d", block_w);
     /* plan_argv is not promised to be NULL-terminated. */
-    const char **bargv = calloc(argc + 3, sizeof *bargv);
+    const char **bargv = calloc(argc + 5, sizeof *bargv);
     char *v6 = tools->ip6t[0] ? sf_rules_v6() : NULL;
     int sv[2] = {-1, -1};
     if (!bargv || (tools->ip6t[0] && !v6) ||
@@ -563,12 +627,18 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
         free(v6);
         close(info_r);
         close(info_w);
+        gate_close(&gate, &block_w);
         return kgate_err_set(err, e, "cannot start the network helper: %s", strerror(e));
     }
-    bargv[0] = argv[0];
-    bargv[1] = "--info-fd";
-    bargv[2] = infonum;
-    memcpy(bargv + 3, argv + 1, (argc - 1) * sizeof *bargv);
+    size_t k = 0;
+    bargv[k++] = argv[0];
+    bargv[k++] = "--info-fd";
+    bargv[k++] = infonum;
+    if (gate >= 0) {
+        bargv[k++] = "--block-fd";
+        bargv[k++] = blocknum;
+    }
+    memcpy(bargv + k, argv + 1, (argc - 1) * sizeof *bargv);
     sf_child_ctx c = {
         .ctl = sv[1],
         .kgate_pid = getpid(),
@@ -581,6 +651,7 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
         .tools = tools,
         .rules_v6 = v6,
         .info_w = info_w,
+        .block_w = block_w,
         .pty = KGATE_HAS_FIELD(io, kgate_launch, pty) && io->pty,
     };
     sigset_t all, old;
@@ -591,6 +662,7 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
     if (h == 0) {
         close(sv[0]);
         close(info_r);
+        if (gate >= 0) close(gate);
         child_main(&c);
     }
     sigprocmask(SIG_SETMASK, &old, NULL);
@@ -601,8 +673,12 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
     if (h < 0) {
         close(sv[0]);
         close(info_r);
+        gate_close(&gate, &block_w);
         return kgate_err_set(err, fork_errno, "fork: %s", strerror(fork_errno));
     }
+    /* block_w stays open here until the gate is decided: while we hold
+     * the peer, bwrap dying does not purge the record (which would look
+     * like a read). */
 
     pid_t slirp = -1;
     int ready_rd = -1, slirp_log = -1;
@@ -650,6 +726,11 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
         kgate_err_set(err, 0, "bwrap could not create the sandbox; its message is above");
         goto fail;
     }
+    if (gate >= 0 && gate_wait(gate, h) == 0) {
+        kgate_err_set(err, 0, "bwrap could not set up the sandbox; its message is above");
+        goto fail;
+    }
+    gate_close(&gate, &block_w);
     close(sv[0]);
     close(info_r);
     if (slirp_log >= 0) close(slirp_log);
@@ -664,6 +745,7 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
 fail:
     close(sv[0]);
     close(info_r);
+    gate_close(&gate, &block_w);
     if (slirp_log >= 0) close(slirp_log);
     if (ready_rd >= 0) close(ready_rd);
     kill_and_reap(h);
