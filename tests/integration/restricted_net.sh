@@ -186,6 +186,37 @@ EOF
         { echo "  got: $out"; return 1; }
 }
 
+# The outermost kgate (or driver) process above a slirp4netns: where a user's
+# kill or Ctrl-C lands.
+launcher_of() {
+    local p=$1 up name
+    name=$(ps -o comm= -p "$(ps -o ppid= -p "$p" | tr -d ' ')")
+    while up=$(ps -o ppid= -p "$p" | tr -d ' ') && [ -n "$up" ] &&
+        [ "$(ps -o comm= -p "$up")" = "$name" ]; do
+        p=$up
+    done
+    echo "$p"
+}
+
+# SIGTERM to kgate reaches the program, which may handle it: its exit
+# status comes back.
+sigterm_reaches_program() {
+    local out=$KG_TMP/sig.out slirp="" i rc
+    sb allowed.test /bin/sh -c \
+        'trap "echo got-TERM; exit 7" TERM; echo started; while :; do sleep 0.1; done' \
+        >"$out" 2>/dev/null &
+    local bg=$!
+    for i in $(seq 100); do
+        grep -q started "$out" 2>/dev/null && slirp=$(pgrep -n -x slirp4netns) && break
+        sleep 0.1
+    done
+    [ -n "$slirp" ] || { echo "  the sandbox did not start"; kill "$bg"; return 1; }
+    kill -TERM "$(launcher_of "$slirp")"
+    wait "$bg"
+    rc=$?
+    [ "$rc" -eq 7 ] && grep -q got-TERM "$out" || { echo "  rc=$rc out: $(cat "$out")"; return 1; }
+}
+
 no_slirp_left() {
     local now
     now=$(pgrep -x slirp4netns | sort | tr '\n' ' ')
@@ -217,6 +248,7 @@ for who in $(test_users); do
     check "the program runs as the real uid (no capabilities unless root)" runs_as_real_uid
     check "an unresolvable allowed name aborts the launch (125, one line, not started)" \
         unresolvable_aborts
+    check "SIGTERM to kgate reaches the program's handler" sigterm_reaches_program
     check "kill -9 of kgate leaves no slirp4netns or program" kill9_cleans_up
     check "no slirp4netns is left afterwards" no_slirp_left
 done

@@ -106,6 +106,13 @@ static const kgate_probe *find_probe(void *ctx, const char *name)
     return strcmp(name, "bubblewrap") == 0 ? &stand_in_probe : NULL;
 }
 
+static volatile pid_t g_signal_pid;
+
+static void forward(int sig)
+{
+    if (g_signal_pid) kill(g_signal_pid, sig);
+}
+
 int main(int argc, char **argv)
 {
     int dry = 0, off = 0, doctor = 0;
@@ -218,6 +225,12 @@ int main(int argc, char **argv)
         return 125;
     }
     kg_plan_free(plan);
+    /* As the core does: SIGINT and SIGTERM go to signal_pid (the sandbox's
+     * process group) when the backend named one. */
+    g_signal_pid = proc.signal_pid ? proc.signal_pid : proc.pid;
+    struct sigaction fwd = {.sa_handler = forward};
+    sigaction(SIGINT, &fwd, NULL);
+    sigaction(SIGTERM, &fwd, NULL);
     int st = 0;
     while (waitpid(proc.pid, &st, 0) < 0 && errno == EINTR) {
     }
