@@ -277,6 +277,18 @@ START_TEST(slirp_argv_exact)
 }
 END_TEST
 
+START_TEST(find_tool_ignores_relative_path)
+{
+    char out[256];
+    /* A relative PATH entry would make the tool depend on the cwd. */
+    setenv("PATH", ".:bin:/nonexistent", 1);
+    ck_assert_int_eq(sf_find_tool("sh", out, sizeof out), 0);
+    ck_assert_int_eq(out[0], '/');
+    ck_assert_int_eq(sf_find_tool("kgate-no-such-tool", out, sizeof out), -1);
+    ck_assert_str_eq(out, "");
+}
+END_TEST
+
 /* ------------------------------------------------------------------------ */
 /* Doctor                                                                    */
 /* ------------------------------------------------------------------------ */
@@ -473,6 +485,7 @@ int main(void)
     tcase_add_test(t, rules_v6_drop);
     tcase_add_test(t, resolv_conf_text);
     tcase_add_test(t, slirp_argv_exact);
+    tcase_add_test(t, find_tool_ignores_relative_path);
     suite_add_tcase(s, t);
     TCase *b = tcase_create("backend");
     tcase_add_checked_fixture(b, setup, NULL);
