@@ -217,6 +217,17 @@ sigterm_reaches_program() {
     [ "$rc" -eq 7 ] && grep -q got-TERM "$out" || { echo "  rc=$rc out: $(cat "$out")"; return 1; }
 }
 
+# --allow-net on a run whose config says off makes that run a host list.
+allow_net_on_off() {
+    write_config <<EOF
+network: off
+EOF
+    local a b
+    a=$(kg run --allow-net allowed.test -- "$PY" probe.py tcp allowed.test 8080 2>&1)
+    b=$(kg run --allow-net allowed.test -- "$PY" probe.py tcp 198.18.0.3 8080 2>&1)
+    [ "$a" = connected ] && [ "$b" = refused ] || { echo "  got: $a / $b"; return 1; }
+}
+
 no_slirp_left() {
     local now
     now=$(pgrep -x slirp4netns | sort | tr '\n' ' ')
@@ -248,6 +259,9 @@ for who in $(test_users); do
     check "the program runs as the real uid (no capabilities unless root)" runs_as_real_uid
     check "an unresolvable allowed name aborts the launch (125, one line, not started)" \
         unresolvable_aborts
+    # A core flag: only through kgate itself.
+    [ -n "${KGATE_SF_DRIVER:-}" ] ||
+        check "--allow-net on a network-off config allows that host only" allow_net_on_off
     check "SIGTERM to kgate reaches the program's handler" sigterm_reaches_program
     check "kill -9 of kgate leaves no slirp4netns or program" kill9_cleans_up
     check "no slirp4netns is left afterwards" no_slirp_left
