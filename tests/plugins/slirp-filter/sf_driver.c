@@ -8,6 +8,7 @@
  * failed (one "kgate: ..." line on stderr), like kgate run. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -115,7 +116,7 @@ static void forward(int sig)
 
 int main(int argc, char **argv)
 {
-    int dry = 0, off = 0, doctor = 0;
+    int dry = 0, off = 0, doctor = 0, pty = 0;
     const char *hosts[64];
     size_t n_hosts = 0;
     int i = 1;
@@ -123,6 +124,7 @@ int main(int argc, char **argv)
         if (strcmp(argv[i], "--dry-run") == 0) dry = 1;
         else if (strcmp(argv[i], "--off") == 0) off = 1;
         else if (strcmp(argv[i], "--doctor") == 0) doctor = 1;
+        else if (strcmp(argv[i], "--pty") == 0) pty = 1;
         else if (strcmp(argv[i], "--host") == 0 && i + 1 < argc && n_hosts < 64)
             hosts[n_hosts++] = argv[++i];
         else if (strcmp(argv[i], "--bwrap-plugin") == 0 && i + 1 < argc) {
@@ -184,6 +186,7 @@ int main(int argc, char **argv)
         .gid = getgid(),
         .argv = {cmd, n_cmd},
         .command_path = cmd_path,
+        .pty = pty,
     };
 
     const kgate_backend *be = kgate_plugin_entry();
@@ -218,6 +221,20 @@ int main(int argc, char **argv)
     }
     kgate_launch io = {.struct_size = sizeof io, .stdin_fd = 0, .stdout_fd = 1,
                        .stderr_fd = 2, .envp = (const char *const *)environ};
+    /* --pty: the program gets a pseudo-terminal of its own, whose output
+     * is copied to stdout (no input). */
+    int master = -1;
+    if (pty) {
+        master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+        int slave = -1;
+        if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0 ||
+            (slave = open(ptsname(master), O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0) {
+            fprintf(stderr, "kgate: pty: %s\n", strerror(errno));
+            return 125;
+        }
+        io.stdin_fd = io.stdout_fd = io.stderr_fd = slave;
+        io.pty = 1;
+    }
     kgate_proc proc = {.struct_size = sizeof proc};
     if (be->launch(&host.pub, &pol, plan, &io, &proc, &err) < 0) {
         fprintf(stderr, "kgate: slirp-filter: %s\n", err.msg);
@@ -225,6 +242,14 @@ int main(int argc, char **argv)
         return 125;
     }
     kg_plan_free(plan);
+    if (pty) {
+        close(io.stdin_fd);
+        char buf[4096];
+        ssize_t n;
+        while ((n = read(master, buf, sizeof buf)) > 0)
+            if (write(1, buf, (size_t)n) < 0) break;
+        close(master);
+    }
     /* As the core does: SIGINT and SIGTERM go to signal_pid (the sandbox's
      * process group) when the backend named one. */
     g_signal_pid = proc.signal_pid ? proc.signal_pid : proc.pid;
