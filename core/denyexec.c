@@ -20,7 +20,7 @@
 #include <utstring.h>
 
 #define SCRIPT_MAX (64 * 1024)
-#define MAX_DEPTH 16
+#define MAX_DEPTH 40
 #define MAX_SCRIPTS 64
 #define CACHE_MAX_ENTRIES 4096
 #define CACHE_NAME "exec-fingerprints"
@@ -529,6 +529,7 @@ typedef struct chk {
     size_t reason_len;
     int depth;
     int nscripts;
+    bool stdin_args; /* the next shell string gets its $1.. from xargs */
     UT_array *seen; /* dev/ino pairs of scripts already read */
 } chk;
 
@@ -711,10 +712,10 @@ static int check_exec_file(chk *c, const word_info *wi, char **w, size_t n,
         size_t k = 0;
         v[k++] = interp;
         if (arg) v[k++] = arg;
-        v[k++] = w[0];
+        v[k++] = wi->path; /* the kernel passes the path it opened */
         for (size_t i = 1; i < n; i++) v[k++] = w[i];
         char wh[PATH_MAX + 64];
-        snprintf(wh, sizeof wh, "in the #! line of %s", w[0]);
+        snprintf(wh, sizeof wh, "in the #! line of %s%s%s", w[0], *where ? " " : "", where);
         r = check_argv(c, v, k, sc, wh, 0);
         free(v);
         goto out;
@@ -722,7 +723,6 @@ static int check_exec_file(chk *c, const word_info *wi, char **w, size_t n,
     if (memchr(head, '\0', len)) goto out; /* some other binary */
     r = check_shell_file(c, wi->path, &wi->st, sc, w[0], w + 1, n - 1);
 out:
-    (void)where;
     free(head);
     return r;
 }
@@ -743,6 +743,7 @@ typedef struct walker {
     const char *where;
     char **pos;
     size_t npos;
+    bool stdin_args;
     kg_strv *words;
     UT_array *dyn; /* int per word: depends on an expansion */
     kg_strv *vars; /* "NAME=value" as assigned in the string */
@@ -869,6 +870,11 @@ static void walker_flush(walker *w)
             const char *rest = p + nl;
             if (brace && *rest == '}') rest++;
             if (nl && !*rest) {
+                bool positional = *p == '@' || *p == '*' || (*p >= '0' && *p <= '9');
+                if (positional && w->stdin_args && !(*p == '0')) {
+                    w->result = block(w->c, NULL, w->where, "xargs would supply the command as %s", cw);
+                    goto done;
+                }
                 if (*p == '@' || *p == '*') {
                     kg_strv *nv = kg_strv_new();
                     for (size_t i = 1; i < w->npos; i++) kg_strv_push(nv, w->pos[i]);
@@ -1371,7 +1377,8 @@ static int check_string(chk *c, const char *s, size_t len, scope sc,
         return block(c, NULL, where, "commands nested too deeply to check");
     }
     walker w = {.c = c, .sc = sc, .where = where, .pos = pos, .npos = npos,
-                .st = ST_CMD};
+                .stdin_args = c->stdin_args, .st = ST_CMD};
+    c->stdin_args = false;
     w.words = kg_strv_new();
     utarray_new(w.dyn, &ut_int_icd);
     w.vars = kg_strv_new();
@@ -1487,6 +1494,7 @@ static int check_shell(chk *c, char **w, size_t n, scope sc, const char *where, 
             return (flags & F_XARGS) ? block(c, NULL, where, "xargs would pass %s -c a string read from stdin", sh) : 0;
         char what[64];
         snprintf(what, sizeof what, "%s -c", sh);
+        c->stdin_args = (flags & F_XARGS) != 0;
         return shell_string(c, w[i], sc, what, where, w + i + 1, n - i - 1);
     }
     if (i >= n)

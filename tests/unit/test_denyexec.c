@@ -273,6 +273,8 @@ START_TEST(wrappers)
     BLOCKED("xargs", "sh", "-c"); /* the string would come from stdin */
     BLOCKED("xargs", "env");
     ALLOWED("xargs", "sh", "-c", "echo \"$@\"", "_");
+    BLOCKED("xargs", "sh", "-c", "\"$@\"", "_");
+    BLOCKED("xargs", "-n1", "bash", "-c", "$1 -x", "_");
     BLOCKED("stdbuf", "-o", "L", "denyme");
     BLOCKED("stdbuf", "-oL", "-e0", "denyme");
     ALLOWED("stdbuf", "--output=L", "true");
