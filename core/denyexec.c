@@ -1289,11 +1289,13 @@ static int lex_list(lexer *lx, bool stop_at_paren)
             continue;
         }
         if (ch == '(') {
-            if (left >= 2 && p[1] == '(' && lx->w->st == ST_CMD && kg_strv_len(lx->w->words) == 0) {
+            bool in_for = lx->w->st == ST_FOR; /* for (( ; ; )) */
+            if (left >= 2 && p[1] == '(' &&
+                ((lx->w->st == ST_CMD && kg_strv_len(lx->w->words) == 0) || in_for)) {
                 lx->i += 2; /* (( arithmetic )) */
                 if (!skip_balanced(lx, '(', ')')) { lx->failed = true; break; }
                 if (lx->i < lx->n && s[lx->i] == ')') lx->i++;
-                lx->w->st = ST_SKIP;
+                if (!in_for) lx->w->st = ST_SKIP;
                 continue;
             }
             lx->i++;

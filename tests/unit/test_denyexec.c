@@ -381,6 +381,8 @@ START_TEST(keywords)
     ALLOWED("bash", "-c", "[[ $x == denyme ]] && echo yes");
     BLOCKED("bash", "-c", "[[ -n $x ]] && denyme");
     ALLOWED("bash", "-c", "(( i = 1 + 2 )); echo $((i * 2))");
+    ALLOWED("bash", "-c", "for ((denyme=0; denyme<3; denyme++)); do echo $denyme; done");
+    BLOCKED("bash", "-c", "for ((i=0; i<3; i++)); do denyme; done");
     ALLOWED("sh", "-c", "# denyme\necho ok # denyme");
     ALLOWED("sh", "-c", "cat <<EOF\ndenyme\nEOF\necho done");
     BLOCKED("sh", "-c", "cat <<EOF\n$(denyme)\nEOF");
