@@ -831,6 +831,66 @@ static void walker_cd(walker *w, const char *dir)
     w->sc.cwd = r;
 }
 
+static const char *var_last(walker *w, const char *name, size_t nl)
+{
+    const char *last = NULL, *v;
+    size_t from = 0;
+    while ((v = var_value(w, name, nl, &from))) last = v;
+    return last;
+}
+
+/* The word with $NAME, ${NAME} and ${NAME:-WORD} (and -, :=, =) replaced
+ * by the last value the string assigned, or by the default word, or by
+ * nothing.  A guess at what the shell will run, checked beside the word. */
+static char *expand_simple(walker *w, const char *lit)
+{
+    UT_string *s;
+    utstring_new(s);
+    for (const char *p = lit; *p;) {
+        if (*p != '$') { utstring_bincpy(s, p++, 1); continue; }
+        const char *q = p + 1;
+        bool brace = *q == '{';
+        if (brace) q++;
+        size_t nl = 0;
+        while (is_name_char(q[nl])) nl++;
+        if (!nl || !is_name_start(*q)) { utstring_bincpy(s, p++, 1); continue; }
+        const char *val = var_last(w, q, nl);
+        const char *e = q + nl;
+        if (!brace) {
+            if (val) utstring_printf(s, "%s", val);
+            p = e;
+            continue;
+        }
+        const char *close = strchr(e, '}');
+        if (!close) { utstring_bincpy(s, p++, 1); continue; }
+        const char *def = NULL;
+        if (*e == ':' && (e[1] == '-' || e[1] == '=')) def = e + 2;
+        else if (*e == '-' || *e == '=') def = e + 1;
+        if (val && *val) utstring_printf(s, "%s", val);
+        else if (def) utstring_bincpy(s, def, (size_t)(close - def));
+        p = close + 1;
+    }
+    char *r = xstrdup(utstring_body(s));
+    utstring_free(s);
+    return r;
+}
+
+/* Checks words (split like an unquoted expansion) followed by rest. */
+static void check_split(walker *w, const char *value, char **rest, size_t nrest)
+{
+    kg_strv *nv = kg_strv_new();
+    char *copy = xstrdup(value), *sv = NULL;
+    for (char *t = strtok_r(copy, " \t\n", &sv); t; t = strtok_r(NULL, " \t\n", &sv))
+        kg_strv_push(nv, t);
+    free(copy);
+    for (size_t i = 0; i < nrest; i++) kg_strv_push(nv, rest[i]);
+    char **nvv = kg_strv_nullterm(nv);
+    if (kg_strv_len(nv) && w->result == 0)
+        w->result = check_argv(w->c, nvv, kg_strv_len(nv), w->sc, w->where, 0);
+    free(nvv);
+    kg_strv_free(nv);
+}
+
 /* Runs the collected simple command through check_argv. */
 static void walker_flush(walker *w)
 {
@@ -892,24 +952,20 @@ static void walker_flush(walker *w)
                         v[skip] = save;
                     }
                 } else {
+                    /* Every value the string gives the variable. */
                     size_t from = 0;
                     const char *val;
-                    while (w->result == 0 && (val = var_value(w, p, nl, &from))) {
-                        /* Unquoted, the value is split into words. */
-                        kg_strv *nv = kg_strv_new();
-                        char *copy = xstrdup(val), *sv = NULL;
-                        for (char *t = strtok_r(copy, " \t\n", &sv); t; t = strtok_r(NULL, " \t\n", &sv))
-                            kg_strv_push(nv, t);
-                        free(copy);
-                        for (size_t i = skip + 1; i < n; i++) kg_strv_push(nv, v[i]);
-                        char **nvv = kg_strv_nullterm(nv);
-                        if (kg_strv_len(nv)) w->result = check_argv(w->c, nvv, kg_strv_len(nv), w->sc, w->where, 0);
-                        free(nvv);
-                        kg_strv_free(nv);
-                    }
+                    while (w->result == 0 && (val = var_value(w, p, nl, &from)))
+                        check_split(w, val, v + skip + 1, n - skip - 1);
                 }
                 goto done;
             }
+        }
+        if (dyn && strchr(cw, '$')) {
+            char *x = expand_simple(w, cw);
+            if (strcmp(x, cw) != 0) check_split(w, x, v + skip + 1, n - skip - 1);
+            free(x);
+            if (w->result) goto done;
         }
         w->result = check_argv(w->c, v + skip, n - skip, w->sc, w->where, 0);
     }

@@ -356,6 +356,10 @@ START_TEST(shell_strings)
     BLOCKED("sh", "-c", "c='denyme -s'; ${c} x");
     BLOCKED("sh", "-c", "\"$@\"", "sh", "denyme", "x");
     BLOCKED("sh", "-c", "$1 x", "sh", "denyme");
+    BLOCKED("sh", "-c", "${c:-denyme} x");
+    BLOCKED("sh", "-c", "x=; de${x}nyme -q");
+    BLOCKED("sh", "-c", "a=den b=yme; \"$a$b\"");
+    ALLOWED("sh", "-c", "CC=cc; $CC -o x x.c; ${MAKE:-make} all");
     ALLOWED("sh", "-c", "\"$@\"", "sh", "echo", "denyme");
     ALLOWED("sh", "-c", "git commit -m \"denyme is bad\"");
 }
