@@ -523,6 +523,14 @@ typedef struct scope {
     const char *cwd;
 } scope;
 
+/* A plain command word (no wrapper, no shell) allowed once in this check
+ * is allowed again with the same PATH and directory: a long script repeats
+ * grep and sed hundreds of times. */
+typedef struct memo {
+    char *key;
+    UT_hash_handle hh;
+} memo;
+
 typedef struct chk {
     kg_denyexec *d;
     char *reason;
@@ -530,7 +538,8 @@ typedef struct chk {
     int depth;
     int nscripts;
     bool stdin_args; /* the next shell string gets its $1.. from xargs */
-    UT_array *seen; /* dev/ino pairs of scripts already read */
+    UT_array *seen;
+    struct memo *memo; /* plain commands already found allowed */ /* dev/ino pairs of scripts already read */
 } chk;
 
 enum { F_XARGS = 1 };
@@ -1599,6 +1608,16 @@ static int check_argv(chk *c, char **w, size_t n, scope sc, const char *where, i
         c->depth--;
         return block(c, NULL, where, "commands nested too deeply to check");
     }
+    char *key = NULL;
+    if (asprintf(&key, "%s\x01%s\x01%s", sc.path ? sc.path : "", sc.cwd ? sc.cwd : "", w[0]) < 0)
+        abort();
+    memo *m;
+    HASH_FIND_STR(c->memo, key, m);
+    if (m) {
+        free(key);
+        c->depth--;
+        return 0;
+    }
     word_info wi;
     int r = check_word(c, w[0], sc, where, &wi);
     if (r) goto out;
@@ -1788,7 +1807,15 @@ static int check_argv(chk *c, char **w, size_t n, scope sc, const char *where, i
         break;
     case K_CD: break;
     }
+    if (r == 0 && wi.k == K_NONE) {
+        m = calloc(1, sizeof *m);
+        if (!m) abort();
+        m->key = key;
+        key = NULL;
+        HASH_ADD_KEYPTR(hh, c->memo, m->key, strlen(m->key), m);
+    }
 out:
+    free(key);
     free(wi.path);
     c->depth--;
     return r;
@@ -1816,6 +1843,12 @@ int kg_denyexec_check(kg_denyexec *d, const char *const *argv, size_t argc,
     int r = check_argv(&c, v, argc, sc, "", 0);
     free(v);
     utarray_free(c.seen);
+    memo *m, *tmp;
+    HASH_ITER(hh, c.memo, m, tmp) {
+        HASH_DEL(c.memo, m);
+        free(m->key);
+        free(m);
+    }
     cache_save(d);
     return r;
 }
