@@ -850,8 +850,9 @@ static const char *var_last(walker *w, const char *name, size_t nl)
 
 /* The word with $NAME, ${NAME} and ${NAME:-WORD} (and -, :=, =) replaced
  * by the last value the string assigned, or by the default word, or by
- * nothing.  A guess at what the shell will run, checked beside the word. */
-static char *expand_simple(walker *w, const char *lit)
+ * nothing (keep_unknown: left as written).  A guess at what the shell will
+ * run, checked beside the word. */
+static char *expand_simple(walker *w, const char *lit, bool keep_unknown)
 {
     UT_string *s;
     utstring_new(s);
@@ -860,6 +861,17 @@ static char *expand_simple(walker *w, const char *lit)
         const char *q = p + 1;
         bool brace = *q == '{';
         if (brace) q++;
+        if (*q == '@' || *q == '*' || (*q >= '1' && *q <= '9')) {
+            const char *e = q + 1;
+            if (brace && *e != '}') { utstring_bincpy(s, p++, 1); continue; }
+            if (*q >= '1' && *q <= '9') {
+                size_t k = (size_t)(*q - '0');
+                if (k < w->npos) utstring_printf(s, "%s", w->pos[k]);
+            } else
+                for (size_t k = 1; k < w->npos; k++) utstring_printf(s, "%s%s", k > 1 ? " " : "", w->pos[k]);
+            p = brace ? e + 1 : e;
+            continue;
+        }
         size_t nl = 0;
         while (is_name_char(q[nl])) nl++;
         if (!nl || !is_name_start(*q)) { utstring_bincpy(s, p++, 1); continue; }
@@ -867,6 +879,7 @@ static char *expand_simple(walker *w, const char *lit)
         const char *e = q + nl;
         if (!brace) {
             if (val) utstring_printf(s, "%s", val);
+            else if (keep_unknown) utstring_bincpy(s, p, (size_t)(e - p));
             p = e;
             continue;
         }
@@ -877,6 +890,7 @@ static char *expand_simple(walker *w, const char *lit)
         else if (*e == '-' || *e == '=') def = e + 1;
         if (val && *val) utstring_printf(s, "%s", val);
         else if (def) utstring_bincpy(s, def, (size_t)(close - def));
+        else if (keep_unknown && !val) utstring_bincpy(s, p, (size_t)(close + 1 - p));
         p = close + 1;
     }
     char *r = xstrdup(utstring_body(s));
@@ -970,10 +984,37 @@ static void walker_flush(walker *w)
                 goto done;
             }
         }
+        /* The command word with unknown variables taken as empty:
+         * ${PREFIX}curl is curl. */
         if (dyn && strchr(cw, '$')) {
-            char *x = expand_simple(w, cw);
+            char *x = expand_simple(w, cw, false);
             if (strcmp(x, cw) != 0) check_split(w, x, v + skip + 1, n - skip - 1);
             free(x);
+            if (w->result) goto done;
+        }
+        /* The whole command with every expansion guessed, so that a
+         * variable behind a wrapper (exec $c, env "$@") is seen too. */
+        bool any = false;
+        for (size_t i = skip; i < n; i++)
+            if (*(int *)utarray_eltptr(w->dyn, (unsigned)i) && strchr(v[i], '$')) any = true;
+        if (any) {
+            /* Only the expanded words are split; a quoted literal stays one
+             * word, and a variable the string does not set stays as written,
+             * so a wrapper's operands keep their places. */
+            kg_strv *ev = kg_strv_new();
+            for (size_t i = skip; i < n; i++) {
+                if (!*(int *)utarray_eltptr(w->dyn, (unsigned)i)) { kg_strv_push(ev, v[i]); continue; }
+                char *x = expand_simple(w, v[i], true), *sv = NULL;
+                if (strcmp(x, v[i]) == 0) kg_strv_push(ev, v[i]);
+                else
+                    for (char *t = strtok_r(x, " \t\n", &sv); t; t = strtok_r(NULL, " \t\n", &sv))
+                        kg_strv_push(ev, t);
+                free(x);
+            }
+            char **evv = kg_strv_nullterm(ev);
+            if (kg_strv_len(ev)) w->result = check_argv(w->c, evv, kg_strv_len(ev), w->sc, w->where, 0);
+            free(evv);
+            kg_strv_free(ev);
             if (w->result) goto done;
         }
         w->result = check_argv(w->c, v + skip, n - skip, w->sc, w->where, 0);
@@ -1009,7 +1050,7 @@ static void walker_word(walker *w, const char *word, bool dyn, bool quoted)
     case ST_CMD:
         if (kg_strv_len(w->words) == 0) {
             static const char *const next_cmd[] = {"if", "then", "else", "elif", "while",
-                "until", "do", "!", "{", NULL};
+                "until", "do", "!", "{", "coproc", NULL};
             for (int i = 0; next_cmd[i]; i++)
                 if (kw_is(word, d, next_cmd[i])) return;
             static const char *const ends[] = {"fi", "done", "}", NULL};
@@ -1120,7 +1161,12 @@ static bool skip_balanced(lexer *lx, char open, char close)
         if (ch == '\\') { lx->i++; continue; }
         if (ch == '\'') { while (lx->i < lx->n && lx->s[lx->i] != '\'') lx->i++; if (lx->i >= lx->n) return false; lx->i++; continue; }
         if (ch == '"') { while (lx->i < lx->n && lx->s[lx->i] != '"') { if (lx->s[lx->i] == '\\') lx->i++; lx->i++; } if (lx->i >= lx->n) return false; lx->i++; continue; }
-        if (ch == '$' && lx->i < lx->n && lx->s[lx->i] == '(' && open != '(') { lx->i++; nested_paren(lx); continue; }
+        if (ch == '$' && lx->i + 1 < lx->n && lx->s[lx->i] == '(' && lx->s[lx->i + 1] != '(') {
+            lx->i++; /* a command substitution, also inside $(( )) */
+            nested_paren(lx);
+            if (lx->failed) return false;
+            continue;
+        }
         if (ch == open) depth++;
         else if (ch == close && --depth == 0) return true;
     }

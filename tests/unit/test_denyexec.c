@@ -360,6 +360,15 @@ START_TEST(shell_strings)
     BLOCKED("sh", "-c", "x=; de${x}nyme -q");
     BLOCKED("sh", "-c", "a=den b=yme; \"$a$b\"");
     ALLOWED("sh", "-c", "CC=cc; $CC -o x x.c; ${MAKE:-make} all");
+    BLOCKED("sh", "-c", "w=denyme; exec $w");
+    BLOCKED("sh", "-c", "exec \"$@\"", "sh", "denyme");
+    BLOCKED("sh", "-c", "env FOO=1 \"$1\" x", "sh", "denyme");
+    ALLOWED("sh", "-c", "exec \"$@\"", "sh", "echo", "denyme");
+    BLOCKED("bash", "-c", "coproc denyme x");
+    BLOCKED("sh", "-c", "${PREFIX}denyme x");
+    ALLOWED("sh", "-c", "timeout \"$T\" grep \"denyme x\" file");
+    ALLOWED("sh", "-c", "x=5; timeout \"$x\" grep \"denyme x\" file");
+    BLOCKED("sh", "-c", "echo $(( $(denyme) + 1 ))");
     ALLOWED("sh", "-c", "\"$@\"", "sh", "echo", "denyme");
     ALLOWED("sh", "-c", "git commit -m \"denyme is bad\"");
 }
