@@ -29,32 +29,85 @@
 /* ---- what a command word can be ---------------------------------------- */
 
 typedef enum {
-    K_NONE, K_SHELL, K_ENV, K_NICE, K_NOHUP, K_TIMEOUT, K_XARGS, K_EXEC,
-    K_COMMAND, K_STDBUF, K_SETSID, K_TIME, K_FIND, K_BUSYBOX, K_SUDO,
-    K_EVAL, K_SOURCE, K_TRAP, K_ALIAS, K_BUILTIN, K_WATCH, K_FLOCK,
-    K_IONICE, K_TASKSET, K_CHRT, K_CD
+    K_NONE, K_SHELL, K_ENV, K_XARGS, K_COMMAND, K_FIND, K_BUSYBOX, K_EVAL,
+    K_SOURCE, K_TRAP, K_ALIAS, K_WATCH, K_FLOCK, K_CD, K_CSTRING, K_LOADER,
+    K_WRAP, /* the simple kind: options, then npos operands, then the command */
 } kind;
 
-static const struct { const char *name; kind k; bool file; } tools[] = {
-    {"sh", K_SHELL, true},      {"bash", K_SHELL, true},
-    {"dash", K_SHELL, true},    {"zsh", K_SHELL, true},
-    {"ksh", K_SHELL, true},     {"mksh", K_SHELL, true},
-    {"ash", K_SHELL, false},    {"rbash", K_SHELL, false},
-    {"ksh93", K_SHELL, false},  {"posh", K_SHELL, false},
-    {"yash", K_SHELL, false},   {"env", K_ENV, true},
-    {"nice", K_NICE, true},     {"nohup", K_NOHUP, true},
-    {"timeout", K_TIMEOUT, true}, {"xargs", K_XARGS, true},
-    {"exec", K_EXEC, false},    {"command", K_COMMAND, false},
-    {"stdbuf", K_STDBUF, true}, {"setsid", K_SETSID, true},
-    {"time", K_TIME, true},     {"find", K_FIND, true},
-    {"sudo", K_SUDO, true},     {"doas", K_SUDO, false},
-    {"eval", K_EVAL, false},    {"source", K_SOURCE, false},
-    {".", K_SOURCE, false},     {"trap", K_TRAP, false},
-    {"alias", K_ALIAS, false},  {"builtin", K_BUILTIN, false},
-    {"watch", K_WATCH, true},   {"flock", K_FLOCK, true},
-    {"ionice", K_IONICE, true}, {"taskset", K_TASKSET, true},
-    {"chrt", K_CHRT, true},     {"cd", K_CD, false},
-    {"pushd", K_CD, false},
+/* How a wrapper's own arguments look.  shorts: option letters that take a
+ * value; longs: " name name " of long options that take one. */
+typedef struct tool_spec {
+    const char *name;
+    kind k;
+    bool file;       /* also recognised by file (renamed copies); each one
+                      * costs a PATH lookup when the list is built */
+    const char *shorts, *longs;
+    unsigned npos;   /* operands before the command (timeout's DURATION) */
+    bool digits;     /* -N is an option (nice -5) */
+    bool assigns;    /* NAME=value words before the command (sudo) */
+} tool_spec;
+
+static const tool_spec tools[] = {
+    {"sh", K_SHELL, true, 0, 0, 0, 0, 0},   {"bash", K_SHELL, true, 0, 0, 0, 0, 0},
+    {"dash", K_SHELL, true, 0, 0, 0, 0, 0}, {"zsh", K_SHELL, true, 0, 0, 0, 0, 0},
+    {"ksh", K_SHELL, true, 0, 0, 0, 0, 0},  {"mksh", K_SHELL, true, 0, 0, 0, 0, 0},
+    {"ash", K_SHELL, false, 0, 0, 0, 0, 0}, {"rbash", K_SHELL, false, 0, 0, 0, 0, 0},
+    {"ksh93", K_SHELL, false, 0, 0, 0, 0, 0}, {"posh", K_SHELL, false, 0, 0, 0, 0, 0},
+    {"yash", K_SHELL, false, 0, 0, 0, 0, 0},
+    {"env", K_ENV, true, 0, 0, 0, 0, 0},
+    {"xargs", K_XARGS, true, "adEILnPs",
+     " arg-file delimiter max-args max-procs max-chars process-slot-var ", 0, 0, 0},
+    {"command", K_COMMAND, false, 0, 0, 0, 0, 0},
+    {"find", K_FIND, true, 0, 0, 0, 0, 0},
+    {"eval", K_EVAL, false, 0, 0, 0, 0, 0},
+    {"source", K_SOURCE, false, 0, 0, 0, 0, 0}, {".", K_SOURCE, false, 0, 0, 0, 0, 0},
+    {"trap", K_TRAP, false, 0, 0, 0, 0, 0},
+    {"alias", K_ALIAS, false, 0, 0, 0, 0, 0},
+    {"watch", K_WATCH, true, "nq", " interval equexit ", 0, 0, 0},
+    {"flock", K_FLOCK, true, "wE", " timeout wait conflict-exit-code ", 0, 0, 0},
+    {"cd", K_CD, false, 0, 0, 0, 0, 0},     {"pushd", K_CD, false, 0, 0, 0, 0, 0},
+    /* -c STRING runs a shell on STRING */
+    {"su", K_CSTRING, false, "cgGsw", " command group supp-group shell whitelist-environment ", 0, 0, 0},
+    {"runuser", K_CSTRING, false, "cgGsuw", " command group supp-group shell user whitelist-environment ", 0, 0, 0},
+    {"script", K_CSTRING, false, "cEIOBTmo", " command echo log-in log-out log-io log-timing logging-format output-limit ", 0, 0, 0},
+    {"nice", K_WRAP, true, "n", " adjustment ", 0, true, false},
+    {"nohup", K_WRAP, true, "", "", 0, 0, 0},
+    {"timeout", K_WRAP, true, "sk", " signal kill-after ", 1, 0, 0},
+    {"exec", K_WRAP, false, "a", "", 0, 0, 0},
+    {"builtin", K_WRAP, false, "", "", 0, 0, 0},
+    {"stdbuf", K_WRAP, true, "ioe", " input output error ", 0, 0, 0},
+    {"setsid", K_WRAP, true, "", "", 0, 0, 0},
+    {"time", K_WRAP, true, "fo", " format output ", 0, 0, 0},
+    {"sudo", K_WRAP, true, "CDghpRrTtUu",
+     " user group close-from chdir host prompt role type other-user chroot command-timeout ", 0, 0, true},
+    {"doas", K_WRAP, false, "uC", "", 0, 0, 0},
+    {"ionice", K_WRAP, false, "cnpPu", " class classdata pid pgid uid ", 0, 0, 0},
+    {"taskset", K_WRAP, false, "", "", 1, 0, 0},
+    {"chrt", K_WRAP, false, "TPD", " sched-runtime sched-period sched-deadline ", 1, 0, 0},
+    {"setpriv", K_WRAP, false, "",
+     " reuid regid ruid rgid euid egid groups inh-caps ambient-caps bounding-set securebits pdeathsig selinux-label apparmor-profile landlock-access landlock-rule ", 0, 0, 0},
+    {"unshare", K_WRAP, false, "RwSGl",
+     " setgroups map-user map-group map-users map-groups propagation root wd setuid setgid load-interp ", 0, 0, 0},
+    {"nsenter", K_WRAP, false, "tSGE", " target setuid setgid env ", 0, 0, 0},
+    {"chroot", K_WRAP, false, "", " userspec groups ", 1, 0, 0},
+    {"strace", K_WRAP, false, "abeEIoOpPsSuUX",
+     " output attach signal trace status quiet silent decode-fds env user string-limit columns ", 0, 0, 0},
+    {"ltrace", K_WRAP, false, "aAeElLnoOpsuDwx", " output ", 0, 0, 0},
+    {"valgrind", K_WRAP, false, "", "", 0, 0, 0},
+    {"systemd-run", K_WRAP, false, "pEuMHdS",
+     " property setenv unit description slice uid gid nice working-directory machine host on-active on-boot on-startup on-unit-active on-unit-inactive on-calendar timer-property path-property socket-property ", 0, 0, 0},
+    {"unbuffer", K_WRAP, false, "", "", 0, 0, 0},
+    {"rlwrap", K_WRAP, false, "abcfFhHlOpPqsStw", "", 0, 0, 0},
+    {"faketime", K_WRAP, false, "mp", "", 1, 0, 0},
+    {"fakeroot", K_WRAP, false, "lsi", " lib faked ", 0, 0, 0},
+    {"torsocks", K_WRAP, false, "uapP", " user pass address port ", 0, 0, 0},
+    {"proxychains", K_WRAP, false, "f", "", 0, 0, 0},
+    {"proxychains4", K_WRAP, false, "f", "", 0, 0, 0},
+    {"catchsegv", K_WRAP, false, "", "", 0, 0, 0},
+    {"numactl", K_WRAP, false, "CNmPpilw",
+     " cpunodebind physcpubind membind preferred interleave localalloc ", 0, 0, 0},
+    {"cgexec", K_WRAP, false, "g", "", 0, 0, 0},
+    {"ld.so", K_LOADER, false, 0, 0, 0, 0, 0},
 };
 #define NTOOLS (sizeof tools / sizeof tools[0])
 
@@ -98,6 +151,14 @@ static const char *base_name(const char *p)
 static bool is_multicall_name(const char *b)
 {
     return strncmp(b, "busybox", 7) == 0 || strcmp(b, "toybox") == 0;
+}
+
+/* The dynamic loader runs the program named after its options:
+ * /lib64/ld-linux-x86-64.so.2 /usr/bin/curl. */
+static bool is_loader_name(const char *b)
+{
+    return strncmp(b, "ld-linux", 8) == 0 || strncmp(b, "ld-musl-", 8) == 0 ||
+           strncmp(b, "ld.so", 5) == 0 || strncmp(b, "ld64.so", 7) == 0;
 }
 
 static char *xstrdup(const char *s)
@@ -580,13 +641,22 @@ typedef struct word_info {
     char *path; /* resolved, NULL when not found */
     struct stat st;
     kind k;
+    const tool_spec *t;
 } word_info;
+
+static const tool_spec *tool_by_name(const char *b)
+{
+    for (size_t i = 0; i < NTOOLS; i++)
+        if (strcmp(b, tools[i].name) == 0) return &tools[i];
+    return NULL;
+}
 
 static kind kind_by_name(const char *b)
 {
-    for (size_t i = 0; i < NTOOLS; i++)
-        if (strcmp(b, tools[i].name) == 0) return tools[i].k;
+    const tool_spec *t = tool_by_name(b);
+    if (t) return t->k;
     if (is_multicall_name(b)) return K_BUSYBOX;
+    if (is_loader_name(b)) return K_LOADER;
     return K_NONE;
 }
 
@@ -603,6 +673,7 @@ static int check_word(chk *c, const char *word, scope sc, const char *where,
             return block(c, t->entry, where, "matched \"%s\"", word);
     }
     wi->k = kind_by_name(b);
+    wi->t = tool_by_name(b);
     char *home_word = NULL;
     if (word[0] == '~' && word[1] == '/' && getenv("HOME"))
         word = home_word = join_path(getenv("HOME"), word + 2);
@@ -627,7 +698,11 @@ static int check_word(chk *c, const char *word, scope sc, const char *where,
     }
     /* A renamed wrapper or shell is still that wrapper or shell. */
     for (size_t i = 0; wi->k == K_NONE && i < d->ntool; i++)
-        if (compare_file(d, wi->path, &wi->st, &d->tool[i])) wi->k = d->tool[i].k;
+        if (compare_file(d, wi->path, &wi->st, &d->tool[i])) {
+            wi->k = d->tool[i].k;
+            wi->t = tool_by_name(d->tool[i].entry);
+        }
+    if (wi->k == K_NONE && is_loader_name(base_name(wi->path))) wi->k = K_LOADER;
 out:
     free(home_word);
     return r;
@@ -1516,8 +1591,24 @@ static int check_string(chk *c, const char *s, size_t len, scope sc,
  * operand).  short_arg: letters that take a value; long_arg: long options
  * that take one (also abbreviated, as GNU getopt allows).  Getting
  * this wrong in the direction of "no value" only costs a false positive. */
+/* True when the long option a (without "--", len l) abbreviates a name in
+ * the space-separated list. */
+static bool long_takes(const char *list, const char *a, size_t l)
+{
+    if (!list || l == 0) return false;
+    for (const char *p = list; (p = strchr(p, ' ')) != NULL;) {
+        p++;
+        if (!*p) break;
+        const char *e = strchr(p, ' ');
+        size_t nl = e ? (size_t)(e - p) : strlen(p);
+        if (l <= nl && strncmp(p, a, l) == 0) return true;
+        p += nl;
+    }
+    return false;
+}
+
 static size_t skip_opts(char **w, size_t n, size_t i, const char *short_arg,
-                        const char *const *long_arg, bool digits_are_opts)
+                        const char *long_arg, bool digits_are_opts)
 {
     while (i < n) {
         const char *a = w[i];
@@ -1525,10 +1616,7 @@ static size_t skip_opts(char **w, size_t n, size_t i, const char *short_arg,
         if (a[0] != '-' || a[1] == '\0') return i;
         i++;
         if (a[1] == '-') {
-            if (strchr(a, '=') || !long_arg) continue;
-            size_t l = strlen(a + 2);
-            for (int k = 0; long_arg[k]; k++)
-                if (l >= 1 && strncmp(long_arg[k], a + 2, l) == 0) { i++; break; }
+            if (!strchr(a, '=') && long_takes(long_arg, a + 2, strlen(a + 2))) i++;
             continue;
         }
         if (digits_are_opts && a[1] >= '0' && a[1] <= '9') continue;
@@ -1727,29 +1815,16 @@ static int check_argv(chk *c, char **w, size_t n, scope sc, const char *where, i
         free(path_own);
         break;
     }
-    case K_NICE: {
-        static const char *const la[] = {"adjustment", NULL};
-        r = inner(c, w, n, skip_opts(w, n, 1, "n", la, true), sc, tool, where, flags);
+    case K_WRAP: {
+        const tool_spec *t = wi.t;
+        i = skip_opts(w, n, 1, t->shorts, t->longs, t->digits) + t->npos;
+        while (t->assigns && i < n && strchr(w[i], '=')) i++;
+        r = inner(c, w, n, i, sc, tool, where, flags);
         break;
     }
-    case K_NOHUP: case K_SETSID: case K_BUILTIN:
-        r = inner(c, w, n, skip_opts(w, n, 1, NULL, NULL, false), sc, tool, where, flags);
-        break;
-    case K_TIMEOUT: {
-        static const char *const la[] = {"signal", "kill-after", NULL};
-        i = skip_opts(w, n, 1, "sk", la, false);
-        r = inner(c, w, n, i + 1, sc, tool, where, flags); /* after DURATION */
-        break;
-    }
-    case K_XARGS: {
-        static const char *const la[] = {"arg-file", "delimiter", "max-args", "max-procs",
-                                         "max-chars", "process-slot-var", NULL};
-        i = skip_opts(w, n, 1, "adEILnPs", la, false);
+    case K_XARGS:
+        i = skip_opts(w, n, 1, wi.t->shorts, wi.t->longs, false);
         r = i < n ? inner(c, w, n, i, sc, tool, where, flags | F_XARGS) : 0; /* echo */
-        break;
-    }
-    case K_EXEC:
-        r = inner(c, w, n, skip_opts(w, n, 1, "a", NULL, false), sc, tool, where, flags);
         break;
     case K_COMMAND:
         i = skip_opts(w, n, 1, NULL, NULL, false);
@@ -1757,50 +1832,47 @@ static int check_argv(chk *c, char **w, size_t n, scope sc, const char *where, i
         if (!has_short(w, 1, i, 'v') && !has_short(w, 1, i, 'V'))
             r = inner(c, w, n, i, sc, tool, where, flags);
         break;
-    case K_STDBUF: {
-        static const char *const la[] = {"input", "output", "error", NULL};
-        r = inner(c, w, n, skip_opts(w, n, 1, "ioe", la, false), sc, tool, where, flags);
+    case K_CSTRING: {
+        /* su and runuser take -c anywhere (GNU getopt permutes). */
+        char what[64];
+        snprintf(what, sizeof what, "%s -c", tool);
+        for (i = 1; i < n && !r; i++) {
+            const char *val = NULL;
+            if (strcmp(w[i], "--") == 0) break;
+            if (strcmp(w[i], "-c") == 0 || strcmp(w[i], "--command") == 0) val = i + 1 < n ? w[++i] : NULL;
+            else if (strncmp(w[i], "--command=", 10) == 0) val = w[i] + 10;
+            else if (w[i][0] == '-' && w[i][1] != '-' && strchr(w[i], 'c')) {
+                const char *cp = strchr(w[i], 'c');
+                val = cp[1] ? cp + 1 : (i + 1 < n ? w[++i] : NULL);
+            }
+            if (val) r = shell_string(c, val, sc, what, where, NULL, 0);
+        }
+        /* runuser -u USER COMMAND... */
+        if (!r && strcmp(wi.t ? wi.t->name : "", "runuser") == 0 && has_short(w, 1, n, 'u')) {
+            i = skip_opts(w, n, 1, wi.t->shorts, wi.t->longs, false);
+            r = inner(c, w, n, i, sc, tool, where, flags);
+        }
         break;
     }
-    case K_TIME: {
-        static const char *const la[] = {"format", "output", NULL};
-        r = inner(c, w, n, skip_opts(w, n, 1, "fo", la, false), sc, tool, where, flags);
-        break;
-    }
-    case K_SUDO: {
-        static const char *const la[] = {"user", "group", "close-from", "chdir", "host",
-                                         "prompt", "role", "type", "other-user", "chroot",
-                                         "command-timeout", NULL};
-        i = skip_opts(w, n, 1, "CDghpRrTtUu", la, false);
-        while (i < n && strchr(w[i], '=')) i++;
+    case K_LOADER: {
+        i = skip_opts(w, n, 1, NULL,
+                      " library-path preload argv0 audit inhibit-rpath glibc-hwcaps-prepend glibc-hwcaps-mask ",
+                      false);
         r = inner(c, w, n, i, sc, tool, where, flags);
         break;
     }
-    case K_IONICE: {
-        static const char *const la[] = {"class", "classdata", "pid", "pgid", "uid", NULL};
-        r = inner(c, w, n, skip_opts(w, n, 1, "cnpPu", la, false), sc, tool, where, flags);
-        break;
-    }
-    case K_TASKSET:
-        r = inner(c, w, n, skip_opts(w, n, 1, NULL, NULL, false) + 1, sc, tool, where, flags);
-        break;
-    case K_CHRT: {
-        static const char *const la[] = {"sched-runtime", "sched-period", "sched-deadline", NULL};
-        r = inner(c, w, n, skip_opts(w, n, 1, "TPD", la, false) + 1, sc, tool, where, flags);
-        break;
-    }
     case K_FLOCK: {
-        static const char *const la[] = {"timeout", "wait", "conflict-exit-code", NULL};
-        i = skip_opts(w, n, 1, "wE", la, false) + 1; /* after the lock file */
+        const tool_spec *t = wi.t ? wi.t : tool_by_name("flock");
+        i = skip_opts(w, n, 1, t->shorts, t->longs, false) + 1; /* after the lock file */
         if (i < n && (strcmp(w[i], "-c") == 0 || strcmp(w[i], "--command") == 0))
             r = i + 1 < n ? shell_string(c, w[i + 1], sc, "flock -c", where, NULL, 0) : 0;
         else
-            r = inner(c, w, n, skip_opts(w, n, i, "wE", la, false), sc, tool, where, flags);
+            r = inner(c, w, n, skip_opts(w, n, i, t->shorts, t->longs, false), sc, tool, where, flags);
         break;
     }
     case K_WATCH: {
-        static const char *const la[] = {"interval", "equexit", NULL};
-        i = skip_opts(w, n, 1, "nq", la, false);
+        const tool_spec *t = wi.t ? wi.t : tool_by_name("watch");
+        i = skip_opts(w, n, 1, t->shorts, t->longs, false);
         if (has_short(w, 1, i, 'x')) r = inner(c, w, n, i, sc, tool, where, flags);
         else if (i < n) {
             char *s = join_words(w + i, n - i); /* watch runs sh -c */

@@ -296,6 +296,19 @@ START_TEST(wrappers)
     BLOCKED("ionice", "-c", "3", "denyme");
     BLOCKED("taskset", "-c", "0", "denyme");
     BLOCKED("chrt", "-b", "0", "denyme");
+    BLOCKED("su", "-", "nobody", "-c", "denyme x");
+    BLOCKED("su", "-s", "/bin/sh", "--command=true; denyme");
+    ALLOWED("su", "-c", "echo denyme", "nobody");
+    BLOCKED("runuser", "-u", "nobody", "--", "denyme");
+    ALLOWED("runuser", "-u", "nobody", "--", "true", "denyme");
+    BLOCKED("script", "-q", "-c", "denyme", "/dev/null");
+    BLOCKED("setpriv", "--reuid", "65534", "--clear-groups", "denyme");
+    BLOCKED("unshare", "-r", "-n", "--wd", "/", "denyme");
+    BLOCKED("chroot", "/", "denyme");
+    BLOCKED("strace", "-f", "-o", "/dev/null", "denyme");
+    BLOCKED("systemd-run", "--user", "-p", "X=1", "--wait", "denyme");
+    BLOCKED("faketime", "-f", "2020-01-01", "denyme");
+    ALLOWED("strace", "-o", "denyme", "true");
 }
 END_TEST
 
@@ -432,6 +445,10 @@ START_TEST(scripts)
     ALLOWED("./env-ok.sh");
     BLOCKED("./calls-bad.sh");
     ALLOWED("./self.sh");
+    if (access("/lib64/ld-linux-x86-64.so.2", X_OK) == 0) {
+        BLOCKED("/lib64/ld-linux-x86-64.so.2", "--library-path", "/lib", "./copy");
+        ALLOWED("/lib64/ld-linux-x86-64.so.2", "./other");
+    }
     BLOCKED("./interp-denied");
     ck_assert_msg(strstr(reason, "#! line") != NULL, "%s", reason);
     BLOCKED("sh", "-c", ". ./lib.sh");
