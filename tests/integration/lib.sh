@@ -7,7 +7,7 @@
 set -u
 
 : "${KGATE_BIN:?run through meson test}"
-: "${KGATE_PLUGIN_PATH:?run through meson test}"
+: "${KGATE_PLUGIN_PATH?run through meson test}"
 export KGATE_PLUGIN_PATH
 KG_PASS=0
 KG_FAIL=0

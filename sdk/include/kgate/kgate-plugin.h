@@ -144,6 +144,8 @@ typedef struct kgate_err {
 } kgate_err;
 
 static inline int kgate_err_vset(kgate_err *err, int code, const char *fmt,
+                                 va_list ap) KGATE_PRINTF(3, 0);
+static inline int kgate_err_vset(kgate_err *err, int code, const char *fmt,
                                  va_list ap)
 {
     if (err) {
