@@ -1757,10 +1757,12 @@ static int check_argv(chk *c, char **w, size_t n, scope sc, const char *where, i
     if (r) goto out;
     size_t i;
     const char *tool = base_name(w[0]);
+    /* Whatever its name says, a script is also read (fakeroot, for one,
+     * is a shell script that runs its arguments). */
+    if (wi.path) r = check_exec_file(c, &wi, w, n, sc, where);
+    if (r) goto out;
     switch (wi.k) {
-    case K_NONE:
-        if (wi.path) r = check_exec_file(c, &wi, w, n, sc, where);
-        break;
+    case K_NONE: break;
     case K_SHELL: r = check_shell(c, w, n, sc, where, flags); break;
     case K_ENV: {
         scope in = sc;

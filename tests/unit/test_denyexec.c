@@ -454,6 +454,10 @@ START_TEST(scripts)
     BLOCKED("sh", "-c", ". ./lib.sh");
     BLOCKED("bash", "-c", "source lib.sh");
     BLOCKED("env", "nice", "./bad.sh");
+    /* A script that happens to be named like a wrapper is still read. */
+    const char *fr = "#!/bin/sh\ndenyme\n\"$@\"\n";
+    write_file(pj(bin, "fakeroot"), fr, strlen(fr), 0755);
+    BLOCKED("fakeroot", "true");
     /* Not parsed: other interpreters (docs/deny-exec.md). */
     ALLOWED("./script.py");
     /* Larger than 64 KiB: not parsed either. */
