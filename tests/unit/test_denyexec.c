@@ -208,6 +208,9 @@ START_TEST(name_and_path)
     ALLOWED("curly");
     ALLOWED("echo", "denyme"); /* an argument is not a command */
     ALLOWED("git", "commit", "-m", "denyme is bad");
+    ALLOWED("echo", "curl");
+    ALLOWED("git", "commit", "-m", "curl is bad");
+    ALLOWED("sh", "-c", "echo curl");
     /* A path entry: the file it names, however it is reached. */
     BLOCKED("pathonly");
     BLOCKED(pj(bin, "pathonly"));
