@@ -15,6 +15,15 @@
 #include <uthash.h>
 #include <utstring.h>
 
+/* macOS spells the timestamps of struct stat its own way. */
+#ifdef __APPLE__
+#define MTIM(st) ((st)->st_mtimespec)
+#define CTIM(st) ((st)->st_ctimespec)
+#else
+#define MTIM(st) ((st)->st_mtim)
+#define CTIM(st) ((st)->st_ctim)
+#endif
+
 #define CACHE_MAX_ENTRIES 4096
 #define CACHE_NAME "exec-fingerprints"
 #define CACHE_MAGIC "kgate-exec-fingerprints 1\n"
@@ -279,8 +288,8 @@ int kg_fpcache_get(kg_fpcache *d, const char *path, const struct stat *st,
     char key[PATH_MAX + 160];
     snprintf(key, sizeof key, "%ju:%ju:%jd:%jd.%09ld:%jd.%09ld:%s",
              (uintmax_t)st->st_dev, (uintmax_t)st->st_ino, (intmax_t)st->st_size,
-             (intmax_t)st->st_mtim.tv_sec, st->st_mtim.tv_nsec,
-             (intmax_t)st->st_ctim.tv_sec, st->st_ctim.tv_nsec, path);
+             (intmax_t)MTIM(st).tv_sec, MTIM(st).tv_nsec,
+             (intmax_t)CTIM(st).tv_sec, CTIM(st).tv_nsec, path);
     fp_entry *e;
     HASH_FIND_STR(d->map, key, e);
     if (e) {

@@ -476,7 +476,11 @@ END_TEST
 
 static void set_mtime_like(const char *path, const struct stat *st)
 {
+#ifdef __APPLE__
+    struct timespec ts[2] = {st->st_atimespec, st->st_mtimespec};
+#else
     struct timespec ts[2] = {st->st_atim, st->st_mtim};
+#endif
     ck_assert_int_eq(utimensat(AT_FDCWD, path, ts, 0), 0);
 }
 
