@@ -46,8 +46,8 @@ blocked() {
     check "$desc: line starts with kgate:" [ "${err#kgate:}" != "$err" ]
     check "$desc: no output" [ -z "$out" ]
     check "$desc: nothing ran" [ ! -e "$KG_PROJ/ran-denyme" ]
-    check "$desc: audit block" grep -Eq '"kind": ?"block"' "$KG_HOME/.kgate/audit.log"
-    check "$desc: no audit launch" bash -c "! grep -Eq '\"kind\": ?\"launch\"' '$KG_HOME/.kgate/audit.log'"
+    check "$desc: audit block" grep -Eqs '"kind": ?"block"' "$KG_HOME/.kgate/audit.log"
+    check "$desc: no audit launch" bash -c "! grep -Eqs '\"kind\": ?\"launch\"' '$KG_HOME/.kgate/audit.log'"
 }
 
 # allowed DESC ARGS...: must run (exit 0).
@@ -73,7 +73,11 @@ for who in $(test_users); do
     blocked "symlink" ./symlink
     blocked "hard link" ./hardlink
     blocked "copy" ./copy
+    rm -f "$KG_PROJ/ran-okayyy"
     allowed "same size, other bytes" ./bin/okay
+    # The control: a program that does run leaves its marker, so a missing
+    # ran-denyme above means something.
+    check "an allowed program leaves its marker" [ -e "$KG_PROJ/ran-okayyy" ]
 
     blocked "sh -c" sh -c denyme
     blocked "bash -lc with &&" bash -lc 'true && denyme'
