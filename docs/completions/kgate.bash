@@ -6,6 +6,12 @@
 
 _kgate_backends="bubblewrap slirp-filter seatbelt"
 
+# One candidate per line, so that file names with spaces stay whole.
+_kgate_reply()
+{
+    mapfile -t COMPREPLY < <(compgen "$@")
+}
+
 _kgate()
 {
     local cur prev words cword
@@ -19,33 +25,33 @@ _kgate()
     fi
 
     if [ "$cword" -eq 1 ]; then
-        COMPREPLY=($(compgen -W 'init network doctor run plugins --version --help' -- "$cur"))
+        _kgate_reply -W 'init network doctor run plugins --version --help' -- "$cur"
         return
     fi
 
     local cmd=${words[1]} i
     case $cmd in
     init)
-        COMPREPLY=($(compgen -W '--force' -- "$cur"))
+        _kgate_reply -W '--force' -- "$cur"
         ;;
     network)
         if [ "$cword" -eq 2 ]; then
-            COMPREPLY=($(compgen -W 'off open restricted' -- "$cur"))
+            _kgate_reply -W 'off open restricted' -- "$cur"
         elif [ "${words[2]}" = restricted ]; then
-            COMPREPLY=($(compgen -A hostname -- "$cur"))
+            _kgate_reply -A hostname -- "$cur"
         fi
         ;;
     doctor)
         case $prev in
         --backend)
-            COMPREPLY=($(compgen -W "$_kgate_backends" -- "$cur"))
+            _kgate_reply -W "$_kgate_backends" -- "$cur"
             return
             ;;
         esac
-        COMPREPLY=($(compgen -W '--json --backend' -- "$cur"))
+        _kgate_reply -W '--json --backend' -- "$cur"
         ;;
     plugins)
-        COMPREPLY=($(compgen -W '--json' -- "$cur"))
+        _kgate_reply -W '--json' -- "$cur"
         ;;
     run)
         # Everything after "--" is the sandboxed command: complete it as if
@@ -55,29 +61,29 @@ _kgate()
                 if declare -F _command_offset >/dev/null 2>&1; then
                     _command_offset $((i + 1))
                 elif [ $((i + 1)) -eq "$cword" ]; then
-                    COMPREPLY=($(compgen -c -- "$cur"))
+                    _kgate_reply -c -- "$cur"
                 else
-                    COMPREPLY=($(compgen -f -- "$cur"))
+                    _kgate_reply -f -- "$cur"
                 fi
                 return
             fi
         done
         case $prev in
         --allow-path)
-            COMPREPLY=($(compgen -f -- "$cur"))
+            _kgate_reply -f -- "$cur"
             compopt -o filenames 2>/dev/null
             return
             ;;
         --allow-net)
-            COMPREPLY=($(compgen -A hostname -- "$cur"))
+            _kgate_reply -A hostname -- "$cur"
             return
             ;;
         --backend)
-            COMPREPLY=($(compgen -W "$_kgate_backends" -- "$cur"))
+            _kgate_reply -W "$_kgate_backends" -- "$cur"
             return
             ;;
         esac
-        COMPREPLY=($(compgen -W '--allow-path --allow-net --backend --dry-run --pty --no-pty --' -- "$cur"))
+        _kgate_reply -W '--allow-path --allow-net --backend --dry-run --pty --no-pty --' -- "$cur"
         ;;
     esac
 }

@@ -93,7 +93,7 @@ while read -r cmd flags; do
     fi
     for f in $flags; do
         check "kgate(1) documents '${cmd:-kgate} $f'" page_has "$MAN/kgate.1" "$f"
-        check "zsh completion knows '${cmd:-kgate} $f'" grep -qF -- "$f[" "$COMP/_kgate"
+        check "zsh completion knows '${cmd:-kgate} $f'" grep -qF -- "${f}[" "$COMP/_kgate"
     done
 done <<<"$USAGE"
 
@@ -132,7 +132,7 @@ fi
 
 # Config keys: the list keys of core/config.h plus the two scalar keys.
 keys_of_config_h() {
-    sed -n 's/^ *KG_KEY_\([A-Z_]*\),.*/\1/p' "$SRC/core/config.h" | tr 'A-Z' 'a-z'
+    sed -n 's/^ *KG_KEY_\([A-Z_]*\),.*/\1/p' "$SRC/core/config.h" | tr '[:upper:]' '[:lower:]'
     echo network
     echo macos_profile
 }
@@ -324,7 +324,8 @@ for f in usr/bin/kgate usr/share/man/man1/kgate\\.1\\.gz usr/share/man/man5/kgat
     usr/share/bash-completion/completions/kgate usr/share/zsh/vendor-completions/_kgate; do
     check "kgate package has $f" deb_has "$KG" "$f"
 done
-check "kgate package has no plugin" eval '! deb_has "$KG" ".*/kgate/plugins/.*"'
+deb_lacks() { ! deb_has "$@"; }
+check "kgate package has no plugin" deb_lacks "$KG" ".*/kgate/plugins/.*"
 
 # Exactly one file outside /usr/share/doc: the plugin, in the multiarch
 # plugin directory.
@@ -360,8 +361,8 @@ check "kgate-slirp-filter depends on iptables" depends_on "$SL" iptables
 check "kgate-slirp-filter depends on kgate-bubblewrap" depends_on "$SL" kgate-bubblewrap
 # Third-party plugin packages depend on kgate-abi-N: it must follow the header.
 ABI=$(sed -n 's/^#define KGATE_ABI_MAJOR \([0-9]*\).*/\1/p' "$SRC/sdk/include/kgate/kgate-plugin.h")
-check "kgate provides kgate-abi-$ABI (the header's ABI major)" \
-    eval 'dpkg-deb -f "$KG" Provides | tr "," "\n" | sed "s/^ *//" | grep -qx "kgate-abi-$ABI"'
+provides() { dpkg-deb -f "$1" Provides | tr ',' '\n' | sed 's/^ *//' | grep -qx "$2"; }
+check "kgate provides kgate-abi-$ABI (the header's ABI major)" provides "$KG" "kgate-abi-$ABI"
 
 # A throwaway root holding every package, as dpkg would unpack them.
 ROOT=$DEB/root
@@ -377,6 +378,7 @@ check "kgate-plugin(7) example builds against the packaged SDK (pkg-config)" \
     build_man_example "$(PKG_CONFIG_SYSROOT_DIR=$ROOT PKG_CONFIG_PATH="$ROOT/usr/lib/$MULTI/pkgconfig" \
         pkg-config --cflags kgate-plugin)"
 
+lacks_word() { ! grep -qw -- "$1" <<<"$2"; }
 for who in $(test_users); do
     use_user "$who"
     out=$(as_user "$ROOT/usr/bin/kgate" --version 2>&1)
@@ -388,7 +390,7 @@ for who in $(test_users); do
     fi
     check "packaged kgate plugins lists bubblewrap" grep -qw bubblewrap <<<"$out"
     check "packaged kgate plugins lists slirp-filter" grep -qw slirp-filter <<<"$out"
-    check "packaged kgate plugins lists no seatbelt" eval '! grep -qw seatbelt <<<"$out"'
+    check "packaged kgate plugins lists no seatbelt" lacks_word seatbelt "$out"
 done
 
 finish
