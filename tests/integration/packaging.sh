@@ -339,7 +339,8 @@ only_plugin() { # deb name-pattern
 check "kgate-bubblewrap holds exactly the bubblewrap plugin" only_plugin "$BW" bubblewrap
 check "kgate-slirp-filter holds exactly the slirp-filter plugin" only_plugin "$SL" slirp-filter
 for f in usr/include/kgate/kgate-plugin\\.h "usr/lib/$MULTI/pkgconfig/kgate-plugin\\.pc" \
-    usr/share/man/man7/kgate-plugin\\.7\\.gz; do
+    usr/share/man/man7/kgate-plugin\\.7\\.gz usr/share/doc/kgate-dev/examples/hello/hello\\.c \
+    usr/share/doc/kgate-dev/examples/hello/Makefile; do
     check "kgate-dev has $f" deb_has "$DV" "$f"
 done
 no_seatbelt_anywhere() {
@@ -378,6 +379,22 @@ check "kgate-plugin(7) example builds against the packaged SDK (pkg-config)" \
     build_man_example "$(PKG_CONFIG_SYSROOT_DIR=$ROOT PKG_CONFIG_PATH="$ROOT/usr/lib/$MULTI/pkgconfig" \
         pkg-config --cflags kgate-plugin)"
 
+# The example kgate-dev ships, built as its user would: a copy, make, and
+# pkg-config finding the (unpacked) SDK.
+EXDIR=$DEB/example
+build_packaged_example() {
+    mkdir -p "$EXDIR" &&
+        cp -r "$ROOT/usr/share/doc/kgate-dev/examples/hello/." "$EXDIR/" &&
+        PKG_CONFIG_SYSROOT_DIR=$ROOT PKG_CONFIG_PATH="$ROOT/usr/lib/$MULTI/pkgconfig" \
+            make -C "$EXDIR" >"$DEB/example.log" 2>&1 ||
+        { tail -20 "$DEB/example.log"; return 1; }
+    ls "$EXDIR"/hello.so >/dev/null
+}
+need_cmd make
+check "the example in kgate-dev builds with its Makefile against the packaged SDK" \
+    build_packaged_example
+chmod -R go+rX "$DEB" && chmod -R go-w "$EXDIR"
+
 lacks_word() { ! grep -qw -- "$1" <<<"$2"; }
 for who in $(test_users); do
     use_user "$who"
@@ -391,6 +408,8 @@ for who in $(test_users); do
     check "packaged kgate plugins lists bubblewrap" grep -qw bubblewrap <<<"$out"
     check "packaged kgate plugins lists slirp-filter" grep -qw slirp-filter <<<"$out"
     check "packaged kgate plugins lists no seatbelt" lacks_word seatbelt "$out"
+    out=$(KGATE_PLUGIN_PATH=$PLUGDIR:$EXDIR as_user "$ROOT/usr/bin/kgate" plugins 2>&1)
+    check "packaged kgate plugins lists the packaged example (hello)" grep -qw hello <<<"$out"
 done
 
 finish
