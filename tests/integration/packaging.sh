@@ -213,6 +213,12 @@ done
 if [ -f "$W/nolinux.files" ]; then
     check "[nolinux] no bubblewrap plugin installed" lacks_file nolinux '.*/kgate/plugins/.*bubblewrap.*'
     check "[nolinux] no slirp-filter plugin installed" lacks_file nolinux '.*/kgate/plugins/.*slirp.*'
+    # The shape of a macOS package (there with .dylib): seatbelt alone.
+    if ls "$SRC/plugins/seatbelt/"*.c >/dev/null 2>&1; then
+        check "[nolinux] installs the seatbelt plugin, and only it" \
+            test "$(grep -cE '/kgate/plugins/' "$W/nolinux.files")" -eq 1 -a \
+            -n "$(grep -E '/kgate/plugins/[^/]*seatbelt\.so$' "$W/nolinux.files")"
+    fi
 fi
 if [ -f "$W/noseatbelt.files" ]; then
     check "[noseatbelt] no seatbelt plugin installed" lacks_file noseatbelt '.*seatbelt.*'
