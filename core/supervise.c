@@ -1,2 +1,418 @@
-/* supervise.c: not written yet. */
-typedef int kg_placeholder_supervise;
+/* supervise.c: starting the plan and staying with it until it ends.
+ *
+ * Shape: the program's stdout and stderr are pipes that only kgate reads;
+ * each goes through its own kg_mask to kgate's fd 1 and 2.  Stdin is fd 0,
+ * handed over untouched.  One poll loop waits on both pipes and on a
+ * self-pipe that the signal handlers write to, so a signal is never lost
+ * between a check and a sleep, and nothing is ever blocked with
+ * sigprocmask (a blocked mask would be inherited by the program across
+ * fork and exec).
+ *
+ * Signal dispositions are chosen with exec in mind: the forwarded signals
+ * and SIGPIPE get real handlers, never SIG_IGN, because a handler is reset
+ * to the default by execve and SIG_IGN is not.  So the program starts with
+ * the dispositions a shell would give it, and kgate itself survives a
+ * closed stdout (write returns EPIPE instead of killing us).
+ *
+ * A closed or broken output (EPIPE, EBADF, ...) stops the relay of that one
+ * stream: its read end is closed, so the program's next write there fails
+ * with EPIPE or SIGPIPE, exactly as if it wrote to the closed pipe itself.
+ *
+ * After the program's pid has exited, the pipes are drained until EOF or
+ * for at most DRAIN_GRACE_MS: under bubblewrap the PID namespace dies with
+ * its first process, so EOF comes at once; a backend without a PID
+ * namespace may leave a background child holding the pipe, and kgate must
+ * not wait for it forever. */
+#include "supervise.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mask.h"
+
+#define RELAY_BUF (128 * 1024)
+#define PIPE_SIZE (1024 * 1024)
+#define DRAIN_GRACE_MS 1000
+#define HELPER_GRACE_MS 2000
+
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+/* The handlers' only state: where to write, and who we are (a child
+ * forked by launch runs our handlers until it execs, and must not write
+ * into our self-pipe). */
+static volatile sig_atomic_t sig_wfd = -1;
+static volatile pid_t sig_owner;
+
+static void on_signal(int sig)
+{
+    int saved = errno;
+    if (sig_wfd >= 0 && getpid() == sig_owner) {
+        unsigned char b = (unsigned char)sig;
+        (void)!write(sig_wfd, &b, 1);
+    }
+    errno = saved;
+}
+
+typedef struct sup sup;
+
+typedef struct stream {
+    sup *s;
+    int rfd;    /* -1 once closed */
+    int out_fd; /* 1 or 2 */
+    kg_mask *mask;
+} stream;
+
+struct sup {
+    int sig_r, sig_w;
+    struct sigaction old[sizeof forwarded / sizeof *forwarded];
+    struct sigaction old_chld, old_pipe;
+    bool installed;
+
+    kgate_proc proc;
+    bool exited; /* proc.pid has been reaped */
+    int status;  /* its wait status */
+    int wait_errno;
+
+    stream out, err;
+};
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Signals                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static int install_signals(sup *s, kg_error *err)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
+        return kg_err_set(err, errno, "pipe: %s", strerror(errno));
+    s->sig_r = p[0];
+    s->sig_w = p[1];
+    sig_owner = getpid();
+    sig_wfd = p[1];
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    /* No SA_RESTART: a write to a slow stdout must return EINTR so the
+     * signal is forwarded now, not when the terminal catches up. */
+    sa.sa_flags = 0;
+    for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++)
+        sigaction(forwarded[i], &sa, &s->old[i]);
+    sigaction(SIGPIPE, &sa, &s->old_pipe);
+    sa.sa_flags = SA_NOCLDSTOP;
+    sigaction(SIGCHLD, &sa, &s->old_chld);
+    s->installed = true;
+    return 0;
+}
+
+static void restore_signals(sup *s)
+{
+    if (s->installed) {
+        for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++)
+            sigaction(forwarded[i], &s->old[i], NULL);
+        sigaction(SIGPIPE, &s->old_pipe, NULL);
+        sigaction(SIGCHLD, &s->old_chld, NULL);
+        s->installed = false;
+    }
+    sig_wfd = -1;
+    if (s->sig_r >= 0) close(s->sig_r);
+    if (s->sig_w >= 0) close(s->sig_w);
+    s->sig_r = s->sig_w = -1;
+}
+
+static void reap_main(sup *s)
+{
+    if (s->exited || s->proc.pid <= 0) return;
+    int st;
+    pid_t r;
+    do {
+        r = waitpid(s->proc.pid, &st, WNOHANG);
+    } while (r < 0 && errno == EINTR);
+    if (r == s->proc.pid) {
+        s->exited = true;
+        s->status = st;
+    } else if (r < 0) {
+        /* Not our child after all: nothing to wait for. */
+        s->exited = true;
+        s->wait_errno = errno;
+    }
+}
+
+/* Reads what the handlers wrote: forwards signals while the program is
+ * alive, and reaps it when it has exited. */
+static void handle_signals(sup *s)
+{
+    unsigned char b[64];
+    ssize_t n;
+    while ((n = read(s->sig_r, b, sizeof b)) > 0) {
+        for (ssize_t i = 0; i < n; i++) {
+            if (b[i] == SIGCHLD || b[i] == SIGPIPE) continue;
+            reap_main(s); /* never signal a pid that may be reused */
+            if (s->exited) continue;
+            pid_t t = s->proc.signal_pid ? s->proc.signal_pid : s->proc.pid;
+            kill(t, b[i]);
+        }
+    }
+    reap_main(s);
+}
+
+/* SIGTERM, a grace period, then SIGKILL, and every pid reaped. */
+static void stop_pids(sup *s, pid_t *pids, size_t n)
+{
+    bool done[KGATE_MAX_HELPERS + 1] = {false};
+    size_t left = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (pids[i] <= 0) {
+            done[i] = true;
+            continue;
+        }
+        kill(pids[i], SIGTERM);
+        left++;
+    }
+    int64_t deadline = now_ms() + HELPER_GRACE_MS;
+    while (left > 0) {
+        for (size_t i = 0; i < n; i++) {
+            if (done[i]) continue;
+            pid_t r = waitpid(pids[i], NULL, WNOHANG);
+            if (r == pids[i] || (r < 0 && errno == ECHILD)) {
+                done[i] = true;
+                left--;
+            }
+        }
+        int64_t rest = deadline - now_ms();
+        if (left == 0 || rest <= 0) break;
+        /* Woken early by SIGCHLD through the self-pipe. */
+        struct pollfd p = {.fd = s->sig_r, .events = POLLIN};
+        if (s->sig_r < 0) p.fd = -1;
+        poll(&p, 1, rest < 20 ? (int)rest : 20);
+        if (s->sig_r >= 0) {
+            unsigned char b[64];
+            while (read(s->sig_r, b, sizeof b) > 0) {}
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (done[i]) continue;
+        kill(pids[i], SIGKILL);
+        while (waitpid(pids[i], NULL, 0) < 0 && errno == EINTR) {}
+    }
+}
+
+static void stop_helpers(sup *s)
+{
+    size_t n = s->proc.n_helpers;
+    if (n > KGATE_MAX_HELPERS) n = KGATE_MAX_HELPERS;
+    stop_pids(s, s->proc.helpers, n);
+    s->proc.n_helpers = 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Output relay                                                              */
+/* ------------------------------------------------------------------------ */
+
+/* The mask's sink: all of buf to the stream's output, or -1 when that
+ * output is gone. */
+static int write_all(void *ctx, const char *buf, size_t len)
+{
+    stream *st = ctx;
+    while (len > 0) {
+        ssize_t n = write(st->out_fd, buf, len);
+        if (n > 0) {
+            buf += n;
+            len -= (size_t)n;
+        } else if (n < 0 && errno == EINTR) {
+            handle_signals(st->s);
+        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            /* Our stdout was handed to us non-blocking. */
+            struct pollfd p = {.fd = st->out_fd, .events = POLLOUT};
+            if (poll(&p, 1, -1) < 0 && errno == EINTR) handle_signals(st->s);
+        } else {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void stream_close(stream *st)
+{
+    if (st->rfd < 0) return;
+    kg_mask_flush(st->mask);
+    close(st->rfd);
+    st->rfd = -1;
+}
+
+/* One read from the program: 1 while the stream stays open, 0 once closed. */
+static int stream_pump(stream *st, char *buf)
+{
+    ssize_t n = read(st->rfd, buf, RELAY_BUF);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+        return 1;
+    if (n <= 0 || kg_mask_feed(st->mask, buf, (size_t)n) < 0) {
+        stream_close(st);
+        return 0;
+    }
+    return 1;
+}
+
+static int make_pipe(int p[2], kg_error *err)
+{
+    if (pipe2(p, O_CLOEXEC) < 0)
+        return kg_err_set(err, errno, "pipe: %s", strerror(errno));
+#ifdef F_SETPIPE_SZ
+    /* Fewer, larger reads: the relay's cost is per read, not per byte.
+     * Failing (a lower pipe-max-size) only costs speed. */
+    (void)fcntl(p[1], F_SETPIPE_SZ, PIPE_SIZE);
+#endif
+    fcntl(p[0], F_SETFL, fcntl(p[0], F_GETFL) | O_NONBLOCK);
+    return 0;
+}
+
+static void relay(sup *s)
+{
+    char *buf = malloc(RELAY_BUF);
+    int64_t deadline = -1;
+    stream *streams[2] = {&s->out, &s->err};
+    for (;;) {
+        handle_signals(s);
+        if (s->exited && deadline < 0) deadline = now_ms() + DRAIN_GRACE_MS;
+        bool any_open = s->out.rfd >= 0 || s->err.rfd >= 0;
+        if (s->exited && (!any_open || now_ms() >= deadline)) break;
+        if (!buf) { /* no memory to relay with: wait for the end only */
+            stream_close(&s->out);
+            stream_close(&s->err);
+            any_open = false;
+        }
+
+        struct pollfd p[3] = {{.fd = s->sig_r, .events = POLLIN}};
+        nfds_t np = 1;
+        stream *at[3] = {NULL};
+        for (size_t i = 0; i < 2; i++) {
+            if (streams[i]->rfd < 0) continue;
+            p[np] = (struct pollfd){.fd = streams[i]->rfd, .events = POLLIN};
+            at[np++] = streams[i];
+        }
+        int timeout = -1;
+        if (s->exited) {
+            int64_t rest = deadline - now_ms();
+            timeout = rest > 0 ? (int)rest : 0;
+        }
+        int r = poll(p, np, timeout);
+        if (r < 0) continue; /* EINTR: the self-pipe has it */
+        for (nfds_t i = 1; i < np; i++)
+            if (p[i].revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL))
+                stream_pump(at[i], buf);
+    }
+    stream_close(&s->out);
+    stream_close(&s->err);
+    free(buf);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The whole run                                                             */
+/* ------------------------------------------------------------------------ */
+
+int kg_supervise(const kgate_backend *be, const kg_host *host,
+                 const kgate_policy *policy, const kgate_plan *plan,
+                 const char *const *envp, const kg_supervise_opts *opts,
+                 int *exit_status, kg_error *err)
+{
+    const char *name = be && be->name ? be->name : "?";
+    if (!be || !be->launch)
+        return kg_err_set(err, ENOSYS, "backend %s: cannot launch", name);
+
+    /* opts->use_pty: the pseudo-terminal of issue 8 (core/pty.c) plugs in
+     * here, in place of the two pipes; until it exists, pipes it is. */
+    (void)opts;
+
+    sup s = {.sig_r = -1, .sig_w = -1,
+             .out = {.rfd = -1, .out_fd = STDOUT_FILENO},
+             .err = {.rfd = -1, .out_fd = STDERR_FILENO}};
+    s.out.s = s.err.s = &s;
+    int po[2] = {-1, -1}, pe[2] = {-1, -1};
+    int ret = -1;
+
+    const kg_strv *extra = opts ? opts->mask_prefixes : NULL;
+    s.out.mask = kg_mask_new(extra, write_all, &s.out);
+    s.err.mask = kg_mask_new(extra, write_all, &s.err);
+    if (!s.out.mask || !s.err.mask) {
+        kg_err_set(err, ENOMEM, "out of memory");
+        goto out;
+    }
+    /* Handlers first: a Ctrl-C during launch is then forwarded, not lost. */
+    if (install_signals(&s, err) < 0 || make_pipe(po, err) < 0 ||
+        make_pipe(pe, err) < 0)
+        goto out;
+
+    kgate_launch io = {.struct_size = sizeof io,
+                       .stdin_fd = STDIN_FILENO,
+                       .stdout_fd = po[1],
+                       .stderr_fd = pe[1],
+                       .envp = envp};
+    s.proc = (kgate_proc){.struct_size = sizeof s.proc};
+    kgate_err kerr = {0};
+    if (be->launch(&host->pub, policy, plan, &io, &s.proc, &kerr) < 0) {
+        kg_err_set(err, kerr.code, "backend %s: %s", name,
+                   kerr.msg[0] ? kerr.msg : "launch failed");
+        /* The contract says nothing is left; make it so anyway. */
+        if (s.proc.pid > 0) {
+            kill(s.proc.pid, SIGKILL);
+            while (waitpid(s.proc.pid, NULL, 0) < 0 && errno == EINTR) {}
+        }
+        stop_helpers(&s);
+        goto out;
+    }
+    if (s.proc.pid <= 0) {
+        kg_err_set(err, 0, "backend %s: launch returned no pid", name);
+        stop_helpers(&s);
+        goto out;
+    }
+    /* Only the program holds the write ends now: EOF means it is done. */
+    close(po[1]);
+    close(pe[1]);
+    po[1] = pe[1] = -1;
+    s.out.rfd = po[0];
+    s.err.rfd = pe[0];
+    po[0] = pe[0] = -1;
+
+    relay(&s);
+    while (!s.exited) { /* both pipes closed early: wait for the end */
+        struct pollfd p = {.fd = s.sig_r, .events = POLLIN};
+        poll(&p, 1, -1);
+        handle_signals(&s);
+    }
+    stop_helpers(&s);
+
+    if (s.wait_errno) {
+        kg_err_set(err, s.wait_errno, "backend %s: cannot wait for pid %ld: %s",
+                   name, (long)s.proc.pid, strerror(s.wait_errno));
+        goto out;
+    }
+    if (WIFSIGNALED(s.status)) *exit_status = 128 + WTERMSIG(s.status);
+    else *exit_status = WEXITSTATUS(s.status);
+    ret = 0;
+out:
+    for (int i = 0; i < 2; i++) {
+        if (po[i] >= 0) close(po[i]);
+        if (pe[i] >= 0) close(pe[i]);
+    }
+    stream_close(&s.out);
+    stream_close(&s.err);
+    restore_signals(&s);
+    kg_mask_free(s.out.mask);
+    kg_mask_free(s.err.mask);
+    return ret;
+}
