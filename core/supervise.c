@@ -37,7 +37,7 @@
 
 #include "mask.h"
 
-#define RELAY_BUF (128 * 1024)
+#define RELAY_BUF (256 * 1024)
 #define PIPE_SIZE (1024 * 1024)
 #define DRAIN_GRACE_MS 1000
 #define HELPER_GRACE_MS 2000
