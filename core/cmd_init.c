@@ -1,5 +1,183 @@
-/* cmd_init.c: not written yet. */
+/* cmd_init.c: `kgate init` and `kgate network`, the two commands that write
+ * the user's config.  Both write through kg_config_write (mode 0600, temp
+ * file + rename), so a crash never leaves half a policy behind.
+ *
+ * Exit statuses: 0 done; 1 refused (file exists, invalid host, unreadable
+ * or broken config, I/O error); 2 usage error.  Every failure is one line
+ * on stderr starting with "kgate:". */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
 #include "commands.h"
-int kg_cmd_init(int argc, char **argv) { (void)argc; (void)argv; fputs("kgate: init: not implemented yet\n", stderr); return KG_EXIT_REFUSED; }
-int kg_cmd_network(int argc, char **argv) { (void)argc; (void)argv; fputs("kgate: network: not implemented yet\n", stderr); return KG_EXIT_REFUSED; }
+#include "config.h"
+#include "strv.h"
+
+static int fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("kgate: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return status;
+}
+
+/* ~/.kgate, created 0700 when missing.  An existing directory is left as
+ * it is (the user may have reasons); a non-directory is an error. */
+static int config_paths(char **dir, char **file, kg_error *err)
+{
+    const char *home = getenv("HOME");
+    if (!home || home[0] != '/')
+        return kg_err_set(err, EINVAL, "HOME is not set to an absolute path");
+    if (asprintf(dir, "%s/.kgate", home) < 0) return kg_err_set(err, ENOMEM, "out of memory");
+    if (asprintf(file, "%s/.kgate/config.yaml", home) < 0) {
+        free(*dir);
+        *dir = NULL;
+        return kg_err_set(err, ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+static int ensure_dir(const char *dir, kg_error *err)
+{
+    if (mkdir(dir, 0700) == 0) {
+        /* mkdir is subject to the umask; the mode is part of the contract. */
+        if (chmod(dir, 0700) < 0)
+            return kg_err_set(err, errno, "%s: %s", dir, strerror(errno));
+        return 0;
+    }
+    if (errno != EEXIST) return kg_err_set(err, errno, "%s: %s", dir, strerror(errno));
+    struct stat st;
+    if (stat(dir, &st) < 0) return kg_err_set(err, errno, "%s: %s", dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode)) return kg_err_set(err, ENOTDIR, "%s: not a directory", dir);
+    return 0;
+}
+
+int kg_cmd_init(int argc, char **argv)
+{
+    bool force = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--force") == 0) force = true;
+        else return fail(KG_EXIT_USAGE, "init: unknown argument '%s' (usage: kgate init [--force])",
+                         argv[i]);
+    }
+    kg_error err = {0};
+    char *dir = NULL, *file = NULL;
+    if (config_paths(&dir, &file, &err) < 0) return fail(KG_EXIT_FAIL, "init: %s", err.msg);
+    int status = KG_EXIT_FAIL;
+    struct stat st;
+    kg_config *c = NULL;
+    if (ensure_dir(dir, &err) < 0) {
+        fail(KG_EXIT_FAIL, "init: %s", err.msg);
+        goto out;
+    }
+    /* lstat: a dangling symlink is an existing file too. */
+    if (!force && lstat(file, &st) == 0) {
+        fail(KG_EXIT_FAIL, "init: %s already exists; use --force to overwrite it", file);
+        goto out;
+    }
+    c = kg_config_defaults();
+    if (!c || kg_config_write(c, file, &err) < 0) {
+        fail(KG_EXIT_FAIL, "init: %s", c ? err.msg : "out of memory");
+        goto out;
+    }
+    printf("kgate: wrote %s\n", file);
+    status = KG_EXIT_OK;
+out:
+    kg_config_free(c);
+    free(dir);
+    free(file);
+    return status;
+}
+
+static const char network_usage[] =
+    "usage: kgate network off | open | restricted [HOST...]";
+
+int kg_cmd_network(int argc, char **argv)
+{
+    if (argc < 2) return fail(KG_EXIT_USAGE, "network: %s", network_usage);
+    const char *mode = argv[1];
+    kgate_network net;
+    if (strcmp(mode, "off") == 0) net = KGATE_NET_OFF;
+    else if (strcmp(mode, "open") == 0) net = KGATE_NET_OPEN;
+    else if (strcmp(mode, "restricted") == 0) net = KGATE_NET_RESTRICTED;
+    else return fail(KG_EXIT_USAGE, "network: unknown mode '%s'; %s", mode, network_usage);
+    if (net != KGATE_NET_RESTRICTED && argc > 2)
+        return fail(KG_EXIT_USAGE, "network %s takes no host names; %s", mode, network_usage);
+
+    kg_strv *hosts = kg_strv_new();
+    for (int i = 2; i < argc; i++) {
+        if (!kg_host_name_valid(argv[i])) {
+            kg_strv_free(hosts);
+            char shown[80];
+            size_t n = 0;
+            for (const char *s = argv[i]; *s && n < 60; s++)
+                shown[n++] = ((unsigned char)*s < 0x20) ? '?' : *s;
+            shown[n] = '\0';
+            return fail(KG_EXIT_FAIL, "network: invalid host name '%s'", shown);
+        }
+        char *h = strdup(argv[i]);
+        for (char *s = h; *s; s++)
+            if (*s >= 'A' && *s <= 'Z') *s = (char)(*s - 'A' + 'a');
+        if (!kg_strv_contains(hosts, h)) kg_strv_push(hosts, h);
+        free(h);
+    }
+
+    kg_error err = {0};
+    char *dir = NULL, *file = NULL;
+    kg_config *c = NULL, *f = NULL;
+    int status = KG_EXIT_FAIL;
+    if (config_paths(&dir, &file, &err) < 0) {
+        fail(KG_EXIT_FAIL, "network: %s", err.msg);
+        goto out;
+    }
+    /* The file as it is, over the defaults: keys it does not set keep
+     * their default value, which is also what they meant before. */
+    c = kg_config_defaults();
+    struct stat st;
+    if (lstat(file, &st) < 0 && errno == ENOENT) {
+        if (ensure_dir(dir, &err) < 0) {
+            fail(KG_EXIT_FAIL, "network: %s", err.msg);
+            goto out;
+        }
+    } else {
+        f = kg_config_load(file, &err);
+        if (!f) {
+            fail(KG_EXIT_FAIL, "network: %s", err.msg);
+            goto out;
+        }
+        kg_config_apply(c, f);
+    }
+    c->has_network = true;
+    c->network = net;
+    if (net == KGATE_NET_RESTRICTED && kg_strv_len(hosts) > 0) {
+        kg_strv_free(c->lists[KG_KEY_ALLOW_HOSTS]);
+        c->lists[KG_KEY_ALLOW_HOSTS] = hosts;
+        c->has[KG_KEY_ALLOW_HOSTS] = true;
+        hosts = NULL;
+    }
+    if (kg_config_write(c, file, &err) < 0) {
+        fail(KG_EXIT_FAIL, "network: %s", err.msg);
+        goto out;
+    }
+    printf("kgate: network %s", kg_network_name(net));
+    if (net == KGATE_NET_RESTRICTED) {
+        const kg_strv *h = c->lists[KG_KEY_ALLOW_HOSTS];
+        if (kg_strv_len(h) == 0) printf(" (no hosts: behaves as off)");
+        for (size_t i = 0; i < kg_strv_len(h); i++) printf("%s%s", i ? " " : ": ", kg_strv_get(h, i));
+    }
+    printf("\n");
+    status = KG_EXIT_OK;
+out:
+    kg_strv_free(hosts);
+    kg_config_free(c);
+    kg_config_free(f);
+    free(dir);
+    free(file);
+    return status;
+}

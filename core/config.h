@@ -64,4 +64,8 @@ bool kg_host_name_valid(const char *name);
 
 const char *kg_network_name(kgate_network n);
 
+/* Overlays layer on base: every key layer sets replaces base's value (lists
+ * are replaced, not joined).  How a user file sits on the defaults. */
+void kg_config_apply(kg_config *base, const kg_config *layer);
+
 #endif

@@ -16,6 +16,13 @@
 char *kg_path_resolve(const char *path, const char *base, const char *home,
                       bool may_be_missing, kg_error *err);
 
+/* The first half of kg_path_resolve: "~" expanded, made absolute against
+ * base, "." and ".." and repeated slashes folded, without looking at the
+ * file system.  For matching entries that only remove something
+ * (unprotect_paths) against paths that were resolved already. */
+char *kg_path_lexical(const char *path, const char *base, const char *home,
+                      kg_error *err);
+
 /* True when dir is home itself or one of its ancestors ("/", "/home").
  * Both must be resolved already.  Such a working directory would put the
  * whole home directory in scope. */

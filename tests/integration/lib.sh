@@ -7,7 +7,7 @@
 set -u
 
 : "${KGATE_BIN:?run through meson test}"
-: "${KGATE_PLUGIN_PATH:?run through meson test}"
+: "${KGATE_PLUGIN_PATH?run through meson test}"
 export KGATE_PLUGIN_PATH
 KG_PASS=0
 KG_FAIL=0
@@ -56,6 +56,29 @@ KG_GID=$(id -g)
 # The unprivileged uid used when the suite runs as root.
 KG_TEST_UID=${KGATE_TEST_UID:-65534}
 KG_TEST_GID=${KGATE_TEST_GID:-65534}
+
+# The unprivileged uid must be able to reach the binary and the plugins.  A
+# clone under a private directory (/root/...) would hide them: copy them to
+# a world-readable place then, the way an installed kgate would be.
+if [ "$(id -u)" -eq 0 ] &&
+    ! setpriv --reuid="$KG_TEST_UID" --regid="$KG_TEST_GID" --clear-groups \
+        test -x "$KGATE_BIN" 2>/dev/null; then
+    mkdir -p "$KG_TMP/bin"
+    cp "$KGATE_BIN" "$KG_TMP/bin/kgate"
+    KGATE_BIN=$KG_TMP/bin/kgate
+    kg_new_path=
+    kg_i=0
+    IFS=: read -r -a kg_dirs <<<"$KGATE_PLUGIN_PATH"
+    for kg_d in "${kg_dirs[@]}"; do
+        kg_i=$((kg_i + 1))
+        mkdir -p "$KG_TMP/plugins/$kg_i"
+        cp "$kg_d"/*.so "$KG_TMP/plugins/$kg_i/" 2>/dev/null || true
+        kg_new_path=${kg_new_path:+$kg_new_path:}$KG_TMP/plugins/$kg_i
+    done
+    KGATE_PLUGIN_PATH=$kg_new_path
+    export KGATE_PLUGIN_PATH
+    chmod -R a+rX "$KG_TMP/bin" "$KG_TMP/plugins"
+fi
 
 # Sets up a fresh HOME (with a project directory inside it) for user $1
 # (root|user) and makes it current: $KG_HOME, $KG_PROJ.

@@ -123,6 +123,13 @@ typedef struct kgate_policy {
      * the name as typed; command_path is what PATH resolved it to. */
     kgate_strlist argv;
     const char *command_path;
+
+    /* 1 when the core gives the program a pseudo-terminal of its own (see
+     * kgate_launch.pty).  The pty is then the program's controlling
+     * terminal, so a backend need not start a new session to keep it away
+     * from the user's terminal, and must not (a session without a
+     * controlling terminal has no job control and no Ctrl-C). */
+    int pty;
 } kgate_policy;
 
 /* ------------------------------------------------------------------------ */
@@ -307,6 +314,10 @@ typedef struct kgate_launch {
     int stdout_fd;
     int stderr_fd;
     const char *const *envp;
+    /* 1 when stdin_fd is the slave side of a pseudo-terminal the core
+     * opened: the child must call setsid() and make stdin_fd its
+     * controlling terminal (TIOCSCTTY) before it execs. */
+    int pty;
 } kgate_launch;
 
 #define KGATE_MAX_HELPERS 8

@@ -1,0 +1,69 @@
+"""Shared by the kgate benchmarks: a throwaway HOME and project, paired
+timing, and the summary line each benchmark prints."""
+import os
+import shlex
+import statistics
+import subprocess
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.environ.get("KGATE_BUILD_ROOT", os.path.join(ROOT, "build"))
+KGATE = os.path.join(BUILD, "core", "kgate")
+PLUGIN_PATH = ":".join(os.path.join(BUILD, "plugins", p)
+                       for p in ("bubblewrap", "slirp-filter", "seatbelt"))
+
+
+def sandbox_env(config_text):
+    """A temporary HOME holding config_text as its kgate config, and a
+    project directory inside it.  Returns (env, project_dir)."""
+    home = tempfile.mkdtemp(prefix="kgate-bench.")
+    os.makedirs(os.path.join(home, ".kgate"), mode=0o700)
+    with open(os.path.join(home, ".kgate", "config.yaml"), "w") as f:
+        f.write(config_text)
+    proj = os.path.join(home, "proj")
+    os.mkdir(proj)
+    env = dict(os.environ, HOME=home, KGATE_PLUGIN_PATH=PLUGIN_PATH)
+    return env, proj
+
+
+def dry_run_argv(env, cwd, extra=()):
+    """The exact argv `kgate run --dry-run` prints (its first line)."""
+    out = subprocess.run([KGATE, "run", "--dry-run", *extra, "--", "true"], env=env,
+                         cwd=cwd, check=True, capture_output=True, text=True).stdout
+    return shlex.split(out.splitlines()[0])
+
+
+def time_once(argv, env, cwd):
+    t0 = time.perf_counter_ns()
+    r = subprocess.run(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    t1 = time.perf_counter_ns()
+    if r.returncode != 0:
+        raise SystemExit("benchmark command failed (%d): %s" % (r.returncode, shlex.join(argv)))
+    return (t1 - t0) / 1e6
+
+
+def paired(a, b, runs, env, cwd, warmup=5):
+    """Alternates a and b so drift on the machine hits both alike.
+    Returns two lists of milliseconds."""
+    for _ in range(warmup):
+        time_once(a, env, cwd)
+        time_once(b, env, cwd)
+    ta, tb = [], []
+    for _ in range(runs):
+        ta.append(time_once(a, env, cwd))
+        tb.append(time_once(b, env, cwd))
+    return ta, tb
+
+
+def series(argv, env, cwd, runs, warmup=2):
+    for _ in range(warmup):
+        time_once(argv, env, cwd)
+    return [time_once(argv, env, cwd) for _ in range(runs)]
+
+
+def describe(ms):
+    q = statistics.quantiles(ms, n=10)
+    return "median %.2f ms (p10 %.2f, p90 %.2f, n=%d)" % (statistics.median(ms), q[0], q[-1],
+                                                          len(ms))

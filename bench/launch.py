@@ -1,0 +1,18 @@
+#!/usr/bin/env python3
+"""launch: `kgate run -- true` against the identical bwrap command line run
+directly (the one `kgate run --dry-run` prints).  Target: kgate adds under
+15%, a few milliseconds at most."""
+import statistics
+import sys
+
+import common
+
+runs = int(sys.argv[1]) if len(sys.argv) > 1 else 200
+env, proj = common.sandbox_env("network: off\n")
+bwrap = common.dry_run_argv(env, proj)
+kgate = [common.KGATE, "run", "--no-pty", "--", "true"]
+tk, tb = common.paired(kgate, bwrap, runs, env, proj)
+mk, mb = statistics.median(tk), statistics.median(tb)
+print("launch  bwrap alone:  " + common.describe(tb))
+print("launch  kgate run:    " + common.describe(tk))
+print("launch  kgate/bwrap = %.3f (+%.2f ms, %+.1f%%)" % (mk / mb, mk - mb, 100 * (mk / mb - 1)))

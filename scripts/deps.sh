@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# deps.sh: installs what building, demonstrating and testing kgate needs on
+# Debian 12.  Idempotent and non-interactive; does nothing when every
+# package is already there.  Sourced by scripts/demo and scripts/test.
+set -euo pipefail
+
+KGATE_BUILD_DEPS=(gcc g++ meson ninja-build pkg-config libyaml-dev check uthash-dev
+                  libseccomp-dev)
+KGATE_RUN_DEPS=(bubblewrap slirp4netns iptables)
+KGATE_TEST_DEPS=(iproute2 python3 util-linux procps git groff-base man-db
+                 dpkg-dev debhelper fakeroot tmux valgrind)
+
+kgate_install_deps() {
+    local want=("$@") missing=() p
+    for p in "${want[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+            missing+=("$p")
+    done
+    [ "${#missing[@]}" -eq 0 ] && return 0
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "kgate: missing packages: ${missing[*]} (run as root, or apt-get install them)" >&2
+        return 1
+    fi
+    echo "installing: ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
