@@ -359,7 +359,7 @@ START_TEST(large_output_intact)
     int p[2];
     ck_assert_int_eq(pipe(p), 0);
     const char *argv[] = {"/bin/sh", "-c", script, NULL};
-    kgate_launch io = {sizeof io, 0, p[1], 2, NULL};
+    kgate_launch io = {.struct_size = sizeof io, .stdin_fd = 0, .stdout_fd = p[1], .stderr_fd = 2};
     pid_t ref = spawn(argv, &io);
     close(p[1]);
     uint64_t want_h, want_n;
