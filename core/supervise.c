@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "mask.h"
+#include "pty.h"
 
 #define RELAY_BUF (256 * 1024)
 #define PIPE_SIZE (1024 * 1024)
@@ -72,7 +73,7 @@ typedef struct stream {
 struct sup {
     int sig_r, sig_w;
     struct sigaction old[sizeof forwarded / sizeof *forwarded];
-    struct sigaction old_chld, old_pipe;
+    struct sigaction old_chld, old_pipe, old_winch;
     bool installed;
 
     kgate_proc proc;
@@ -81,6 +82,15 @@ struct sup {
     int wait_errno;
 
     stream out, err;
+
+    /* With a pseudo-terminal: the program's one output is the master, and
+     * kgate's stdin is copied to it.  Input waits in inbuf until the master
+     * takes it, never in a blocking write: a program that does not read its
+     * input while kgate waits to write it would hang both. */
+    kg_pty *pty;
+    int in_fd; /* -1 once stdin is done */
+    char inbuf[4096];
+    size_t in_len, in_off;
 };
 
 static int64_t now_ms(void)
@@ -114,6 +124,7 @@ static int install_signals(sup *s, kg_error *err)
     for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++)
         sigaction(forwarded[i], &sa, &s->old[i]);
     sigaction(SIGPIPE, &sa, &s->old_pipe);
+    if (s->pty) sigaction(SIGWINCH, &sa, &s->old_winch);
     sa.sa_flags = SA_NOCLDSTOP;
     sigaction(SIGCHLD, &sa, &s->old_chld);
     s->installed = true;
@@ -127,6 +138,7 @@ static void restore_signals(sup *s)
             sigaction(forwarded[i], &s->old[i], NULL);
         sigaction(SIGPIPE, &s->old_pipe, NULL);
         sigaction(SIGCHLD, &s->old_chld, NULL);
+        if (s->pty) sigaction(SIGWINCH, &s->old_winch, NULL);
         s->installed = false;
     }
     sig_wfd = -1;
@@ -162,6 +174,11 @@ static void handle_signals(sup *s)
     while ((n = read(s->sig_r, b, sizeof b)) > 0) {
         for (ssize_t i = 0; i < n; i++) {
             if (b[i] == SIGCHLD || b[i] == SIGPIPE) continue;
+            if (b[i] == SIGWINCH) {
+                /* The kernel tells the program's foreground group. */
+                if (s->pty) kg_pty_sync_winsize(s->pty);
+                continue;
+            }
             reap_main(s); /* never signal a pid that may be reused */
             if (s->exited) continue;
             pid_t t = s->proc.signal_pid ? s->proc.signal_pid : s->proc.pid;
@@ -261,6 +278,7 @@ static int stream_pump(stream *st, char *buf)
     ssize_t n = read(st->rfd, buf, RELAY_BUF);
     if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
         return 1;
+    /* n < 0 with EIO: a pty master whose last slave was closed. */
     if (n <= 0 || kg_mask_feed(st->mask, buf, (size_t)n) < 0) {
         stream_close(st);
         return 0;
@@ -281,6 +299,31 @@ static int make_pipe(int p[2], kg_error *err)
     return 0;
 }
 
+/* Moves kgate's stdin to the pty master, as much as it takes now. */
+static void pump_input(sup *s, bool readable, bool writable)
+{
+    if (readable && s->in_len == 0) {
+        ssize_t n = read(s->in_fd, s->inbuf, sizeof s->inbuf);
+        if (n > 0) {
+            s->in_len = (size_t)n;
+            s->in_off = 0;
+        } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+            s->in_fd = -1; /* end of input: the program keeps its pty */
+        }
+    }
+    if (writable && s->in_len > 0) {
+        ssize_t n = write(kg_pty_master(s->pty), s->inbuf + s->in_off,
+                          s->in_len - s->in_off);
+        if (n > 0) {
+            s->in_off += (size_t)n;
+            if (s->in_off == s->in_len) s->in_len = s->in_off = 0;
+        } else if (n < 0 && errno != EINTR && errno != EAGAIN) {
+            s->in_fd = -1;
+            s->in_len = s->in_off = 0;
+        }
+    }
+}
+
 static void relay(sup *s)
 {
     char *buf = malloc(RELAY_BUF);
@@ -297,13 +340,26 @@ static void relay(sup *s)
             any_open = false;
         }
 
-        struct pollfd p[3] = {{.fd = s->sig_r, .events = POLLIN}};
+        struct pollfd p[4] = {{.fd = s->sig_r, .events = POLLIN}};
         nfds_t np = 1;
-        stream *at[3] = {NULL};
+        stream *at[4] = {NULL};
         for (size_t i = 0; i < 2; i++) {
             if (streams[i]->rfd < 0) continue;
             p[np] = (struct pollfd){.fd = streams[i]->rfd, .events = POLLIN};
             at[np++] = streams[i];
+        }
+        nfds_t in_at = 0;
+        bool input = s->pty && s->in_fd >= 0 && s->out.rfd >= 0 && !s->exited;
+        if (input) {
+            /* Read stdin only when the last input went out; wait for the
+             * master to take it otherwise (the master is polled above for
+             * reading through out.rfd, a duplicate). */
+            in_at = np;
+            if (s->in_len == 0)
+                p[np++] = (struct pollfd){.fd = s->in_fd, .events = POLLIN};
+            else
+                p[np++] = (struct pollfd){.fd = kg_pty_master(s->pty),
+                                          .events = POLLOUT};
         }
         int timeout = -1;
         if (s->exited) {
@@ -312,9 +368,13 @@ static void relay(sup *s)
         }
         int r = poll(p, np, timeout);
         if (r < 0) continue; /* EINTR: the self-pipe has it */
-        for (nfds_t i = 1; i < np; i++)
-            if (p[i].revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL))
+        for (nfds_t i = 1; i < np; i++) {
+            if (!p[i].revents) continue;
+            if (input && i == in_at)
+                pump_input(s, s->in_len == 0, s->in_len > 0);
+            else
                 stream_pump(at[i], buf);
+        }
     }
     stream_close(&s->out);
     stream_close(&s->err);
@@ -334,11 +394,7 @@ int kg_supervise(const kgate_backend *be, const kg_host *host,
     if (!be || !be->launch)
         return kg_err_set(err, ENOSYS, "backend %s: cannot launch", name);
 
-    /* opts->use_pty: the pseudo-terminal of issue 8 (core/pty.c) plugs in
-     * here, in place of the two pipes; until it exists, pipes it is. */
-    (void)opts;
-
-    sup s = {.sig_r = -1, .sig_w = -1,
+    sup s = {.sig_r = -1, .sig_w = -1, .in_fd = -1,
              .out = {.rfd = -1, .out_fd = STDOUT_FILENO},
              .err = {.rfd = -1, .out_fd = STDERR_FILENO}};
     s.out.s = s.err.s = &s;
@@ -352,16 +408,35 @@ int kg_supervise(const kgate_backend *be, const kg_host *host,
         kg_err_set(err, ENOMEM, "out of memory");
         goto out;
     }
+    /* A pseudo-terminal when asked for, opened like the user's terminal
+     * (fd 0) before that one goes raw.  No falling back to pipes when it
+     * cannot be had: the caller planned for a pty (the backend then starts
+     * no new session), and the program must not get the real terminal. */
+    if (opts && opts->use_pty) {
+        s.pty = kg_pty_open(STDIN_FILENO, err);
+        if (!s.pty) goto out;
+    }
     /* Handlers first: a Ctrl-C during launch is then forwarded, not lost. */
-    if (install_signals(&s, err) < 0 || make_pipe(po, err) < 0 ||
-        make_pipe(pe, err) < 0)
-        goto out;
+    if (install_signals(&s, err) < 0) goto out;
+    if (!s.pty && (make_pipe(po, err) < 0 || make_pipe(pe, err) < 0)) goto out;
 
     kgate_launch io = {.struct_size = sizeof io,
                        .stdin_fd = STDIN_FILENO,
                        .stdout_fd = po[1],
                        .stderr_fd = pe[1],
                        .envp = envp};
+    if (s.pty) {
+        int slave = kg_pty_slave(s.pty);
+        io.stdin_fd = io.stdout_fd = io.stderr_fd = slave;
+        io.pty = 1;
+        po[0] = fcntl(kg_pty_master(s.pty), F_DUPFD_CLOEXEC, 3);
+        if (po[0] < 0) {
+            kg_err_set(err, errno, "dup: %s", strerror(errno));
+            goto out;
+        }
+        fcntl(po[0], F_SETFL, fcntl(po[0], F_GETFL) | O_NONBLOCK);
+        if (kg_pty_make_raw(s.pty, err) < 0) goto out;
+    }
     s.proc = (kgate_proc){.struct_size = sizeof s.proc};
     kgate_err kerr = {0};
     if (be->launch(&host->pub, policy, plan, &io, &s.proc, &kerr) < 0) {
@@ -381,9 +456,13 @@ int kg_supervise(const kgate_backend *be, const kg_host *host,
         goto out;
     }
     /* Only the program holds the write ends now: EOF means it is done. */
-    close(po[1]);
-    close(pe[1]);
+    if (po[1] >= 0) close(po[1]);
+    if (pe[1] >= 0) close(pe[1]);
     po[1] = pe[1] = -1;
+    if (s.pty) {
+        kg_pty_close_slave(s.pty);
+        s.in_fd = STDIN_FILENO;
+    }
     s.out.rfd = po[0];
     s.err.rfd = pe[0];
     po[0] = pe[0] = -1;
@@ -412,6 +491,7 @@ out:
     stream_close(&s.out);
     stream_close(&s.err);
     restore_signals(&s);
+    kg_pty_free(s.pty); /* the user's terminal back as it was */
     kg_mask_free(s.out.mask);
     kg_mask_free(s.err.mask);
     return ret;

@@ -2,6 +2,7 @@
  * and execs the plan's argv (sh scripts: the tests are the only place where
  * a shell is fine). */
 #include <check.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -9,7 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <termios.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,6 +35,9 @@ static pid_t spawn(const char *const *argv, const kgate_launch *io)
         dup2(io->stdin_fd, 0);
         dup2(io->stdout_fd, 1);
         dup2(io->stderr_fd, 2);
+        /* What a backend must do with a pty: a session of its own with the
+         * pty as its controlling terminal. */
+        if (io->pty && (setsid() < 0 || ioctl(0, TIOCSCTTY, 0) < 0)) _exit(126);
     }
     execve(argv[0], (char *const *)argv,
            (char *const *)(io && io->envp ? io->envp : (const char *const[]){NULL}));
@@ -43,7 +50,7 @@ static int fake_launch(const kgate_host *host, const kgate_policy *policy,
 {
     (void)policy;
     ck_assert_uint_eq(io->struct_size, sizeof *io);
-    ck_assert_int_eq(io->stdin_fd, 0);
+    ck_assert_int_eq(io->stdin_fd, io->pty ? io->stdout_fd : 0);
     /* The core's descriptors must be close-on-exec. */
     ck_assert(fcntl(io->stdout_fd, F_GETFD) & FD_CLOEXEC);
     ck_assert(fcntl(io->stderr_fd, F_GETFD) & FD_CLOEXEC);
@@ -71,6 +78,7 @@ static const kgate_backend fake = {
 };
 
 static kg_host host;
+static bool use_pty;
 static char outpath[64], errpath[64];
 
 static void setup(void)
@@ -79,6 +87,7 @@ static void setup(void)
     helper_pid = 0;
     helper_script = NULL;
     fail_after_helper = 0;
+    use_pty = false;
     /* kgate's own stdout and stderr become files the test reads back. */
     strcpy(outpath, "/tmp/kg-sup-out-XXXXXX");
     strcpy(errpath, "/tmp/kg-sup-err-XXXXXX");
@@ -117,7 +126,7 @@ static int run_sh(const char *script, const kg_strv *prefixes, kg_error *err)
     host.pub.plan_arg(plan, "-c");
     host.pub.plan_arg(plan, script);
     const char *const envp[] = {"PATH=/usr/bin:/bin", "FOO=bar", NULL};
-    kg_supervise_opts opts = {.mask_prefixes = prefixes};
+    kg_supervise_opts opts = {.mask_prefixes = prefixes, .use_pty = use_pty};
     kgate_policy policy = {.struct_size = sizeof policy};
     int status = -1;
     int r = kg_supervise(&fake, &host, &policy, plan, envp, &opts, &status, err);
@@ -395,6 +404,71 @@ START_TEST(large_output_intact)
 }
 END_TEST
 
+/* Reads from fd until want shows up in everything read so far. */
+static void read_until(int fd, char *acc, size_t cap, size_t *len, const char *want)
+{
+    while (!strstr(acc, want)) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        ck_assert_msg(poll(&p, 1, 20000) == 1, "no '%s' in '%s'", want, acc);
+        ssize_t n = read(fd, acc + *len, cap - 1 - *len);
+        ck_assert_int_gt(n, 0);
+        *len += (size_t)n;
+        acc[*len] = '\0';
+    }
+}
+
+START_TEST(pty_program_gets_its_own_terminal)
+{
+    /* The "user's terminal" is a pty this test drives. */
+    int tm = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    ck_assert_int_ge(tm, 0);
+    ck_assert(grantpt(tm) == 0 && unlockpt(tm) == 0);
+    char tname[128];
+    ck_assert_int_eq(ptsname_r(tm, tname, sizeof tname), 0);
+    int ts = open(tname, O_RDWR | O_NOCTTY | O_CLOEXEC);
+    ck_assert_int_ge(ts, 0);
+    struct winsize ws = {.ws_row = 41, .ws_col = 103};
+    ck_assert_int_eq(ioctl(ts, TIOCSWINSZ, &ws), 0);
+    struct termios before, after;
+    ck_assert_int_eq(tcgetattr(ts, &before), 0);
+
+    pid_t kid = fork();
+    ck_assert_int_ge(kid, 0);
+    if (kid == 0) {
+        dup2(ts, 0);
+        dup2(ts, 1);
+        use_pty = true;
+        int st = run_sh("tty; stty size; echo ghp_0123456789abcdefghij; "
+                        "read x; echo \"got $x\"; exit 3",
+                        NULL, NULL);
+        _exit(st == -1000 ? 99 : st);
+    }
+    char acc[8192] = {0};
+    size_t len = 0;
+    read_until(tm, acc, sizeof acc, &len, "ghp_");
+    read_until(tm, acc, sizeof acc, &len, "\n");
+    ck_assert_int_eq(write(tm, "hello\r", 6), 6);
+    read_until(tm, acc, sizeof acc, &len, "got hello");
+    int st;
+    ck_assert_int_eq(waitpid(kid, &st, 0), kid);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 3, "status %d, output '%s'", st, acc);
+
+    /* A terminal of its own, not ours; our size; the secret masked. */
+    ck_assert_ptr_nonnull(strstr(acc, "/dev/pts/"));
+    ck_assert_ptr_null(strstr(acc, tname));
+    ck_assert_ptr_nonnull(strstr(acc, "41 103"));
+    ck_assert_ptr_nonnull(strstr(acc, "ghp_***"));
+    ck_assert_ptr_null(strstr(acc, "0123456789abcdef"));
+    /* And our terminal is as it was (kgate made it raw meanwhile). */
+    ck_assert_int_eq(tcgetattr(ts, &after), 0);
+    ck_assert_uint_eq(after.c_lflag, before.c_lflag);
+    ck_assert_uint_eq(after.c_iflag, before.c_iflag);
+    ck_assert_uint_eq(after.c_oflag, before.c_oflag);
+    close(ts);
+    close(tm);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("supervise");
@@ -415,6 +489,7 @@ int main(void)
     tcase_add_test(tc, closed_stdout_does_not_kill_kgate);
     tcase_add_test(tc, background_child_does_not_hang);
     tcase_add_test(tc, large_output_intact);
+    tcase_add_test(tc, pty_program_gets_its_own_terminal);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
