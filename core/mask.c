@@ -39,12 +39,36 @@ const char *const kg_mask_builtin_prefixes[] = {
  * possible through many user prefixes) the scan falls back to a table. */
 #define MAX_VEC_FIRST 16
 
-typedef unsigned char v16 __attribute__((vector_size(16)));
+/* VW bytes per step.  32 is one AVX2 register, two SSE2 or NEON ones: the
+ * compiler splits what the target cannot do at once. */
+#define VW 32
+/* Every function that passes these is static: no ABI crosses a file. */
+#if defined(__clang__)
+#if __has_warning("-Wpsabi")
+#pragma clang diagnostic ignored "-Wpsabi"
+#endif
+#elif defined(__GNUC__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+typedef unsigned char vec __attribute__((vector_size(VW)));
 
-static inline v16 splat(unsigned char c)
+static inline vec splat(unsigned char c)
 {
-    return (v16){c, c, c, c, c, c, c, c, c, c, c, c, c, c, c, c};
+    vec v;
+    memset(&v, c, sizeof v);
+    return v;
 }
+
+/* On x86-64 the scan also gets an AVX2 build, chosen at load time;
+ * everywhere else (arm64 included) the one portable build. */
+#if defined(__x86_64__) && defined(__has_attribute)
+#if __has_attribute(target_clones) && !defined(__SANITIZE_ADDRESS__)
+#define VEC_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+#endif
+#ifndef VEC_CLONES
+#define VEC_CLONES
+#endif
 
 typedef struct pfx {
     char *s;
@@ -66,7 +90,7 @@ struct kg_mask {
      * is the one byte a). */
     uint64_t pair[65536 / 64];
 
-    v16 firstv[MAX_VEC_FIRST]; /* each first byte in every lane */
+    vec firstv[MAX_VEC_FIRST]; /* each first byte in every lane */
     size_t n_first; /* > MAX_VEC_FIRST: scalar scan only */
 
     /* Stream state. */
@@ -129,8 +153,11 @@ static int add_prefix(kg_mask *m, const char *s)
 
 kg_mask *kg_mask_new(const kg_strv *extra, kg_mask_sink sink, void *ctx)
 {
-    kg_mask *m = calloc(1, sizeof *m);
+    /* Aligned for the vectors inside. */
+    size_t size = (sizeof(kg_mask) + 63) / 64 * 64;
+    kg_mask *m = aligned_alloc(64, size);
     if (!m) return NULL;
+    memset(m, 0, size);
     m->sink = sink;
     m->ctx = ctx;
     for (size_t i = 0; kg_mask_builtin_prefixes[i]; i++)
@@ -214,20 +241,33 @@ static int decide(const kg_mask *m, const char *s, size_t n, bool eof,
 
 
 /* All-ones lanes where v is a token byte. */
-static inline v16 vec_tok(v16 v)
+static inline vec vec_tok(vec v)
 {
-    v16 lower = (v | splat(0x20)) - splat('a');
-    v16 digit = v - splat('0');
-    return (v16)((lower < splat(26)) | (digit < splat(10)) |
+    vec lower = (v | splat(0x20)) - splat('a');
+    vec digit = v - splat('0');
+    return (vec)((lower < splat(26)) | (digit < splat(10)) |
                  (v == splat('_')) | (v == splat('-')));
 }
 
-static inline bool vec_any(v16 v)
+static inline bool vec_any(vec v)
 {
-    uint64_t a, b;
-    memcpy(&a, &v, 8);
-    memcpy(&b, (const char *)&v + 8, 8);
-    return (a | b) != 0;
+    uint64_t acc = 0;
+    for (size_t k = 0; k < VW; k += 8) {
+        uint64_t w;
+        memcpy(&w, (const char *)&v + k, 8);
+        acc |= w;
+    }
+    return acc != 0;
+}
+
+/* Index of the first all-ones lane of a vector known to have one. */
+static inline size_t vec_first(vec v)
+{
+    for (size_t k = 0;; k += 8) {
+        uint64_t w;
+        memcpy(&w, (const char *)&v + k, 8);
+        if (w) return k + (size_t)__builtin_ctzll(w) / 8;
+    }
 }
 
 /* Whether the two bytes at p[i] can start some prefix.  A cheap filter in
@@ -243,7 +283,7 @@ static inline bool pair_ok(const kg_mask *m, const unsigned char *p, size_t i,
 /* Index of the first candidate (a prefix's first byte after a non-token
  * byte, and a second byte that fits) in p[from..n), or n.  p[from-1] must
  * exist when from > 0; at 0 the stream state says what came before. */
-static size_t find_candidate(const kg_mask *m, const unsigned char *p,
+static inline __attribute__((always_inline)) size_t find_candidate(const kg_mask *m, const unsigned char *p,
                              size_t from, size_t n)
 {
     size_t i = from;
@@ -252,16 +292,16 @@ static size_t find_candidate(const kg_mask *m, const unsigned char *p,
         i = 1;
     }
     if (m->n_first <= MAX_VEC_FIRST) {
-        for (; i + 16 <= n; i += 16) {
-            v16 v, pv;
-            memcpy(&v, p + i, 16);
-            memcpy(&pv, p + i - 1, 16);
-            v16 hit = (v16)(v == m->firstv[0]);
+        for (; i + VW <= n; i += VW) {
+            vec v, pv;
+            memcpy(&v, p + i, VW);
+            memcpy(&pv, p + i - 1, VW);
+            vec hit = (vec)(v == m->firstv[0]);
             for (size_t k = 1; k < m->n_first; k++)
-                hit |= (v16)(v == m->firstv[k]);
+                hit |= (vec)(v == m->firstv[k]);
             hit &= ~vec_tok(pv);
             if (!vec_any(hit)) continue;
-            for (size_t half = 0; half < 16; half += 8) {
+            for (size_t half = 0; half < VW; half += 8) {
                 uint64_t w;
                 memcpy(&w, (const char *)&hit + half, 8);
                 while (w) {
@@ -279,18 +319,13 @@ static size_t find_candidate(const kg_mask *m, const unsigned char *p,
 }
 
 /* Index of the first non-token byte in p[i..n), or n. */
-static size_t skip_token(const unsigned char *p, size_t i, size_t n)
+static inline __attribute__((always_inline)) size_t skip_token(const unsigned char *p, size_t i, size_t n)
 {
-    for (; i + 16 <= n; i += 16) {
-        v16 v;
-        memcpy(&v, p + i, 16);
-        v16 non = ~vec_tok(v);
-        if (!vec_any(non)) continue;
-        uint64_t w;
-        memcpy(&w, &non, 8);
-        if (w) return i + (size_t)__builtin_ctzll(w) / 8;
-        memcpy(&w, (const char *)&non + 8, 8);
-        return i + 8 + (size_t)__builtin_ctzll(w) / 8;
+    for (; i + VW <= n; i += VW) {
+        vec v;
+        memcpy(&v, p + i, VW);
+        vec non = ~vec_tok(v);
+        if (vec_any(non)) return i + vec_first(non);
     }
     while (i < n && is_tok(p[i])) i++;
     return i;
@@ -305,6 +340,7 @@ static int emit(kg_mask *m, const unsigned char *p, size_t len)
 /* Masks and writes p[0..n).  Returns how many bytes were consumed (the rest,
  * an undecided candidate, is for the caller to hold), or -1 when the sink
  * failed.  With eof every byte is consumed. */
+VEC_CLONES
 static ssize_t scan(kg_mask *m, const unsigned char *p, size_t n, bool eof)
 {
     size_t i = 0, span = 0;

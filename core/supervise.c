@@ -31,6 +31,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -324,6 +325,23 @@ static void pump_input(sup *s, bool readable, bool writable)
     }
 }
 
+/* When kgate's own output is a pipe, let it hold as much as the program's
+ * pipe does: with the default 64 KiB every large write of the relay waits
+ * for the reader several times, and the relay, not the program, sets the
+ * pace.  The pipe only gets bigger; failing only costs speed. */
+static void grow_output_pipe(int fd)
+{
+#ifdef F_SETPIPE_SZ
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
+        int cur = fcntl(fd, F_GETPIPE_SZ);
+        if (cur > 0 && cur < PIPE_SIZE) (void)fcntl(fd, F_SETPIPE_SZ, PIPE_SIZE);
+    }
+#else
+    (void)fd;
+#endif
+}
+
 static void relay(sup *s)
 {
     char *buf = malloc(RELAY_BUF);
@@ -467,6 +485,8 @@ int kg_supervise(const kgate_backend *be, const kg_host *host,
     s.err.rfd = pe[0];
     po[0] = pe[0] = -1;
 
+    grow_output_pipe(STDOUT_FILENO);
+    grow_output_pipe(STDERR_FILENO);
     relay(&s);
     while (!s.exited) { /* both pipes closed early: wait for the end */
         struct pollfd p = {.fd = s.sig_r, .events = POLLIN};
