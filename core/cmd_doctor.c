@@ -1,5 +1,394 @@
-/* cmd_doctor.c: not written yet. */
+/* cmd_doctor.c: `kgate doctor` (can the chosen backend enforce the
+ * effective policy here?) and `kgate plugins` (what was found, what each
+ * backend's probe says, and which one `run` would pick).
+ *
+ * Neither command starts anything.  Doctor is deliberately built from the
+ * same selection `run` uses, so it cannot promise what run would refuse. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <utstring.h>
+
 #include "commands.h"
-int kg_cmd_doctor(int argc, char **argv) { (void)argc; (void)argv; fputs("kgate: doctor: not implemented yet\n", stderr); return KG_EXIT_REFUSED; }
-int kg_cmd_plugins(int argc, char **argv) { (void)argc; (void)argv; fputs("kgate: plugins: not implemented yet\n", stderr); return KG_EXIT_REFUSED; }
+#include "json.h"
+#include "loader.h"
+#include "paths.h"
+#include "policy.h"
+#include "select.h"
+
+/* ------------------------------------------------------------------------ */
+/* The effective policy of the working directory                             */
+/* ------------------------------------------------------------------------ */
+
+/* What doctor and plugins need from the environment, and every reason the
+ * core itself (not a backend) has to say BLOCKED. */
+typedef struct env_policy {
+    kg_policy *pol;
+    kg_strv *blocked; /* the core's own BLOCKED findings */
+    char *why_none;   /* when pol is NULL: why there is no policy */
+} env_policy;
+
+static void env_policy_load(env_policy *e)
+{
+    *e = (env_policy){.blocked = kg_strv_new()};
+    const char *home = getenv("HOME");
+    char *cwd = getcwd(NULL, 0);
+    kg_error err = {0};
+    if (!home || !*home) {
+        kg_err_set(&err, 0, "HOME is not set: kgate cannot tell what to hide");
+    } else if (!cwd) {
+        kg_err_set(&err, errno, "cannot read the working directory: %s", strerror(errno));
+    } else {
+        e->pol = kg_policy_load(home, cwd, NULL, &err);
+    }
+    if (!e->pol) {
+        /* A policy that cannot be read is not a policy: nothing can be
+         * enforced, so doctor says BLOCKED rather than failing apart. */
+        e->why_none = strdup(err.msg);
+        char msg[1200];
+        snprintf(msg, sizeof msg, "the policy cannot be built: %s", err.msg);
+        kg_strv_push(e->blocked, msg);
+    }
+    char *rhome = home && *home ? realpath(home, NULL) : NULL;
+    char *rcwd = cwd ? realpath(cwd, NULL) : NULL;
+    const char *h = e->pol && e->pol->pub.home ? e->pol->pub.home : rhome;
+    const char *d = e->pol && e->pol->pub.project ? e->pol->pub.project : rcwd;
+    if (h && d && kg_path_covers_home(d, h)) {
+        char msg[1200];
+        snprintf(msg, sizeof msg,
+                 "the working directory %s covers $HOME (%s): kgate run refuses to start here",
+                 d, h);
+        kg_strv_push(e->blocked, msg);
+    }
+    free(rhome);
+    free(rcwd);
+    free(cwd);
+}
+
+static void env_policy_free(env_policy *e)
+{
+    kg_policy_free(e->pol);
+    kg_strv_free(e->blocked);
+    free(e->why_none);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Arguments                                                                 */
+/* ------------------------------------------------------------------------ */
+
+static const char doctor_usage[] = "usage: kgate doctor [--json] [--backend NAME]";
+static const char plugins_usage[] = "usage: kgate plugins [--json]";
+
+static int parse(int argc, char **argv, int *json, const char **backend,
+                 const char *usage)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--json") == 0) {
+            *json = 1;
+        } else if (backend && strcmp(a, "--backend") == 0) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "kgate: %s: --backend needs a NAME (%s)\n", argv[0], usage);
+                return -1;
+            }
+            *backend = argv[++i];
+        } else if (backend && strncmp(a, "--backend=", 10) == 0) {
+            *backend = a + 10;
+        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            puts(usage);
+            return 1;
+        } else {
+            fprintf(stderr, "kgate: %s: unknown argument '%s' (%s)\n", argv[0], a, usage);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* doctor                                                                    */
+/* ------------------------------------------------------------------------ */
+
+static void json_report(UT_string *o, const kgate_report *rep)
+{
+    kg_strv *reasons = kg_strv_new();
+    kg_report_reasons(rep, reasons);
+    utstring_printf(o, ",\"reasons\":");
+    kg_json_strv(o, reasons);
+    kg_strv_free(reasons);
+    utstring_printf(o, ",\"findings\":[");
+    for (size_t i = 0; i < rep->n_items; i++) {
+        utstring_printf(o, "%s{\"verdict\":", i ? "," : "");
+        kg_json_str(o, kg_verdict_name(rep->items[i].verdict));
+        utstring_printf(o, ",\"text\":");
+        kg_json_str(o, rep->items[i].text);
+        utstring_printf(o, "}");
+    }
+    utstring_printf(o, "],\"details\":{");
+    for (size_t i = 0; i < kg_strv_len(rep->detail_keys); i++) {
+        if (i) utstring_printf(o, ",");
+        kg_json_str(o, kg_strv_get(rep->detail_keys, i));
+        utstring_printf(o, ":");
+        kg_json_str(o, kg_strv_get(rep->detail_values, i));
+    }
+    utstring_printf(o, "}");
+}
+
+static void json_refused(UT_string *o, const kg_registry *r)
+{
+    utstring_printf(o, "[");
+    for (size_t i = 0; r && i < kg_strv_len(r->refused_files); i++) {
+        utstring_printf(o, "%s{\"file\":", i ? "," : "");
+        kg_json_str(o, kg_strv_get(r->refused_files, i));
+        utstring_printf(o, ",\"reason\":");
+        kg_json_str(o, kg_strv_get(r->refused_reasons, i));
+        utstring_printf(o, "}");
+    }
+    utstring_printf(o, "]");
+}
+
+static void print_doctor_text(const kg_plugin *cand, const env_policy *e,
+                              const kgate_report *rep)
+{
+    if (cand) {
+        printf("backend: %s (%s)\n", cand->name, cand->path);
+        printf("version: %s\n", cand->probe.version[0] ? cand->probe.version : "unknown");
+    } else {
+        printf("backend: none\n");
+    }
+    if (e->pol) {
+        printf("config: %s%s\n", e->pol->user_file ? e->pol->user_file : "?",
+               e->pol->user_file_missing ? " (missing: defaults apply)" : "");
+        if (e->pol->project_file) printf("project file: %s\n", e->pol->project_file);
+    }
+    for (size_t i = 0; i < kg_strv_len(rep->detail_keys); i++)
+        printf("%s: %s\n", kg_strv_get(rep->detail_keys, i),
+               kg_strv_get(rep->detail_values, i));
+    for (size_t i = 0; i < rep->n_items; i++)
+        printf("  %-8s  %s\n", kg_verdict_name(rep->items[i].verdict), rep->items[i].text);
+
+    kg_strv *reasons = kg_strv_new();
+    kg_report_reasons(rep, reasons);
+    printf("%s %s", kg_verdict_name(rep->verdict), cand ? cand->name : "none");
+    for (size_t i = 0; i < kg_strv_len(reasons); i++)
+        printf("%s%s", i ? "; " : ": ", kg_strv_get(reasons, i));
+    putchar('\n');
+    kg_strv_free(reasons);
+}
+
+int kg_cmd_doctor(int argc, char **argv)
+{
+    int json = 0;
+    const char *forced = NULL;
+    int a = parse(argc, argv, &json, &forced, doctor_usage);
+    if (a != 0) return a > 0 ? KG_EXIT_OK : KG_EXIT_USAGE;
+
+    kg_host host;
+    kg_host_init(&host);
+    kg_registry *r = kg_registry_load(1);
+    if (!r) {
+        fputs("kgate: doctor: out of memory\n", stderr);
+        return KG_EXIT_FAIL;
+    }
+    kg_select_bind_host(&host, r);
+    env_policy e;
+    env_policy_load(&e);
+
+    kg_plugin *cand = NULL;
+    kgate_report *brep = NULL;
+    kg_error err = {0};
+    int rc = -1;
+    if (e.pol) {
+        rc = kg_select_candidate(r, &host, &e.pol->pub, forced, KGATE_PROBE_THOROUGH,
+                                 &cand, &brep, &err);
+    } else if (forced) {
+        /* No policy to judge, but the user still learns whether the backend
+         * they named exists. */
+        cand = kg_registry_find(r, forced);
+        if (cand) kg_select_probe(cand, &host, KGATE_PROBE_THOROUGH);
+    }
+
+    /* The core's findings first (they hold whatever the backend says),
+     * then the backend's own. */
+    kgate_report *rep = kg_report_new();
+    for (size_t i = 0; i < kg_strv_len(e.blocked); i++)
+        host.pub.report(rep, KGATE_BLOCKED, "%s", kg_strv_get(e.blocked, i));
+    if (e.pol && rc < 0 && !cand) host.pub.report(rep, KGATE_BLOCKED, "%s", err.msg);
+    if (!e.pol && forced && !cand)
+        host.pub.report(rep, KGATE_BLOCKED, "backend %s not found", forced);
+    if (brep) {
+        for (size_t i = 0; i < brep->n_items; i++)
+            host.pub.report(rep, brep->items[i].verdict, "%s", brep->items[i].text);
+        for (size_t i = 0; i < kg_strv_len(brep->detail_keys); i++)
+            host.pub.report_detail(rep, kg_strv_get(brep->detail_keys, i),
+                                   kg_strv_get(brep->detail_values, i));
+    }
+    /* The report shown is one backend's; when none could enforce the
+     * policy, the others' reasons are worth a line too. */
+    if (e.pol && rc < 0 && cand && !forced) host.pub.report_detail(rep, "selection", err.msg);
+    if (rep->n_items == 0) host.pub.report(rep, KGATE_BLOCKED, "nothing to report");
+
+    if (json) {
+        UT_string *o;
+        utstring_new(o);
+        utstring_printf(o, "{\"verdict\":");
+        kg_json_str(o, kg_verdict_name(rep->verdict));
+        utstring_printf(o, ",\"backend\":");
+        if (cand) kg_json_str(o, cand->name);
+        else utstring_printf(o, "null");
+        utstring_printf(o, ",\"file\":");
+        if (cand) kg_json_str(o, cand->path);
+        else utstring_printf(o, "null");
+        utstring_printf(o, ",\"version\":");
+        if (cand) kg_json_str(o, cand->probe.version);
+        else utstring_printf(o, "null");
+        json_report(o, rep);
+        utstring_printf(o, ",\"policy\":");
+        if (e.pol) kg_policy_to_json(e.pol, o);
+        else utstring_printf(o, "null");
+        utstring_printf(o, ",\"plugins_refused\":");
+        json_refused(o, r);
+        utstring_printf(o, "}\n");
+        fputs(utstring_body(o), stdout);
+        utstring_free(o);
+    } else {
+        print_doctor_text(cand, &e, rep);
+    }
+    int status = rep->verdict == KGATE_BLOCKED ? KG_EXIT_FAIL : KG_EXIT_OK;
+    kg_report_free(rep);
+    kg_report_free(brep);
+    env_policy_free(&e);
+    kg_registry_free(r);
+    return status;
+}
+
+/* ------------------------------------------------------------------------ */
+/* plugins                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static void json_probe(UT_string *o, const kg_plugin *p)
+{
+    utstring_printf(o, "{\"available\":%s,\"score\":%d,\"depth\":",
+                    p->probe.available ? "true" : "false", p->probe.score);
+    kg_json_str(o, p->probe_depth == KGATE_PROBE_THOROUGH ? "thorough" : "quick");
+    utstring_printf(o, ",\"version\":");
+    kg_json_str(o, p->probe.version);
+    utstring_printf(o, ",\"tool_path\":");
+    kg_json_str(o, p->probe.tool_path);
+    utstring_printf(o, ",\"reason\":");
+    kg_json_str(o, p->probe.reason);
+    utstring_printf(o, ",\"error\":");
+    if (p->probe_failed) kg_json_str(o, p->probe_error);
+    else utstring_printf(o, "null");
+    utstring_printf(o, ",\"facts\":{");
+    for (size_t i = 0; i < p->probe.n_facts; i++) {
+        if (i) utstring_printf(o, ",");
+        kg_json_str(o, p->probe.facts[i].name);
+        utstring_printf(o, ":%d", p->probe.facts[i].value);
+    }
+    utstring_printf(o, "}}");
+}
+
+int kg_cmd_plugins(int argc, char **argv)
+{
+    int json = 0;
+    int a = parse(argc, argv, &json, NULL, plugins_usage);
+    if (a != 0) return a > 0 ? KG_EXIT_OK : KG_EXIT_USAGE;
+
+    kg_host host;
+    kg_host_init(&host);
+    kg_registry *r = kg_registry_load(1);
+    if (!r) {
+        fputs("kgate: plugins: out of memory\n", stderr);
+        return KG_EXIT_FAIL;
+    }
+    kg_select_bind_host(&host, r);
+    kg_select_probe_all(r, &host, KGATE_PROBE_THOROUGH);
+
+    /* What run would pick for the working directory's policy. */
+    env_policy e;
+    env_policy_load(&e);
+    kg_plugin *pick = NULL;
+    char *why_none = NULL;
+    if (!e.pol) {
+        if (asprintf(&why_none, "the policy cannot be built: %s", e.why_none) < 0)
+            why_none = NULL;
+    } else {
+        kgate_report *rep = NULL;
+        kg_error err = {0};
+        pick = kg_select_backend(r, &host, &e.pol->pub, NULL, KGATE_PROBE_THOROUGH, &rep,
+                                 &err);
+        kg_report_free(rep);
+        if (!pick) why_none = strdup(err.msg);
+        /* run refuses this directory before asking any backend. */
+        if (pick && kg_strv_len(e.blocked)) {
+            pick = NULL;
+            why_none = strdup(kg_strv_get(e.blocked, 0));
+        }
+    }
+
+    if (json) {
+        UT_string *o;
+        utstring_new(o);
+        utstring_printf(o, "{\"plugins\":[");
+        kg_plugin *p, *tmp;
+        int first = 1;
+        HASH_ITER(hh, r->by_name, p, tmp) {
+            utstring_printf(o, "%s{\"name\":", first ? "" : ",");
+            first = 0;
+            kg_json_str(o, p->name);
+            utstring_printf(o, ",\"file\":");
+            kg_json_str(o, p->path);
+            utstring_printf(o, ",\"description\":");
+            kg_json_str(o, p->be.description ? p->be.description : "");
+            utstring_printf(o, ",\"abi\":\"%d.%u\",\"abi_major\":%d,\"abi_minor\":%u",
+                            KGATE_ABI_MAJOR, (unsigned)p->abi_minor, KGATE_ABI_MAJOR,
+                            (unsigned)p->abi_minor);
+            utstring_printf(o, ",\"probe\":");
+            json_probe(o, p);
+            utstring_printf(o, ",\"selected\":%s}", p == pick ? "true" : "false");
+        }
+        utstring_printf(o, "],\"refused\":");
+        json_refused(o, r);
+        utstring_printf(o, ",\"searched\":");
+        kg_json_strv(o, r->searched);
+        utstring_printf(o, ",\"selected\":");
+        if (pick) kg_json_str(o, pick->name);
+        else utstring_printf(o, "null");
+        utstring_printf(o, ",\"selection_error\":");
+        if (why_none) kg_json_str(o, why_none);
+        else utstring_printf(o, "null");
+        utstring_printf(o, "}\n");
+        fputs(utstring_body(o), stdout);
+        utstring_free(o);
+    } else {
+        kg_plugin *p, *tmp;
+        HASH_ITER(hh, r->by_name, p, tmp) {
+            printf("%s%s (ABI %d.%u) %s\n", p == pick ? "* " : "  ", p->name,
+                   KGATE_ABI_MAJOR, (unsigned)p->abi_minor, p->path);
+            if (p->be.description) printf("    %s\n", p->be.description);
+            if (p->probe_failed)
+                printf("    probe failed: %s\n", p->probe_error);
+            else
+                printf("    %s, score %d, version %s%s%s\n",
+                       p->probe.available ? "available" : "not available", p->probe.score,
+                       p->probe.version[0] ? p->probe.version : "unknown",
+                       p->probe.reason[0] ? ": " : "", p->probe.reason);
+        }
+        if (!r->by_name) printf("no plugin found\n");
+        for (size_t i = 0; i < kg_strv_len(r->refusals); i++)
+            printf("refused: %s\n", kg_strv_get(r->refusals, i));
+        printf("searched:");
+        for (size_t i = 0; i < kg_strv_len(r->searched); i++)
+            printf(" %s", kg_strv_get(r->searched, i));
+        putchar('\n');
+        if (pick) printf("run would pick: %s\n", pick->name);
+        else printf("run would pick: none (%s)\n", why_none ? why_none : "unknown");
+    }
+    free(why_none);
+    env_policy_free(&e);
+    kg_registry_free(r);
+    return KG_EXIT_OK;
+}

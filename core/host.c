@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char *vformat(const char *fmt, va_list ap)
+__attribute__((format(printf, 1, 0))) static char *vformat(const char *fmt, va_list ap)
 {
     char *s = NULL;
     if (vasprintf(&s, fmt, ap) < 0) return NULL;
@@ -42,7 +42,7 @@ static int host_plan_arg(kgate_plan *p, const char *arg)
     return 0;
 }
 
-static int host_plan_argf(kgate_plan *p, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static int host_plan_argf(kgate_plan *p, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -71,7 +71,7 @@ static int host_plan_file(kgate_plan *p, const char *label, const char *content)
     return 0;
 }
 
-static int host_plan_note(kgate_plan *p, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static int host_plan_note(kgate_plan *p, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -167,7 +167,7 @@ const char *kg_verdict_name(kgate_verdict v)
     }
 }
 
-static int host_report(kgate_report *r, kgate_verdict v, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int host_report(kgate_report *r, kgate_verdict v, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -193,7 +193,7 @@ static int host_report_detail(kgate_report *r, const char *key, const char *valu
     return 0;
 }
 
-static void host_log(const kgate_host *h, kgate_log_level level, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static void host_log(const kgate_host *h, kgate_log_level level, const char *fmt, ...)
 {
     const kg_host *host = (const kg_host *)h;
     if (level == KGATE_LOG_DEBUG && !host->debug) return;

@@ -4,8 +4,11 @@
 
 #include <uthash.h>
 
+#include "error.h"
 #include "kgate/kgate-plugin.h"
 #include "strv.h"
+
+struct kg_host;
 
 typedef struct kg_plugin {
     char *name; /* key */
@@ -19,24 +22,67 @@ typedef struct kg_plugin {
     int probed; /* 0: not yet; 1: probe() ran */
     int probe_failed;
     char probe_error[512];
+    kgate_probe_depth probe_depth; /* how hard the cached probe looked */
+    int probing;                   /* guards composed backends' recursion */
     UT_hash_handle hh;
 } kg_plugin;
 
 typedef struct kg_registry {
     kg_plugin *by_name;  /* uthash, in load order */
     kg_strv *refusals;   /* "FILE: reason" lines, also printed on stderr */
+    /* The same refusals split, for JSON (a FILE may contain ": "). */
+    kg_strv *refused_files;
+    kg_strv *refused_reasons;
+    kg_strv *searched; /* the directories looked in, in order */
+    /* Set by kg_select_bind_host: lets host->backend_probe probe lazily. */
+    struct kg_host *host;
+    kgate_probe_depth depth;
 } kg_registry;
 
 /* Searches KGATE_PLUGIN_PATH (colon-separated) then the installed plugin
  * directory, loads every file with the platform suffix, and refuses (one
  * "kgate: plugin FILE: reason" line each, on stderr when verbose) what is
  * not a library, lacks the entry symbol, has another ABI major, a too small
- * kgate_backend, or a name already loaded.  Never fails as a whole. */
+ * kgate_backend, or a name already loaded.  Never fails as a whole.
+ * When verbose is 0 the lines are still recorded in refusals, and printed
+ * only when KGATE_DEBUG is set. */
 kg_registry *kg_registry_load(int verbose);
 /* Loads from an explicit directory list instead of the environment. */
 kg_registry *kg_registry_load_dirs(const kg_strv *dirs, int verbose);
 void kg_registry_free(kg_registry *r); /* dlcloses; accepts NULL */
 
 kg_plugin *kg_registry_find(kg_registry *r, const char *name);
+
+/* The directories kg_registry_load searches: the absolute, non-empty
+ * entries of KGATE_PLUGIN_PATH, then the installed plugin directory. */
+kg_strv *kg_plugin_search_path(void);
+
+/* An empty registry (for tests and in-process backends). */
+kg_registry *kg_registry_new(void);
+
+/* Checks a backend descriptor (size, ABI major, name) and registers a
+ * host copy of it under its name.  file is what messages name; handle
+ * (may be NULL) is dlclose()d with the registry once this succeeds.
+ * Returns NULL with err (the reason alone, no file) on refusal; the
+ * caller still owns handle then. */
+kg_plugin *kg_registry_add(kg_registry *r, const kgate_backend *be,
+                           const char *file, void *handle, kg_error *err);
+
+/* Records one refusal and prints it when asked to. */
+void kg_registry_refuse(kg_registry *r, const char *file, const char *reason,
+                        int print);
+
+/* Copies src into dst (dst_size bytes, the host's idea of the struct):
+ * min(src->struct_size, dst_size) bytes, and zeroes the rest, so methods a
+ * plugin of an older minor does not have read as NULL.  Returns the number
+ * of bytes copied. */
+size_t kg_backend_copy(void *dst, size_t dst_size, const kgate_backend *src);
+
+/* The smallest kgate_backend of this major (its first release, 1.0). */
+#define KG_BACKEND_MIN_SIZE                                                    \
+    (offsetof(kgate_backend, launch) + sizeof(((kgate_backend *)0)->launch))
+
+/* True when name is a valid backend name: 1 to 64 of [a-z0-9-]. */
+int kg_backend_name_valid(const char *name);
 
 #endif

@@ -4,7 +4,7 @@
 # package is already there.  Sourced by scripts/demo and scripts/test.
 set -euo pipefail
 
-KGATE_BUILD_DEPS=(gcc g++ meson ninja-build pkg-config libyaml-dev check uthash-dev
+KGATE_BUILD_DEPS=(gcc g++ make meson ninja-build pkg-config libyaml-dev check uthash-dev
                   libseccomp-dev)
 KGATE_RUN_DEPS=(bubblewrap slirp4netns iptables)
 KGATE_TEST_DEPS=(iproute2 python3 util-linux procps git groff-base man-db

@@ -38,6 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/types.h>
 
 #ifdef __cplusplus
@@ -144,6 +145,8 @@ typedef struct kgate_err {
 } kgate_err;
 
 static inline int kgate_err_vset(kgate_err *err, int code, const char *fmt,
+                                 va_list ap) KGATE_PRINTF(3, 0);
+static inline int kgate_err_vset(kgate_err *err, int code, const char *fmt,
                                  va_list ap)
 {
     if (err) {
@@ -208,7 +211,10 @@ typedef struct kgate_probe {
 
 static inline void kgate_probe_init(kgate_probe *p)
 {
-    *p = (kgate_probe){.struct_size = sizeof(kgate_probe)};
+    /* memset rather than a compound literal: the header must also compile
+     * as C++ before C++20, where designated initializers are not allowed. */
+    memset(p, 0, sizeof *p);
+    p->struct_size = sizeof(kgate_probe);
 }
 
 /* Records a named finding (ignored when the table is full). */

@@ -1,0 +1,113 @@
+/* bwrap-doctor.c: can this machine enforce this policy with bubblewrap?
+ * A pure function of the policy and the probe facts, so the tests can hand
+ * it any kernel. */
+#include "bwrap-internal.h"
+
+#include <stdio.h>
+
+/* Why bwrap cannot run here, and what to change.  Returns 1 when it
+ * reported a blocker. */
+static int report_machine(const kgate_host *h, const kgate_probe *pr,
+                          kgate_report *rep)
+{
+    int blocked = 0;
+    if (!kgate_probe_fact(pr, KGBW_FACT_LINUX, 0)) {
+        h->report(rep, KGATE_BLOCKED, "bubblewrap needs Linux");
+        return 1;
+    }
+    if (!kgate_probe_fact(pr, KGBW_FACT_BWRAP, 0)) {
+        h->report(rep, KGATE_BLOCKED,
+                  "bwrap not found in PATH or /usr/bin: install bubblewrap "
+                  "(Debian and Ubuntu: apt-get install bubblewrap)");
+        blocked = 1;
+    }
+    if (kgate_probe_fact(pr, KGBW_FACT_USERNS_MAX0, 0)) {
+        h->report(rep, KGATE_BLOCKED,
+                  "user namespaces are disabled: user.max_user_namespaces is "
+                  "0 (sysctl -w user.max_user_namespaces=15000)");
+        blocked = 1;
+    }
+    if (kgate_probe_fact(pr, KGBW_FACT_USERNS_CLONE0, 0)) {
+        h->report(rep, KGATE_BLOCKED,
+                  "unprivileged user namespaces are disabled: "
+                  "kernel.unprivileged_userns_clone is 0 (sysctl -w "
+                  "kernel.unprivileged_userns_clone=1)");
+        blocked = 1;
+    }
+    int trial = kgate_probe_fact(pr, KGBW_FACT_TRIAL, -1);
+    int apparmor = kgate_probe_fact(pr, KGBW_FACT_APPARMOR, 0);
+    if (!blocked && trial == 0) {
+        if (apparmor)
+            h->report(rep, KGATE_BLOCKED,
+                      "bwrap could not create a user namespace: AppArmor "
+                      "restricts unprivileged user namespaces "
+                      "(kernel.apparmor_restrict_unprivileged_userns=1); load "
+                      "an AppArmor profile that lets bwrap use them, or set "
+                      "that sysctl to 0");
+        else
+            h->report(rep, KGATE_BLOCKED,
+                      "bwrap could not create a user namespace (in a "
+                      "container? it must allow nested user namespaces; try: "
+                      "bwrap --unshare-user --ro-bind / / true)");
+        blocked = 1;
+    }
+    if (!blocked && trial == -1 && apparmor)
+        h->report(rep, KGATE_READY,
+                  "AppArmor restricts unprivileged user namespaces; bwrap was "
+                  "not tried by this quick probe (kgate doctor tries it)");
+    if (!blocked && trial == 1)
+        h->report(rep, KGATE_READY, "user namespaces work (bwrap tried)");
+    return blocked;
+}
+
+static void report_network(const kgate_host *h, const kgate_policy *pol,
+                           kgate_report *rep)
+{
+    switch (pol->network) {
+    case KGATE_NET_OFF:
+        h->report(rep, KGATE_READY, "network off (--unshare-net)%s",
+                  pol->configured_network == KGATE_NET_RESTRICTED
+                      ? ": restricted with an empty host list"
+                      : "");
+        break;
+    case KGATE_NET_OPEN:
+        h->report(rep, KGATE_DEGRADED,
+                  "network open: the filesystem box is installed, the network "
+                  "box is not");
+        break;
+    case KGATE_NET_RESTRICTED:
+        if (pol->allow_hosts.n > 0)
+            h->report(rep, KGATE_BLOCKED, "%s", kgbw_hosts_sentence());
+        else /* the core maps this to OFF; never read it as open */
+            h->report(rep, KGATE_READY, "network off (--unshare-net)");
+        break;
+    default:
+        h->report(rep, KGATE_BLOCKED, "unknown network mode %d",
+                  (int)pol->network);
+        break;
+    }
+}
+
+int kgbw_doctor(const kgate_host *h, const kgate_policy *pol,
+                const kgate_probe *pr, kgate_report *rep)
+{
+    report_machine(h, pr, rep);
+    h->report(rep, KGATE_READY,
+              "home hidden (tmpfs on %s), project writable (%s), %zu read "
+              "path%s, %zu extra writable path%s, %zu deny_read entr%s, "
+              "private /tmp, /dev and /proc; new user, pid, ipc and uts "
+              "namespaces; no capabilities",
+              pol->home ? pol->home : "$HOME",
+              pol->project ? pol->project : "the working directory",
+              pol->read_paths.n, pol->read_paths.n == 1 ? "" : "s",
+              pol->allow_paths.n, pol->allow_paths.n == 1 ? "" : "s",
+              pol->deny_read.n, pol->deny_read.n == 1 ? "y" : "ies");
+    report_network(h, pol, rep);
+    h->report_detail(rep, "bwrap_path", pr->tool_path);
+    h->report_detail(rep, "bwrap_version",
+                     pr->version[0] ? pr->version : "unknown (quick probe)");
+    int trial = kgate_probe_fact(pr, KGBW_FACT_TRIAL, -1);
+    h->report_detail(rep, "userns_trial",
+                     trial == 1 ? "works" : trial == 0 ? "failed" : "not tried");
+    return 0;
+}

@@ -1,0 +1,46 @@
+/* bwrap-internal.h: the pieces of the bubblewrap backend, shared between its
+ * files and its tests (which link them statically; the plugin exports only
+ * kgate_plugin_entry). */
+#ifndef KGBW_INTERNAL_H
+#define KGBW_INTERNAL_H
+
+#include "kgate/kgate-plugin.h"
+
+/* The one sentence that says why a host allow list is not this backend's
+ * job.  plan() fails with it and doctor() reports it, so the two cannot
+ * tell different stories. */
+const char *kgbw_hosts_sentence(void);
+
+/* Facts probe() records (kgate_probe_fact names). */
+#define KGBW_FACT_LINUX "linux"
+#define KGBW_FACT_BWRAP "bwrap"                 /* an executable bwrap found */
+#define KGBW_FACT_USERNS "userns"               /* no sysctl forbids userns */
+#define KGBW_FACT_USERNS_MAX0 "userns_max_zero" /* user.max_user_namespaces 0 */
+#define KGBW_FACT_USERNS_CLONE0 "userns_clone_off" /* Debian knob is 0 */
+#define KGBW_FACT_APPARMOR "apparmor_userns"    /* AppArmor restricts userns */
+#define KGBW_FACT_TRIAL "userns_trial" /* 1 worked, 0 failed, -1 not tried */
+
+/* Fills p from sysctl values as read (-1: the file does not exist), whether
+ * the caller is root, and whether bwrap was found.  Split from probe() so the
+ * tests can feed it any kernel. */
+void kgbw_probe_from_sysctls(kgate_probe *p, int have_bwrap, int is_root,
+                             int max_userns, int userns_clone,
+                             int apparmor_restrict, int trial);
+
+/* The four methods (bwrap-probe.c, bwrap-doctor.c, bwrap-plan.c,
+ * bwrap-launch.c). */
+int kgbw_probe(const kgate_host *host, kgate_probe_depth depth,
+               kgate_probe *probe, kgate_err *err);
+int kgbw_doctor(const kgate_host *host, const kgate_policy *policy,
+                const kgate_probe *probe, kgate_report *rep);
+int kgbw_plan(const kgate_host *host, const kgate_policy *policy,
+              const kgate_probe *probe, kgate_plan *plan, kgate_err *err);
+int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
+                const kgate_plan *plan, const kgate_launch *io,
+                kgate_proc *proc, kgate_err *err);
+
+/* 1 when path is dir or lies below it (both absolute, no trailing slash;
+ * "/" contains everything). */
+int kgbw_path_under(const char *path, const char *dir);
+
+#endif

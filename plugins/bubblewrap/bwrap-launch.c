@@ -1,0 +1,348 @@
+/* bwrap-launch.c: start the plan, and learn enough about the sandbox to
+ * signal the program in it.
+ *
+ * bwrap with --unshare-pid is three processes: the outer bwrap (our child,
+ * it waits and passes the exit status on), pid 1 of the namespace (bwrap's
+ * reaper), and the program.  Measured with bwrap 0.8.0, as root and as uid
+ * 65534 (docs/bubblewrap.md): SIGTERM to the outer bwrap kills it, and
+ * --die-with-parent then SIGKILLs the sandbox; the program never sees the
+ * signal it could have handled.  With --new-session the reaper leads a
+ * session and process group of its own that the program is in, and a signal
+ * to that group reaches the program (the reaper, pid 1, ignores signals it
+ * has no handler for).  bwrap names the reaper's pid on --info-fd, so
+ * launch adds --info-fd and hands the core that group as signal_pid.
+ *
+ * bwrap's info is written before the mounts are made, so it cannot say
+ * whether they worked.  --block-fd is read after the last mount and the
+ * final pivot_root (measured with strace, bwrap 0.8.0), just before the
+ * program is started.  Launch makes that read visible: the block fd is a
+ * SOCK_SEQPACKET socket with a tiny send buffer, and one record queued on
+ * it keeps our end unwritable until bwrap consumes it.  Our end turning
+ * writable means setup is done; bwrap exiting first means it failed (its
+ * message is on the program's stderr), and launch returns an error instead
+ * of passing bwrap's exit status 1 off as the program's.
+ *
+ * Both descriptors are added here, not in the plan, so the plan stays a
+ * plain argv that --dry-run can print and another backend can run. */
+#include "bwrap-internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* What the child reports through the error pipe before it _exits. */
+enum { STEP_STDIO = 1, STEP_TTY, STEP_FD, STEP_CHDIR, STEP_EXEC };
+
+/* Descriptors the child passes to bwrap (-1 when not used). */
+typedef struct passfds {
+    int info;
+    int block;
+} passfds;
+
+static const char *step_name(int step)
+{
+    switch (step) {
+    case STEP_STDIO: return "set up stdio for";
+    case STEP_TTY: return "take the pseudo-terminal for";
+    case STEP_FD: return "pass descriptors to";
+    case STEP_CHDIR: return "enter the project";
+    default: return "execute";
+    }
+}
+
+/* Only async-signal-safe calls from here to execve: the core may have
+ * threads (the output relay) and the heap may be in any state. */
+__attribute__((noreturn)) static void child(char *const *argv,
+                                            const kgate_launch *io,
+                                            const int hi[3], passfds pass,
+                                            int err_w, const char *project)
+{
+    int report[2] = {0, 0};
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    /* Dispositions the core installed (or ignored) must not reach bwrap
+     * and through it the program.  All signals are blocked until execve. */
+    for (int s = 1; s < NSIG; s++) sigaction(s, &dfl, NULL);
+
+    int pty = KGATE_HAS_FIELD(io, kgate_launch, pty) && io->pty;
+    if (pty) {
+        setsid();
+    } else {
+        /* Out of the terminal's foreground group: a Ctrl-C reaches kgate,
+         * which forwards it to the program's group, and not bwrap's outer
+         * process, whose death would SIGKILL the program. */
+        setpgid(0, 0);
+    }
+    /* hi[] are >= 10, so these never overwrite one another. */
+    for (int i = 0; i < 3; i++) {
+        if (dup2(hi[i], i) < 0) {
+            report[0] = STEP_STDIO;
+            goto fail;
+        }
+    }
+    if (pty && ioctl(0, TIOCSCTTY, 0) < 0) {
+        report[0] = STEP_TTY;
+        goto fail;
+    }
+    if (fcntl(pass.info, F_SETFD, 0) < 0 ||
+        (pass.block >= 0 && fcntl(pass.block, F_SETFD, 0) < 0)) {
+        report[0] = STEP_FD;
+        goto fail;
+    }
+    if (chdir(project) < 0) {
+        report[0] = STEP_CHDIR;
+        goto fail;
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    execve(argv[0], argv, (char *const *)io->envp);
+    report[0] = STEP_EXEC;
+fail:
+    report[1] = errno;
+    if (write(err_w, report, sizeof report) < 0) _exit(127);
+    _exit(127);
+}
+
+static ssize_t read_full(int fd, void *buf, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = read(fd, (char *)buf + got, n - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return -1;
+        if (r == 0) break;
+        got += (size_t)r;
+    }
+    return (ssize_t)got;
+}
+
+static int reap(pid_t pid)
+{
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR) return -1;
+    return st;
+}
+
+static void close_fd(int *fd)
+{
+    if (*fd >= 0) close(*fd);
+    *fd = -1;
+}
+
+/* The number after "child-pid" in bwrap's info JSON, or 0. */
+static pid_t parse_child_pid(const char *json)
+{
+    const char *k = strstr(json, "\"child-pid\"");
+    if (!k) return 0;
+    k = strchr(k, ':');
+    if (!k) return 0;
+    char *end;
+    long v = strtol(k + 1, &end, 10);
+    return end != k + 1 && v > 1 ? (pid_t)v : 0;
+}
+
+/* Our end of the block socket, with one record queued that keeps it
+ * unwritable until bwrap reads it; *theirs is bwrap's end (>= 10).  Returns
+ * -1 when this kernel does not behave that way: launch then goes on
+ * without the gate. */
+static int gate_open(int *theirs)
+{
+    int sv[2];
+    *theirs = -1;
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) return -1;
+    int one = 1, sndbuf = 0;
+    socklen_t len = sizeof sndbuf;
+    char rec[2048];
+    memset(rec, 'k', sizeof rec);
+    /* The kernel raises this to its minimum (a few KiB); a 2 KiB record
+     * then holds more than a quarter of it, which is when a unix socket
+     * stops being writable. */
+    if (setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &one, sizeof one) < 0 ||
+        getsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, &len) < 0)
+        goto fail;
+    size_t n = sizeof rec;
+    if ((size_t)sndbuf < n + 64) n = sndbuf > 128 ? (size_t)sndbuf - 64 : 64;
+    if (send(sv[0], rec, n, MSG_DONTWAIT) != (ssize_t)n) goto fail;
+    struct pollfd p = {.fd = sv[0], .events = POLLOUT};
+    if (poll(&p, 1, 0) != 0) goto fail; /* writable already: no gate */
+    *theirs = fcntl(sv[1], F_DUPFD_CLOEXEC, 10);
+    close(sv[1]);
+    if (*theirs < 0) {
+        close(sv[0]);
+        return -1;
+    }
+    return sv[0];
+fail:
+    close(sv[0]);
+    close(sv[1]);
+    return -1;
+}
+
+/* 1 when bwrap consumed the record (setup done), 0 when it exited first,
+ * -1 when this cannot be told (no pidfd on this kernel). */
+static int gate_wait(int ours, pid_t pid)
+{
+    int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (pidfd < 0) return -1;
+    struct pollfd p[2] = {{.fd = ours, .events = POLLOUT},
+                          {.fd = pidfd, .events = POLLIN}};
+    while (poll(p, 2, -1) < 0)
+        if (errno != EINTR) {
+            close(pidfd);
+            return -1;
+        }
+    close(pidfd);
+    /* The read happens before any exit, so a program that already ended
+     * still shows as a consumed record. */
+    struct pollfd again = {.fd = ours, .events = POLLOUT};
+    return poll(&again, 1, 0) == 1 && again.revents == POLLOUT ? 1 : 0;
+}
+
+static int exit_code_of(int st, const char **kind)
+{
+    *kind = st >= 0 && WIFSIGNALED(st) ? "signal" : "exit status";
+    return st < 0 ? -1 : WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st);
+}
+
+int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
+                const kgate_plan *plan, const kgate_launch *io,
+                kgate_proc *proc, kgate_err *err)
+{
+    size_t argc = 0;
+    const char *const *pargv = host->plan_argv(plan, &argc);
+    int info_r = -1, info_w = -1, err_r = -1, err_w = -1, hi[3] = {-1, -1, -1};
+    int gate = -1, block_w = -1;
+    char **argv = NULL;
+    int r = -1, fds[2];
+    pid_t pid = -1;
+
+    if (argc < 2 || !pargv[0] || pargv[0][0] != '/')
+        return kgate_err_set(err, EINVAL, "the plan does not start with an "
+                                          "absolute bwrap path");
+    if (!policy->project || policy->project[0] != '/')
+        return kgate_err_set(err, EINVAL, "no project directory");
+
+    if (pipe2(fds, O_CLOEXEC) < 0) goto sys_fail;
+    info_r = fds[0];
+    /* Numbers >= 10 stay clear of the 0, 1, 2 the child is about to fill,
+     * even when the core runs with one of those closed. */
+    info_w = fcntl(fds[1], F_DUPFD_CLOEXEC, 10);
+    close(fds[1]);
+    if (info_w < 0) goto sys_fail;
+    const int io_fds[3] = {io->stdin_fd, io->stdout_fd, io->stderr_fd};
+    for (int i = 0; i < 3; i++)
+        if ((hi[i] = fcntl(io_fds[i], F_DUPFD_CLOEXEC, 10)) < 0) goto sys_fail;
+    if (pipe2(fds, O_CLOEXEC) < 0) goto sys_fail;
+    err_r = fds[0];
+    err_w = fds[1];
+
+    gate = gate_open(&block_w);
+    if (gate < 0)
+        host->log(host, KGATE_LOG_DEBUG,
+                  "no setup gate on this kernel: a bwrap setup failure will "
+                  "show as the program's exit status 1");
+
+    char infonum[16], blocknum[16];
+    snprintf(infonum, sizeof infonum, "%d", info_w);
+    snprintf(blocknum, sizeof blocknum, "%d", block_w);
+    argv = calloc(argc + 5, sizeof *argv);
+    if (!argv) goto sys_fail;
+    size_t k = 0;
+    argv[k++] = (char *)pargv[0];
+    argv[k++] = (char *)"--info-fd";
+    argv[k++] = infonum;
+    if (gate >= 0) {
+        argv[k++] = (char *)"--block-fd";
+        argv[k++] = blocknum;
+    }
+    for (size_t i = 1; i < argc; i++) argv[k++] = (char *)pargv[i];
+
+    sigset_t all, old;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, &old);
+    pid = fork();
+    if (pid == 0)
+        child(argv, io, hi, (passfds){info_w, block_w}, err_w, policy->project);
+    int fork_errno = errno;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    if (pid < 0) {
+        errno = fork_errno;
+        goto sys_fail;
+    }
+    close_fd(&err_w);
+    close_fd(&info_w);
+    /* block_w stays open here until the gate is decided: while we hold the
+     * peer too, bwrap closing or dying does not purge the record (that
+     * would look like a read); only bwrap reading it does. */
+    for (int i = 0; i < 3; i++) close_fd(&hi[i]);
+
+    int report[2];
+    if (read_full(err_r, report, sizeof report) == (ssize_t)sizeof report) {
+        reap(pid);
+        kgate_err_set(err, report[1], "could not %s %s: %s",
+                      step_name(report[0]),
+                      report[0] == STEP_CHDIR ? policy->project : pargv[0],
+                      strerror(report[1]));
+        goto out;
+    }
+
+    /* bwrap writes the info and closes it right after it created the
+     * namespaces, before the mounts; a bwrap that fails earlier (no user
+     * namespaces, a bad option) closes it with nothing written. */
+    char info[1024];
+    ssize_t n = read_full(info_r, info, sizeof info - 1);
+    info[n > 0 ? n : 0] = '\0';
+    pid_t sandbox = parse_child_pid(info);
+    const char *kind;
+    if (!sandbox) {
+        int code = exit_code_of(reap(pid), &kind);
+        kgate_err_set(err, 0,
+                      "bwrap could not create the sandbox (%s %d); its "
+                      "message is above",
+                      kind, code);
+        goto out;
+    }
+    if (gate >= 0 && gate_wait(gate, pid) == 0) {
+        int code = exit_code_of(reap(pid), &kind);
+        kgate_err_set(err, 0,
+                      "bwrap could not set up the sandbox (%s %d); its "
+                      "message is above",
+                      kind, code);
+        goto out;
+    }
+    proc->pid = pid;
+    /* With a pty of its own there is no --new-session, so the reaper leads
+     * no group; the core signals the outer bwrap then (the sandbox dies
+     * with it, see docs/bubblewrap.md). */
+    int pty = KGATE_HAS_FIELD(io, kgate_launch, pty) && io->pty;
+    proc->signal_pid = pty ? 0 : -sandbox;
+    proc->n_helpers = 0;
+    host->log(host, KGATE_LOG_DEBUG, "bwrap pid %ld, sandbox pid 1 is %ld",
+              (long)pid, (long)sandbox);
+    r = 0;
+    goto out;
+
+sys_fail:
+    kgate_err_set(err, errno, "cannot start bwrap: %s", strerror(errno));
+out:
+    close_fd(&gate);
+    close_fd(&block_w);
+    close_fd(&info_r);
+    close_fd(&info_w);
+    close_fd(&err_r);
+    close_fd(&err_w);
+    for (int i = 0; i < 3; i++) close_fd(&hi[i]);
+    free(argv);
+    return r;
+}

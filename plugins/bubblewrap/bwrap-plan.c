@@ -1,0 +1,360 @@
+/* bwrap-plan.c: policy + probe -> the bwrap argument vector.
+ *
+ * bwrap applies its mount options in the order given and a later mount
+ * covers an earlier one, so the order below IS the policy: the floor first
+ * (read-only /), then what hides (tmpfs over $HOME and /tmp), then what gives
+ * back (read_paths, allow_paths, the project; a nested path after its
+ * parent), then what takes away again inside what was given back
+ * (protect_paths, deny_read).  docs/bubblewrap.md walks through it flag by
+ * flag.
+ *
+ * The builder is a function of the policy, the probe and the types of the
+ * files the policy names (stat: is a deny_read entry a file or a directory,
+ * does a read path exist).  It holds no file descriptors, so the argv can be
+ * printed by --dry-run, pasted into a shell, and exec'd by another backend
+ * (slirp-filter runs it from inside its own user and network namespace,
+ * which is why the uid and gid are always explicit).  Descriptors bwrap
+ * needs at run time are added by launch (bwrap-launch.c). */
+#include "bwrap-internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+const char *kgbw_hosts_sentence(void)
+{
+    return "a host allow list needs the slirp-filter backend (slirp4netns and "
+           "iptables)";
+}
+
+int kgbw_path_under(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    if (n == 1 && dir[0] == '/') return path[0] == '/';
+    return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* One path the policy gives back. */
+typedef struct giveback {
+    const char *path;
+    int writable;
+    int project;
+} giveback;
+
+typedef struct planner {
+    const kgate_host *host;
+    const kgate_policy *pol;
+    kgate_plan *plan;
+    kgate_err *err;
+    giveback *gb; /* sorted by path, deduplicated */
+    size_t n_gb;
+    int failed; /* an append ran out of memory */
+} planner;
+
+static void arg(planner *pl, const char *a)
+{
+    if (pl->host->plan_arg(pl->plan, a) < 0) pl->failed = 1;
+}
+
+static void arg2(planner *pl, const char *a, const char *b)
+{
+    arg(pl, a);
+    arg(pl, b);
+}
+
+static void arg3(planner *pl, const char *a, const char *b, const char *c)
+{
+    arg(pl, a);
+    arg(pl, b);
+    arg(pl, c);
+}
+
+static int bad_path(const char *p)
+{
+    return !p || p[0] != '/';
+}
+
+static int check_list(planner *pl, const char *key, const kgate_strlist *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (bad_path(l->v[i]))
+            return kgate_err_set(pl->err, EINVAL,
+                                 "%s entry \"%s\" is not an absolute path", key,
+                                 l->v[i] ? l->v[i] : "(null)");
+    return 0;
+}
+
+/* The program can see p: it lies under something given back, or outside
+ * the two trees the sandbox replaces by empty tmpfs ($HOME and /tmp). */
+static int visible(const planner *pl, const char *p)
+{
+    for (size_t i = 0; i < pl->n_gb; i++)
+        if (kgbw_path_under(p, pl->gb[i].path)) return 1;
+    return !kgbw_path_under(p, pl->pol->home) && !kgbw_path_under(p, "/tmp");
+}
+
+/* p lies under a path the program may write. */
+static int writable(const planner *pl, const char *p)
+{
+    for (size_t i = 0; i < pl->n_gb; i++)
+        if (pl->gb[i].writable && kgbw_path_under(p, pl->gb[i].path)) return 1;
+    return 0;
+}
+
+static int gb_cmp(const void *a, const void *b)
+{
+    return strcmp(((const giveback *)a)->path, ((const giveback *)b)->path);
+}
+
+/* read_paths, allow_paths and the project in one list sorted by path, so a
+ * parent is mounted before anything nested in it and the more specific
+ * entry wins.  The same path in two lists is mounted once: the project is
+ * always writable; otherwise read-only beats read-write (fail closed). */
+static int collect_givebacks(planner *pl)
+{
+    const kgate_policy *pol = pl->pol;
+    size_t max = pol->read_paths.n + pol->allow_paths.n + 1, n = 0;
+    giveback *gb = calloc(max, sizeof *gb);
+    if (!gb) return kgate_err_set(pl->err, ENOMEM, "out of memory");
+    pl->gb = gb;
+
+    const kgate_strlist *lists[2] = {&pol->read_paths, &pol->allow_paths};
+    const char *keys[2] = {"read_paths", "allow_paths"};
+    for (int k = 0; k < 2; k++) {
+        for (size_t i = 0; i < lists[k]->n; i++) {
+            const char *p = lists[k]->v[i];
+            /* A bind of $HOME or of one of its ancestors would show the
+             * real home again, on top of the tmpfs that hides it. */
+            if (kgbw_path_under(pol->home, p))
+                return kgate_err_set(pl->err, EPERM,
+                                     "%s entry %s would show the whole home "
+                                     "directory %s again",
+                                     keys[k], p, pol->home);
+            struct stat st;
+            if (stat(p, &st) < 0) {
+                /* bwrap fails on a missing source; nothing there means
+                 * nothing to show, so leave it out and say so. */
+                if (pl->host->plan_note(pl->plan,
+                                        "%s entry %s does not exist: not "
+                                        "mounted",
+                                        keys[k], p) < 0)
+                    pl->failed = 1;
+                continue;
+            }
+            gb[n++] = (giveback){p, k == 1, 0};
+        }
+    }
+    gb[n++] = (giveback){pol->project, 1, 1};
+    qsort(gb, n, sizeof *gb, gb_cmp);
+
+    size_t out = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (out && strcmp(gb[out - 1].path, gb[i].path) == 0) {
+            giveback *prev = &gb[out - 1];
+            if (gb[i].project || prev->project) {
+                prev->project = 1;
+                prev->writable = 1;
+            } else {
+                prev->writable = prev->writable && gb[i].writable;
+            }
+            continue;
+        }
+        gb[out++] = gb[i];
+    }
+    pl->n_gb = out;
+    return 0;
+}
+
+static int check_policy(planner *pl, const kgate_probe *probe)
+{
+    const kgate_policy *pol = pl->pol;
+    if (!probe || probe->tool_path[0] != '/')
+        return kgate_err_set(pl->err, ENOENT,
+                             "bwrap was not found (install bubblewrap)");
+    if (bad_path(pol->home) || strcmp(pol->home, "/") == 0)
+        return kgate_err_set(pl->err, EINVAL,
+                             "home directory \"%s\" cannot be hidden",
+                             pol->home ? pol->home : "(null)");
+    if (bad_path(pol->project))
+        return kgate_err_set(pl->err, EINVAL,
+                             "project \"%s\" is not an absolute path",
+                             pol->project ? pol->project : "(null)");
+    /* The core refuses this before any backend runs; a plan that would
+     * bind the whole home writable must not exist even if it did not. */
+    if (kgbw_path_under(pol->home, pol->project))
+        return kgate_err_set(pl->err, EPERM,
+                             "the project %s covers the home directory %s",
+                             pol->project, pol->home);
+    if (bad_path(pol->command_path))
+        return kgate_err_set(pl->err, EINVAL,
+                             "command path \"%s\" is not absolute",
+                             pol->command_path ? pol->command_path : "(null)");
+    if (pol->tmpdir && bad_path(pol->tmpdir))
+        return kgate_err_set(pl->err, EINVAL, "TMPDIR \"%s\" is not absolute",
+                             pol->tmpdir);
+    if (check_list(pl, "read_paths", &pol->read_paths) < 0 ||
+        check_list(pl, "allow_paths", &pol->allow_paths) < 0 ||
+        check_list(pl, "deny_read", &pol->deny_read) < 0 ||
+        check_list(pl, "protect_paths", &pol->protect_paths) < 0)
+        return -1;
+    if (pol->network == KGATE_NET_RESTRICTED && pol->allow_hosts.n > 0)
+        return kgate_err_set(pl->err, ENOTSUP, "%s", kgbw_hosts_sentence());
+    return 0;
+}
+
+/* Who the program is and what it shares with the host.  --cap-drop ALL
+ * matters when the caller is (or looks like) root: bwrap then keeps every
+ * capability inside the namespace unless told otherwise.  --disable-userns
+ * stops the program from making a user namespace of its own, where it would
+ * be root again and could remount what we covered. */
+static void stage_namespaces(planner *pl, const kgate_probe *probe)
+{
+    const kgate_policy *pol = pl->pol;
+    char uid[32], gid[32];
+    snprintf(uid, sizeof uid, "%lu", (unsigned long)pol->uid);
+    snprintf(gid, sizeof gid, "%lu", (unsigned long)pol->gid);
+    int pty = KGATE_HAS_FIELD(pol, kgate_policy, pty) && pol->pty;
+
+    arg(pl, probe->tool_path);
+    arg(pl, "--die-with-parent");
+    /* A new session has no controlling terminal: no TIOCSTI into the
+     * user's.  With a pty of its own the pty is the program's terminal,
+     * and a new session would cost it job control (see the SDK). */
+    if (!pty) arg(pl, "--new-session");
+    arg(pl, "--unshare-user");
+    arg2(pl, "--uid", uid);
+    arg2(pl, "--gid", gid);
+    arg(pl, "--disable-userns");
+    arg2(pl, "--cap-drop", "ALL");
+    arg(pl, "--unshare-pid");
+    arg(pl, "--unshare-ipc");
+    arg(pl, "--unshare-uts");
+    /* KGATE_NET_RESTRICTED with hosts was refused in check_policy; without
+     * hosts it arrives as OFF. */
+    if (pol->network != KGATE_NET_OPEN) arg(pl, "--unshare-net");
+}
+
+/* The floor: the system read-only, private /dev, /proc and /tmp. */
+static void stage_base(planner *pl)
+{
+    arg3(pl, "--ro-bind", "/", "/");
+    arg2(pl, "--dev", "/dev");
+    arg2(pl, "--proc", "/proc");
+    arg2(pl, "--tmpfs", "/tmp");
+    /* Slot (issue 6, host sockets): covering /run and /var/run, then
+     * giving back the resolv.conf target and allow_sockets, belongs here:
+     * after the floor, before $HOME, so nothing later depends on /run. */
+}
+
+/* The home directory is an empty tmpfs; bwrap creates the mount points of
+ * whatever is given back inside it. */
+static void stage_home(planner *pl)
+{
+    struct stat st;
+    /* No home, nothing to hide; and bwrap could not make the mount point
+     * in the read-only root anyway. */
+    if (stat(pl->pol->home, &st) < 0) {
+        if (pl->host->plan_note(pl->plan,
+                                "home %s does not exist: nothing to hide",
+                                pl->pol->home) < 0)
+            pl->failed = 1;
+        return;
+    }
+    arg2(pl, "--tmpfs", pl->pol->home);
+}
+
+static void stage_giveback(planner *pl)
+{
+    for (size_t i = 0; i < pl->n_gb; i++)
+        arg3(pl, pl->gb[i].writable ? "--bind" : "--ro-bind", pl->gb[i].path,
+             pl->gb[i].path);
+}
+
+/* Read-only again inside a writable root.  Only where it matters: a
+ * protected path under the hidden home but outside anything given back
+ * would otherwise be bound in from the real home and become readable, and
+ * a missing one would make bwrap create an empty mount point in the real
+ * project. */
+static void stage_protect(planner *pl)
+{
+    const kgate_strlist *l = &pl->pol->protect_paths;
+    for (size_t i = 0; i < l->n; i++) {
+        struct stat st;
+        if (!writable(pl, l->v[i]) || stat(l->v[i], &st) < 0) continue;
+        arg3(pl, "--ro-bind", l->v[i], l->v[i]);
+    }
+}
+
+/* Last, so that it covers everything given back: a file reads as empty
+ * (/dev/null), a directory as an empty read-only tmpfs. */
+static void stage_deny(planner *pl)
+{
+    const kgate_strlist *l = &pl->pol->deny_read;
+    for (size_t i = 0; i < l->n; i++) {
+        const char *p = l->v[i];
+        struct stat st;
+        if (!visible(pl, p)) continue; /* inside the tmpfs: already gone */
+        if (stat(p, &st) < 0) {
+            if (pl->host->plan_note(pl->plan,
+                                    "deny_read %s does not exist: nothing to "
+                                    "hide",
+                                    p) < 0)
+                pl->failed = 1;
+            continue;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            arg2(pl, "--tmpfs", p);
+            arg2(pl, "--remount-ro", p);
+        } else {
+            arg3(pl, "--ro-bind", "/dev/null", p);
+        }
+    }
+}
+
+static int stage_process(planner *pl)
+{
+    const kgate_policy *pol = pl->pol;
+    if (!visible(pl, pol->command_path))
+        return kgate_err_set(pl->err, ENOENT,
+                             "%s is not visible inside the sandbox (it lies in "
+                             "the hidden home or /tmp); add its directory to "
+                             "read_paths",
+                             pol->command_path);
+    arg2(pl, "--chdir", pol->project);
+    /* A TMPDIR under the replaced /tmp, the hidden home, or a read-only
+     * path would leave the program without a usable temp directory: point
+     * it at the private /tmp.  One inside a writable path stays. */
+    if (pol->tmpdir && !writable(pl, pol->tmpdir))
+        arg3(pl, "--setenv", "TMPDIR", "/tmp");
+    /* Slot (issue 6, seccomp): the filter is a descriptor, so launch adds
+     * --seccomp FD beside --info-fd; the plan stays descriptor-free. */
+    arg(pl, "--");
+    arg(pl, pol->command_path);
+    for (size_t i = 1; i < pol->argv.n; i++) arg(pl, pol->argv.v[i]);
+    return 0;
+}
+
+int kgbw_plan(const kgate_host *host, const kgate_policy *policy,
+              const kgate_probe *probe, kgate_plan *plan, kgate_err *err)
+{
+    planner pl = {.host = host, .pol = policy, .plan = plan, .err = err};
+    int r = -1;
+    if (check_policy(&pl, probe) < 0) goto out;
+    if (collect_givebacks(&pl) < 0) goto out;
+    stage_namespaces(&pl, probe);
+    stage_base(&pl);
+    stage_home(&pl);
+    stage_giveback(&pl);
+    stage_protect(&pl);
+    stage_deny(&pl);
+    if (stage_process(&pl) < 0) goto out;
+    if (pl.failed) {
+        kgate_err_set(err, ENOMEM, "out of memory while building the plan");
+        goto out;
+    }
+    r = 0;
+out:
+    free(pl.gb);
+    return r;
+}

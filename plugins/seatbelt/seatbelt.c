@@ -1,0 +1,223 @@
+/* seatbelt.c: the macOS backend.  probe, doctor, plan and launch around the
+ * profile builder in sb-profile.c.
+ *
+ * It builds and probes everywhere; only on macOS with sandbox-exec present
+ * does probe say available, so on Linux the core never calls launch and
+ * `kgate run --dry-run --backend seatbelt` still shows the profile.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "kgate/kgate-plugin.h"
+#include "sb-profile.h"
+
+#define SB_TOOL "/usr/bin/sandbox-exec"
+
+static int sb_probe(const kgate_host *host, kgate_probe_depth depth,
+                    kgate_probe *probe, kgate_err *err)
+{
+#ifdef __APPLE__
+    kgate_probe_set_fact(probe, "macos", 1);
+    int present = access(SB_TOOL, X_OK) == 0;
+    kgate_probe_set_fact(probe, "sandbox_exec", present);
+    if (present) {
+        probe->available = 1;
+        /* Seatbelt is the only kernel box macOS offers to a plain process. */
+        probe->score = 50;
+        snprintf(probe->tool_path, sizeof probe->tool_path, "%s", SB_TOOL);
+        snprintf(probe->reason, sizeof probe->reason,
+                 "Seatbelt profile through %s", SB_TOOL);
+    } else {
+        snprintf(probe->reason, sizeof probe->reason,
+                 "%s not found or not executable", SB_TOOL);
+    }
+#else
+    kgate_probe_set_fact(probe, "macos", 0);
+    kgate_probe_set_fact(probe, "sandbox_exec", 0);
+    snprintf(probe->reason, sizeof probe->reason,
+             "sandbox-exec is macOS-only (this is %s)",
+#ifdef __linux__
+             "Linux"
+#else
+             "not macOS"
+#endif
+    );
+#endif
+    return 0;
+}
+
+/* Pure: only policy and probe. */
+static int sb_doctor(const kgate_host *host, const kgate_policy *pol,
+                     const kgate_probe *probe, kgate_report *rep)
+{
+    const char *base = sb_profile_name(pol->macos_profile);
+    host->report_detail(rep, "profile", base);
+
+    if (!kgate_probe_fact(probe, "macos", 0))
+        host->report(rep, KGATE_BLOCKED, "%s",
+                     probe->reason[0] ? probe->reason
+                                      : "sandbox-exec is macOS-only");
+    else if (!probe->available || !kgate_probe_fact(probe, "sandbox_exec", 0))
+        host->report(rep, KGATE_BLOCKED, "sandbox-exec missing: %s",
+                     probe->reason[0] ? probe->reason : SB_TOOL " not found");
+    else
+        host->report(rep, KGATE_READY,
+                     "filesystem: Seatbelt profile (%s base): $HOME hidden, "
+                     "project read-write, writes elsewhere denied",
+                     base);
+
+    /* restricted with no hosts arrives as off; checked again here so a
+     * made-up policy in a test cannot read better than plan would. */
+    if (pol->network == KGATE_NET_RESTRICTED && pol->allow_hosts.n > 0)
+        host->report(rep, KGATE_BLOCKED, "%s", sb_restricted_hosts_sentence());
+    else if (pol->network == KGATE_NET_OPEN)
+        host->report(rep, KGATE_DEGRADED,
+                     "network open: no network rules, the filesystem box "
+                     "still holds");
+    else
+        host->report(rep, KGATE_READY,
+                     "network off: outbound denied except localhost");
+
+    host->report(rep, KGATE_READY,
+                 "closed doors: Apple Events, LaunchServices, pasteboard, "
+                 "keychain");
+    for (size_t i = 0; i < pol->macos_allow_mach.n; i++) {
+        const char *name = pol->macos_allow_mach.v[i];
+        const char *door = sb_door_for_mach(name);
+        if (!sb_mach_name_ok(name))
+            continue; /* the builder refuses it below */
+        if (door)
+            host->report(rep, KGATE_DEGRADED,
+                         "macos_allow_mach re-allows %s: the %s door is open",
+                         name, door);
+        else
+            host->report(rep, KGATE_READY, "macos_allow_mach re-allows %s",
+                         name);
+    }
+    /* Whatever plan would refuse, doctor calls BLOCKED with the same
+     * words: the builder is pure, so run it. */
+    sb_profile prof;
+    kgate_err e = {0};
+    if (sb_build(pol, SB_FORM_PARAMS, &prof, &e) < 0) {
+        if (strcmp(e.msg, sb_restricted_hosts_sentence()) != 0)
+            host->report(rep, KGATE_BLOCKED, "%s", e.msg);
+    } else {
+        sb_profile_clear(&prof);
+    }
+    if (pol->allow_sockets.n)
+        host->report(rep, KGATE_READY,
+                     "allow_sockets is not expressed in the Seatbelt profile "
+                     "yet: with network off those sockets stay unreachable");
+    return 0;
+}
+
+static int sb_plan(const kgate_host *host, const kgate_policy *pol,
+                   const kgate_probe *probe, kgate_plan *plan, kgate_err *err)
+{
+    if (!pol->command_path || pol->command_path[0] != '/')
+        return kgate_err_set(err, EINVAL, "the command has no absolute path");
+
+    sb_profile prof, shown;
+    if (sb_build(pol, SB_FORM_PARAMS, &prof, err) < 0) return -1;
+    if (sb_build(pol, SB_FORM_INLINE, &shown, err) < 0) {
+        sb_profile_clear(&prof);
+        return -1;
+    }
+
+    const char *tool =
+        probe && probe->tool_path[0] ? probe->tool_path : SB_TOOL;
+    int r = host->plan_arg(plan, tool);
+    for (size_t i = 0; r == 0 && i < prof.n_params; i++) {
+        r = host->plan_arg(plan, "-D");
+        if (r == 0) r = host->plan_arg(plan, prof.params[i]);
+    }
+    if (r == 0) r = host->plan_arg(plan, "-p");
+    if (r == 0) r = host->plan_arg(plan, prof.text);
+    /* sandbox-exec takes the command as its first non-option argument; the
+     * command path is absolute, so it can never be read as an option and
+     * no "--" is needed (and none is known to be accepted). */
+    if (r == 0) r = host->plan_arg(plan, pol->command_path);
+    for (size_t i = 1; r == 0 && i < pol->argv.n; i++)
+        r = host->plan_arg(plan, pol->argv.v[i]);
+    if (r == 0) r = host->plan_file(plan, "seatbelt profile", prof.text);
+    if (r == 0)
+        r = host->plan_file(plan, "seatbelt profile, parameters inlined "
+                                  "(for reading only)",
+                            shown.text);
+    sb_profile_clear(&prof);
+    sb_profile_clear(&shown);
+    if (r < 0) return kgate_err_set(err, ENOMEM, "out of memory building the plan");
+    return 0;
+}
+
+static int sb_launch(const kgate_host *host, const kgate_policy *pol,
+                     const kgate_plan *plan, const kgate_launch *io,
+                     kgate_proc *proc, kgate_err *err)
+{
+    size_t argc = 0;
+    const char *const *argv = host->plan_argv(plan, &argc);
+    if (!argv || argc == 0)
+        return kgate_err_set(err, EINVAL, "empty plan");
+    /* The plan's vector may not be NULL-terminated: copy it before fork so
+     * the child only calls async-signal-safe functions. */
+    char **av = calloc(argc + 1, sizeof *av);
+    if (!av) return kgate_err_set(err, ENOMEM, "out of memory");
+    for (size_t i = 0; i < argc; i++) av[i] = (char *)argv[i];
+    /* A core older than the pty field never asks for one. */
+    int want_pty = KGATE_HAS_FIELD(io, kgate_launch, pty) && io->pty;
+
+    pid_t pid = fork();
+    if (pid < 0) {
+        int e = errno;
+        free(av);
+        return kgate_err_set(err, e, "fork: %s", strerror(e));
+    }
+    if (pid == 0) {
+        int fds[3] = {io->stdin_fd, io->stdout_fd, io->stderr_fd};
+        /* Move the sources above 2 first so one dup2 cannot clobber a
+         * source another one still needs. */
+        for (int i = 0; i < 3; i++)
+            if (fds[i] >= 0 && fds[i] <= 2) {
+                fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
+                if (fds[i] < 0) _exit(127);
+            }
+        for (int i = 0; i < 3; i++)
+            if (fds[i] >= 0 && dup2(fds[i], i) < 0) _exit(127);
+        /* The core's pty becomes the program's controlling terminal, so
+         * Ctrl-C and job control reach it and not the user's terminal. */
+        if (want_pty && (setsid() < 0 || ioctl(0, TIOCSCTTY, 0) < 0))
+            _exit(127);
+        /* The program starts with no signal blocked, whatever the core
+         * was doing while it forked. */
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        if (chdir(pol->project) < 0) _exit(127);
+        execve(av[0], av, (char *const *)io->envp);
+        _exit(127);
+    }
+    free(av);
+    proc->pid = pid;
+    proc->signal_pid = 0;
+    proc->n_helpers = 0;
+    return 0;
+}
+
+static const kgate_backend sb_backend = {
+    KGATE_BACKEND_INIT,
+    .name = "seatbelt",
+    .description = "macOS Seatbelt profile for sandbox-exec",
+    .probe = sb_probe,
+    .doctor = sb_doctor,
+    .plan = sb_plan,
+    .launch = sb_launch,
+};
+
+KGATE_PLUGIN_DEFINE(sb_backend)

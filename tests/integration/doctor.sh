@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# doctor.sh: `kgate doctor` with test-built plugins whose verdicts follow
+# the network mode: the last line's format, the exit status, --json, and
+# every reason the core itself says BLOCKED (a broken policy, a working
+# directory that covers $HOME, a backend that is not there).
+. "$(dirname "$0")/lib.sh"
+need_cmd python3
+
+REAL_PLUGIN_PATH=$KGATE_PLUGIN_PATH
+TP=$KGATE_BUILD_ROOT/tests/unit/plugins
+SUF=.so
+[ -e "$TP/tp_good.dylib" ] && SUF=.dylib
+PDIR=$KG_TMP/plugins
+mkdir -p "$PDIR"
+install -m 0644 "$TP/tp_good$SUF" "$PDIR/good$SUF"
+install -m 0644 "$TP/tp_nosym$SUF" "$PDIR/broken$SUF"
+chmod 0755 "$PDIR"
+export KGATE_PLUGIN_PATH=$PDIR
+
+# Plugins installed on this machine are searched too; the checks that
+# count on finding only the test plugins run only when there are none.
+INSTALLED=$(KGATE_PLUGIN_PATH= "$KGATE_BIN" plugins 2>/dev/null | sed -n 's/^searched: //p' |
+    awk '{print $NF}')
+HERMETIC=1
+if [ -n "$INSTALLED" ] && ls "$INSTALLED"/*"$SUF" >/dev/null 2>&1; then
+    HERMETIC=0
+    echo "# plugins are installed in $INSTALLED: selection checks are not run"
+fi
+
+OUT=$KG_TMP/out
+ERR=$KG_TMP/err
+
+# doctor ARGS...: runs kgate doctor as the test user; sets $RC.
+doctor() {
+    RC=0
+    kg doctor "$@" >"$OUT" 2>"$ERR" || RC=$?
+}
+last_line() { tail -n 1 "$OUT"; }
+last_is() { [ "$(last_line)" = "$1" ] || { echo "last line: $(last_line)"; return 1; }; }
+last_starts() { case "$(last_line)" in "$1"*) ;; *) echo "last line: $(last_line)"; return 1 ;; esac; }
+rc_is() { [ "$RC" -eq "$1" ] || { echo "exit $RC, wanted $1"; cat "$ERR"; return 1; }; }
+has_line() { grep -qxF -- "$1" "$OUT" || { echo "no line '$1' in:"; cat "$OUT"; return 1; }; }
+err_has_line() { grep -qxF -- "$1" "$ERR" || { echo "no line '$1' on stderr:"; cat "$ERR"; return 1; }; }
+json() { python3 -c "import json,sys; d=json.load(open('$OUT')); sys.exit(0 if ($1) else 1)"; }
+
+for who in $(test_users); do
+    use_user "$who"
+
+    # No config file: the spec's defaults, restricted with no hosts = off.
+    doctor --backend good
+    check "default policy is READY, exit 0" rc_is 0
+    check "last line: verdict, backend, reason" last_is "READY good: test plugin is ready"
+    check "names the backend and its file" has_line "backend: good ($PDIR/good$SUF)"
+    check "shows the backend's details" has_line "network: off"
+    check "shows each finding" has_line "  READY     test plugin is ready"
+    check "refused plugin on stderr, one line" \
+        err_has_line "kgate: plugin $PDIR/broken$SUF: no kgate_plugin_entry symbol"
+
+    # Without --backend the only loadable plugin is picked.
+    if [ "$HERMETIC" = 1 ]; then
+        doctor
+        check "picks the plugin it found" last_starts "READY good: "
+    fi
+
+    printf 'network: open\n' | write_config
+    doctor --backend good
+    check "open network is DEGRADED, exit 0" rc_is 0
+    check "DEGRADED first word, reason" last_is "DEGRADED good: network open: no network box"
+
+    printf 'network: restricted\nallow_hosts: [example.org]\n' | write_config
+    doctor --backend good
+    check "backend BLOCKED exits 1" rc_is 1
+    check "BLOCKED with the backend's reason" \
+        last_is "BLOCKED good: a host list needs a filter this plugin lacks"
+
+    printf 'network: open\n' | write_config
+    doctor --json --backend good
+    check "--json exits as text does" rc_is 0
+    check "--json is one JSON object" json 'isinstance(d, dict)'
+    check "--json verdict and backend" json 'd["verdict"] == "DEGRADED" and d["backend"] == "good"'
+    check "--json reasons" json 'd["reasons"] == ["network open: no network box"]'
+    check "--json findings" \
+        json 'd["findings"] == [{"verdict": "DEGRADED", "text": "network open: no network box"}]'
+    check "--json details" json 'd["details"] == {"network": "open"}'
+    check "--json carries the merged policy" json 'isinstance(d["policy"], dict)'
+    check "--json lists refused plugins" \
+        json 'd["plugins_refused"] == [{"file": "'"$PDIR/broken$SUF"'", "reason": "no kgate_plugin_entry symbol"}]'
+
+    # A policy that cannot be read is not a policy: BLOCKED, not a crash.
+    printf 'network: [\n' | write_config
+    doctor --backend good
+    check "broken config is BLOCKED, exit 1" rc_is 1
+    check "the reason names the file and line" \
+        grep -q "^BLOCKED good: the policy cannot be built: .*config.yaml:1:" "$OUT"
+    doctor --json
+    check "--json of a broken config: policy null" \
+        json 'd["verdict"] == "BLOCKED" and d["policy"] is None'
+
+    printf 'netwrk: off\n' | write_config
+    doctor
+    check "unknown key is BLOCKED" last_starts "BLOCKED "
+    rm -f "$KG_HOME/.kgate/config.yaml"
+
+    # The working directory covering $HOME is refused by run: doctor says so.
+    KG_CWD=$KG_HOME doctor --backend good
+    check "cwd = HOME is BLOCKED, exit 1" rc_is 1
+    check "the reason says why" grep -q '^BLOCKED good: .*covers \$HOME' "$OUT"
+
+    doctor --backend nosuch
+    check "missing forced backend is BLOCKED" rc_is 1
+    check "it names what was found" last_starts "BLOCKED none: backend nosuch not found (found: good"
+
+    if [ "$HERMETIC" = 1 ]; then
+        RC=0
+        KGATE_PLUGIN_PATH=$KG_TMP/nothing-here kg doctor >"$OUT" 2>"$ERR" || RC=$?
+        check "no plugin at all is BLOCKED" rc_is 1
+        check "it says where it looked" grep -q "^BLOCKED none: .*$KG_TMP/nothing-here" "$OUT"
+    fi
+
+    doctor --bogus
+    check "unknown option is a usage error" rc_is 2
+    check "in one kgate: line" err_has_line \
+        "kgate: doctor: unknown argument '--bogus' (usage: kgate doctor [--json] [--backend NAME])"
+    doctor --backend
+    check "--backend without NAME is a usage error" rc_is 2
+done
+
+# The real backends, when this build has them: the spec's Linux table,
+# and selection between bubblewrap and the host filter.
+available() {
+    KGATE_PLUGIN_PATH=$REAL_PLUGIN_PATH as_user "$KGATE_BIN" plugins --json 2>/dev/null |
+        python3 -c 'import json,sys; d=json.load(sys.stdin); sys.exit(0 if any(p["name"] == sys.argv[1] and p["probe"]["available"] for p in d["plugins"]) else 1)' "$1"
+}
+if [ "$(uname -s)" = Linux ]; then
+    export KGATE_PLUGIN_PATH=$REAL_PLUGIN_PATH
+    for who in $(test_users); do
+        use_user "$who"
+        if ! available bubblewrap; then
+            echo "# [$who] bubblewrap is not built or cannot run here: its table is not checked"
+            continue
+        fi
+        printf 'network: off\n' | write_config
+        doctor --backend bubblewrap
+        check "bubblewrap, network off: READY, exit 0" last_starts "READY bubblewrap: "
+        check "READY exits 0" rc_is 0
+        printf 'network: open\n' | write_config
+        doctor --backend bubblewrap
+        check "bubblewrap, network open: DEGRADED" last_starts "DEGRADED bubblewrap: "
+        check "DEGRADED exits 0" rc_is 0
+        printf 'network: restricted\nallow_hosts: [example.org]\n' | write_config
+        doctor --backend bubblewrap
+        check "bubblewrap cannot filter hosts: BLOCKED, exit 1" rc_is 1
+        doctor
+        if [ "$RC" -ne 0 ]; then
+            check "all BLOCKED: doctor names every backend's reason" \
+                grep -q '^selection: no backend can enforce this policy: .*bubblewrap: ' "$OUT"
+        fi
+        # The filter needs /dev/net/tun and more: pick it only if it says READY.
+        if available slirp-filter && kg doctor --backend slirp-filter >/dev/null 2>&1; then
+            doctor
+            check "a host list picks the host filter" last_starts "READY slirp-filter: "
+        fi
+        printf 'network: off\n' | write_config
+        if [ "$HERMETIC" = 1 ]; then
+            doctor
+            check "network off picks bubblewrap" last_starts "READY bubblewrap: "
+        fi
+    done
+fi
+finish

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# plugins.sh: `kgate plugins [--json]` lists every plugin found with its
+# ABI and probe, lists what it refused (one line each, also on stderr), and
+# says what `run` would pick for the working directory's policy.
+. "$(dirname "$0")/lib.sh"
+need_cmd python3
+
+TP=$KGATE_BUILD_ROOT/tests/unit/plugins
+SUF=.so
+[ -e "$TP/tp_good.dylib" ] && SUF=.dylib
+PDIR=$KG_TMP/plugins
+mkdir -p "$PDIR"
+install -m 0644 "$TP/tp_good$SUF" "$PDIR/a-good$SUF"
+install -m 0644 "$TP/tp_dup$SUF" "$PDIR/b-dup$SUF"
+install -m 0644 "$TP/tp_major$SUF" "$PDIR/c-major$SUF"
+install -m 0644 "$TP/tp_newer$SUF" "$PDIR/d-newer$SUF"
+install -m 0644 "$TP/tp_partial$SUF" "$PDIR/e-partial$SUF"
+printf 'not a library\n' >"$PDIR/f-text$SUF"
+chmod 0644 "$PDIR/f-text$SUF"
+install -m 0644 "$TP/tp_good$SUF" "$PDIR/ignored.txt"
+chmod 0755 "$PDIR"
+export KGATE_PLUGIN_PATH=$PDIR
+
+INSTALLED=$(KGATE_PLUGIN_PATH= "$KGATE_BIN" plugins 2>/dev/null | sed -n 's/^searched: //p' |
+    awk '{print $NF}')
+HERMETIC=1
+if [ -n "$INSTALLED" ] && ls "$INSTALLED"/*"$SUF" >/dev/null 2>&1; then
+    HERMETIC=0
+    echo "# plugins are installed in $INSTALLED: selection checks are not run"
+fi
+
+OUT=$KG_TMP/out
+ERR=$KG_TMP/err
+plugins() {
+    RC=0
+    kg plugins "$@" >"$OUT" 2>"$ERR" || RC=$?
+}
+rc_is() { [ "$RC" -eq "$1" ] || { echo "exit $RC, wanted $1"; cat "$ERR"; return 1; }; }
+has_line() { grep -qxF -- "$1" "$OUT" || { echo "no line '$1' in:"; cat "$OUT"; return 1; }; }
+err_has_line() { grep -qxF -- "$1" "$ERR" || { echo "no line '$1' on stderr:"; cat "$ERR"; return 1; }; }
+json() { python3 -c "import json,sys; d=json.load(open('$OUT')); sys.exit(0 if ($1) else 1)"; }
+stderr_lines_are() { [ "$(wc -l <"$ERR")" -eq "$1" ] || { cat "$ERR"; return 1; }; }
+
+for who in $(test_users); do
+    use_user "$who"
+
+    plugins
+    check "exits 0" rc_is 0
+    check "valid plugin: name, ABI, file" has_line "* good (ABI 1.0) $PDIR/a-good$SUF"
+    check "its description" has_line "    a valid test backend"
+    check "its thorough probe" has_line "    available, score 7, version unknown"
+    check "a later minor is listed with its ABI" has_line "  newer (ABI 1.1) $PDIR/d-newer$SUF"
+    check "a plugin that cannot launch is listed" has_line "  partial (ABI 1.0) $PDIR/e-partial$SUF"
+    check "duplicate refused" has_line \
+        "refused: $PDIR/b-dup$SUF: duplicate name good (already loaded from $PDIR/a-good$SUF)"
+    check "other major refused" has_line "refused: $PDIR/c-major$SUF: ABI major 2, kgate needs 1"
+    check "non-library refused" grep -q "^refused: $PDIR/f-text$SUF: ." "$OUT"
+    check "only the suffix is looked at" sh -c "! grep -q ignored.txt '$OUT'"
+    check "each refusal once on stderr" stderr_lines_are 3
+    check "stderr lines start kgate: plugin" err_has_line \
+        "kgate: plugin $PDIR/c-major$SUF: ABI major 2, kgate needs 1"
+    if [ "$HERMETIC" = 1 ]; then
+        check "run would pick the READY one" has_line "run would pick: good"
+    fi
+
+    plugins --json
+    check "--json exits 0" rc_is 0
+    check "--json plugins in load order" \
+        json '[p["name"] for p in d["plugins"]][:3] == ["good", "newer", "partial"]'
+    check "--json ABI" json 'd["plugins"][0]["abi"] == "1.0" and d["plugins"][1]["abi_minor"] == 1'
+    check "--json probe" \
+        json 'd["plugins"][0]["probe"]["available"] is True and d["plugins"][0]["probe"]["score"] == 7 and d["plugins"][0]["probe"]["depth"] == "thorough"'
+    check "--json probe facts" json 'd["plugins"][0]["probe"]["facts"] == {"thorough": 1}'
+    check "--json refused" json 'len(d["refused"]) == 3 and d["refused"][1]["reason"] == "ABI major 2, kgate needs 1"'
+    if [ "$HERMETIC" = 1 ]; then
+        check "--json selected" \
+            json 'd["selected"] == "good" and d["plugins"][0]["selected"] is True and d["selection_error"] is None'
+    fi
+
+    # Nothing can enforce a host list here: listed, but nothing picked.
+    printf 'network: restricted\nallow_hosts: [example.org]\n' | write_config
+    plugins
+    if [ "$HERMETIC" = 1 ]; then
+        check "nothing picked when all are BLOCKED" \
+            grep -q '^run would pick: none (no backend can enforce this policy: good: a host list' "$OUT"
+    fi
+    check "still listed" has_line "  good (ABI 1.0) $PDIR/a-good$SUF"
+
+    printf 'allow_hosts: 7\n' | write_config
+    plugins
+    check "broken policy still lists, exits 0" rc_is 0
+    check "says the policy cannot be built" \
+        grep -q '^run would pick: none (the policy cannot be built: .*config.yaml:' "$OUT"
+    plugins --json
+    check "--json: no selection, with the reason" \
+        json 'd["selected"] is None and d["selection_error"].startswith("the policy cannot be built")'
+    rm -f "$KG_HOME/.kgate/config.yaml"
+
+    KG_CWD=$KG_HOME plugins
+    check "cwd = HOME: run would pick nothing" \
+        grep -q '^run would pick: none (the working directory .* covers \$HOME' "$OUT"
+
+    if [ "$HERMETIC" = 1 ]; then
+        RC=0
+        KGATE_PLUGIN_PATH=$KG_TMP/empty kg plugins >"$OUT" 2>"$ERR" || RC=$?
+        check "no plugin: exits 0" rc_is 0
+        check "no plugin: says so" has_line "no plugin found"
+        check "no plugin: says where it looked" \
+            grep -q "^run would pick: none (no backend plugin found in $KG_TMP/empty:" "$OUT"
+    fi
+
+    plugins --nope
+    check "unknown option is a usage error" rc_is 2
+    check "in one kgate: line" err_has_line \
+        "kgate: plugins: unknown argument '--nope' (usage: kgate plugins [--json])"
+done
+finish

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# sdk_example.sh: what a third party does.  Install kgate into a private
+# prefix (and check a staged `meson install --destdir`), build the example
+# backend out of tree with nothing but that prefix's pkg-config file, then
+# let the installed kgate find it through KGATE_PLUGIN_PATH.
+. "$(dirname "$0")/lib.sh"
+need_cmd meson ninja make pkg-config cc python3
+: "${KGATE_SOURCE_ROOT:?run through meson test}"
+
+T=$KG_TMP/sdk
+PREFIX=$T/prefix
+mkdir -p "$T"
+chmod 0755 "$T"
+
+KG_WHO=setup
+# A build of its own: the test must not touch the build it runs from.
+if ! meson setup "$T/build" "$KGATE_SOURCE_ROOT" --prefix="$PREFIX" -Dtests=false \
+    >"$T/setup.log" 2>&1; then
+    cat "$T/setup.log"
+    check "meson setup of a private prefix" false
+    finish
+fi
+check "build and install into a private prefix" \
+    sh -c "ninja -C '$T/build' >'$T/build.log' 2>&1 && meson install -C '$T/build' >'$T/install.log' 2>&1"
+
+PC=$(find "$PREFIX" -name kgate-plugin.pc | head -n 1)
+check "kgate-plugin.pc is installed" test -n "$PC"
+check "the header is installed" test -f "$PREFIX/include/kgate/kgate-plugin.h"
+check "kgate is installed" test -x "$PREFIX/bin/kgate"
+PCDIR=$(dirname "$PC")
+
+# Staged install, as a distribution package build does it.
+check "meson install --destdir stages the SDK" \
+    sh -c "meson install -C '$T/build' --no-rebuild --destdir '$T/stage' >/dev/null 2>&1 &&
+           test -f '$T/stage$PREFIX/include/kgate/kgate-plugin.h' &&
+           test -f '$T/stage$PC'"
+
+# pkg-config sees only this prefix: PKG_CONFIG_LIBDIR replaces the
+# system's search path, so a kgate installed elsewhere cannot help.
+export PKG_CONFIG_LIBDIR=$PCDIR
+unset PKG_CONFIG_PATH
+check "pkg-config --cflags points into the prefix" \
+    sh -c "pkg-config --cflags kgate-plugin | grep -qF -- '-I$PREFIX/include'"
+SUF=$(pkg-config --variable=pluginsuffix kgate-plugin)
+check "pkg-config gives the plugin suffix" test -n "$SUF"
+check "pkg-config gives the plugin directory" \
+    sh -c "[ \"\$(pkg-config --variable=plugindir kgate-plugin)\" = \"\$(pkg-config --variable=libdir kgate-plugin)/kgate/plugins\" ]"
+ABI=$(pkg-config --variable=abi_major kgate-plugin).$(pkg-config --variable=abi_minor kgate-plugin)
+check "the .pc ABI is the one kgate speaks" \
+    sh -c "'$PREFIX/bin/kgate' --version | grep -qF 'plugin ABI $ABI'"
+
+# Out of tree: a copy of the example, far from the source tree.
+EX=$T/hello
+cp -r "$KGATE_SOURCE_ROOT/sdk/examples/hello" "$EX"
+chmod -R go-w "$EX"
+chmod 0755 "$EX"
+check "the example builds with pkg-config alone" \
+    sh -c "make -C '$EX' >'$T/make.log' 2>&1 || { cat '$T/make.log'; exit 1; }"
+check "it was compiled against the installed header" grep -qF -- "-I$PREFIX/include" "$T/make.log"
+check "the plugin is where the Makefile says" test -f "$EX/hello$SUF"
+if command -v nm >/dev/null && [ "$(uname -s)" = Linux ]; then
+    check "it exports only kgate_plugin_entry" \
+        sh -c "[ \"\$(nm -D --defined-only '$EX/hello$SUF' | awk '{print \$3}' | grep -v '^_' )\" = kgate_plugin_entry ]"
+fi
+mode_of() { stat -c %a "$1" 2>/dev/null || stat -f %Lp "$1"; }
+installed_0644() {
+    make -C "$EX" install DESTDIR="$T/pkgroot" >/dev/null &&
+        [ "$(mode_of "$T/pkgroot$(pkg-config --variable=plugindir kgate-plugin)/hello$SUF")" = 644 ]
+}
+check "make install puts it in the plugin directory, mode 0644" installed_0644
+
+OUT=$T/out
+for who in $(test_users); do
+    use_user "$who"
+    RC=0
+    KGATE_PLUGIN_PATH=$EX as_user "$PREFIX/bin/kgate" plugins >"$OUT" 2>&1 || RC=$?
+    check "installed kgate plugins exits 0" test "$RC" -eq 0
+    check "lists the example with its ABI and file" grep -qxF "  hello (ABI $ABI) $EX/hello$SUF" "$OUT"
+    check "its probe ran" grep -qF "available, score 0, version 1.0" "$OUT"
+    check "nothing refused" sh -c "! grep -q '^refused:' '$OUT'"
+    RC=0
+    KGATE_PLUGIN_PATH=$EX as_user "$PREFIX/bin/kgate" doctor --backend hello >"$OUT" 2>&1 || RC=$?
+    check "the example is honest: doctor BLOCKED, exit 1" test "$RC" -eq 1
+    check "with its reason" grep -q '^BLOCKED hello: hello is an example' "$OUT"
+done
+finish

@@ -1,0 +1,448 @@
+/* The bubblewrap plan builder and doctor table, without running bwrap.
+ * Paths are real (the builder stats deny_read and read_paths), made in a
+ * temporary tree per test. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bwrap-internal.h"
+#include "host.h"
+
+static char root[64];
+static char home[128], proj[160], gitconfig[160], secretdir[160], envfile[192],
+    privdir[192], hooks[192], missing[192], outside[128], ssh[192];
+
+static void mkfile(const char *p, const char *content)
+{
+    FILE *f = fopen(p, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(content, f);
+    fclose(f);
+}
+
+static void setup(void)
+{
+    snprintf(root, sizeof root, "/tmp/kgbw-plan.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(root));
+    /* home lies under /tmp here, as in the integration tests: bwrap makes
+     * its mount point inside the fresh /tmp. */
+    snprintf(home, sizeof home, "%s/home", root);
+    snprintf(proj, sizeof proj, "%s/proj", home);
+    snprintf(gitconfig, sizeof gitconfig, "%s/.gitconfig", home);
+    snprintf(secretdir, sizeof secretdir, "%s/.secrets", home);
+    snprintf(ssh, sizeof ssh, "%s/.ssh", home);
+    snprintf(envfile, sizeof envfile, "%s/.env", proj);
+    snprintf(privdir, sizeof privdir, "%s/private", proj);
+    snprintf(hooks, sizeof hooks, "%s/.git/hooks", proj);
+    snprintf(missing, sizeof missing, "%s/not-there", proj);
+    snprintf(outside, sizeof outside, "%s/outside", root);
+    ck_assert_int_eq(mkdir(home, 0755), 0);
+    ck_assert_int_eq(mkdir(proj, 0755), 0);
+    ck_assert_int_eq(mkdir(secretdir, 0755), 0);
+    ck_assert_int_eq(mkdir(ssh, 0755), 0);
+    ck_assert_int_eq(mkdir(privdir, 0755), 0);
+    char git[192];
+    snprintf(git, sizeof git, "%s/.git", proj);
+    ck_assert_int_eq(mkdir(git, 0755), 0);
+    ck_assert_int_eq(mkdir(hooks, 0755), 0);
+    ck_assert_int_eq(mkdir(outside, 0755), 0);
+    mkfile(gitconfig, "[user]\n");
+    mkfile(envfile, "TOKEN=1\n");
+}
+
+static void teardown(void)
+{
+    char *argv[] = {"rm", "-rf", root, NULL};
+    pid_t pid = fork();
+    if (pid == 0) {
+        execv("/bin/rm", argv);
+        _exit(127);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+}
+
+typedef struct fixture {
+    kg_host host;
+    kgate_probe probe;
+    kgate_policy pol;
+    kgate_plan *plan;
+    kgate_err err;
+    const char *args[4];
+} fixture;
+
+static void fixture_init(fixture *f)
+{
+    memset(f, 0, sizeof *f);
+    kg_host_init(&f->host);
+    kgate_probe_init(&f->probe);
+    snprintf(f->probe.tool_path, sizeof f->probe.tool_path, "/usr/bin/bwrap");
+    f->pol.struct_size = sizeof f->pol;
+    f->pol.network = KGATE_NET_OFF;
+    f->pol.configured_network = KGATE_NET_OFF;
+    f->pol.project = proj;
+    f->pol.home = home;
+    f->pol.uid = 1000;
+    f->pol.gid = 1001;
+    f->args[0] = "make";
+    f->args[1] = "test";
+    f->pol.argv = (kgate_strlist){f->args, 2};
+    f->pol.command_path = "/usr/bin/make";
+    f->plan = kg_plan_new();
+}
+
+static int run_plan(fixture *f)
+{
+    return kgbw_plan(&f->host.pub, &f->pol, &f->probe, f->plan, &f->err);
+}
+
+static const char *const *argv_of(fixture *f, size_t *n)
+{
+    return f->host.pub.plan_argv(f->plan, n);
+}
+
+/* Index of the first occurrence of the token sequence a [b [c]], or -1. */
+static long find3(fixture *f, const char *a, const char *b, const char *c)
+{
+    size_t n;
+    const char *const *v = argv_of(f, &n);
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(v[i], a) != 0) continue;
+        if (b && (i + 1 >= n || strcmp(v[i + 1], b) != 0)) continue;
+        if (c && (i + 2 >= n || strcmp(v[i + 2], c) != 0)) continue;
+        return (long)i;
+    }
+    return -1;
+}
+
+START_TEST(golden_minimal)
+{
+    fixture f;
+    fixture_init(&f);
+    ck_assert_int_eq(run_plan(&f), 0);
+    const char *want[] = {
+        "/usr/bin/bwrap", "--die-with-parent", "--new-session",
+        "--unshare-user", "--uid", "1000", "--gid", "1001",
+        "--disable-userns", "--cap-drop", "ALL",
+        "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net",
+        "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+        "--tmpfs", "/tmp", "--tmpfs", home,
+        "--bind", proj, proj,
+        "--chdir", proj, "--", "/usr/bin/make", "test",
+    };
+    size_t n;
+    const char *const *v = argv_of(&f, &n);
+    ck_assert_uint_eq(n, sizeof want / sizeof want[0]);
+    for (size_t i = 0; i < n; i++) ck_assert_str_eq(v[i], want[i]);
+    kg_plan_free(f.plan);
+}
+END_TEST
+
+START_TEST(order_of_covers)
+{
+    fixture f;
+    fixture_init(&f);
+    const char *reads[] = {gitconfig, outside};
+    const char *denies[] = {envfile, privdir, missing, secretdir};
+    const char *prot[] = {hooks};
+    f.pol.read_paths = (kgate_strlist){reads, 2};
+    f.pol.deny_read = (kgate_strlist){denies, 4};
+    f.pol.protect_paths = (kgate_strlist){prot, 1};
+    ck_assert_int_eq(run_plan(&f), 0);
+
+    long tmp_home = find3(&f, "--tmpfs", home, NULL);
+    long git = find3(&f, "--ro-bind", gitconfig, gitconfig);
+    long out = find3(&f, "--ro-bind", outside, outside);
+    long project = find3(&f, "--bind", proj, proj);
+    long hook = find3(&f, "--ro-bind", hooks, hooks);
+    long env = find3(&f, "--ro-bind", "/dev/null", envfile);
+    long priv = find3(&f, "--tmpfs", privdir, NULL);
+    long privro = find3(&f, "--remount-ro", privdir, NULL);
+    ck_assert_int_ge(tmp_home, 0);
+    ck_assert_int_gt(git, tmp_home);     /* ~/.gitconfig after the tmpfs */
+    ck_assert_int_gt(out, tmp_home);
+    ck_assert_int_gt(project, tmp_home); /* the project after the tmpfs */
+    ck_assert_int_gt(hook, project);     /* protected after the project */
+    ck_assert_int_gt(env, project);      /* deny_read covers the project */
+    ck_assert_int_gt(priv, project);
+    ck_assert_int_eq(privro, priv + 2);  /* an empty, read-only directory */
+    ck_assert_int_gt(env, hook);
+    /* Missing: nothing to hide; in the hidden home: already hidden. */
+    ck_assert_int_lt(find3(&f, missing, NULL, NULL), 0);
+    ck_assert_int_lt(find3(&f, secretdir, NULL, NULL), 0);
+    ck_assert_int_lt(find3(&f, "--chdir", proj, NULL), find3(&f, "--", NULL, NULL));
+    kg_plan_free(f.plan);
+}
+END_TEST
+
+START_TEST(nested_paths_most_specific_last)
+{
+    fixture f;
+    fixture_init(&f);
+    char vendor[200];
+    snprintf(vendor, sizeof vendor, "%s/vendor", proj);
+    ck_assert_int_eq(mkdir(vendor, 0755), 0);
+    const char *allows[] = {outside, gitconfig};
+    const char *reads2[] = {vendor, gitconfig};
+    f.pol.read_paths = (kgate_strlist){reads2, 2};
+    f.pol.allow_paths = (kgate_strlist){allows, 2};
+    ck_assert_int_eq(run_plan(&f), 0);
+    /* read-only inside the writable project stays read-only */
+    ck_assert_int_gt(find3(&f, "--ro-bind", vendor, vendor),
+                     find3(&f, "--bind", proj, proj));
+    /* the same path read-only and read-write: read-only, mounted once */
+    ck_assert_int_ge(find3(&f, "--ro-bind", gitconfig, gitconfig), 0);
+    ck_assert_int_lt(find3(&f, "--bind", gitconfig, gitconfig), 0);
+    ck_assert_int_ge(find3(&f, "--bind", outside, outside), 0);
+    kg_plan_free(f.plan);
+}
+END_TEST
+
+START_TEST(network_modes)
+{
+    fixture f;
+    fixture_init(&f);
+    f.pol.network = KGATE_NET_OPEN;
+    ck_assert_int_eq(run_plan(&f), 0);
+    ck_assert_int_lt(find3(&f, "--unshare-net", NULL, NULL), 0);
+    kg_plan_free(f.plan);
+
+    fixture_init(&f);
+    const char *hosts[] = {"example.org"};
+    f.pol.network = KGATE_NET_RESTRICTED;
+    f.pol.allow_hosts = (kgate_strlist){hosts, 1};
+    ck_assert_int_eq(run_plan(&f), -1);
+    ck_assert_str_eq(f.err.msg, kgbw_hosts_sentence());
+    kg_plan_free(f.plan);
+}
+END_TEST
+
+START_TEST(refusals)
+{
+    fixture f;
+    const char *rel[] = {"relative/path"};
+    const char *up[] = {root};
+
+    fixture_init(&f);
+    f.pol.read_paths = (kgate_strlist){rel, 1};
+    ck_assert_int_eq(run_plan(&f), -1);
+    ck_assert_ptr_nonnull(strstr(f.err.msg, "not an absolute path"));
+    kg_plan_free(f.plan);
+
+    fixture_init(&f); /* an ancestor of home would show home again */
+    f.pol.allow_paths = (kgate_strlist){up, 1};
+    ck_assert_int_eq(run_plan(&f), -1);
+    ck_assert_ptr_nonnull(strstr(f.err.msg, "home directory"));
+    kg_plan_free(f.plan);
+
+    fixture_init(&f);
+    f.pol.project = home;
+    ck_assert_int_eq(run_plan(&f), -1);
+    ck_assert_ptr_nonnull(strstr(f.err.msg, "covers the home"));
+    kg_plan_free(f.plan);
+
+    fixture_init(&f);
+    f.pol.home = "/";
+    ck_assert_int_eq(run_plan(&f), -1);
+    kg_plan_free(f.plan);
+
+    fixture_init(&f); /* a command only the real home holds */
+    char tool[200];
+    snprintf(tool, sizeof tool, "%s/.local/bin/tool", home);
+    f.pol.command_path = tool;
+    ck_assert_int_eq(run_plan(&f), -1);
+    ck_assert_ptr_nonnull(strstr(f.err.msg, "read_paths"));
+    kg_plan_free(f.plan);
+
+    fixture_init(&f);
+    f.probe.tool_path[0] = '\0';
+    ck_assert_int_eq(run_plan(&f), -1);
+    kg_plan_free(f.plan);
+}
+END_TEST
+
+START_TEST(tmpdir_and_pty)
+{
+    fixture f;
+    fixture_init(&f);
+    f.pol.tmpdir = "/tmp/user-1000";
+    f.pol.pty = 1;
+    ck_assert_int_eq(run_plan(&f), 0);
+    ck_assert_int_ge(find3(&f, "--setenv", "TMPDIR", "/tmp"), 0);
+    ck_assert_int_lt(find3(&f, "--new-session", NULL, NULL), 0);
+    kg_plan_free(f.plan);
+
+    fixture_init(&f); /* a TMPDIR inside the project is writable: kept */
+    f.pol.tmpdir = privdir;
+    ck_assert_int_eq(run_plan(&f), 0);
+    ck_assert_int_lt(find3(&f, "--setenv", "TMPDIR", NULL), 0);
+    kg_plan_free(f.plan);
+}
+END_TEST
+
+START_TEST(missing_read_path_is_a_note)
+{
+    fixture f;
+    fixture_init(&f);
+    const char *reads[] = {missing};
+    f.pol.read_paths = (kgate_strlist){reads, 1};
+    ck_assert_int_eq(run_plan(&f), 0);
+    ck_assert_int_lt(find3(&f, missing, NULL, NULL), 0);
+    ck_assert_uint_eq(kg_strv_len(f.plan->notes), 1);
+    kg_plan_free(f.plan);
+}
+END_TEST
+
+START_TEST(missing_home_is_not_mounted)
+{
+    fixture f;
+    fixture_init(&f);
+    char nohome[160], elsewhere[192];
+    snprintf(nohome, sizeof nohome, "%s/no-such-home", root);
+    snprintf(elsewhere, sizeof elsewhere, "%s/outside", root);
+    f.pol.home = nohome;
+    f.pol.project = elsewhere;
+    ck_assert_int_eq(run_plan(&f), 0);
+    ck_assert_int_lt(find3(&f, "--tmpfs", nohome, NULL), 0);
+    ck_assert_int_ge(find3(&f, "--bind", elsewhere, elsewhere), 0);
+    ck_assert_uint_eq(kg_strv_len(f.plan->notes), 1);
+    kg_plan_free(f.plan);
+}
+END_TEST
+
+/* ---- doctor ---------------------------------------------------------- */
+
+typedef struct machine {
+    int bwrap, root, max_userns, clone, apparmor, trial;
+} machine;
+
+static kgate_report *doctor(const machine *m, kgate_network net, size_t nhosts)
+{
+    fixture f;
+    fixture_init(&f);
+    kg_plan_free(f.plan);
+    kgbw_probe_from_sysctls(&f.probe, m->bwrap, m->root, m->max_userns,
+                            m->clone, m->apparmor, m->trial);
+    static const char *hosts[] = {"example.org"};
+    f.pol.network = net;
+    f.pol.allow_hosts = (kgate_strlist){hosts, nhosts};
+    kgate_report *rep = kg_report_new();
+    ck_assert_int_eq(kgbw_doctor(&f.host.pub, &f.pol, &f.probe, rep), 0);
+    return rep;
+}
+
+static int has_item(const kgate_report *r, kgate_verdict v, const char *needle)
+{
+    for (size_t i = 0; i < r->n_items; i++)
+        if (r->items[i].verdict == v && strstr(r->items[i].text, needle)) return 1;
+    return 0;
+}
+
+START_TEST(doctor_table)
+{
+    const machine fine = {1, 0, 1000, -1, -1, 1};
+    const machine nobwrap = {0, 0, 1000, -1, -1, -1};
+    const machine max0 = {1, 0, 0, -1, -1, -1};
+    const machine clone0 = {1, 0, 1000, 0, -1, -1};
+    const machine clone0_root = {1, 1, 1000, 0, -1, 1};
+    const machine apparmor = {1, 0, 1000, -1, 1, 0};
+    const machine apparmor_quick = {1, 0, 1000, -1, 1, -1};
+    kgate_report *r;
+
+    r = doctor(&fine, KGATE_NET_OFF, 0);
+    ck_assert_int_eq(r->verdict, KGATE_READY);
+    ck_assert(has_item(r, KGATE_READY, "network off (--unshare-net)"));
+    ck_assert(has_item(r, KGATE_READY, "home hidden"));
+    kg_report_free(r);
+
+    r = doctor(&fine, KGATE_NET_OPEN, 0);
+    ck_assert_int_eq(r->verdict, KGATE_DEGRADED);
+    ck_assert(has_item(r, KGATE_DEGRADED, "the network box is not"));
+    kg_report_free(r);
+
+    r = doctor(&fine, KGATE_NET_RESTRICTED, 1);
+    ck_assert_int_eq(r->verdict, KGATE_BLOCKED);
+    ck_assert(has_item(r, KGATE_BLOCKED, kgbw_hosts_sentence()));
+    kg_report_free(r);
+
+    r = doctor(&fine, KGATE_NET_RESTRICTED, 0); /* as off */
+    ck_assert_int_eq(r->verdict, KGATE_READY);
+    kg_report_free(r);
+
+    r = doctor(&nobwrap, KGATE_NET_OFF, 0);
+    ck_assert_int_eq(r->verdict, KGATE_BLOCKED);
+    ck_assert(has_item(r, KGATE_BLOCKED, "apt-get install bubblewrap"));
+    kg_report_free(r);
+
+    r = doctor(&max0, KGATE_NET_OFF, 0);
+    ck_assert_int_eq(r->verdict, KGATE_BLOCKED);
+    ck_assert(has_item(r, KGATE_BLOCKED, "user.max_user_namespaces"));
+    kg_report_free(r);
+
+    r = doctor(&clone0, KGATE_NET_OPEN, 0);
+    ck_assert_int_eq(r->verdict, KGATE_BLOCKED);
+    ck_assert(has_item(r, KGATE_BLOCKED, "kernel.unprivileged_userns_clone"));
+    kg_report_free(r);
+
+    r = doctor(&clone0_root, KGATE_NET_OFF, 0); /* root ignores the knob */
+    ck_assert_int_eq(r->verdict, KGATE_READY);
+    kg_report_free(r);
+
+    r = doctor(&apparmor, KGATE_NET_OFF, 0);
+    ck_assert_int_eq(r->verdict, KGATE_BLOCKED);
+    ck_assert(has_item(r, KGATE_BLOCKED, "AppArmor"));
+    kg_report_free(r);
+
+    r = doctor(&apparmor_quick, KGATE_NET_OFF, 0);
+    ck_assert_int_eq(r->verdict, KGATE_READY);
+    ck_assert(has_item(r, KGATE_READY, "not tried"));
+    kg_report_free(r);
+}
+END_TEST
+
+START_TEST(probe_availability)
+{
+    kgate_probe p;
+    kgate_probe_init(&p);
+    kgbw_probe_from_sysctls(&p, 1, 0, 1000, -1, -1, -1);
+    ck_assert_int_eq(p.available, 1);
+    ck_assert_int_eq(p.score, 50);
+    ck_assert_int_eq(kgate_probe_fact(&p, KGBW_FACT_TRIAL, 9), -1);
+    kgate_probe_init(&p);
+    kgbw_probe_from_sysctls(&p, 1, 0, 1000, -1, 1, 0);
+    ck_assert_int_eq(p.available, 0);
+    ck_assert_ptr_nonnull(strstr(p.reason, "AppArmor"));
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("bwrap_plan");
+    TCase *tc = tcase_create("plan");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, golden_minimal);
+    tcase_add_test(tc, order_of_covers);
+    tcase_add_test(tc, nested_paths_most_specific_last);
+    tcase_add_test(tc, network_modes);
+    tcase_add_test(tc, refusals);
+    tcase_add_test(tc, tmpdir_and_pty);
+    tcase_add_test(tc, missing_read_path_is_a_note);
+    tcase_add_test(tc, missing_home_is_not_mounted);
+    suite_add_tcase(s, tc);
+    TCase *td = tcase_create("doctor");
+    tcase_add_checked_fixture(td, setup, teardown);
+    tcase_add_test(td, doctor_table);
+    tcase_add_test(td, probe_availability);
+    suite_add_tcase(s, td);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed != 0;
+}

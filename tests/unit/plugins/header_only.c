@@ -1,0 +1,35 @@
+/* header_only.c: the SDK header on its own, compiled as strict C99 and as
+ * C++ by tests/unit/meson.build: a plugin author's compiler must accept it
+ * with every warning turned into an error. */
+#include <kgate/kgate-plugin.h>
+
+static int probe(const kgate_host *host, kgate_probe_depth depth,
+                 kgate_probe *p, kgate_err *err)
+{
+    (void)host;
+    (void)depth;
+    kgate_probe_set_fact(p, "tool", 1);
+    if (!kgate_probe_fact(p, "tool", 0))
+        return kgate_err_set(err, 2, "tool %s missing", "x");
+    return 0;
+}
+
+static const kgate_backend backend = {
+    KGATE_BACKEND_INIT,
+    .name = "header-only",
+    .description = "compiles, never loaded",
+    .probe = probe,
+    .doctor = NULL,
+    .plan = NULL,
+    .launch = NULL,
+};
+KGATE_PLUGIN_DEFINE(backend)
+
+int main(void)
+{
+    kgate_probe p;
+    kgate_err err;
+    kgate_probe_init(&p);
+    if (kgate_plugin_entry()->struct_size != sizeof(kgate_backend)) return 1;
+    return probe(NULL, KGATE_PROBE_QUICK, &p, &err) == 0 ? 0 : 1;
+}

@@ -1,0 +1,146 @@
+/* testplugin.c: one source, built once per TP_* variant, giving the loader
+ * tests one plugin for each way a plugin can be wrong (and two right). */
+#include <errno.h>
+#include <stddef.h>
+
+#include <kgate/kgate-plugin.h>
+
+__attribute__((unused)) static int tp_probe(const kgate_host *host, kgate_probe_depth depth,
+                    kgate_probe *probe, kgate_err *err)
+{
+    (void)host;
+    (void)err;
+    probe->available = 1;
+    probe->score = depth == KGATE_PROBE_THOROUGH ? 7 : 3;
+    kgate_probe_set_fact(probe, "thorough", depth == KGATE_PROBE_THOROUGH);
+    return 0;
+}
+
+__attribute__((unused)) static int tp_doctor(const kgate_host *host, const kgate_policy *policy,
+                     const kgate_probe *probe, kgate_report *rep)
+{
+    (void)probe;
+    /* Enough of a verdict table for the doctor and plugins tests to see
+     * each verdict come through. */
+    host->report_detail(rep, "network", policy->network == KGATE_NET_OPEN ? "open"
+                                        : policy->network == KGATE_NET_OFF ? "off"
+                                                                           : "restricted");
+    if (policy->network == KGATE_NET_OPEN)
+        return host->report(rep, KGATE_DEGRADED, "network open: no network box");
+    if (policy->network == KGATE_NET_RESTRICTED)
+        return host->report(rep, KGATE_BLOCKED, "a host list needs a filter this plugin lacks");
+    return host->report(rep, KGATE_READY, "test plugin is ready");
+}
+
+__attribute__((unused)) static int tp_plan(const kgate_host *host, const kgate_policy *policy,
+                   const kgate_probe *probe, kgate_plan *plan, kgate_err *err)
+{
+    (void)policy;
+    (void)probe;
+    (void)err;
+    return host->plan_arg(plan, "/bin/true");
+}
+
+__attribute__((unused)) static int tp_launch(const kgate_host *host, const kgate_policy *policy,
+                     const kgate_plan *plan, const kgate_launch *io,
+                     kgate_proc *proc, kgate_err *err)
+{
+    (void)host;
+    (void)policy;
+    (void)plan;
+    (void)io;
+    (void)proc;
+    return kgate_err_set(err, ENOSYS, "test plugin does not launch");
+}
+
+#if defined(TP_GOOD) || defined(TP_DUP)
+static const kgate_backend backend = {
+    KGATE_BACKEND_INIT,
+    .name = "good",
+    .description = "a valid test backend",
+    .probe = tp_probe,
+    .doctor = tp_doctor,
+    .plan = tp_plan,
+    .launch = tp_launch,
+};
+KGATE_PLUGIN_DEFINE(backend)
+
+#elif defined(TP_MAJOR)
+static const kgate_backend backend = {
+    .struct_size = sizeof(kgate_backend),
+    .abi_major = KGATE_ABI_MAJOR + 1,
+    .abi_minor = 0,
+    .name = "major",
+};
+KGATE_PLUGIN_DEFINE(backend)
+
+#elif defined(TP_NOSYM)
+/* Exports something, just not the entry point. */
+KGATE_EXPORT int kgate_plugin_entry_typo(void);
+KGATE_EXPORT int kgate_plugin_entry_typo(void) { return 0; }
+
+#elif defined(TP_SMALL)
+/* A descriptor that stops before launch: smaller than ABI 1.0 ever was. */
+static const kgate_backend backend = {
+    .struct_size = offsetof(kgate_backend, launch),
+    .abi_major = KGATE_ABI_MAJOR,
+    .abi_minor = 0,
+    .name = "small",
+    .probe = tp_probe,
+};
+KGATE_PLUGIN_DEFINE(backend)
+
+#elif defined(TP_NEWER)
+/* A plugin built against a later minor: one method appended that this
+ * core does not know; it must load and read as a plain 1.x backend. */
+typedef struct newer_backend {
+    kgate_backend base;
+    int (*future_method)(void);
+} newer_backend;
+static int future(void) { return 42; }
+static const newer_backend backend = {
+    .base = {
+        .struct_size = sizeof(newer_backend),
+        .abi_major = KGATE_ABI_MAJOR,
+        .abi_minor = KGATE_ABI_MINOR + 1,
+        .name = "newer",
+        .description = "built against a later minor",
+        .probe = tp_probe,
+        .doctor = tp_doctor,
+        .plan = tp_plan,
+        .launch = tp_launch,
+    },
+    .future_method = future,
+};
+KGATE_EXPORT const kgate_backend *kgate_plugin_entry(void);
+KGATE_EXPORT const kgate_backend *kgate_plugin_entry(void) { return &backend.base; }
+
+#elif defined(TP_PARTIAL)
+/* Probe and doctor only: it can be listed, never picked. */
+static const kgate_backend backend = {
+    KGATE_BACKEND_INIT,
+    .name = "partial",
+    .probe = tp_probe,
+    .doctor = tp_doctor,
+};
+KGATE_PLUGIN_DEFINE(backend)
+
+#elif defined(TP_NULL)
+KGATE_EXPORT const kgate_backend *kgate_plugin_entry(void);
+KGATE_EXPORT const kgate_backend *kgate_plugin_entry(void) { return NULL; }
+
+#elif defined(TP_NONAME)
+static const kgate_backend backend = {KGATE_BACKEND_INIT, .probe = tp_probe};
+KGATE_PLUGIN_DEFINE(backend)
+
+#elif defined(TP_BADNAME)
+static const kgate_backend backend = {
+    KGATE_BACKEND_INIT,
+    .name = "Bad\nName",
+    .probe = tp_probe,
+};
+KGATE_PLUGIN_DEFINE(backend)
+
+#else
+#error "define one TP_* variant"
+#endif

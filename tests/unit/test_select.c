@@ -1,0 +1,407 @@
+/* test_select.c: picking a backend, with in-process fake backends whose
+ * probe facts and doctor verdicts each test decides. */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "select.h"
+
+/* What one fake backend answers.  Fakes find their own entry through
+ * host->current, which the core sets to the backend's name around every
+ * call into a plugin. */
+typedef struct fake {
+    const char *name;
+    int available;
+    int score;
+    int probe_rc;       /* -1: probe itself fails */
+    kgate_verdict verdict;
+    int findings;       /* how many findings doctor adds (0: none) */
+    int doctor_rc;
+    const char *reason; /* the probe's reason */
+    const char *peer;   /* probe asks for this backend's probe */
+    int probes[2];      /* calls, by depth */
+    const kgate_probe *peer_probe;
+} fake;
+
+static fake fakes[8];
+static size_t n_fakes;
+
+static fake *self(const kgate_host *host)
+{
+    const char *name = ((const kg_host *)host)->current;
+    for (size_t i = 0; i < n_fakes; i++)
+        if (strcmp(fakes[i].name, name) == 0) return &fakes[i];
+    ck_abort_msg("no fake named %s", name);
+    return NULL;
+}
+
+static int f_probe(const kgate_host *host, kgate_probe_depth depth, kgate_probe *p,
+                   kgate_err *err)
+{
+    fake *f = self(host);
+    f->probes[depth]++;
+    if (f->peer) f->peer_probe = host->backend_probe(host, f->peer);
+    if (f->probe_rc < 0) return kgate_err_set(err, 5, "cannot look\nat all");
+    p->available = f->available;
+    p->score = f->score;
+    snprintf(p->reason, sizeof p->reason, "%s", f->reason ? f->reason : "");
+    snprintf(p->version, sizeof p->version, "%d.0", f->score);
+    return 0;
+}
+
+static int f_doctor(const kgate_host *host, const kgate_policy *pol, const kgate_probe *p,
+                    kgate_report *rep)
+{
+    (void)pol;
+    (void)p;
+    fake *f = self(host);
+    for (int i = 0; i < f->findings; i++)
+        host->report(rep, i == 0 ? f->verdict : KGATE_READY, "%s finding %d", f->name, i);
+    host->report_detail(rep, "fake", f->name);
+    return f->doctor_rc;
+}
+
+static int f_plan(const kgate_host *h, const kgate_policy *pol, const kgate_probe *p,
+                  kgate_plan *plan, kgate_err *err)
+{
+    (void)pol;
+    (void)p;
+    (void)err;
+    return h->plan_arg(plan, "/bin/true");
+}
+
+static int f_launch(const kgate_host *h, const kgate_policy *pol, const kgate_plan *plan,
+                    const kgate_launch *io, kgate_proc *proc, kgate_err *err)
+{
+    (void)h;
+    (void)pol;
+    (void)plan;
+    (void)io;
+    (void)proc;
+    return kgate_err_set(err, 0, "fake");
+}
+
+static kg_registry *reg;
+static kg_host host;
+static kgate_policy policy;
+static kgate_backend descs[8];
+
+static void setup(void)
+{
+    memset(fakes, 0, sizeof fakes);
+    n_fakes = 0;
+    reg = kg_registry_new();
+    kg_host_init(&host);
+    kg_select_bind_host(&host, reg);
+    policy = (kgate_policy){.struct_size = sizeof policy, .network = KGATE_NET_OFF};
+}
+
+static void teardown(void)
+{
+    kg_registry_free(reg);
+}
+
+/* Registers a fake READY backend; the caller adjusts the returned entry. */
+static fake *add_fake(const char *name, int score)
+{
+    fake *f = &fakes[n_fakes];
+    *f = (fake){.name = name, .available = 1, .score = score, .verdict = KGATE_READY,
+                .findings = 1};
+    kgate_backend *b = &descs[n_fakes++];
+    *b = (kgate_backend){KGATE_BACKEND_INIT, .name = name, .probe = f_probe,
+                         .doctor = f_doctor, .plan = f_plan, .launch = f_launch};
+    kg_error err = {0};
+    ck_assert_msg(kg_registry_add(reg, b, NULL, NULL, &err) != NULL, "%s", err.msg);
+    return f;
+}
+
+static kg_plugin *pick(const char *forced, kgate_report **rep, kg_error *err)
+{
+    return kg_select_backend(reg, &host, &policy, forced, KGATE_PROBE_QUICK, rep, err);
+}
+
+START_TEST(ready_beats_degraded_whatever_the_score)
+{
+    add_fake("degraded", 100)->verdict = KGATE_DEGRADED;
+    add_fake("ready", 1);
+    kgate_report *rep = NULL;
+    kg_error err = {0};
+    kg_plugin *p = pick(NULL, &rep, &err);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_str_eq(p->name, "ready");
+    ck_assert_int_eq(rep->verdict, KGATE_READY);
+    ck_assert_str_eq(rep->items[0].text, "ready finding 0");
+    kg_report_free(rep);
+}
+END_TEST
+
+START_TEST(higher_score_then_load_order)
+{
+    add_fake("first", 5);
+    add_fake("second", 9);
+    add_fake("third", 9);
+    kgate_report *rep = NULL;
+    kg_error err = {0};
+    kg_plugin *p = pick(NULL, &rep, &err);
+    ck_assert_str_eq(p->name, "second");
+    kg_report_free(rep);
+}
+END_TEST
+
+START_TEST(degraded_is_picked_when_nothing_is_ready)
+{
+    add_fake("blocked", 50)->verdict = KGATE_BLOCKED;
+    add_fake("degraded", 1)->verdict = KGATE_DEGRADED;
+    kgate_report *rep = NULL;
+    kg_error err = {0};
+    kg_plugin *p = pick(NULL, &rep, &err);
+    ck_assert_str_eq(p->name, "degraded");
+    ck_assert_int_eq(rep->verdict, KGATE_DEGRADED);
+    kg_report_free(rep);
+}
+END_TEST
+
+START_TEST(forced_backend_is_used_even_if_worse)
+{
+    add_fake("ready", 10);
+    add_fake("degraded", 1)->verdict = KGATE_DEGRADED;
+    kgate_report *rep = NULL;
+    kg_error err = {0};
+    kg_plugin *p = pick("degraded", &rep, &err);
+    ck_assert_str_eq(p->name, "degraded");
+    ck_assert_int_eq(rep->verdict, KGATE_DEGRADED);
+    kg_report_free(rep);
+    /* Only the forced one was asked. */
+    ck_assert_int_eq(fakes[0].probes[0], 0);
+}
+END_TEST
+
+START_TEST(forced_blocked_is_an_error_with_its_report)
+{
+    add_fake("ready", 10);
+    add_fake("stuck", 1)->verdict = KGATE_BLOCKED;
+    kgate_report *rep = NULL;
+    kg_plugin *cand = NULL;
+    kg_error err = {0};
+    ck_assert_ptr_null(pick("stuck", &rep, &err));
+    ck_assert_str_eq(err.msg, "backend stuck cannot enforce this policy: stuck finding 0");
+    ck_assert_int_eq(rep->verdict, KGATE_BLOCKED);
+    kg_report_free(rep);
+    ck_assert_int_eq(kg_select_candidate(reg, &host, &policy, "stuck", KGATE_PROBE_QUICK,
+                                         &cand, &rep, &err), -1);
+    ck_assert_str_eq(cand->name, "stuck");
+    kg_report_free(rep);
+}
+END_TEST
+
+START_TEST(forced_missing_names_the_found_ones)
+{
+    add_fake("alpha", 1);
+    add_fake("beta", 1);
+    kgate_report *rep = NULL;
+    kg_error err = {0};
+    ck_assert_ptr_null(pick("gamma", &rep, &err));
+    ck_assert_ptr_null(rep);
+    ck_assert_str_eq(err.msg, "backend gamma not found (found: alpha, beta)");
+}
+END_TEST
+
+START_TEST(all_blocked_is_an_error_naming_each)
+{
+    add_fake("one", 3)->verdict = KGATE_BLOCKED;
+    fake *two = add_fake("two", 9);
+    two->verdict = KGATE_BLOCKED;
+    fake *gone = add_fake("gone", 99);
+    gone->available = 0;
+    gone->reason = "tool missing";
+    kgate_report *rep = NULL;
+    kg_plugin *cand = NULL;
+    kg_error err = {0};
+    ck_assert_int_eq(kg_select_candidate(reg, &host, &policy, NULL, KGATE_PROBE_QUICK,
+                                         &cand, &rep, &err), -1);
+    ck_assert_str_eq(err.msg, "no backend can enforce this policy: one: one finding 0; "
+                              "two: two finding 0; gone: not available here: tool missing");
+    /* The report shown is the most useful one: available, higher score. */
+    ck_assert_str_eq(cand->name, "two");
+    ck_assert_int_eq(rep->verdict, KGATE_BLOCKED);
+    kg_report_free(rep);
+    ck_assert_ptr_null(pick(NULL, &rep, &err));
+    kg_report_free(rep);
+}
+END_TEST
+
+START_TEST(no_plugin_says_where_it_looked)
+{
+    kg_strv_push(reg->searched, "/opt/a");
+    kg_strv_push(reg->searched, "/usr/lib/kgate/plugins");
+    kgate_report *rep = NULL;
+    kg_error err = {0};
+    ck_assert_ptr_null(pick(NULL, &rep, &err));
+    ck_assert_ptr_null(rep);
+    ck_assert_str_eq(err.msg, "no backend plugin found in /opt/a:/usr/lib/kgate/plugins "
+                              "(set KGATE_PLUGIN_PATH?)");
+    ck_assert_ptr_null(pick("bubblewrap", &rep, &err));
+    ck_assert_str_eq(err.msg, "backend bubblewrap not found: no backend plugin found in "
+                              "/opt/a:/usr/lib/kgate/plugins (set KGATE_PLUGIN_PATH?)");
+    kg_registry_refuse(reg, "/opt/a/x.so", "broken", 0);
+    ck_assert_ptr_null(pick(NULL, &rep, &err));
+    ck_assert_str_eq(err.msg, "no usable backend plugin in /opt/a:/usr/lib/kgate/plugins "
+                              "(1 refused: see kgate plugins)");
+}
+END_TEST
+
+START_TEST(failed_probe_blocks_on_one_line)
+{
+    add_fake("broken", 5)->probe_rc = -1;
+    kg_plugin *p = kg_registry_find(reg, "broken");
+    kgate_report *rep = kg_select_doctor(p, &host, &policy, KGATE_PROBE_QUICK);
+    ck_assert_int_eq(rep->verdict, KGATE_BLOCKED);
+    ck_assert_uint_eq(rep->n_items, 1);
+    ck_assert_str_eq(rep->items[0].text, "probe failed: cannot look at all");
+    ck_assert_int_eq(p->probe_failed, 1);
+    ck_assert_int_eq(p->probe.available, 0);
+    kg_report_free(rep);
+}
+END_TEST
+
+START_TEST(unavailable_cannot_read_ready)
+{
+    fake *f = add_fake("absent", 5);
+    f->available = 0;
+    f->reason = "no such tool";
+    kgate_report *rep = kg_select_doctor(kg_registry_find(reg, "absent"), &host, &policy,
+                                         KGATE_PROBE_QUICK);
+    ck_assert_int_eq(rep->verdict, KGATE_BLOCKED);
+    ck_assert_str_eq(rep->items[rep->n_items - 1].text, "not available here: no such tool");
+    kg_report_free(rep);
+}
+END_TEST
+
+START_TEST(silent_or_failing_doctor_blocks)
+{
+    add_fake("silent", 5)->findings = 0;
+    fake *f = add_fake("failing", 5);
+    f->doctor_rc = -1;
+    kgate_report *rep = kg_select_doctor(kg_registry_find(reg, "silent"), &host, &policy,
+                                         KGATE_PROBE_QUICK);
+    ck_assert_int_eq(rep->verdict, KGATE_BLOCKED);
+    ck_assert_str_eq(rep->items[0].text, "doctor gave no finding");
+    kg_report_free(rep);
+    rep = kg_select_doctor(kg_registry_find(reg, "failing"), &host, &policy,
+                           KGATE_PROBE_QUICK);
+    ck_assert_int_eq(rep->verdict, KGATE_BLOCKED);
+    ck_assert_str_eq(rep->items[1].text, "doctor failed");
+    kg_report_free(rep);
+}
+END_TEST
+
+START_TEST(missing_methods_block)
+{
+    add_fake("full", 1);
+    kg_plugin *p = kg_registry_find(reg, "full");
+    p->be.launch = NULL;
+    kgate_report *rep = kg_select_doctor(p, &host, &policy, KGATE_PROBE_QUICK);
+    ck_assert_int_eq(rep->verdict, KGATE_BLOCKED);
+    ck_assert_str_eq(rep->items[1].text, "plugin cannot launch (no plan or launch method)");
+    kg_report_free(rep);
+    p->be.doctor = NULL;
+    rep = kg_select_doctor(p, &host, &policy, KGATE_PROBE_QUICK);
+    ck_assert_str_eq(rep->items[0].text, "plugin has no doctor method");
+    kg_report_free(rep);
+    p->be.probe = NULL;
+    p->probed = 0;
+    kg_select_probe(p, &host, KGATE_PROBE_QUICK);
+    ck_assert_int_eq(p->probe.available, 0);
+    ck_assert_str_eq(p->probe.reason, "plugin has no probe method");
+}
+END_TEST
+
+START_TEST(probe_is_cached_per_depth)
+{
+    fake *f = add_fake("once", 1);
+    kg_select_probe_all(reg, &host, KGATE_PROBE_QUICK);
+    kg_select_probe_all(reg, &host, KGATE_PROBE_QUICK);
+    ck_assert_int_eq(f->probes[KGATE_PROBE_QUICK], 1);
+    kg_select_probe_all(reg, &host, KGATE_PROBE_THOROUGH);
+    kg_select_probe_all(reg, &host, KGATE_PROBE_QUICK);
+    ck_assert_int_eq(f->probes[KGATE_PROBE_THOROUGH], 1);
+    ck_assert_int_eq(f->probes[KGATE_PROBE_QUICK], 1);
+    ck_assert_int_eq(kg_registry_find(reg, "once")->probe_depth, KGATE_PROBE_THOROUGH);
+}
+END_TEST
+
+START_TEST(host_lookups_probe_lazily)
+{
+    fake *wrapper = add_fake("wrapper", 1);
+    fake *inner = add_fake("inner", 1);
+    wrapper->peer = "inner";
+    ck_assert_ptr_eq(host.pub.backend(&host.pub, "inner"),
+                     &kg_registry_find(reg, "inner")->be);
+    ck_assert_ptr_null(host.pub.backend(&host.pub, "nobody"));
+    ck_assert_ptr_null(host.pub.backend_probe(&host.pub, "nobody"));
+    kg_select_probe(kg_registry_find(reg, "wrapper"), &host, KGATE_PROBE_THOROUGH);
+    /* The wrapper's question made the inner backend probe, as deep. */
+    ck_assert_int_eq(inner->probes[KGATE_PROBE_THOROUGH], 1);
+    ck_assert_ptr_eq(wrapper->peer_probe, &kg_registry_find(reg, "inner")->probe);
+    ck_assert_int_eq(wrapper->peer_probe->score, 1);
+    /* and the answer is cached for the selection that follows. */
+    kg_select_probe_all(reg, &host, KGATE_PROBE_THOROUGH);
+    ck_assert_int_eq(inner->probes[KGATE_PROBE_THOROUGH], 1);
+}
+END_TEST
+
+START_TEST(self_reference_does_not_recurse)
+{
+    fake *f = add_fake("loop", 1);
+    f->peer = "loop";
+    kg_select_probe(kg_registry_find(reg, "loop"), &host, KGATE_PROBE_QUICK);
+    ck_assert_int_eq(f->probes[KGATE_PROBE_QUICK], 1);
+    ck_assert_ptr_null(f->peer_probe);
+}
+END_TEST
+
+START_TEST(reasons_are_the_worst_findings)
+{
+    kgate_report *rep = kg_report_new();
+    host.pub.report(rep, KGATE_READY, "fs box");
+    host.pub.report(rep, KGATE_DEGRADED, "network open");
+    host.pub.report(rep, KGATE_READY, "mask");
+    host.pub.report(rep, KGATE_DEGRADED, "no seccomp");
+    kg_strv *v = kg_strv_new();
+    kg_report_reasons(rep, v);
+    ck_assert_uint_eq(kg_strv_len(v), 2);
+    ck_assert_str_eq(kg_strv_get(v, 0), "network open");
+    ck_assert_str_eq(kg_strv_get(v, 1), "no seccomp");
+    kg_strv_free(v);
+    kg_report_free(rep);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("select");
+    TCase *tc = tcase_create("select");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, ready_beats_degraded_whatever_the_score);
+    tcase_add_test(tc, higher_score_then_load_order);
+    tcase_add_test(tc, degraded_is_picked_when_nothing_is_ready);
+    tcase_add_test(tc, forced_backend_is_used_even_if_worse);
+    tcase_add_test(tc, forced_blocked_is_an_error_with_its_report);
+    tcase_add_test(tc, forced_missing_names_the_found_ones);
+    tcase_add_test(tc, all_blocked_is_an_error_naming_each);
+    tcase_add_test(tc, no_plugin_says_where_it_looked);
+    tcase_add_test(tc, failed_probe_blocks_on_one_line);
+    tcase_add_test(tc, unavailable_cannot_read_ready);
+    tcase_add_test(tc, silent_or_failing_doctor_blocks);
+    tcase_add_test(tc, missing_methods_block);
+    tcase_add_test(tc, probe_is_cached_per_depth);
+    tcase_add_test(tc, host_lookups_probe_lazily);
+    tcase_add_test(tc, self_reference_does_not_recurse);
+    tcase_add_test(tc, reasons_are_the_worst_findings);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed != 0;
+}
