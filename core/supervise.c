@@ -30,6 +30,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -69,6 +70,16 @@ typedef struct stream {
     int rfd;    /* -1 once closed */
     int out_fd; /* 1 or 2 */
     kg_mask *mask;
+
+    /* Zero-copy relay, when both ends are pipes (Linux): the bytes are
+     * looked at through a tee'd copy in scratch, and the clean spans are
+     * spliced from the program's pipe to ours without passing through
+     * kgate's memory.  chunk is the tee'd copy being fed to the mask;
+     * taken counts its bytes already consumed from rfd. */
+    bool zero_copy;
+    int scratch_r, scratch_w;
+    const char *chunk;
+    size_t chunk_len, taken;
 } stream;
 
 struct sup {
@@ -265,17 +276,139 @@ static int write_all(void *ctx, const char *buf, size_t len)
     return 0;
 }
 
+#ifdef SPLICE_F_MOVE
+/* Consumes n bytes of rfd that the mask held back or dropped.  They are in
+ * the pipe (tee saw them), so the reads do not wait. */
+static int zc_discard(stream *st, size_t n)
+{
+    char junk[4096];
+    while (n > 0) {
+        ssize_t r = read(st->rfd, junk, n < sizeof junk ? n : sizeof junk);
+        if (r > 0) n -= (size_t)r;
+        else if (!(r < 0 && errno == EINTR)) return -1;
+    }
+    return 0;
+}
+
+/* Moves n bytes from the program's pipe to our output pipe. */
+static int zc_splice(stream *st, size_t n)
+{
+    while (n > 0) {
+        ssize_t r = splice(st->rfd, NULL, st->out_fd, NULL, n, SPLICE_F_MOVE);
+        if (r > 0) {
+            n -= (size_t)r;
+        } else if (r < 0 && errno == EINTR) {
+            handle_signals(st->s);
+        } else if (r < 0 && errno == EAGAIN) {
+            /* rfd is non-blocking, which makes the splice so: wait for
+             * room in our output. */
+            struct pollfd p = {.fd = st->out_fd, .events = POLLOUT};
+            if (poll(&p, 1, -1) < 0 && errno == EINTR) handle_signals(st->s);
+        } else {
+            return -1;
+        }
+    }
+    return 0;
+}
+#endif
+
+/* The mask's sink.  A span that lies in the tee'd chunk is spliced from
+ * the pipe (after consuming what came before it); anything else (held
+ * bytes, a prefix, "***") is written. */
+static int sink(void *ctx, const char *buf, size_t len)
+{
+    stream *st = ctx;
+#ifdef SPLICE_F_MOVE
+    uintptr_t b = (uintptr_t)buf, c = (uintptr_t)st->chunk;
+    if (st->chunk && b >= c && b < c + st->chunk_len) {
+        size_t off = (size_t)(b - c);
+        if (zc_discard(st, off - st->taken) < 0 || zc_splice(st, len) < 0)
+            return -1;
+        st->taken = off + len;
+        return 0;
+    }
+#endif
+    return write_all(ctx, buf, len);
+}
+
 static void stream_close(stream *st)
 {
+    if (st->scratch_r >= 0) close(st->scratch_r);
+    if (st->scratch_w >= 0) close(st->scratch_w);
+    st->scratch_r = st->scratch_w = -1;
+    st->zero_copy = false;
     if (st->rfd < 0) return;
     kg_mask_flush(st->mask);
     close(st->rfd);
     st->rfd = -1;
 }
 
+/* Zero copy needs our output to be a pipe and a scratch pipe to tee into;
+ * without either the stream is relayed with read and write. */
+static void zc_setup(stream *st)
+{
+#ifdef SPLICE_F_MOVE
+    struct stat sb;
+    int p[2];
+    if (fstat(st->out_fd, &sb) < 0 || !S_ISFIFO(sb.st_mode)) return;
+    if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0) return;
+    (void)fcntl(p[1], F_SETPIPE_SZ, PIPE_SIZE);
+    st->scratch_r = p[0];
+    st->scratch_w = p[1];
+    st->zero_copy = true;
+#else
+    (void)st;
+#endif
+}
+
+/* One tee'd chunk through the mask: 1 while the stream stays open, 0 once
+ * closed, -1 when tee cannot be used here (the caller falls back). */
+static int stream_pump_zc(stream *st, char *buf)
+{
+#ifdef SPLICE_F_MOVE
+    ssize_t n = tee(st->rfd, st->scratch_w, RELAY_BUF, SPLICE_F_NONBLOCK);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return 1;
+    if (n < 0) return -1;
+    if (n == 0) { /* no writer left and nothing in the pipe */
+        stream_close(st);
+        return 0;
+    }
+    size_t got = 0;
+    while (got < (size_t)n) {
+        ssize_t r = read(st->scratch_r, buf + got, (size_t)n - got);
+        if (r > 0) got += (size_t)r;
+        else if (!(r < 0 && errno == EINTR)) break;
+    }
+    st->chunk = buf;
+    st->chunk_len = got;
+    st->taken = 0;
+    int ok = got == (size_t)n && kg_mask_feed(st->mask, buf, got) == 0 &&
+             zc_discard(st, got - st->taken) == 0;
+    st->chunk = NULL;
+    if (!ok) {
+        stream_close(st);
+        return 0;
+    }
+    return 1;
+#else
+    (void)st;
+    (void)buf;
+    return -1;
+#endif
+}
+
 /* One read from the program: 1 while the stream stays open, 0 once closed. */
 static int stream_pump(stream *st, char *buf)
 {
+    if (st->zero_copy) {
+        int r = stream_pump_zc(st, buf);
+        if (r >= 0) return r;
+        /* tee refused (nothing consumed yet): plain reads from now on. */
+        close(st->scratch_r);
+        close(st->scratch_w);
+        st->scratch_r = st->scratch_w = -1;
+        st->zero_copy = false;
+    }
     ssize_t n = read(st->rfd, buf, RELAY_BUF);
     if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
         return 1;
@@ -413,15 +546,17 @@ int kg_supervise(const kgate_backend *be, const kg_host *host,
         return kg_err_set(err, ENOSYS, "backend %s: cannot launch", name);
 
     sup s = {.sig_r = -1, .sig_w = -1, .in_fd = -1,
-             .out = {.rfd = -1, .out_fd = STDOUT_FILENO},
-             .err = {.rfd = -1, .out_fd = STDERR_FILENO}};
+             .out = {.rfd = -1, .out_fd = STDOUT_FILENO, .scratch_r = -1,
+                     .scratch_w = -1},
+             .err = {.rfd = -1, .out_fd = STDERR_FILENO, .scratch_r = -1,
+                     .scratch_w = -1}};
     s.out.s = s.err.s = &s;
     int po[2] = {-1, -1}, pe[2] = {-1, -1};
     int ret = -1;
 
     const kg_strv *extra = opts ? opts->mask_prefixes : NULL;
-    s.out.mask = kg_mask_new(extra, write_all, &s.out);
-    s.err.mask = kg_mask_new(extra, write_all, &s.err);
+    s.out.mask = kg_mask_new(extra, sink, &s.out);
+    s.err.mask = kg_mask_new(extra, sink, &s.err);
     if (!s.out.mask || !s.err.mask) {
         kg_err_set(err, ENOMEM, "out of memory");
         goto out;
@@ -487,6 +622,10 @@ int kg_supervise(const kgate_backend *be, const kg_host *host,
 
     grow_output_pipe(STDOUT_FILENO);
     grow_output_pipe(STDERR_FILENO);
+    if (!s.pty) {
+        zc_setup(&s.out);
+        zc_setup(&s.err);
+    }
     relay(&s);
     while (!s.exited) { /* both pipes closed early: wait for the end */
         struct pollfd p = {.fd = s.sig_r, .events = POLLIN};

@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "mask.h"
 #include "supervise.h"
 
 /* ------------------------------------------------------------------------ */
@@ -407,6 +408,88 @@ START_TEST(large_output_intact)
 }
 END_TEST
 
+/* Everything from fd, into a growing buffer. */
+static char *read_all(int fd, size_t *len)
+{
+    size_t cap = 1 << 20, n = 0;
+    char *b = malloc(cap);
+    ssize_t r;
+    while ((r = read(fd, b + n, cap - n)) > 0 || (r < 0 && errno == EINTR)) {
+        if (r > 0) n += (size_t)r;
+        if (n == cap) b = realloc(b, cap *= 2);
+    }
+    *len = n;
+    return b;
+}
+
+static int sink_append(void *ctx, const char *buf, size_t len)
+{
+    UT_string *u = ctx;
+    utstring_bincpy(u, buf, len);
+    return 0;
+}
+
+START_TEST(masking_through_pipes_matches_the_mask)
+{
+    /* Our stdout a pipe: the relay splices clean spans and writes the
+     * rest.  Whatever it does, the bytes must be the mask's. */
+    const char *script =
+        "i=0; while [ $i -lt 30000 ]; do "
+        "printf 'l%d sk-ant-abcdefghijklmnop%d ghp_short desk-0123456789abcdefgh AKIA' $i $i; "
+        "printf '0123456789ABCDEF\n'; i=$((i+1)); done";
+    int p[2];
+    ck_assert_int_eq(pipe(p), 0);
+    const char *argv[] = {"/bin/sh", "-c", script, NULL};
+    kgate_launch io = {.struct_size = sizeof io, .stdout_fd = p[1], .stderr_fd = 2};
+    pid_t ref = spawn(argv, &io);
+    close(p[1]);
+    size_t raw_len;
+    char *raw = read_all(p[0], &raw_len);
+    close(p[0]);
+    waitpid(ref, NULL, 0);
+    UT_string *want;
+    utstring_new(want);
+    /* utstring grows by what is asked only: reserve, or the many small
+     * appends of the mask copy the whole string each time. */
+    utstring_reserve(want, raw_len + 1);
+    kg_mask *m = kg_mask_new(NULL, sink_append, want);
+    ck_assert_int_eq(kg_mask_feed(m, raw, raw_len), 0);
+    ck_assert_int_eq(kg_mask_flush(m), 0);
+    kg_mask_free(m);
+    free(raw);
+
+    ck_assert_int_eq(pipe(p), 0);
+    int res = open(errpath, O_RDWR | O_TRUNC | O_CLOEXEC);
+    pid_t reader = fork();
+    if (reader == 0) {
+        close(p[1]);
+        size_t n;
+        char *b = read_all(p[0], &n);
+        _exit(write(res, b, n) == (ssize_t)n ? 0 : 1);
+    }
+    dup2(p[1], 1);
+    close(p[0]);
+    close(p[1]);
+    ck_assert_int_eq(run_sh(script, NULL, NULL), 0);
+    int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    close(devnull);
+    int st;
+    waitpid(reader, &st, 0);
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    lseek(res, 0, SEEK_SET);
+    size_t got_len;
+    char *got = read_all(res, &got_len);
+    close(res);
+    ck_assert_uint_gt(utstring_len(want), 1000000);
+    ck_assert_uint_eq(got_len, utstring_len(want));
+    ck_assert(memcmp(got, utstring_body(want), got_len) == 0);
+    ck_assert_ptr_null(memmem(got, got_len, "abcdefghijklmnop", 16));
+    free(got);
+    utstring_free(want);
+}
+END_TEST
+
 /* Reads from fd until want shows up in everything read so far. */
 static void read_until(int fd, char *acc, size_t cap, size_t *len, const char *want)
 {
@@ -492,6 +575,7 @@ int main(void)
     tcase_add_test(tc, closed_stdout_does_not_kill_kgate);
     tcase_add_test(tc, background_child_does_not_hang);
     tcase_add_test(tc, large_output_intact);
+    tcase_add_test(tc, masking_through_pipes_matches_the_mask);
     tcase_add_test(tc, pty_program_gets_its_own_terminal);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
