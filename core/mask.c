@@ -8,8 +8,8 @@
  *
  * Speed matters: every byte the program writes passes through here, and the
  * relay should run near pipe speed.  So the scan looks for candidates (a
- * byte that starts some prefix, right after a non-token byte) sixteen bytes
- * at a time with GCC/clang vector extensions, which compile to SSE2 on
+ * byte that starts some prefix, right after a non-token byte) 32 bytes at
+ * a time with GCC/clang vector extensions, which compile to SSE2 or AVX2 on
  * x86-64 and NEON on arm64 without intrinsics, and clean spans go to the
  * sink straight from the caller's buffer, never copied.
  *

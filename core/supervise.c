@@ -1,7 +1,8 @@
 /* supervise.c: starting the plan and staying with it until it ends.
  *
  * Shape: the program's stdout and stderr are pipes that only kgate reads;
- * each goes through its own kg_mask to kgate's fd 1 and 2.  Stdin is fd 0,
+ * each goes through its own kg_mask to kgate's fd 1 and 2 (by splice(2),
+ * without a copy, when fd 1 or 2 is a pipe: see struct stream).  Stdin is fd 0,
  * handed over untouched.  One poll loop waits on both pipes and on a
  * self-pipe that the signal handlers write to, so a signal is never lost
  * between a check and a sleep, and nothing is ever blocked with
