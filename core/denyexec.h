@@ -28,4 +28,8 @@ int kg_denyexec_check(kg_denyexec *d, const char *const *argv, size_t argc,
                       const char *cwd, char *reason, size_t reason_len,
                       kg_error *err);
 
+/* Drops the fingerprints held in memory (the file stays): the next check
+ * reads the cache file again.  For benchmarks and tests. */
+void kg_denyexec_forget_cache(kg_denyexec *d);
+
 #endif

@@ -1,0 +1,47 @@
+/* denyexec_int.h: between the deny list's argv walk (denyexec.c) and its
+ * shell-string walk (denyexec_sh.c).  Not used elsewhere. */
+#ifndef KG_DENYEXEC_INT_H
+#define KG_DENYEXEC_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "denyexec.h"
+
+/* Where the words at one level are looked up. */
+typedef struct kg_dx_scope {
+    const char *path; /* PATH */
+    const char *cwd;
+} kg_dx_scope;
+
+/* One kg_denyexec_check() in progress. */
+typedef struct kg_dx_chk kg_dx_chk;
+
+/* Checks one command (argv[0] and whatever it runs): 0 allowed, 1 blocked
+ * (the reason is set).  where says where the words came from ("in the
+ * sh -c string"), for the reason. */
+int kg_dx_check_argv(kg_dx_chk *c, char **w, size_t n, kg_dx_scope sc,
+                     const char *where, int flags);
+/* Checks a word as a command name only (the name and the file it resolves
+ * to), without following wrappers. */
+int kg_dx_check_name(kg_dx_chk *c, const char *word, kg_dx_scope sc,
+                     const char *where);
+/* Checks every command in a shell string; pos are its $0, $1... */
+int kg_dx_check_string(kg_dx_chk *c, const char *s, size_t len,
+                       kg_dx_scope sc, const char *where, char **pos,
+                       size_t npos);
+/* Sets the reason (entry NULL: a refusal of its own) and returns 1. */
+int kg_dx_block(kg_dx_chk *c, const char *entry, const char *where,
+                const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Nesting depth: false when too deep (then do not call kg_dx_leave). */
+bool kg_dx_enter(kg_dx_chk *c);
+void kg_dx_leave(kg_dx_chk *c);
+/* True once after a shell under xargs: its $1... come from stdin. */
+bool kg_dx_take_stdin_args(kg_dx_chk *c);
+bool kg_dx_is_cd(const char *name);
+
+char *kg_dx_strdup(const char *s);
+char *kg_dx_join(const char *dir, const char *name);
+const char *kg_dx_base(const char *p);
+
+#endif

@@ -1,0 +1,779 @@
+/* denyexec_sh.c: the deny list's view of a shell string.
+ *
+ * Not a shell: enough of the POSIX/bash grammar to know which words stand
+ * in command position.  Expansions are not performed; a word whose text
+ * depends on one is "dynamic" and is looked up in the assignments the
+ * string itself makes.  Every simple command found goes back to
+ * kg_dx_check_argv(), which knows the wrappers and the deny list. */
+#include "denyexec_int.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <utstring.h>
+
+typedef kg_dx_scope scope;
+typedef kg_dx_chk chk;
+
+typedef enum { ST_CMD, ST_ARGS, ST_SKIP, ST_FOR, ST_CASE_WORD, ST_CASE_IN,
+               ST_CASE_PAT, ST_DBRACKET, ST_FUNCNAME } wstate;
+
+typedef struct walker {
+    chk *c;
+    scope sc;
+    char *path_own, *cwd_own;
+    const char *where;
+    char **pos;
+    size_t npos;
+    bool stdin_args;
+    kg_strv *words;
+    UT_array *dyn; /* int per word: depends on an expansion */
+    kg_strv *vars; /* "NAME=value" as assigned in the string */
+    wstate st;
+    bool redir_target;
+    bool funcdef;   /* NAME ( seen: a function definition */
+    bool fn_parens; /* after "function NAME": optional () */
+    int case_depth;
+    int result; /* 0, 1 blocked, -1 error */
+} walker;
+
+typedef struct heredoc { char *delim; bool quoted, strip; } heredoc;
+
+typedef struct lexer {
+    walker *w;
+    const char *s;
+    size_t n, i;
+    bool failed;
+    heredoc hd[16];
+    int nhd;
+} lexer;
+
+static bool is_name_start(char ch) { return ch == '_' || (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z'); }
+static bool is_name_char(char ch) { return is_name_start(ch) || (ch >= '0' && ch <= '9'); }
+
+/* NAME= or NAME+= or NAME[..]= at the start of an unquoted word. */
+static size_t assignment_len(const char *s)
+{
+    if (!is_name_start(*s)) return 0;
+    size_t i = 1;
+    while (is_name_char(s[i])) i++;
+    if (s[i] == '[') {
+        while (s[i] && s[i] != ']') i++;
+        if (s[i]) i++;
+    }
+    if (s[i] == '+') i++;
+    return s[i] == '=' ? i + 1 : 0;
+}
+
+static const char *var_value(walker *w, const char *name, size_t nl, size_t *from)
+{
+    for (size_t i = *from; i < kg_strv_len(w->vars); i++) {
+        const char *v = kg_strv_get(w->vars, i);
+        if (strncmp(v, name, nl) == 0 && v[nl] == '=') {
+            *from = i + 1;
+            return v + nl + 1;
+        }
+    }
+    return NULL;
+}
+
+static char *subst_path(const char *value, const char *old)
+{
+    UT_string *s;
+    utstring_new(s);
+    for (const char *p = value; *p;) {
+        if (strncmp(p, "$PATH", 5) == 0 && !is_name_char(p[5])) { utstring_printf(s, "%s", old ? old : ""); p += 5; }
+        else if (strncmp(p, "${PATH}", 7) == 0) { utstring_printf(s, "%s", old ? old : ""); p += 7; }
+        else utstring_bincpy(s, p++, 1);
+    }
+    char *r = kg_dx_strdup(utstring_body(s));
+    utstring_free(s);
+    return r;
+}
+
+static void walker_assign(walker *w, const char *word)
+{
+    kg_strv_push(w->vars, word);
+    if (strncmp(word, "PATH=", 5) == 0) {
+        char *np = subst_path(word + 5, w->sc.path);
+        free(w->path_own);
+        w->path_own = np;
+        w->sc.path = np;
+    }
+}
+
+static void walker_cd(walker *w, const char *dir)
+{
+    char *j = dir[0] == '/' ? kg_dx_strdup(dir) : kg_dx_join(w->sc.cwd ? w->sc.cwd : ".", dir);
+    char *r = realpath(j, NULL);
+    free(j);
+    if (!r) return;
+    free(w->cwd_own);
+    w->cwd_own = r;
+    w->sc.cwd = r;
+}
+
+static const char *var_last(walker *w, const char *name, size_t nl)
+{
+    const char *last = NULL, *v;
+    size_t from = 0;
+    while ((v = var_value(w, name, nl, &from))) last = v;
+    return last;
+}
+
+/* The word with $NAME, ${NAME} and ${NAME:-WORD} (and -, :=, =) replaced
+ * by the last value the string assigned, or by the default word, or by
+ * nothing (keep_unknown: left as written).  A guess at what the shell will
+ * run, checked beside the word. */
+static char *expand_simple(walker *w, const char *lit, bool keep_unknown)
+{
+    UT_string *s;
+    utstring_new(s);
+    for (const char *p = lit; *p;) {
+        if (*p != '$') { utstring_bincpy(s, p++, 1); continue; }
+        const char *q = p + 1;
+        bool brace = *q == '{';
+        if (brace) q++;
+        if (*q == '@' || *q == '*' || (*q >= '1' && *q <= '9')) {
+            const char *e = q + 1;
+            if (brace && *e != '}') { utstring_bincpy(s, p++, 1); continue; }
+            if (*q >= '1' && *q <= '9') {
+                size_t k = (size_t)(*q - '0');
+                if (k < w->npos) utstring_printf(s, "%s", w->pos[k]);
+            } else
+                for (size_t k = 1; k < w->npos; k++) utstring_printf(s, "%s%s", k > 1 ? " " : "", w->pos[k]);
+            p = brace ? e + 1 : e;
+            continue;
+        }
+        size_t nl = 0;
+        while (is_name_char(q[nl])) nl++;
+        if (!nl || !is_name_start(*q)) { utstring_bincpy(s, p++, 1); continue; }
+        const char *val = var_last(w, q, nl);
+        const char *e = q + nl;
+        if (!brace) {
+            if (val) utstring_printf(s, "%s", val);
+            else if (keep_unknown) utstring_bincpy(s, p, (size_t)(e - p));
+            p = e;
+            continue;
+        }
+        const char *close = strchr(e, '}');
+        if (!close) { utstring_bincpy(s, p++, 1); continue; }
+        const char *def = NULL;
+        if (*e == ':' && (e[1] == '-' || e[1] == '=')) def = e + 2;
+        else if (*e == '-' || *e == '=') def = e + 1;
+        if (val && *val) utstring_printf(s, "%s", val);
+        else if (def) utstring_bincpy(s, def, (size_t)(close - def));
+        else if (keep_unknown && !val) utstring_bincpy(s, p, (size_t)(close + 1 - p));
+        p = close + 1;
+    }
+    char *r = kg_dx_strdup(utstring_body(s));
+    utstring_free(s);
+    return r;
+}
+
+/* Checks words (split like an unquoted expansion) followed by rest. */
+static void check_split(walker *w, const char *value, char **rest, size_t nrest)
+{
+    kg_strv *nv = kg_strv_new();
+    char *copy = kg_dx_strdup(value), *sv = NULL;
+    for (char *t = strtok_r(copy, " \t\n", &sv); t; t = strtok_r(NULL, " \t\n", &sv))
+        kg_strv_push(nv, t);
+    free(copy);
+    for (size_t i = 0; i < nrest; i++) kg_strv_push(nv, rest[i]);
+    char **nvv = kg_strv_nullterm(nv);
+    if (kg_strv_len(nv) && w->result == 0)
+        w->result = kg_dx_check_argv(w->c, nvv, kg_strv_len(nv), w->sc, w->where, 0);
+    free(nvv);
+    kg_strv_free(nv);
+}
+
+/* Runs the collected simple command through check_argv. */
+static void walker_flush(walker *w)
+{
+    size_t n = kg_strv_len(w->words);
+    if (n == 0 || w->result != 0) { kg_strv_clear(w->words); utarray_clear(w->dyn); return; }
+    char **v = kg_strv_nullterm(w->words);
+    if (!v) abort();
+    size_t skip = 0;
+    /* Leading assignments apply to this command only, except PATH, whose
+     * effect on the lookup matters here and which a later bare assignment
+     * would make permanent anyway. */
+    while (skip < n && assignment_len(v[skip])) {
+        walker_assign(w, v[skip]);
+        skip++;
+    }
+    if (skip < n) {
+        const char *cw = v[skip];
+        int dyn = *(int *)utarray_eltptr(w->dyn, (unsigned)skip);
+        const char *b = kg_dx_base(cw);
+        if (kg_dx_is_cd(b) && n - skip == 2 && !*(int *)utarray_eltptr(w->dyn, (unsigned)skip + 1))
+            walker_cd(w, v[skip + 1]);
+        if ((strcmp(cw, "export") == 0 || strcmp(cw, "local") == 0 ||
+             strcmp(cw, "readonly") == 0 || strcmp(cw, "declare") == 0 ||
+             strcmp(cw, "typeset") == 0)) {
+            for (size_t i = skip + 1; i < n; i++)
+                if (assignment_len(v[i])) walker_assign(w, v[i]);
+        }
+        if (dyn && cw[0] == '$') {
+            /* $NAME, ${NAME}, $1, "$@": what the string assigned, or the
+             * positional parameters it was given. */
+            const char *p = cw + 1;
+            bool brace = *p == '{';
+            if (brace) p++;
+            size_t nl = 0;
+            if (*p == '@' || *p == '*' || (*p >= '0' && *p <= '9')) nl = 1;
+            else while (is_name_char(p[nl])) nl++;
+            const char *rest = p + nl;
+            if (brace && *rest == '}') rest++;
+            if (nl && !*rest) {
+                bool positional = *p == '@' || *p == '*' || (*p >= '0' && *p <= '9');
+                if (positional && w->stdin_args && !(*p == '0')) {
+                    w->result = kg_dx_block(w->c, NULL, w->where, "xargs would supply the command as %s", cw);
+                    goto done;
+                }
+                if (*p == '@' || *p == '*') {
+                    kg_strv *nv = kg_strv_new();
+                    for (size_t i = 1; i < w->npos; i++) kg_strv_push(nv, w->pos[i]);
+                    for (size_t i = skip + 1; i < n; i++) kg_strv_push(nv, v[i]);
+                    char **nvv = kg_strv_nullterm(nv);
+                    if (kg_strv_len(nv)) w->result = kg_dx_check_argv(w->c, nvv, kg_strv_len(nv), w->sc, w->where, 0);
+                    free(nvv);
+                    kg_strv_free(nv);
+                } else if (*p >= '0' && *p <= '9') {
+                    size_t k = (size_t)(*p - '0');
+                    if (k < w->npos) {
+                        char *save = v[skip];
+                        v[skip] = w->pos[k];
+                        w->result = kg_dx_check_argv(w->c, v + skip, n - skip, w->sc, w->where, 0);
+                        v[skip] = save;
+                    }
+                } else {
+                    /* Every value the string gives the variable. */
+                    size_t from = 0;
+                    const char *val;
+                    while (w->result == 0 && (val = var_value(w, p, nl, &from)))
+                        check_split(w, val, v + skip + 1, n - skip - 1);
+                }
+                goto done;
+            }
+        }
+        /* The command word with unknown variables taken as empty:
+         * ${PREFIX}curl is curl. */
+        if (dyn && strchr(cw, '$')) {
+            char *x = expand_simple(w, cw, false);
+            if (strcmp(x, cw) != 0) check_split(w, x, v + skip + 1, n - skip - 1);
+            free(x);
+            if (w->result) goto done;
+        }
+        /* The whole command with every expansion guessed, so that a
+         * variable behind a wrapper (exec $c, env "$@") is seen too. */
+        bool any = false;
+        for (size_t i = skip; i < n; i++)
+            if (*(int *)utarray_eltptr(w->dyn, (unsigned)i) && strchr(v[i], '$')) any = true;
+        if (any) {
+            /* Only the expanded words are split; a quoted literal stays one
+             * word, and a variable the string does not set stays as written,
+             * so a wrapper's operands keep their places. */
+            kg_strv *ev = kg_strv_new();
+            for (size_t i = skip; i < n; i++) {
+                if (!*(int *)utarray_eltptr(w->dyn, (unsigned)i)) { kg_strv_push(ev, v[i]); continue; }
+                char *x = expand_simple(w, v[i], true), *sv = NULL;
+                if (strcmp(x, v[i]) == 0) kg_strv_push(ev, v[i]);
+                else
+                    for (char *t = strtok_r(x, " \t\n", &sv); t; t = strtok_r(NULL, " \t\n", &sv))
+                        kg_strv_push(ev, t);
+                free(x);
+            }
+            char **evv = kg_strv_nullterm(ev);
+            if (kg_strv_len(ev)) w->result = kg_dx_check_argv(w->c, evv, kg_strv_len(ev), w->sc, w->where, 0);
+            free(evv);
+            kg_strv_free(ev);
+            if (w->result) goto done;
+        }
+        w->result = kg_dx_check_argv(w->c, v + skip, n - skip, w->sc, w->where, 0);
+    }
+done:
+    free(v);
+    kg_strv_clear(w->words);
+    utarray_clear(w->dyn);
+}
+
+static bool kw_is(const char *word, int dyn, const char *kw) { return !dyn && strcmp(word, kw) == 0; }
+
+static void walker_word(walker *w, const char *word, bool dyn, bool quoted)
+{
+    if (w->result) return;
+    if (w->redir_target) { w->redir_target = false; return; }
+    w->fn_parens = false;
+    int d = dyn || quoted; /* a quoted or expanded word is never a keyword */
+    switch (w->st) {
+    case ST_SKIP: return;
+    case ST_FOR:
+        if (kw_is(word, d, "do")) w->st = ST_CMD;
+        return;
+    case ST_CASE_WORD: w->st = ST_CASE_IN; return;
+    case ST_CASE_IN: if (kw_is(word, d, "in")) w->st = ST_CASE_PAT; return;
+    case ST_CASE_PAT:
+        if (kw_is(word, d, "esac")) { w->case_depth--; w->st = ST_SKIP; }
+        return;
+    case ST_DBRACKET:
+        if (kw_is(word, d, "]]")) w->st = ST_SKIP;
+        return;
+    case ST_FUNCNAME: w->st = ST_CMD; w->fn_parens = true; return;
+    case ST_CMD:
+        if (kg_strv_len(w->words) == 0) {
+            static const char *const next_cmd[] = {"if", "then", "else", "elif", "while",
+                "until", "do", "!", "{", "coproc", NULL};
+            for (int i = 0; next_cmd[i]; i++)
+                if (kw_is(word, d, next_cmd[i])) return;
+            static const char *const ends[] = {"fi", "done", "}", NULL};
+            for (int i = 0; ends[i]; i++)
+                if (kw_is(word, d, ends[i])) { w->st = ST_SKIP; return; }
+            if (kw_is(word, d, "esac") && w->case_depth > 0) { w->case_depth--; w->st = ST_SKIP; return; }
+            if (kw_is(word, d, "for") || kw_is(word, d, "select")) { w->st = ST_FOR; return; }
+            if (kw_is(word, d, "case")) { w->case_depth++; w->st = ST_CASE_WORD; return; }
+            if (kw_is(word, d, "[[")) { w->st = ST_DBRACKET; return; }
+            if (kw_is(word, d, "function")) { w->st = ST_FUNCNAME; return; }
+        }
+        /* Leading assignments keep the command position open. */
+        if (!assignment_len(word)) w->st = ST_ARGS;
+        break;
+    case ST_ARGS: break;
+    }
+    kg_strv_push(w->words, word);
+    int di = dyn;
+    utarray_push_back(w->dyn, &di);
+}
+
+typedef enum { OP_SEQ, OP_PIPE, OP_CASE_END, OP_OPEN, OP_CLOSE, OP_REDIR } opkind;
+
+static void walker_op(walker *w, opkind op)
+{
+    if (w->result) return;
+    switch (op) {
+    case OP_REDIR: w->redir_target = true; return;
+    case OP_SEQ:
+    case OP_PIPE:
+        /* Inside [[ ]], a for header, or between case and its patterns,
+         * separators are not command boundaries. */
+        if (w->st == ST_DBRACKET || w->st == ST_FOR || w->st == ST_CASE_PAT ||
+            w->st == ST_CASE_WORD || w->st == ST_CASE_IN || w->st == ST_FUNCNAME)
+            return;
+        walker_flush(w);
+        w->st = ST_CMD;
+        return;
+    case OP_CASE_END:
+        walker_flush(w);
+        w->st = w->case_depth > 0 ? ST_CASE_PAT : ST_CMD;
+        return;
+    case OP_OPEN:
+        if (w->st == ST_DBRACKET || w->st == ST_CASE_PAT || w->fn_parens) return;
+        if (kg_strv_len(w->words) == 1 && w->st == ST_ARGS) { w->funcdef = true; return; }
+        walker_flush(w);
+        w->st = ST_CMD;
+        return;
+    case OP_CLOSE:
+        if (w->st == ST_DBRACKET) return;
+        if (w->st == ST_CASE_PAT) { w->st = ST_CMD; return; }
+        if (w->funcdef || w->fn_parens) {
+            w->funcdef = w->fn_parens = false;
+            kg_strv_clear(w->words);
+            utarray_clear(w->dyn);
+            w->st = ST_CMD;
+            return;
+        }
+        walker_flush(w);
+        w->st = ST_SKIP;
+        return;
+    }
+}
+
+static int lex_list(lexer *lx, bool stop_at_paren);
+
+/* Runs a nested command list ($( ), backticks, <( )) in its own walker. */
+static int nested_string(lexer *lx, const char *s, size_t len)
+{
+    walker *w = lx->w;
+    int r = kg_dx_check_string(w->c, s, len, w->sc, w->where, w->pos, w->npos);
+    if (r && !w->result) w->result = r;
+    return r;
+}
+
+/* $( ... ) starting after "$(" (or "<(" ">("): lexes it in a fresh walker
+ * in place, so that quotes and nesting inside are understood. */
+static void nested_paren(lexer *lx)
+{
+    walker *outer = lx->w;
+    walker inner = *outer;
+    inner.path_own = inner.cwd_own = NULL;
+    inner.words = kg_strv_new();
+    utarray_new(inner.dyn, &ut_int_icd);
+    inner.vars = kg_strv_dup(outer->vars);
+    inner.st = ST_CMD;
+    inner.redir_target = inner.funcdef = inner.fn_parens = false;
+    inner.case_depth = 0;
+    inner.result = 0;
+    lx->w = &inner;
+    lex_list(lx, true);
+    walker_flush(&inner);
+    lx->w = outer;
+    if (inner.result && !outer->result) outer->result = inner.result;
+    kg_strv_free(inner.words);
+    utarray_free(inner.dyn);
+    kg_strv_free(inner.vars);
+    free(inner.path_own);
+    free(inner.cwd_own);
+}
+
+/* Skips a balanced region opened by open (already consumed). */
+static bool skip_balanced(lexer *lx, char open, char close)
+{
+    int depth = 1;
+    while (lx->i < lx->n) {
+        char ch = lx->s[lx->i++];
+        if (ch == '\\') { lx->i++; continue; }
+        if (ch == '\'') { while (lx->i < lx->n && lx->s[lx->i] != '\'') lx->i++; if (lx->i >= lx->n) return false; lx->i++; continue; }
+        if (ch == '"') { while (lx->i < lx->n && lx->s[lx->i] != '"') { if (lx->s[lx->i] == '\\') lx->i++; lx->i++; } if (lx->i >= lx->n) return false; lx->i++; continue; }
+        if (ch == '$' && lx->i + 1 < lx->n && lx->s[lx->i] == '(' && lx->s[lx->i + 1] != '(') {
+            lx->i++; /* a command substitution, also inside $(( )) */
+            nested_paren(lx);
+            if (lx->failed) return false;
+            continue;
+        }
+        if (ch == open) depth++;
+        else if (ch == close && --depth == 0) return true;
+    }
+    return false;
+}
+
+/* `...`: the body with its backslash escapes undone, lexed as a string. */
+static bool backtick(lexer *lx, UT_string *lit)
+{
+    UT_string *body;
+    utstring_new(body);
+    while (lx->i < lx->n && lx->s[lx->i] != '`') {
+        char ch = lx->s[lx->i++];
+        if (ch == '\\' && lx->i < lx->n && strchr("$`\\", lx->s[lx->i])) ch = lx->s[lx->i++];
+        utstring_bincpy(body, &ch, 1);
+    }
+    bool ok = lx->i < lx->n;
+    if (ok) {
+        lx->i++;
+        nested_string(lx, utstring_body(body), utstring_len(body));
+        utstring_printf(lit, "$(..)");
+    }
+    utstring_free(body);
+    return ok;
+}
+
+/* $... inside or outside double quotes: appended to lit as written. */
+static bool dollar(lexer *lx, UT_string *lit)
+{
+    const char *s = lx->s;
+    lx->i++; /* the '$' */
+    if (lx->i < lx->n && s[lx->i] == '(') {
+        lx->i++;
+        if (lx->i < lx->n && s[lx->i] == '(') { /* $(( arithmetic )) */
+            lx->i++;
+            if (!skip_balanced(lx, '(', ')')) return false;
+            if (lx->i < lx->n && s[lx->i] == ')') lx->i++;
+        } else {
+            nested_paren(lx);
+            if (lx->failed) return false;
+        }
+        utstring_printf(lit, "$(..)");
+        return true;
+    }
+    if (lx->i < lx->n && s[lx->i] == '{') {
+        size_t st = lx->i;
+        lx->i++;
+        if (!skip_balanced(lx, '{', '}')) return false;
+        utstring_printf(lit, "$");
+        utstring_bincpy(lit, s + st, lx->i - st);
+        return true;
+    }
+    utstring_printf(lit, "$");
+    if (lx->i < lx->n && (is_name_start(s[lx->i]))) {
+        while (lx->i < lx->n && is_name_char(s[lx->i])) utstring_bincpy(lit, s + lx->i++, 1);
+    } else if (lx->i < lx->n && strchr("@*#?$!-0123456789", s[lx->i]))
+        utstring_bincpy(lit, s + lx->i++, 1);
+    return true;
+}
+
+static bool dquote(lexer *lx, UT_string *lit, bool *dyn)
+{
+    const char *s = lx->s;
+    while (lx->i < lx->n && s[lx->i] != '"') {
+        char ch = s[lx->i];
+        if (ch == '\\' && lx->i + 1 < lx->n) {
+            char nx = s[lx->i + 1];
+            if (nx == '\n') { lx->i += 2; continue; }
+            if (strchr("$`\"\\", nx)) { utstring_bincpy(lit, &nx, 1); lx->i += 2; continue; }
+            utstring_bincpy(lit, &ch, 1);
+            lx->i++;
+            continue;
+        }
+        if (ch == '$') { *dyn = true; if (!dollar(lx, lit)) return false; continue; }
+        if (ch == '`') { *dyn = true; lx->i++; if (!backtick(lx, lit)) return false; continue; }
+        utstring_bincpy(lit, &ch, 1);
+        lx->i++;
+    }
+    if (lx->i >= lx->n) return false;
+    lx->i++;
+    return true;
+}
+
+/* Reads one word at lx->i.  Returns false on a parse failure. */
+static bool read_word(lexer *lx, UT_string *lit, bool *dyn, bool *quoted)
+{
+    const char *s = lx->s;
+    *dyn = *quoted = false;
+    while (lx->i < lx->n) {
+        char ch = s[lx->i];
+        if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || strchr(";&|<>()", ch)) {
+            /* NAME=( array ) belongs to the word. */
+            if (ch == '(' && !*quoted && utstring_len(lit) &&
+                assignment_len(utstring_body(lit)) == utstring_len(lit)) {
+                lx->i++;
+                if (!skip_balanced(lx, '(', ')')) return false;
+                utstring_printf(lit, "(..)");
+                continue;
+            }
+            break;
+        }
+        if (ch == '\\') {
+            if (lx->i + 1 >= lx->n) { lx->i++; break; }
+            if (s[lx->i + 1] != '\n') { utstring_bincpy(lit, s + lx->i + 1, 1); *quoted = true; }
+            lx->i += 2;
+            continue;
+        }
+        if (ch == '\'') {
+            const char *e = memchr(s + lx->i + 1, '\'', lx->n - lx->i - 1);
+            if (!e) return false;
+            utstring_bincpy(lit, s + lx->i + 1, (size_t)(e - s) - lx->i - 1);
+            lx->i = (size_t)(e - s) + 1;
+            *quoted = true;
+            continue;
+        }
+        if (ch == '"') { lx->i++; *quoted = true; if (!dquote(lx, lit, dyn)) return false; continue; }
+        if (ch == '$' && lx->i + 1 < lx->n && s[lx->i + 1] == '\'') { /* $'...' */
+            lx->i += 2;
+            *quoted = true;
+            while (lx->i < lx->n && s[lx->i] != '\'') {
+                if (s[lx->i] == '\\' && lx->i + 1 < lx->n) {
+                    char e = s[lx->i + 1];
+                    char out = e == 'n' ? '\n' : e == 't' ? '\t' : e;
+                    utstring_bincpy(lit, &out, 1);
+                    lx->i += 2;
+                    continue;
+                }
+                utstring_bincpy(lit, s + lx->i++, 1);
+            }
+            if (lx->i >= lx->n) return false;
+            lx->i++;
+            continue;
+        }
+        if (ch == '$' && lx->i + 1 < lx->n && s[lx->i + 1] == '"') { lx->i++; continue; }
+        if (ch == '$') { *dyn = true; if (!dollar(lx, lit)) return false; continue; }
+        if (ch == '`') { *dyn = true; lx->i++; if (!backtick(lx, lit)) return false; continue; }
+        utstring_bincpy(lit, &ch, 1);
+        lx->i++;
+    }
+    return true;
+}
+
+/* After a newline: the bodies of pending here-documents.  An unquoted
+ * delimiter means $( ) and backticks inside run. */
+static void heredoc_bodies(lexer *lx)
+{
+    for (int h = 0; h < lx->nhd; h++) {
+        heredoc *hd = &lx->hd[h];
+        size_t body_start = lx->i, body_end = lx->n;
+        while (lx->i < lx->n) {
+            size_t ls = lx->i;
+            const char *nl = memchr(lx->s + ls, '\n', lx->n - ls);
+            size_t le = nl ? (size_t)(nl - lx->s) : lx->n;
+            size_t p = ls;
+            if (hd->strip) while (p < le && lx->s[p] == '\t') p++;
+            lx->i = nl ? le + 1 : lx->n;
+            if (le - p == strlen(hd->delim) && memcmp(lx->s + p, hd->delim, le - p) == 0) {
+                body_end = ls;
+                break;
+            }
+        }
+        if (!hd->quoted) {
+            size_t save_i = lx->i, save_n = lx->n;
+            for (size_t i = body_start; i < body_end && !lx->failed; i++) {
+                if (lx->s[i] == '\\') { i++; continue; }
+                if (lx->s[i] == '$' && i + 1 < body_end && lx->s[i + 1] == '(') {
+                    UT_string *tmp;
+                    utstring_new(tmp);
+                    lx->i = i;
+                    lx->n = body_end;
+                    if (!dollar(lx, tmp)) lx->failed = true;
+                    i = lx->i - 1;
+                    utstring_free(tmp);
+                } else if (lx->s[i] == '`') {
+                    UT_string *tmp;
+                    utstring_new(tmp);
+                    lx->i = i + 1;
+                    lx->n = body_end;
+                    if (!backtick(lx, tmp)) lx->failed = true;
+                    i = lx->i - 1;
+                    utstring_free(tmp);
+                }
+            }
+            lx->i = save_i;
+            lx->n = save_n;
+        }
+        free(hd->delim);
+    }
+    lx->nhd = 0;
+}
+
+static int lex_list(lexer *lx, bool stop_at_paren)
+{
+    const char *s = lx->s;
+    int depth = 0;
+    UT_string *lit;
+    utstring_new(lit);
+    while (lx->i < lx->n && !lx->failed && !lx->w->result) {
+        char ch = s[lx->i];
+        if (ch == ' ' || ch == '\t' || ch == '\r') { lx->i++; continue; }
+        if (ch == '\\' && lx->i + 1 < lx->n && s[lx->i + 1] == '\n') { lx->i += 2; continue; }
+        if (ch == '#') {
+            while (lx->i < lx->n && s[lx->i] != '\n') lx->i++;
+            continue;
+        }
+        if (ch == '\n') { lx->i++; walker_op(lx->w, OP_SEQ); heredoc_bodies(lx); continue; }
+        const char *p = s + lx->i;
+        size_t left = lx->n - lx->i;
+        if (left >= 2 && (p[0] == '<' || p[0] == '>') && p[1] == '(') { /* <( ) */
+            lx->i += 2;
+            nested_paren(lx);
+            walker_word(lx->w, "<(..)", true, false);
+            continue;
+        }
+        if (ch == ';') {
+            if (left >= 2 && (p[1] == ';' || p[1] == '&')) {
+                lx->i += (left >= 3 && p[1] == ';' && p[2] == '&') ? 3 : 2;
+                walker_op(lx->w, OP_CASE_END);
+            } else { lx->i++; walker_op(lx->w, OP_SEQ); }
+            continue;
+        }
+        if (ch == '&') {
+            if (left >= 2 && p[1] == '>') { lx->i += (left >= 3 && p[2] == '>') ? 3 : 2; walker_op(lx->w, OP_REDIR); continue; }
+            lx->i += (left >= 2 && p[1] == '&') ? 2 : 1;
+            walker_op(lx->w, OP_SEQ);
+            continue;
+        }
+        if (ch == '|') {
+            lx->i += (left >= 2 && (p[1] == '|' || p[1] == '&')) ? 2 : 1;
+            walker_op(lx->w, OP_PIPE);
+            continue;
+        }
+        if (ch == '(') {
+            bool in_for = lx->w->st == ST_FOR; /* for (( ; ; )) */
+            if (left >= 2 && p[1] == '(' &&
+                ((lx->w->st == ST_CMD && kg_strv_len(lx->w->words) == 0) || in_for)) {
+                lx->i += 2; /* (( arithmetic )) */
+                if (!skip_balanced(lx, '(', ')')) { lx->failed = true; break; }
+                if (lx->i < lx->n && s[lx->i] == ')') lx->i++;
+                if (!in_for) lx->w->st = ST_SKIP;
+                continue;
+            }
+            lx->i++;
+            if (lx->w->st != ST_CASE_PAT) depth++;
+            walker_op(lx->w, OP_OPEN);
+            continue;
+        }
+        if (ch == ')') {
+            lx->i++;
+            if (lx->w->st == ST_CASE_PAT) { walker_op(lx->w, OP_CLOSE); continue; }
+            if (depth == 0 && stop_at_paren) { utstring_free(lit); return 0; }
+            if (depth > 0) depth--;
+            walker_op(lx->w, OP_CLOSE);
+            continue;
+        }
+        if (ch == '<' || ch == '>') {
+            bool here = left >= 2 && p[0] == '<' && p[1] == '<' && !(left >= 3 && p[2] == '<');
+            bool strip = here && left >= 3 && p[2] == '-';
+            size_t k = 1;
+            if (left >= 2 && strchr("<>&|", p[1])) k = 2;
+            if (left >= 3 && p[0] == '<' && p[1] == '<' && (p[2] == '<' || p[2] == '-')) k = 3;
+            lx->i += k;
+            if (here) {
+                while (lx->i < lx->n && (s[lx->i] == ' ' || s[lx->i] == '\t')) lx->i++;
+                utstring_clear(lit);
+                bool dyn, quoted;
+                if (!read_word(lx, lit, &dyn, &quoted)) { lx->failed = true; break; }
+                if (lx->nhd < 16) {
+                    heredoc *hd = &lx->hd[lx->nhd++];
+                    hd->delim = kg_dx_strdup(utstring_body(lit));
+                    hd->quoted = quoted;
+                    hd->strip = strip;
+                }
+                continue;
+            }
+            walker_op(lx->w, OP_REDIR);
+            continue;
+        }
+        utstring_clear(lit);
+        bool dyn, quoted;
+        if (!read_word(lx, lit, &dyn, &quoted)) { lx->failed = true; break; }
+        /* "2>" and "{fd}>": the number belongs to the redirection. */
+        if (lx->i < lx->n && (s[lx->i] == '<' || s[lx->i] == '>') && !quoted && !dyn) {
+            const char *b = utstring_body(lit);
+            size_t l = utstring_len(lit), j = 0;
+            while (j < l && b[j] >= '0' && b[j] <= '9') j++;
+            if (j == l || (b[0] == '{' && b[l - 1] == '}')) continue;
+        }
+        walker_word(lx->w, utstring_body(lit), dyn, quoted);
+    }
+    utstring_free(lit);
+    if (stop_at_paren && !lx->w->result) lx->failed = true; /* no closing ) */
+    return 0;
+}
+
+/* When the string cannot be parsed, every word in it is treated as a
+ * possible command name: fail towards blocking, not towards running. */
+static int check_all_words(chk *c, const char *s, size_t len, scope sc, const char *where)
+{
+    char *buf = strndup(s, len);
+    if (!buf) abort();
+    int r = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(buf, " \t\r\n;&|<>()`$\"'{}\\", &save); t && !r;
+         t = strtok_r(NULL, " \t\r\n;&|<>()`$\"'{}\\", &save)) {
+        char wh[PATH_MAX + 64];
+        snprintf(wh, sizeof wh, "%s, which could not be parsed", where);
+        r = kg_dx_check_name(c, t, sc, wh);
+    }
+    free(buf);
+    return r;
+}
+
+int kg_dx_check_string(chk *c, const char *s, size_t len, scope sc,
+                        const char *where, char **pos, size_t npos)
+{
+    if (!kg_dx_enter(c)) return kg_dx_block(c, NULL, where, "commands nested too deeply to check");
+    walker w = {.c = c, .sc = sc, .where = where, .pos = pos, .npos = npos,
+                .stdin_args = kg_dx_take_stdin_args(c), .st = ST_CMD};
+    w.words = kg_strv_new();
+    utarray_new(w.dyn, &ut_int_icd);
+    w.vars = kg_strv_new();
+    lexer lx = {.w = &w, .s = s, .n = len};
+    lex_list(&lx, false);
+    if (!lx.failed) walker_flush(&w);
+    for (int h = 0; h < lx.nhd; h++) free(lx.hd[h].delim);
+    int r = w.result;
+    if (r == 0 && lx.failed) r = check_all_words(c, s, len, sc, where);
+    kg_strv_free(w.words);
+    utarray_free(w.dyn);
+    kg_strv_free(w.vars);
+    free(w.path_own);
+    free(w.cwd_own);
+    kg_dx_leave(c);
+    return r;
+}

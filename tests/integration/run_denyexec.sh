@@ -1,0 +1,113 @@
+#!/bin/bash
+# run_denyexec.sh: every deny_exec route of issue 3 through the real
+# `kgate run`.  A blocked command must exit 126, print exactly one line on
+# stderr starting with "kgate:", write a `block` audit line and no `launch`
+# line, and start nothing: the denied program would leave a marker file in
+# the project.  Each route has a neighbour that must run.
+. "$(dirname "$0")/lib.sh"
+need_bwrap
+
+# Sets up the project for the current user: bin/denyme writes a marker.
+setup_proj() {
+    mkdir -p "$KG_PROJ/bin" "$KG_PROJ/other"
+    cat >"$KG_PROJ/bin/denyme" <<'SH'
+#!/bin/sh
+# the denied program: leaves a trace if it ever runs
+: >"$(dirname "$0")/../ran-denyme"
+SH
+    chmod 0755 "$KG_PROJ/bin/denyme"
+    # same size, other bytes: must run
+    sed 's/ran-denyme/ran-okayyy/' "$KG_PROJ/bin/denyme" >"$KG_PROJ/bin/okay"
+    chmod 0755 "$KG_PROJ/bin/okay"
+    cp "$KG_PROJ/bin/denyme" "$KG_PROJ/copy"
+    ln "$KG_PROJ/bin/denyme" "$KG_PROJ/hardlink"
+    ln -s bin/denyme "$KG_PROJ/symlink"
+    printf '#!/bin/sh\necho start\ndenyme\n' >"$KG_PROJ/bad.sh"
+    printf '#!/bin/sh\necho denyme\n' >"$KG_PROJ/good.sh"
+    printf 'echo no shebang\ndenyme\n' >"$KG_PROJ/noshebang"
+    chmod 0755 "$KG_PROJ/bad.sh" "$KG_PROJ/good.sh" "$KG_PROJ/noshebang"
+    chown -R "$KG_UID:$KG_GID" "$KG_PROJ"
+    write_config <<YAML
+network: off
+deny_exec: [curl, wget, denyme]
+YAML
+}
+
+# blocked DESC ARGS...: kgate run -- ARGS must be refused by the deny list.
+blocked() {
+    local desc=$1
+    shift
+    rm -f "$KG_PROJ/ran-denyme" "$KG_HOME/.kgate/audit.log"
+    local out err rc=0
+    out=$(PATH="$KG_PROJ/bin:$PATH" kg run -- "$@" 2>"$KG_TMP/err") || rc=$?
+    err=$(cat "$KG_TMP/err")
+    check "$desc: exit 126" [ "$rc" -eq 126 ]
+    check "$desc: one kgate: line" [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ]
+    check "$desc: line starts with kgate:" [ "${err#kgate:}" != "$err" ]
+    check "$desc: no output" [ -z "$out" ]
+    check "$desc: nothing ran" [ ! -e "$KG_PROJ/ran-denyme" ]
+    check "$desc: audit block" grep -Eqs '"kind": ?"block"' "$KG_HOME/.kgate/audit.log"
+    check "$desc: no audit launch" bash -c "! grep -Eqs '\"kind\": ?\"launch\"' '$KG_HOME/.kgate/audit.log'"
+}
+
+# allowed DESC ARGS...: must run (exit 0).
+allowed() {
+    local desc=$1
+    shift
+    local rc=0
+    PATH="$KG_PROJ/bin:$PATH" kg run -- "$@" >/dev/null 2>"$KG_TMP/err" || rc=$?
+    check "$desc: runs (exit 0)" [ "$rc" -eq 0 ]
+}
+
+for who in $(test_users); do
+    use_user "$who"
+    setup_proj
+
+    blocked "bare name" denyme
+    blocked "name of a program not installed" curl https://198.18.0.2/
+    allowed "a neighbour" okay
+    allowed "name as an argument" echo denyme
+    allowed "name in a message" printf '%s\n' 'denyme is bad'
+    blocked "absolute path" "$KG_PROJ/bin/denyme"
+    blocked "relative path" ./bin/denyme
+    blocked "symlink" ./symlink
+    blocked "hard link" ./hardlink
+    blocked "copy" ./copy
+    rm -f "$KG_PROJ/ran-okayyy"
+    allowed "same size, other bytes" ./bin/okay
+    # The control: a program that does run leaves its marker, so a missing
+    # ran-denyme above means something.
+    check "an allowed program leaves its marker" [ -e "$KG_PROJ/ran-okayyy" ]
+
+    blocked "sh -c" sh -c denyme
+    blocked "bash -lc with &&" bash -lc 'true && denyme'
+    blocked "sh -e -c with ;" sh -e -c 'echo x; denyme'
+    blocked "dash -c with ||" dash -c 'false || denyme'
+    blocked "pipe" sh -c 'echo | denyme'
+    blocked "\$( )" sh -c 'echo $(denyme)'
+    blocked "backticks" sh -c 'echo `denyme`'
+    blocked "nested sh -c" sh -c "bash -c 'denyme x'"
+    blocked "keyword" sh -c 'if true; then denyme; fi'
+    blocked "unparseable string" sh -c 'echo "unterminated; denyme'
+    allowed "sh -c echo" sh -c 'echo denyme'
+    allowed "ordinary sh -c" sh -c 'true && echo ok'
+
+    blocked "env" env -i PATH="$KG_PROJ/bin:/usr/bin:/bin" denyme
+    blocked "nice" nice -n 5 denyme
+    blocked "nohup" nohup denyme
+    blocked "timeout" timeout -s KILL 5 denyme
+    blocked "xargs" xargs -n1 denyme
+    blocked "command" sh -c 'command denyme'
+    blocked "exec" sh -c 'exec denyme'
+    blocked "stdbuf" stdbuf -oL denyme
+    blocked "setsid" setsid denyme
+    blocked "nested wrappers" env nice timeout 5 denyme
+    blocked "find -exec" find . -maxdepth 0 -exec denyme {} ';'
+    allowed "wrappers around an allowed command" env nice timeout 5 true
+
+    blocked "script run directly" ./bad.sh
+    blocked "sh script" sh bad.sh
+    blocked "script without #!" ./noshebang
+    allowed "harmless script" ./good.sh
+done
+finish
