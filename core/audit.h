@@ -32,4 +32,11 @@ void kg_audit_format(const kg_audit_event *ev, UT_string *out);
 int kg_audit_write(const char *log_path, const kg_audit_event *ev,
                    kg_error *err);
 
+/* The two halves of kg_audit_write, for a caller that wants to open the log
+ * before it knows what to write: kg_audit_open returns a descriptor
+ * (O_APPEND, O_CLOEXEC, never through a symlink, a regular file only) or -1;
+ * kg_audit_write_fd writes one line with one write(2). */
+int kg_audit_open(const char *log_path, kg_error *err);
+int kg_audit_write_fd(int fd, const kg_audit_event *ev, kg_error *err);
+
 #endif

@@ -1,4 +1,291 @@
-/* cmd_run.c: not written yet. */
+/* cmd_run.c: `kgate run`, from the command line to the program's exit
+ * status.  The order is the contract: everything that can refuse runs
+ * before anything starts, the audit line is on disk before the backend is
+ * asked to launch, and every refusal is one "kgate:" line. */
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "audit.h"
 #include "commands.h"
-int kg_cmd_run(int argc, char **argv) { (void)argc; (void)argv; fputs("kgate: run: not implemented yet\n", stderr); return KG_EXIT_REFUSED; }
+#include "config.h"
+#include "denyexec.h"
+#include "envfilter.h"
+#include "host.h"
+#include "loader.h"
+#include "paths.h"
+#include "policy.h"
+#include "select.h"
+#include "supervise.h"
+
+extern char **environ;
+
+typedef struct run_args {
+    kg_flags flags;
+    const char *backend;
+    bool dry_run;
+    int pty; /* -1: decide from the terminal, 0: never, 1: always */
+    char **cmd;
+    int cmd_argc;
+} run_args;
+
+static const char run_usage[] =
+    "usage: kgate run [--allow-path PATH]... [--allow-net HOST]... [--backend NAME]\n"
+    "                 [--dry-run] [--pty | --no-pty] -- COMMAND [ARG...]\n";
+
+/* Accepts "--opt VALUE" and "--opt=VALUE".  Returns the value or NULL. */
+static const char *opt_value(const char *opt, int argc, char **argv, int *i)
+{
+    size_t n = strlen(opt);
+    if (strncmp(argv[*i], opt, n) != 0) return NULL;
+    if (argv[*i][n] == '=') return argv[*i] + n + 1;
+    if (argv[*i][n] != '\0') return NULL;
+    if (*i + 1 >= argc) return NULL;
+    return argv[++*i];
+}
+
+static int parse_args(int argc, char **argv, run_args *a)
+{
+    *a = (run_args){.pty = -1};
+    a->flags.allow_paths = kg_strv_new();
+    a->flags.allow_hosts = kg_strv_new();
+    int i;
+    for (i = 1; i < argc; i++) {
+        const char *arg = argv[i], *v;
+        if (strcmp(arg, "--") == 0) {
+            i++;
+            break;
+        }
+        if (arg[0] != '-') break; /* the command starts here */
+        if ((v = opt_value("--allow-path", argc, argv, &i))) {
+            kg_strv_push(a->flags.allow_paths, v);
+        } else if ((v = opt_value("--allow-net", argc, argv, &i))) {
+            kg_strv_push(a->flags.allow_hosts, v);
+        } else if ((v = opt_value("--backend", argc, argv, &i))) {
+            a->backend = v;
+        } else if (strcmp(arg, "--dry-run") == 0) {
+            a->dry_run = true;
+        } else if (strcmp(arg, "--pty") == 0) {
+            a->pty = 1;
+        } else if (strcmp(arg, "--no-pty") == 0) {
+            a->pty = 0;
+        } else {
+            fprintf(stderr, "kgate: run: unknown or incomplete option '%s'\n%s", arg,
+                    run_usage);
+            return -1;
+        }
+    }
+    if (i >= argc) {
+        fprintf(stderr, "kgate: run: no command given\n%s", run_usage);
+        return -1;
+    }
+    a->cmd = argv + i;
+    a->cmd_argc = argc - i;
+    return 0;
+}
+
+static void free_args(run_args *a)
+{
+    kg_strv_free(a->flags.allow_paths);
+    kg_strv_free(a->flags.allow_hosts);
+}
+
+/* Everything an audit line needs that is known so far. */
+typedef struct run_ctx {
+    run_args args;
+    char *home;
+    char *cwd;
+    char *log_path;
+    kg_policy *policy;
+} run_ctx;
+
+static void audit_base(const run_ctx *c, kg_audit_event *ev, const char *kind)
+{
+    *ev = (kg_audit_event){
+        .kind = kind,
+        .argv = (const char *const *)c->args.cmd,
+        .argc = (size_t)c->args.cmd_argc,
+        .cwd = c->cwd ? c->cwd : "",
+    };
+    if (c->policy) {
+        ev->allow_paths = c->policy->oneshot_paths;
+        ev->allow_hosts = c->policy->oneshot_hosts;
+    }
+}
+
+/* A refusal: one line on stderr, a best-effort audit line, the status.
+ * A refusal whose audit line cannot be written is still a refusal. */
+static int refuse(const run_ctx *c, const char *kind, int status, const char *reason)
+{
+    fprintf(stderr, "kgate: %s\n", reason);
+    if (c->log_path && !c->args.dry_run) {
+        kg_audit_event ev;
+        audit_base(c, &ev, kind);
+        ev.reason = reason;
+        kg_error aerr = {0};
+        if (kg_audit_write(c->log_path, &ev, &aerr) < 0)
+            fprintf(stderr, "kgate: audit log: %s\n", aerr.msg);
+    }
+    return status;
+}
+
+static bool want_pty(int forced)
+{
+    if (forced >= 0) return forced == 1;
+    return isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+}
+
+static int run(run_ctx *c)
+{
+    kg_error err = {0};
+    char msg[1200];
+
+    const char *home = getenv("HOME");
+    if (!home || home[0] != '/') {
+        fprintf(stderr, "kgate: HOME is not set to an absolute path: nothing to hide, "
+                        "refusing to guess\n");
+        return KG_EXIT_REFUSED;
+    }
+    c->home = strdup(home);
+    c->cwd = getcwd(NULL, 0);
+    if (asprintf(&c->log_path, "%s/.kgate/audit.log", home) < 0) c->log_path = NULL;
+    if (!c->home || !c->cwd || !c->log_path)
+        return refuse(c, "refuse", KG_EXIT_REFUSED, "cannot determine the working directory");
+
+    c->policy = kg_policy_load(c->home, c->cwd, &c->args.flags, &err);
+    if (!c->policy) return refuse(c, "refuse", KG_EXIT_REFUSED, err.msg);
+    const kgate_policy *pub = &c->policy->pub;
+
+    if (kg_path_covers_home(pub->project, pub->home)) {
+        snprintf(msg, sizeof msg,
+                 "refusing to run in %s: it is the home directory %s or one of its "
+                 "ancestors, so the whole home would be writable; cd into a project",
+                 pub->project, pub->home);
+        return refuse(c, "refuse", KG_EXIT_REFUSED, msg);
+    }
+
+    const char *path_env = getenv("PATH");
+    if (!path_env) path_env = "/usr/local/bin:/usr/bin:/bin";
+    char *command_path = kg_exec_resolve(c->args.cmd[0], path_env, pub->project);
+    if (!command_path) {
+        snprintf(msg, sizeof msg, "%s: command not found", c->args.cmd[0]);
+        return refuse(c, "refuse", KG_EXIT_NOTFOUND, msg);
+    }
+    kg_policy_set_command(c->policy, (const char *const *)c->args.cmd,
+                          (size_t)c->args.cmd_argc, command_path);
+    free(command_path);
+
+    char *cache_dir = NULL;
+    if (asprintf(&cache_dir, "%s/.kgate/cache", pub->home) < 0) cache_dir = NULL;
+    kg_denyexec *deny = kg_denyexec_new(c->policy->deny_exec, path_env, cache_dir, &err);
+    free(cache_dir);
+    if (!deny) return refuse(c, "refuse", KG_EXIT_REFUSED, err.msg);
+    char reason[512] = "";
+    int blocked = kg_denyexec_check(deny, (const char *const *)c->args.cmd,
+                                    (size_t)c->args.cmd_argc, pub->project, reason,
+                                    sizeof reason, &err);
+    kg_denyexec_free(deny);
+    if (blocked < 0) {
+        /* A deny list that cannot be evaluated is not a pass. */
+        snprintf(msg, sizeof msg, "exec deny list: %s", err.msg);
+        return refuse(c, "refuse", KG_EXIT_REFUSED, msg);
+    }
+    if (blocked > 0) {
+        snprintf(msg, sizeof msg, "blocked: %s", reason);
+        return refuse(c, "block", KG_EXIT_BLOCKED, msg);
+    }
+
+    /* Decided before the plan: a program with a terminal of its own needs a
+     * different session layout from one on pipes. */
+    bool use_pty = want_pty(c->args.pty);
+    c->policy->pub.pty = use_pty;
+
+    kg_host host;
+    kg_host_init(&host);
+    kg_registry *reg = kg_registry_load(0);
+    kg_select_bind_host(&host, reg);
+    kgate_report *rep = NULL;
+    kg_plugin *chosen = kg_select_backend(reg, &host, pub, c->args.backend,
+                                          KGATE_PROBE_QUICK, &rep, &err);
+    kg_report_free(rep);
+    int status;
+    if (!chosen) {
+        status = refuse(c, "refuse", KG_EXIT_REFUSED, err.msg);
+        goto out_registry;
+    }
+    host.current = chosen->name;
+
+    kgate_plan *plan = kg_plan_new();
+    kgate_err perr = {0};
+    if (!plan || !chosen->be.plan ||
+        chosen->be.plan(&host.pub, pub, &chosen->probe, plan, &perr) < 0 || plan->failed) {
+        snprintf(msg, sizeof msg, "%s: %s", chosen->name,
+                 perr.msg[0] ? perr.msg : "could not build a plan");
+        status = refuse(c, "refuse", KG_EXIT_REFUSED, msg);
+        goto out_plan;
+    }
+
+    if (c->args.dry_run) {
+        kg_plan_print(plan, stdout);
+        status = fflush(stdout) == 0 ? KG_EXIT_OK : KG_EXIT_FAIL;
+        goto out_plan;
+    }
+
+    kg_strv *env = kg_strv_new(), *withheld = kg_strv_new();
+    kg_env_filter(environ, c->policy->pass_env, c->policy->deny_env, env, withheld);
+
+    kg_audit_event ev;
+    audit_base(c, &ev, "launch");
+    ev.backend = chosen->name;
+    ev.network = kg_network_name(pub->network);
+    ev.withheld_env = withheld;
+    if (kg_audit_write(c->log_path, &ev, &err) < 0) {
+        fprintf(stderr, "kgate: audit log %s: %s: nothing was started\n", c->log_path,
+                err.msg);
+        status = KG_EXIT_REFUSED;
+        goto out_env;
+    }
+
+    char **envp = kg_strv_nullterm(env);
+    kg_supervise_opts opts = {
+        .mask_prefixes = c->policy->mask_prefixes,
+        .use_pty = use_pty,
+    };
+    int exit_status = KG_EXIT_REFUSED;
+    if (!envp ||
+        kg_supervise(&chosen->be, &host, pub, plan, (const char *const *)envp, &opts,
+                     &exit_status, &err) < 0) {
+        fprintf(stderr, "kgate: %s: %s\n", chosen->name, envp ? err.msg : "out of memory");
+        exit_status = KG_EXIT_REFUSED;
+    }
+    free(envp);
+    status = exit_status;
+out_env:
+    kg_strv_free(env);
+    kg_strv_free(withheld);
+out_plan:
+    kg_plan_free(plan);
+out_registry:
+    kg_registry_free(reg);
+    return status;
+}
+
+int kg_cmd_run(int argc, char **argv)
+{
+    run_ctx c = {0};
+    if (parse_args(argc, argv, &c.args) < 0) {
+        free_args(&c.args);
+        return KG_EXIT_REFUSED;
+    }
+    int status = run(&c);
+    kg_policy_free(c.policy);
+    free(c.home);
+    free(c.cwd);
+    free(c.log_path);
+    free_args(&c.args);
+    return status;
+}

@@ -1,2 +1,439 @@
-/* mask.c: not written yet. */
-typedef int kg_placeholder_mask;
+/* mask.c: the secret mask on the program's stdout and stderr.
+ *
+ * The rule (spec "Output"): a known prefix at a word boundary (the byte
+ * before it is not a token character, or it starts the stream) followed by
+ * at least 16 token characters [A-Za-z0-9_-] is written as the prefix and
+ * "***"; the whole token run after the prefix is dropped.  When several
+ * prefixes qualify at one position the longest wins (sk-ant- over sk-).
+ *
+ * Speed matters: every byte the program writes passes through here, and the
+ * relay should run near pipe speed.  So the scan looks for candidates (a
+ * byte that starts some prefix, right after a non-token byte) 32 bytes at
+ * a time with GCC/clang vector extensions, which compile to SSE2 or AVX2 on
+ * x86-64 and NEON on arm64 without intrinsics, and clean spans go to the
+ * sink straight from the caller's buffer, never copied.
+ *
+ * Streaming: a candidate that cannot be decided before the end of a feed
+ * (a partial prefix, or a prefix with fewer than 16 token characters so
+ * far) is held back, at most longest-prefix + 16 bytes, and decided when
+ * more arrives or at kg_mask_flush().  Once a run is being masked its bytes
+ * are dropped as they come, so an endless token costs no memory. */
+#include "mask.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+const char *const kg_mask_builtin_prefixes[] = {
+    "sk-ant-", "sk-proj-", "sk-",   "ghp_", "gho_", "ghu_", "ghs_",
+    "ghr_",    "github_pat_", "glpat-", "xoxb-", "xoxp-", "xoxa-",
+    "xoxr-",   "xoxs-",  "AKIA",  "ASIA", "AIza", "hf_",  "npm_",
+    "pypi-",   NULL,
+};
+
+/* How many token characters after a prefix make it a secret. */
+#define MIN_TOKEN 16
+/* Distinct first bytes the vector scan compares against; with more (only
+ * possible through many user prefixes) the scan falls back to a table. */
+#define MAX_VEC_FIRST 16
+
+/* VW bytes per step.  32 is one AVX2 register, two SSE2 or NEON ones: the
+ * compiler splits what the target cannot do at once. */
+#define VW 32
+/* Every function that passes these is static: no ABI crosses a file. */
+#if defined(__clang__)
+#if __has_warning("-Wpsabi")
+#pragma clang diagnostic ignored "-Wpsabi"
+#endif
+#elif defined(__GNUC__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+typedef unsigned char vec __attribute__((vector_size(VW)));
+
+static inline vec splat(unsigned char c)
+{
+    vec v;
+    memset(&v, c, sizeof v);
+    return v;
+}
+
+/* On x86-64 the scan also gets an AVX2 build, chosen at load time;
+ * everywhere else (arm64 included) the one portable build. */
+#if defined(__x86_64__) && defined(__has_attribute)
+#if __has_attribute(target_clones) && !defined(__SANITIZE_ADDRESS__)
+#define VEC_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+#endif
+#ifndef VEC_CLONES
+#define VEC_CLONES
+#endif
+
+typedef struct pfx {
+    char *s;
+    size_t len;
+} pfx;
+
+struct kg_mask {
+    kg_mask_sink sink;
+    void *ctx;
+
+    /* Prefixes sorted by first byte, then longest first; bucket[c] is the
+     * range of those starting with byte c. */
+    pfx *pfx;
+    size_t n_pfx;
+    uint32_t bucket_lo[256], bucket_hi[256];
+    size_t max_len; /* longest prefix */
+
+    /* Bit (a << 8 | b) is set when some prefix starts with bytes a, b (or
+     * is the one byte a). */
+    uint64_t pair[65536 / 64];
+
+    vec firstv[MAX_VEC_FIRST]; /* each first byte in every lane */
+    size_t n_first; /* > MAX_VEC_FIRST: scalar scan only */
+
+    /* Stream state. */
+    bool masking;  /* inside a masked run: drop token bytes */
+    bool prev_tok; /* the last byte consumed was a token byte */
+    char *hold;    /* undecided candidate, carried to the next feed */
+    size_t hold_len, hold_cap;
+};
+
+/* Byte classes: 1 token character, 2 first byte of some prefix. */
+static const unsigned char tok_tab[256] = {
+    ['-'] = 1, ['_'] = 1,
+    ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1,
+    ['5'] = 1, ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1,
+    ['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1,
+    ['G'] = 1, ['H'] = 1, ['I'] = 1, ['J'] = 1, ['K'] = 1, ['L'] = 1,
+    ['M'] = 1, ['N'] = 1, ['O'] = 1, ['P'] = 1, ['Q'] = 1, ['R'] = 1,
+    ['S'] = 1, ['T'] = 1, ['U'] = 1, ['V'] = 1, ['W'] = 1, ['X'] = 1,
+    ['Y'] = 1, ['Z'] = 1,
+    ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1,
+    ['g'] = 1, ['h'] = 1, ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1,
+    ['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1, ['q'] = 1, ['r'] = 1,
+    ['s'] = 1, ['t'] = 1, ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 1,
+    ['y'] = 1, ['z'] = 1,
+};
+
+static inline bool is_tok(unsigned char c)
+{
+    return tok_tab[c] != 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Setup                                                                     */
+/* ------------------------------------------------------------------------ */
+
+static int pfx_cmp(const void *a, const void *b)
+{
+    const pfx *x = a, *y = b;
+    unsigned char cx = (unsigned char)x->s[0], cy = (unsigned char)y->s[0];
+    if (cx != cy) return cx < cy ? -1 : 1;
+    if (x->len != y->len) return x->len > y->len ? -1 : 1;
+    return strcmp(x->s, y->s);
+}
+
+static int add_prefix(kg_mask *m, const char *s)
+{
+    /* An empty prefix would mask every long word; config refuses it, and
+     * here it simply means nothing. */
+    if (!s || !*s) return 0;
+    for (size_t i = 0; i < m->n_pfx; i++)
+        if (strcmp(m->pfx[i].s, s) == 0) return 0;
+    pfx *n = realloc(m->pfx, (m->n_pfx + 1) * sizeof *n);
+    if (!n) return -1;
+    m->pfx = n;
+    char *copy = strdup(s);
+    if (!copy) return -1;
+    m->pfx[m->n_pfx++] = (pfx){copy, strlen(copy)};
+    return 0;
+}
+
+kg_mask *kg_mask_new(const kg_strv *extra, kg_mask_sink sink, void *ctx)
+{
+    /* Aligned for the vectors inside. */
+    size_t size = (sizeof(kg_mask) + 63) / 64 * 64;
+    kg_mask *m = aligned_alloc(64, size);
+    if (!m) return NULL;
+    memset(m, 0, size);
+    m->sink = sink;
+    m->ctx = ctx;
+    for (size_t i = 0; kg_mask_builtin_prefixes[i]; i++)
+        if (add_prefix(m, kg_mask_builtin_prefixes[i]) < 0) goto fail;
+    for (size_t i = 0; i < kg_strv_len(extra); i++)
+        if (add_prefix(m, kg_strv_get(extra, i)) < 0) goto fail;
+
+    qsort(m->pfx, m->n_pfx, sizeof *m->pfx, pfx_cmp);
+    for (size_t i = 0; i < m->n_pfx; i++) {
+        unsigned char c = (unsigned char)m->pfx[i].s[0];
+        if (m->bucket_hi[c] == 0) {
+            m->bucket_lo[c] = (uint32_t)i;
+            if (m->n_first < MAX_VEC_FIRST) m->firstv[m->n_first] = splat(c);
+            m->n_first++;
+        }
+        m->bucket_hi[c] = (uint32_t)i + 1;
+        if (m->pfx[i].len > m->max_len) m->max_len = m->pfx[i].len;
+        for (unsigned b = 0; b < 256; b++) {
+            if (m->pfx[i].len > 1 && b != (unsigned char)m->pfx[i].s[1]) continue;
+            unsigned idx = (unsigned)c << 8 | b;
+            m->pair[idx >> 6] |= (uint64_t)1 << (idx & 63);
+        }
+    }
+    /* An undecided candidate is shorter than max_len + MIN_TOKEN; the hold
+     * takes twice that so a feed can always make progress through it. */
+    m->hold_cap = 2 * (m->max_len + MIN_TOKEN);
+    m->hold = malloc(m->hold_cap);
+    if (!m->hold) goto fail;
+    return m;
+fail:
+    kg_mask_free(m);
+    return NULL;
+}
+
+void kg_mask_free(kg_mask *m)
+{
+    if (!m) return;
+    for (size_t i = 0; i < m->n_pfx; i++) free(m->pfx[i].s);
+    free(m->pfx);
+    free(m->hold);
+    free(m);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Deciding one candidate                                                    */
+/* ------------------------------------------------------------------------ */
+
+enum { NO_MATCH = -1, PENDING = 0, MATCH = 1 };
+
+/* s[0..n) starts at a word boundary with a byte that begins some prefix.
+ * Returns MATCH with *plen set, NO_MATCH, or PENDING when more bytes could
+ * still change the answer (never when eof).  Prefixes are tried longest
+ * first, and a longer one still undecided makes the answer wait, so that
+ * sk-ant-... is never written as sk-*** just because its first feed ended
+ * early. */
+static int decide(const kg_mask *m, const char *s, size_t n, bool eof,
+                  size_t *plen)
+{
+    unsigned char c = (unsigned char)s[0];
+    for (uint32_t k = m->bucket_lo[c]; k < m->bucket_hi[c]; k++) {
+        const pfx *p = &m->pfx[k];
+        if (n < p->len) {
+            if (!eof && memcmp(s, p->s, n) == 0) return PENDING;
+            continue;
+        }
+        if (memcmp(s, p->s, p->len) != 0) continue;
+        size_t t = 0, end = n - p->len < MIN_TOKEN ? n - p->len : MIN_TOKEN;
+        while (t < end && is_tok((unsigned char)s[p->len + t])) t++;
+        if (t >= MIN_TOKEN) {
+            *plen = p->len;
+            return MATCH;
+        }
+        if (t == end && !eof) return PENDING; /* ran out of bytes */
+    }
+    return NO_MATCH;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Scanning                                                                  */
+/* ------------------------------------------------------------------------ */
+
+
+/* All-ones lanes where v is a token byte. */
+static inline vec vec_tok(vec v)
+{
+    vec lower = (v | splat(0x20)) - splat('a');
+    vec digit = v - splat('0');
+    return (vec)((lower < splat(26)) | (digit < splat(10)) |
+                 (v == splat('_')) | (v == splat('-')));
+}
+
+static inline bool vec_any(vec v)
+{
+    uint64_t acc = 0;
+    for (size_t k = 0; k < VW; k += 8) {
+        uint64_t w;
+        memcpy(&w, (const char *)&v + k, 8);
+        acc |= w;
+    }
+    return acc != 0;
+}
+
+/* Index of the first all-ones lane of a vector known to have one. */
+static inline size_t vec_first(vec v)
+{
+    for (size_t k = 0;; k += 8) {
+        uint64_t w;
+        memcpy(&w, (const char *)&v + k, 8);
+        if (w) return k + (size_t)__builtin_ctzll(w) / 8;
+    }
+}
+
+/* Whether the two bytes at p[i] can start some prefix.  A cheap filter in
+ * front of decide(): most words that begin with 's' do not go on with 'k'. */
+static inline bool pair_ok(const kg_mask *m, const unsigned char *p, size_t i,
+                           size_t n)
+{
+    if (i + 1 >= n) return true;
+    unsigned idx = (unsigned)p[i] << 8 | p[i + 1];
+    return (m->pair[idx >> 6] >> (idx & 63)) & 1;
+}
+
+/* Index of the first candidate (a prefix's first byte after a non-token
+ * byte, and a second byte that fits) in p[from..n), or n.  p[from-1] must
+ * exist when from > 0; at 0 the stream state says what came before. */
+static inline __attribute__((always_inline)) size_t find_candidate(const kg_mask *m, const unsigned char *p,
+                             size_t from, size_t n)
+{
+    size_t i = from;
+    if (i == 0 && n > 0) {
+        if (!m->prev_tok && m->bucket_hi[p[0]] && pair_ok(m, p, 0, n)) return 0;
+        i = 1;
+    }
+    if (m->n_first <= MAX_VEC_FIRST) {
+        for (; i + VW <= n; i += VW) {
+            vec v, pv;
+            memcpy(&v, p + i, VW);
+            memcpy(&pv, p + i - 1, VW);
+            vec hit = (vec)(v == m->firstv[0]);
+            for (size_t k = 1; k < m->n_first; k++)
+                hit |= (vec)(v == m->firstv[k]);
+            hit &= ~vec_tok(pv);
+            if (!vec_any(hit)) continue;
+            for (size_t half = 0; half < VW; half += 8) {
+                uint64_t w;
+                memcpy(&w, (const char *)&hit + half, 8);
+                while (w) {
+                    size_t b = (size_t)__builtin_ctzll(w) / 8;
+                    if (pair_ok(m, p, i + half + b, n)) return i + half + b;
+                    w &= ~((uint64_t)0xff << (b * 8));
+                }
+            }
+        }
+    }
+    for (; i < n; i++)
+        if (m->bucket_hi[p[i]] && !is_tok(p[i - 1]) && pair_ok(m, p, i, n))
+            return i;
+    return n;
+}
+
+/* Index of the first non-token byte in p[i..n), or n. */
+static inline __attribute__((always_inline)) size_t skip_token(const unsigned char *p, size_t i, size_t n)
+{
+    for (; i + VW <= n; i += VW) {
+        vec v;
+        memcpy(&v, p + i, VW);
+        vec non = ~vec_tok(v);
+        if (vec_any(non)) return i + vec_first(non);
+    }
+    while (i < n && is_tok(p[i])) i++;
+    return i;
+}
+
+static int emit(kg_mask *m, const unsigned char *p, size_t len)
+{
+    if (len == 0) return 0;
+    return m->sink(m->ctx, (const char *)p, len) < 0 ? -1 : 0;
+}
+
+/* Masks and writes p[0..n).  Returns how many bytes were consumed (the rest,
+ * an undecided candidate, is for the caller to hold), or -1 when the sink
+ * failed.  With eof every byte is consumed. */
+VEC_CLONES
+static ssize_t scan(kg_mask *m, const unsigned char *p, size_t n, bool eof)
+{
+    size_t i = 0, span = 0;
+    while (i < n) {
+        if (m->masking) {
+            i = skip_token(p, i, n);
+            if (i == n) break;
+            m->masking = false;
+            span = i;
+        }
+        size_t j = find_candidate(m, p, i, n);
+        if (j == n) {
+            i = n;
+            break;
+        }
+        size_t plen = 0;
+        int r = decide(m, (const char *)p + j, n - j, eof, &plen);
+        if (r == NO_MATCH) {
+            i = j + 1;
+            continue;
+        }
+        if (emit(m, p + span, j - span) < 0) return -1;
+        if (r == PENDING) {
+            /* p[j-1] was not a token byte, or j == 0 and the state said
+             * so already: the held bytes start at a boundary. */
+            m->prev_tok = false;
+            return (ssize_t)j;
+        }
+        if (emit(m, p + j, plen) < 0 || emit(m, (const unsigned char *)"***", 3) < 0)
+            return -1;
+        m->masking = true;
+        i = span = j + plen;
+    }
+    if (!m->masking && emit(m, p + span, n - span) < 0) return -1;
+    if (n > 0) m->prev_tok = is_tok(p[n - 1]);
+    return (ssize_t)n;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Feeding                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static int hold_rest(kg_mask *m, const unsigned char *p, size_t n)
+{
+    /* scan() only leaves an undecided candidate, which is shorter than
+     * max_len + MIN_TOKEN, so this always fits. */
+    if (n > m->hold_cap) return -1;
+    memmove(m->hold, p, n);
+    m->hold_len = n;
+    return 0;
+}
+
+int kg_mask_feed(kg_mask *m, const char *buf, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)buf;
+    if (len == 0) return 0;
+    if (m->hold_len > 0) {
+        /* Decide the held candidate with as much of buf as the hold takes;
+         * once scanning passes the old held bytes, continue in buf itself. */
+        size_t old = m->hold_len;
+        size_t take = m->hold_cap - old < len ? m->hold_cap - old : len;
+        memcpy(m->hold + old, p, take);
+        m->hold_len = old + take;
+        ssize_t c = scan(m, (unsigned char *)m->hold, m->hold_len, false);
+        if (c < 0) return -1;
+        if ((size_t)c < old || take == len) {
+            /* Every byte of buf is in the hold already. */
+            return hold_rest(m, (unsigned char *)m->hold + c,
+                             m->hold_len - (size_t)c);
+        }
+        m->hold_len = 0;
+        p += (size_t)c - old;
+        len -= (size_t)c - old;
+    }
+    ssize_t c = scan(m, p, len, false);
+    if (c < 0) return -1;
+    return hold_rest(m, p + c, len - (size_t)c);
+}
+
+int kg_mask_flush(kg_mask *m)
+{
+    int r = 0;
+    if (m->hold_len > 0 &&
+        scan(m, (unsigned char *)m->hold, m->hold_len, true) < 0)
+        r = -1;
+    /* A fresh stream may follow. */
+    m->hold_len = 0;
+    m->masking = false;
+    m->prev_tok = false;
+    return r;
+}
+
+size_t kg_mask_held(const kg_mask *m)
+{
+    return m ? m->hold_len : 0;
+}

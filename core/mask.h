@@ -24,6 +24,10 @@ int kg_mask_feed(kg_mask *m, const char *buf, size_t len);
 /* End of stream: writes whatever was held back. */
 int kg_mask_flush(kg_mask *m);
 
+/* Bytes held back right now, waiting for the next feed (for tests: it
+ * stays below the longest prefix + 16 whatever is fed). */
+size_t kg_mask_held(const kg_mask *m);
+
 /* The built-in prefixes, NULL-terminated. */
 extern const char *const kg_mask_builtin_prefixes[];
 

@@ -1,2 +1,658 @@
-/* supervise.c: not written yet. */
-typedef int kg_placeholder_supervise;
+/* supervise.c: starting the plan and staying with it until it ends.
+ *
+ * Shape: the program's stdout and stderr are pipes that only kgate reads;
+ * each goes through its own kg_mask to kgate's fd 1 and 2 (by splice(2),
+ * without a copy, when fd 1 or 2 is a pipe: see struct stream).  Stdin is fd 0,
+ * handed over untouched.  One poll loop waits on both pipes and on a
+ * self-pipe that the signal handlers write to, so a signal is never lost
+ * between a check and a sleep, and nothing is ever blocked with
+ * sigprocmask (a blocked mask would be inherited by the program across
+ * fork and exec).
+ *
+ * Signal dispositions are chosen with exec in mind: the forwarded signals
+ * and SIGPIPE get real handlers, never SIG_IGN, because a handler is reset
+ * to the default by execve and SIG_IGN is not.  So the program starts with
+ * the dispositions a shell would give it, and kgate itself survives a
+ * closed stdout (write returns EPIPE instead of killing us).
+ *
+ * A closed or broken output (EPIPE, EBADF, ...) stops the relay of that one
+ * stream: its read end is closed, so the program's next write there fails
+ * with EPIPE or SIGPIPE, exactly as if it wrote to the closed pipe itself.
+ *
+ * After the program's pid has exited, the pipes are drained until EOF or
+ * for at most DRAIN_GRACE_MS: under bubblewrap the PID namespace dies with
+ * its first process, so EOF comes at once; a backend without a PID
+ * namespace may leave a background child holding the pipe, and kgate must
+ * not wait for it forever. */
+#include "supervise.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mask.h"
+#include "pty.h"
+
+#define RELAY_BUF (256 * 1024)
+#define PIPE_SIZE (1024 * 1024)
+#define DRAIN_GRACE_MS 1000
+#define HELPER_GRACE_MS 2000
+
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+/* The handlers' only state: where to write, and who we are (a child
+ * forked by launch runs our handlers until it execs, and must not write
+ * into our self-pipe). */
+static volatile sig_atomic_t sig_wfd = -1;
+static volatile pid_t sig_owner;
+
+static void on_signal(int sig)
+{
+    int saved = errno;
+    if (sig_wfd >= 0 && getpid() == sig_owner) {
+        unsigned char b = (unsigned char)sig;
+        (void)!write(sig_wfd, &b, 1);
+    }
+    errno = saved;
+}
+
+typedef struct sup sup;
+
+typedef struct stream {
+    sup *s;
+    int rfd;    /* -1 once closed */
+    int out_fd; /* 1 or 2 */
+    kg_mask *mask;
+
+    /* Zero-copy relay, when both ends are pipes (Linux): the bytes are
+     * looked at through a tee'd copy in scratch, and the clean spans are
+     * spliced from the program's pipe to ours without passing through
+     * kgate's memory.  chunk is the tee'd copy being fed to the mask;
+     * taken counts its bytes already consumed from rfd. */
+    bool zero_copy;
+    int scratch_r, scratch_w;
+    const char *chunk;
+    size_t chunk_len, taken;
+} stream;
+
+struct sup {
+    int sig_r, sig_w;
+    struct sigaction old[sizeof forwarded / sizeof *forwarded];
+    struct sigaction old_chld, old_pipe, old_winch;
+    bool installed;
+
+    kgate_proc proc;
+    bool exited; /* proc.pid has been reaped */
+    int status;  /* its wait status */
+    int wait_errno;
+
+    stream out, err;
+
+    /* With a pseudo-terminal: the program's one output is the master, and
+     * kgate's stdin is copied to it.  Input waits in inbuf until the master
+     * takes it, never in a blocking write: a program that does not read its
+     * input while kgate waits to write it would hang both. */
+    kg_pty *pty;
+    int in_fd; /* -1 once stdin is done */
+    char inbuf[4096];
+    size_t in_len, in_off;
+};
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Signals                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static int install_signals(sup *s, kg_error *err)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
+        return kg_err_set(err, errno, "pipe: %s", strerror(errno));
+    s->sig_r = p[0];
+    s->sig_w = p[1];
+    sig_owner = getpid();
+    sig_wfd = p[1];
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    /* No SA_RESTART: a write to a slow stdout must return EINTR so the
+     * signal is forwarded now, not when the terminal catches up. */
+    sa.sa_flags = 0;
+    for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++)
+        sigaction(forwarded[i], &sa, &s->old[i]);
+    sigaction(SIGPIPE, &sa, &s->old_pipe);
+    if (s->pty) sigaction(SIGWINCH, &sa, &s->old_winch);
+    sa.sa_flags = SA_NOCLDSTOP;
+    sigaction(SIGCHLD, &sa, &s->old_chld);
+    s->installed = true;
+    return 0;
+}
+
+static void restore_signals(sup *s)
+{
+    if (s->installed) {
+        for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++)
+            sigaction(forwarded[i], &s->old[i], NULL);
+        sigaction(SIGPIPE, &s->old_pipe, NULL);
+        sigaction(SIGCHLD, &s->old_chld, NULL);
+        if (s->pty) sigaction(SIGWINCH, &s->old_winch, NULL);
+        s->installed = false;
+    }
+    sig_wfd = -1;
+    if (s->sig_r >= 0) close(s->sig_r);
+    if (s->sig_w >= 0) close(s->sig_w);
+    s->sig_r = s->sig_w = -1;
+}
+
+static void reap_main(sup *s)
+{
+    if (s->exited || s->proc.pid <= 0) return;
+    int st;
+    pid_t r;
+    do {
+        r = waitpid(s->proc.pid, &st, WNOHANG);
+    } while (r < 0 && errno == EINTR);
+    if (r == s->proc.pid) {
+        s->exited = true;
+        s->status = st;
+    } else if (r < 0) {
+        /* Not our child after all: nothing to wait for. */
+        s->exited = true;
+        s->wait_errno = errno;
+    }
+}
+
+/* Reads what the handlers wrote: forwards signals while the program is
+ * alive, and reaps it when it has exited. */
+static void handle_signals(sup *s)
+{
+    unsigned char b[64];
+    ssize_t n;
+    while ((n = read(s->sig_r, b, sizeof b)) > 0) {
+        for (ssize_t i = 0; i < n; i++) {
+            if (b[i] == SIGCHLD || b[i] == SIGPIPE) continue;
+            if (b[i] == SIGWINCH) {
+                /* The kernel tells the program's foreground group. */
+                if (s->pty) kg_pty_sync_winsize(s->pty);
+                continue;
+            }
+            reap_main(s); /* never signal a pid that may be reused */
+            if (s->exited) continue;
+            pid_t t = s->proc.signal_pid ? s->proc.signal_pid : s->proc.pid;
+            kill(t, b[i]);
+        }
+    }
+    reap_main(s);
+}
+
+/* SIGTERM, a grace period, then SIGKILL, and every pid reaped. */
+static void stop_pids(sup *s, pid_t *pids, size_t n)
+{
+    bool done[KGATE_MAX_HELPERS + 1] = {false};
+    size_t left = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (pids[i] <= 0) {
+            done[i] = true;
+            continue;
+        }
+        kill(pids[i], SIGTERM);
+        left++;
+    }
+    int64_t deadline = now_ms() + HELPER_GRACE_MS;
+    while (left > 0) {
+        for (size_t i = 0; i < n; i++) {
+            if (done[i]) continue;
+            pid_t r = waitpid(pids[i], NULL, WNOHANG);
+            if (r == pids[i] || (r < 0 && errno == ECHILD)) {
+                done[i] = true;
+                left--;
+            }
+        }
+        int64_t rest = deadline - now_ms();
+        if (left == 0 || rest <= 0) break;
+        /* Woken early by SIGCHLD through the self-pipe. */
+        struct pollfd p = {.fd = s->sig_r, .events = POLLIN};
+        if (s->sig_r < 0) p.fd = -1;
+        poll(&p, 1, rest < 20 ? (int)rest : 20);
+        if (s->sig_r >= 0) {
+            unsigned char b[64];
+            while (read(s->sig_r, b, sizeof b) > 0) {}
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (done[i]) continue;
+        kill(pids[i], SIGKILL);
+        while (waitpid(pids[i], NULL, 0) < 0 && errno == EINTR) {}
+    }
+}
+
+static void stop_helpers(sup *s)
+{
+    size_t n = s->proc.n_helpers;
+    if (n > KGATE_MAX_HELPERS) n = KGATE_MAX_HELPERS;
+    stop_pids(s, s->proc.helpers, n);
+    s->proc.n_helpers = 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Output relay                                                              */
+/* ------------------------------------------------------------------------ */
+
+/* The mask's sink: all of buf to the stream's output, or -1 when that
+ * output is gone. */
+static int write_all(void *ctx, const char *buf, size_t len)
+{
+    stream *st = ctx;
+    while (len > 0) {
+        ssize_t n = write(st->out_fd, buf, len);
+        if (n > 0) {
+            buf += n;
+            len -= (size_t)n;
+        } else if (n < 0 && errno == EINTR) {
+            handle_signals(st->s);
+        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            /* Our stdout was handed to us non-blocking. */
+            struct pollfd p = {.fd = st->out_fd, .events = POLLOUT};
+            if (poll(&p, 1, -1) < 0 && errno == EINTR) handle_signals(st->s);
+        } else {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+#ifdef SPLICE_F_MOVE
+/* Consumes n bytes of rfd that the mask held back or dropped.  They are in
+ * the pipe (tee saw them), so the reads do not wait. */
+static int zc_discard(stream *st, size_t n)
+{
+    char junk[4096];
+    while (n > 0) {
+        ssize_t r = read(st->rfd, junk, n < sizeof junk ? n : sizeof junk);
+        if (r > 0) n -= (size_t)r;
+        else if (!(r < 0 && errno == EINTR)) return -1;
+    }
+    return 0;
+}
+
+/* Moves n bytes from the program's pipe to our output pipe. */
+static int zc_splice(stream *st, size_t n)
+{
+    while (n > 0) {
+        ssize_t r = splice(st->rfd, NULL, st->out_fd, NULL, n, SPLICE_F_MOVE);
+        if (r > 0) {
+            n -= (size_t)r;
+        } else if (r < 0 && errno == EINTR) {
+            handle_signals(st->s);
+        } else if (r < 0 && errno == EAGAIN) {
+            /* rfd is non-blocking, which makes the splice so: wait for
+             * room in our output. */
+            struct pollfd p = {.fd = st->out_fd, .events = POLLOUT};
+            if (poll(&p, 1, -1) < 0 && errno == EINTR) handle_signals(st->s);
+        } else {
+            return -1;
+        }
+    }
+    return 0;
+}
+#endif
+
+/* The mask's sink.  A span that lies in the tee'd chunk is spliced from
+ * the pipe (after consuming what came before it); anything else (held
+ * bytes, a prefix, "***") is written. */
+static int sink(void *ctx, const char *buf, size_t len)
+{
+    stream *st = ctx;
+#ifdef SPLICE_F_MOVE
+    uintptr_t b = (uintptr_t)buf, c = (uintptr_t)st->chunk;
+    if (st->chunk && b >= c && b < c + st->chunk_len) {
+        size_t off = (size_t)(b - c);
+        if (zc_discard(st, off - st->taken) < 0 || zc_splice(st, len) < 0)
+            return -1;
+        st->taken = off + len;
+        return 0;
+    }
+#endif
+    return write_all(ctx, buf, len);
+}
+
+static void stream_close(stream *st)
+{
+    if (st->scratch_r >= 0) close(st->scratch_r);
+    if (st->scratch_w >= 0) close(st->scratch_w);
+    st->scratch_r = st->scratch_w = -1;
+    st->zero_copy = false;
+    if (st->rfd < 0) return;
+    kg_mask_flush(st->mask);
+    close(st->rfd);
+    st->rfd = -1;
+}
+
+/* Zero copy needs our output to be a pipe and a scratch pipe to tee into;
+ * without either the stream is relayed with read and write. */
+static void zc_setup(stream *st)
+{
+#ifdef SPLICE_F_MOVE
+    struct stat sb;
+    int p[2];
+    if (fstat(st->out_fd, &sb) < 0 || !S_ISFIFO(sb.st_mode)) return;
+    if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0) return;
+    (void)fcntl(p[1], F_SETPIPE_SZ, PIPE_SIZE);
+    st->scratch_r = p[0];
+    st->scratch_w = p[1];
+    st->zero_copy = true;
+#else
+    (void)st;
+#endif
+}
+
+/* One tee'd chunk through the mask: 1 while the stream stays open, 0 once
+ * closed, -1 when tee cannot be used here (the caller falls back). */
+static int stream_pump_zc(stream *st, char *buf)
+{
+#ifdef SPLICE_F_MOVE
+    ssize_t n = tee(st->rfd, st->scratch_w, RELAY_BUF, SPLICE_F_NONBLOCK);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return 1;
+    if (n < 0) return -1;
+    if (n == 0) { /* no writer left and nothing in the pipe */
+        stream_close(st);
+        return 0;
+    }
+    size_t got = 0;
+    while (got < (size_t)n) {
+        ssize_t r = read(st->scratch_r, buf + got, (size_t)n - got);
+        if (r > 0) got += (size_t)r;
+        else if (!(r < 0 && errno == EINTR)) break;
+    }
+    st->chunk = buf;
+    st->chunk_len = got;
+    st->taken = 0;
+    int ok = got == (size_t)n && kg_mask_feed(st->mask, buf, got) == 0 &&
+             zc_discard(st, got - st->taken) == 0;
+    st->chunk = NULL;
+    if (!ok) {
+        stream_close(st);
+        return 0;
+    }
+    return 1;
+#else
+    (void)st;
+    (void)buf;
+    return -1;
+#endif
+}
+
+/* One read from the program: 1 while the stream stays open, 0 once closed. */
+static int stream_pump(stream *st, char *buf)
+{
+    if (st->zero_copy) {
+        int r = stream_pump_zc(st, buf);
+        if (r >= 0) return r;
+        /* tee refused (nothing consumed yet): plain reads from now on. */
+        close(st->scratch_r);
+        close(st->scratch_w);
+        st->scratch_r = st->scratch_w = -1;
+        st->zero_copy = false;
+    }
+    ssize_t n = read(st->rfd, buf, RELAY_BUF);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+        return 1;
+    /* n < 0 with EIO: a pty master whose last slave was closed. */
+    if (n <= 0 || kg_mask_feed(st->mask, buf, (size_t)n) < 0) {
+        stream_close(st);
+        return 0;
+    }
+    return 1;
+}
+
+static int make_pipe(int p[2], kg_error *err)
+{
+    if (pipe2(p, O_CLOEXEC) < 0)
+        return kg_err_set(err, errno, "pipe: %s", strerror(errno));
+#ifdef F_SETPIPE_SZ
+    /* Fewer, larger reads: the relay's cost is per read, not per byte.
+     * Failing (a lower pipe-max-size) only costs speed. */
+    (void)fcntl(p[1], F_SETPIPE_SZ, PIPE_SIZE);
+#endif
+    fcntl(p[0], F_SETFL, fcntl(p[0], F_GETFL) | O_NONBLOCK);
+    return 0;
+}
+
+/* Moves kgate's stdin to the pty master, as much as it takes now. */
+static void pump_input(sup *s, bool readable, bool writable)
+{
+    if (readable && s->in_len == 0) {
+        ssize_t n = read(s->in_fd, s->inbuf, sizeof s->inbuf);
+        if (n > 0) {
+            s->in_len = (size_t)n;
+            s->in_off = 0;
+        } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+            s->in_fd = -1; /* end of input: the program keeps its pty */
+        }
+    }
+    if (writable && s->in_len > 0) {
+        ssize_t n = write(kg_pty_master(s->pty), s->inbuf + s->in_off,
+                          s->in_len - s->in_off);
+        if (n > 0) {
+            s->in_off += (size_t)n;
+            if (s->in_off == s->in_len) s->in_len = s->in_off = 0;
+        } else if (n < 0 && errno != EINTR && errno != EAGAIN) {
+            s->in_fd = -1;
+            s->in_len = s->in_off = 0;
+        }
+    }
+}
+
+/* When kgate's own output is a pipe, let it hold as much as the program's
+ * pipe does: with the default 64 KiB every large write of the relay waits
+ * for the reader several times, and the relay, not the program, sets the
+ * pace.  The pipe only gets bigger; failing only costs speed. */
+static void grow_output_pipe(int fd)
+{
+#ifdef F_SETPIPE_SZ
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
+        int cur = fcntl(fd, F_GETPIPE_SZ);
+        if (cur > 0 && cur < PIPE_SIZE) (void)fcntl(fd, F_SETPIPE_SZ, PIPE_SIZE);
+    }
+#else
+    (void)fd;
+#endif
+}
+
+static void relay(sup *s)
+{
+    char *buf = malloc(RELAY_BUF);
+    int64_t deadline = -1;
+    stream *streams[2] = {&s->out, &s->err};
+    for (;;) {
+        handle_signals(s);
+        if (s->exited && deadline < 0) deadline = now_ms() + DRAIN_GRACE_MS;
+        bool any_open = s->out.rfd >= 0 || s->err.rfd >= 0;
+        if (s->exited && (!any_open || now_ms() >= deadline)) break;
+        if (!buf) { /* no memory to relay with: wait for the end only */
+            stream_close(&s->out);
+            stream_close(&s->err);
+            any_open = false;
+        }
+
+        struct pollfd p[4] = {{.fd = s->sig_r, .events = POLLIN}};
+        nfds_t np = 1;
+        stream *at[4] = {NULL};
+        for (size_t i = 0; i < 2; i++) {
+            if (streams[i]->rfd < 0) continue;
+            p[np] = (struct pollfd){.fd = streams[i]->rfd, .events = POLLIN};
+            at[np++] = streams[i];
+        }
+        nfds_t in_at = 0;
+        bool input = s->pty && s->in_fd >= 0 && s->out.rfd >= 0 && !s->exited;
+        if (input) {
+            /* Read stdin only when the last input went out; wait for the
+             * master to take it otherwise (the master is polled above for
+             * reading through out.rfd, a duplicate). */
+            in_at = np;
+            if (s->in_len == 0)
+                p[np++] = (struct pollfd){.fd = s->in_fd, .events = POLLIN};
+            else
+                p[np++] = (struct pollfd){.fd = kg_pty_master(s->pty),
+                                          .events = POLLOUT};
+        }
+        int timeout = -1;
+        if (s->exited) {
+            int64_t rest = deadline - now_ms();
+            timeout = rest > 0 ? (int)rest : 0;
+        }
+        int r = poll(p, np, timeout);
+        if (r < 0) continue; /* EINTR: the self-pipe has it */
+        for (nfds_t i = 1; i < np; i++) {
+            if (!p[i].revents) continue;
+            if (input && i == in_at)
+                pump_input(s, s->in_len == 0, s->in_len > 0);
+            else
+                stream_pump(at[i], buf);
+        }
+    }
+    stream_close(&s->out);
+    stream_close(&s->err);
+    free(buf);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The whole run                                                             */
+/* ------------------------------------------------------------------------ */
+
+int kg_supervise(const kgate_backend *be, const kg_host *host,
+                 const kgate_policy *policy, const kgate_plan *plan,
+                 const char *const *envp, const kg_supervise_opts *opts,
+                 int *exit_status, kg_error *err)
+{
+    const char *name = be && be->name ? be->name : "?";
+    if (!be || !be->launch)
+        return kg_err_set(err, ENOSYS, "backend %s: cannot launch", name);
+
+    sup s = {.sig_r = -1, .sig_w = -1, .in_fd = -1,
+             .out = {.rfd = -1, .out_fd = STDOUT_FILENO, .scratch_r = -1,
+                     .scratch_w = -1},
+             .err = {.rfd = -1, .out_fd = STDERR_FILENO, .scratch_r = -1,
+                     .scratch_w = -1}};
+    s.out.s = s.err.s = &s;
+    int po[2] = {-1, -1}, pe[2] = {-1, -1};
+    int ret = -1;
+
+    const kg_strv *extra = opts ? opts->mask_prefixes : NULL;
+    s.out.mask = kg_mask_new(extra, sink, &s.out);
+    s.err.mask = kg_mask_new(extra, sink, &s.err);
+    if (!s.out.mask || !s.err.mask) {
+        kg_err_set(err, ENOMEM, "out of memory");
+        goto out;
+    }
+    /* A pseudo-terminal when asked for, opened like the user's terminal
+     * (fd 0) before that one goes raw.  No falling back to pipes when it
+     * cannot be had: the caller planned for a pty (the backend then starts
+     * no new session), and the program must not get the real terminal. */
+    if (opts && opts->use_pty) {
+        s.pty = kg_pty_open(STDIN_FILENO, err);
+        if (!s.pty) goto out;
+    }
+    /* Handlers first: a Ctrl-C during launch is then forwarded, not lost. */
+    if (install_signals(&s, err) < 0) goto out;
+    if (!s.pty && (make_pipe(po, err) < 0 || make_pipe(pe, err) < 0)) goto out;
+
+    kgate_launch io = {.struct_size = sizeof io,
+                       .stdin_fd = STDIN_FILENO,
+                       .stdout_fd = po[1],
+                       .stderr_fd = pe[1],
+                       .envp = envp};
+    if (s.pty) {
+        int slave = kg_pty_slave(s.pty);
+        io.stdin_fd = io.stdout_fd = io.stderr_fd = slave;
+        io.pty = 1;
+        po[0] = fcntl(kg_pty_master(s.pty), F_DUPFD_CLOEXEC, 3);
+        if (po[0] < 0) {
+            kg_err_set(err, errno, "dup: %s", strerror(errno));
+            goto out;
+        }
+        fcntl(po[0], F_SETFL, fcntl(po[0], F_GETFL) | O_NONBLOCK);
+        if (kg_pty_make_raw(s.pty, err) < 0) goto out;
+    }
+    s.proc = (kgate_proc){.struct_size = sizeof s.proc};
+    kgate_err kerr = {0};
+    if (be->launch(&host->pub, policy, plan, &io, &s.proc, &kerr) < 0) {
+        kg_err_set(err, kerr.code, "backend %s: %s", name,
+                   kerr.msg[0] ? kerr.msg : "launch failed");
+        /* The contract says nothing is left; make it so anyway. */
+        if (s.proc.pid > 0) {
+            kill(s.proc.pid, SIGKILL);
+            while (waitpid(s.proc.pid, NULL, 0) < 0 && errno == EINTR) {}
+        }
+        stop_helpers(&s);
+        goto out;
+    }
+    if (s.proc.pid <= 0) {
+        kg_err_set(err, 0, "backend %s: launch returned no pid", name);
+        stop_helpers(&s);
+        goto out;
+    }
+    /* Only the program holds the write ends now: EOF means it is done. */
+    if (po[1] >= 0) close(po[1]);
+    if (pe[1] >= 0) close(pe[1]);
+    po[1] = pe[1] = -1;
+    if (s.pty) {
+        kg_pty_close_slave(s.pty);
+        s.in_fd = STDIN_FILENO;
+    }
+    s.out.rfd = po[0];
+    s.err.rfd = pe[0];
+    po[0] = pe[0] = -1;
+
+    grow_output_pipe(STDOUT_FILENO);
+    grow_output_pipe(STDERR_FILENO);
+    if (!s.pty) {
+        zc_setup(&s.out);
+        zc_setup(&s.err);
+    }
+    relay(&s);
+    while (!s.exited) { /* both pipes closed early: wait for the end */
+        struct pollfd p = {.fd = s.sig_r, .events = POLLIN};
+        poll(&p, 1, -1);
+        handle_signals(&s);
+    }
+    stop_helpers(&s);
+
+    if (s.wait_errno) {
+        kg_err_set(err, s.wait_errno, "backend %s: cannot wait for pid %ld: %s",
+                   name, (long)s.proc.pid, strerror(s.wait_errno));
+        goto out;
+    }
+    if (WIFSIGNALED(s.status)) *exit_status = 128 + WTERMSIG(s.status);
+    else *exit_status = WEXITSTATUS(s.status);
+    ret = 0;
+out:
+    for (int i = 0; i < 2; i++) {
+        if (po[i] >= 0) close(po[i]);
+        if (pe[i] >= 0) close(pe[i]);
+    }
+    stream_close(&s.out);
+    stream_close(&s.err);
+    restore_signals(&s);
+    kg_pty_free(s.pty); /* the user's terminal back as it was */
+    kg_mask_free(s.out.mask);
+    kg_mask_free(s.err.mask);
+    return ret;
+}

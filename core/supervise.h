@@ -13,10 +13,16 @@
 
 typedef struct kg_supervise_opts {
     const kg_strv *mask_prefixes; /* user prefixes beside the built-ins */
-    bool use_pty;                 /* give the program a pseudo-terminal */
+    bool use_pty; /* give the program a pseudo-terminal of its own (stdin,
+                     stdout, stderr and controlling terminal); fd 0 must be
+                     the user's terminal.  No fallback to pipes: the plan
+                     (policy->pty) was made for a pty. */
 } kg_supervise_opts;
 
-/* Calls be->launch and supervises.  Returns 0 with *exit_status set once the
+/* Calls be->launch and supervises: SIGINT, SIGTERM, SIGHUP and SIGQUIT
+ * are forwarded to the program; kgate's handlers (never SIG_IGN, so exec
+ * resets them) are removed again before returning.  Helpers get SIGTERM,
+ * then SIGKILL, and are reaped.  Returns 0 with *exit_status set once the
  * program ended, or -1 with err when the backend could not start it (nothing
  * of it is left running then). */
 int kg_supervise(const kgate_backend *be, const kg_host *host,

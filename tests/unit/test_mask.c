@@ -1,0 +1,474 @@
+/* test_mask.c: the secret mask, against the spec rule and against a plain
+ * whole-buffer reference implementation at every split of the stream. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+#include <utstring.h>
+
+#include "mask.h"
+
+/* ------------------------------------------------------------------------ */
+/* Helpers                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static int sink_str(void *ctx, const char *buf, size_t len)
+{
+    utstring_bincpy((UT_string *)ctx, buf, len);
+    return 0;
+}
+
+/* Masks chunks given by cut points (ascending, within len). */
+static void mask_cuts(const kg_strv *extra, const char *in, size_t len,
+                      const size_t *cuts, size_t n_cuts, UT_string *out)
+{
+    kg_mask *m = kg_mask_new(extra, sink_str, out);
+    ck_assert_ptr_nonnull(m);
+    size_t at = 0;
+    for (size_t k = 0; k <= n_cuts; k++) {
+        size_t end = k < n_cuts ? cuts[k] : len;
+        ck_assert_int_eq(kg_mask_feed(m, in + at, end - at), 0);
+        at = end;
+    }
+    ck_assert_int_eq(kg_mask_flush(m), 0);
+    kg_mask_free(m);
+}
+
+static char *mask_once(const kg_strv *extra, const char *in, size_t len,
+                       size_t *out_len)
+{
+    UT_string *out;
+    utstring_new(out);
+    mask_cuts(extra, in, len, NULL, 0, out);
+    *out_len = utstring_len(out);
+    char *r = malloc(*out_len + 1);
+    memcpy(r, utstring_body(out), *out_len);
+    r[*out_len] = '\0';
+    utstring_free(out);
+    return r;
+}
+
+static char *mask_s(const char *in)
+{
+    size_t n;
+    return mask_once(NULL, in, strlen(in), &n);
+}
+
+#define ck_mask(in, want)                                                      \
+    do {                                                                       \
+        char *got_ = mask_s(in);                                               \
+        ck_assert_str_eq(got_, want);                                          \
+        free(got_);                                                            \
+    } while (0)
+
+static int tokc(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
+
+/* The rule written as plainly as possible, on the whole input at once. */
+static void reference(const char *const *pfx, size_t n_pfx, const char *s,
+                      size_t n, UT_string *out)
+{
+    size_t i = 0;
+    while (i < n) {
+        size_t best = 0;
+        if (i == 0 || !tokc((unsigned char)s[i - 1])) {
+            for (size_t k = 0; k < n_pfx; k++) {
+                size_t pl = strlen(pfx[k]);
+                if (pl <= best || n - i < pl || memcmp(s + i, pfx[k], pl) != 0)
+                    continue;
+                size_t t = 0;
+                while (i + pl + t < n && tokc((unsigned char)s[i + pl + t])) t++;
+                if (t >= 16) best = pl;
+            }
+        }
+        if (best) {
+            utstring_bincpy(out, s + i, best);
+            utstring_bincpy(out, "***", 3);
+            i += best;
+            while (i < n && tokc((unsigned char)s[i])) i++;
+        } else {
+            utstring_bincpy(out, s + i, 1);
+            i++;
+        }
+    }
+}
+
+static size_t builtin_count(void)
+{
+    size_t n = 0;
+    while (kg_mask_builtin_prefixes[n]) n++;
+    return n;
+}
+
+static void check_against_reference(const char *s, size_t n)
+{
+    UT_string *want, *got;
+    utstring_new(want);
+    utstring_new(got);
+    reference((const char *const *)kg_mask_builtin_prefixes, builtin_count(), s,
+              n, want);
+    mask_cuts(NULL, s, n, NULL, 0, got);
+    ck_assert_uint_eq(utstring_len(got), utstring_len(want));
+    ck_assert(memcmp(utstring_body(got), utstring_body(want),
+                     utstring_len(want)) == 0);
+    utstring_free(want);
+    utstring_free(got);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The rule                                                                  */
+/* ------------------------------------------------------------------------ */
+
+START_TEST(every_builtin_prefix)
+{
+    for (size_t k = 0; kg_mask_builtin_prefixes[k]; k++) {
+        const char *p = kg_mask_builtin_prefixes[k];
+        char in[256], want[256];
+        snprintf(in, sizeof in, "key: %sAbCdEfGh0123456789_-xyz end", p);
+        snprintf(want, sizeof want, "key: %s*** end", p);
+        ck_mask(in, want);
+    }
+}
+END_TEST
+
+START_TEST(required_prefixes_present)
+{
+    static const char *const required[] = {
+        "sk-ant-", "sk-proj-", "sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_",
+        "github_pat_", "glpat-", "xoxb-", "xoxp-", "AKIA", "ASIA", "AIza",
+        "hf_", "npm_", "pypi-"};
+    for (size_t i = 0; i < sizeof required / sizeof *required; i++) {
+        int found = 0;
+        for (size_t k = 0; kg_mask_builtin_prefixes[k]; k++)
+            found |= strcmp(kg_mask_builtin_prefixes[k], required[i]) == 0;
+        ck_assert_msg(found, "missing built-in prefix %s", required[i]);
+    }
+}
+END_TEST
+
+START_TEST(token_length_threshold)
+{
+    ck_mask("ghp_123456789012345", "ghp_123456789012345"); /* 15 */
+    ck_mask("ghp_1234567890123456", "ghp_***");            /* 16 */
+    ck_mask("ghp_1234567890123456789012345678901234567890 ok", "ghp_*** ok");
+    ck_mask("ghp_123456789012345 ok", "ghp_123456789012345 ok");
+    /* A non-token byte ends the run before 16. */
+    ck_mask("ghp_12345678.90123456789", "ghp_12345678.90123456789");
+}
+END_TEST
+
+START_TEST(word_boundaries)
+{
+    const char *t = "0123456789abcdefXYZ";
+    char in[128], want[128];
+    /* Boundaries: start, space, punctuation, NUL-free control bytes. */
+    ck_mask("sk-0123456789abcdefXYZ", "sk-***");
+    ck_mask("(sk-0123456789abcdefXYZ)", "(sk-***)");
+    ck_mask("a=sk-0123456789abcdefXYZ;", "a=sk-***;");
+    ck_mask("\"sk-0123456789abcdefXYZ\"", "\"sk-***\"");
+    ck_mask("x\nsk-0123456789abcdefXYZ\n", "x\nsk-***\n");
+    ck_mask("x/sk-0123456789abcdefXYZ", "x/sk-***");
+    /* No boundary: a token byte before the prefix. */
+    snprintf(in, sizeof in, "desk-%s", t);
+    ck_mask(in, in);
+    snprintf(in, sizeof in, "_sk-%s", t);
+    ck_mask(in, in);
+    snprintf(in, sizeof in, "-sk-%s", t);
+    ck_mask(in, in);
+    snprintf(in, sizeof in, "9AKIA%s", t);
+    ck_mask(in, in);
+    /* Two secrets in a row, each at its own boundary. */
+    snprintf(in, sizeof in, "sk-%s sk-%s", t, t);
+    snprintf(want, sizeof want, "sk-*** sk-***");
+    ck_mask(in, want);
+    /* Bytes >= 0x80 are not token bytes: a boundary. */
+    ck_mask("\xc3\xa9sk-0123456789abcdefXYZ", "\xc3\xa9sk-***");
+}
+END_TEST
+
+START_TEST(longest_prefix_wins)
+{
+    ck_mask("sk-ant-api03-abcdefghijklmnop", "sk-ant-***");
+    ck_mask("sk-proj-abcdefghijklmnopqrst", "sk-proj-***");
+    /* sk-ant- with 12 token bytes: not a sk-ant- secret, but sk- sees 16. */
+    ck_mask("sk-ant-abcdefghijkl", "sk-***");
+    /* sk-ant- with 11: sk- sees 15, nothing. */
+    ck_mask("sk-ant-abcdefghijk", "sk-ant-abcdefghijk");
+    ck_mask("github_pat_11ABCDEFG0123456789abcdef", "github_pat_***");
+}
+END_TEST
+
+START_TEST(no_false_positives)
+{
+    static const char *const prose[] = {
+        "The task-force met on a risk-free desk-top-manager-overview-of-things.",
+        "skill sky skeleton sk- sk-short ghp_short AKIA_short",
+        "int sk_buff_len = npm_install_count; /* hf_hub */",
+        "see https://github.com/org/repo/pull/123 and glpat- docs",
+        "ASIAN countries, AIzawa, Akiak, pypi- mirror, xoxb- too short",
+        "path/to/sk-module and ./ghp_dir",
+        "the quick brown fox jumps over the lazy dog 0123456789",
+        "ask-me-anything-about-everything-you-want", /* 'a' before sk- */
+    };
+    for (size_t i = 0; i < sizeof prose / sizeof *prose; i++)
+        ck_mask(prose[i], prose[i]);
+}
+END_TEST
+
+START_TEST(gemini_style_vectors)
+{
+    /* Secret shapes other redactors test with, where our rule covers them. */
+    ck_mask("token=ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789",
+            "token=ghp_***");
+    ck_mask("GOOGLE_API_KEY=AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUvW",
+            "GOOGLE_API_KEY=AIza***");
+    ck_mask("aws_access_key_id = AKIAIOSFODNN7EXAMPLE", "aws_access_key_id = AKIA***");
+    ck_mask("ASIAY34FZKBOKMUTVV7A", "ASIA***");
+    ck_mask("SLACK=xoxb-1234567890-0987654321-AbCdEfGhIjKl",
+            "SLACK=xoxb-***");
+    ck_mask("xoxp-1234567890-0987654321-AbCdEfGhIjKl", "xoxp-***");
+    ck_mask("HF=hf_AbCdEfGhIjKlMnOpQrStUvWxYz", "HF=hf_***");
+    ck_mask("//registry.npmjs.org/:_authToken=npm_AbCdEfGhIjKlMnOpQrSt",
+            "//registry.npmjs.org/:_authToken=npm_***");
+    ck_mask("password = pypi-AgEIcHlwaS5vcmcCJDEyMzQ1Njc4", "password = pypi-***");
+    ck_mask("glpat-AbCdEfGhIjKlMnOpQrSt", "glpat-***");
+}
+END_TEST
+
+START_TEST(user_prefixes)
+{
+    kg_strv *extra = kg_strv_new();
+    kg_strv_push(extra, "acme_");
+    kg_strv_push(extra, "acme_live_");
+    kg_strv_push(extra, ""); /* ignored, not "mask every word" */
+    size_t n;
+    const char *in = "a acme_0123456789abcdef b acme_live_0123456789abcdef "
+                     "c acme_short d aaaaaaaaaaaaaaaaaaaaaaaa";
+    char *got = mask_once(extra, in, strlen(in), &n);
+    ck_assert_str_eq(got, "a acme_*** b acme_live_*** c acme_short d "
+                          "aaaaaaaaaaaaaaaaaaaaaaaa");
+    free(got);
+    /* Built-ins still apply beside user prefixes. */
+    got = mask_once(extra, "ghp_0123456789abcdef", 20, &n);
+    ck_assert_str_eq(got, "ghp_***");
+    free(got);
+    kg_strv_free(extra);
+}
+END_TEST
+
+START_TEST(binary_with_nuls)
+{
+    static const char in[] = "\0\x01\xff sk-0123456789abcdefgh\0ghp_\0\0"
+                             "AKIA0123456789ABCDEF\xfe";
+    static const char want[] = "\0\x01\xff sk-***\0ghp_\0\0AKIA***\xfe";
+    size_t n;
+    char *got = mask_once(NULL, in, sizeof in - 1, &n);
+    ck_assert_uint_eq(n, sizeof want - 1);
+    ck_assert(memcmp(got, want, n) == 0);
+    free(got);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Streaming                                                                 */
+/* ------------------------------------------------------------------------ */
+
+static const char *const split_inputs[] = {
+    "pre sk-ant-api03-0123456789abcdefghij post",
+    "sk-0123456789abcdef",
+    "x sk-ant-abcdefghijkl y",   /* falls back to sk- */
+    "x sk-ant-abcdefghijk y",    /* nothing */
+    "github_pat_11AAAAAAA0123456789_abcdefghij\nghp_short ghp_0123456789abcdefXX",
+    "desk-0123456789abcdefghij (AKIAIOSFODNN7EXAMPLE) ASIAN",
+    "sk-sk-sk-0123456789abcdefghij sk-",
+    "aaaa ghp_0123456789abcde",  /* 15 then end of stream */
+    "ghp_0123456789abcdef",      /* 16 exactly at end of stream */
+};
+
+START_TEST(every_split_two_and_three_feeds)
+{
+    for (size_t s = 0; s < sizeof split_inputs / sizeof *split_inputs; s++) {
+        const char *in = split_inputs[s];
+        size_t len = strlen(in);
+        UT_string *want;
+        utstring_new(want);
+        reference((const char *const *)kg_mask_builtin_prefixes,
+                  builtin_count(), in, len, want);
+        for (size_t a = 0; a <= len; a++) {
+            for (size_t b = a; b <= len; b++) {
+                size_t cuts[2] = {a, b};
+                UT_string *got;
+                utstring_new(got);
+                mask_cuts(NULL, in, len, cuts, 2, got);
+                ck_assert_msg(utstring_len(got) == utstring_len(want) &&
+                                  memcmp(utstring_body(got), utstring_body(want),
+                                         utstring_len(want)) == 0,
+                              "input %zu cut at %zu,%zu: got '%s' want '%s'", s,
+                              a, b, utstring_body(got), utstring_body(want));
+                utstring_free(got);
+            }
+        }
+        utstring_free(want);
+    }
+}
+END_TEST
+
+START_TEST(byte_at_a_time)
+{
+    const char *in = "a sk-proj-0123456789abcdefghij b ghp_0123456789abcdef";
+    size_t len = strlen(in);
+    size_t cuts[128];
+    for (size_t i = 0; i + 1 < len; i++) cuts[i] = i + 1;
+    UT_string *got;
+    utstring_new(got);
+    mask_cuts(NULL, in, len, cuts, len - 1, got);
+    ck_assert_str_eq(utstring_body(got), "a sk-proj-*** b ghp_***");
+    utstring_free(got);
+}
+END_TEST
+
+START_TEST(random_streams_match_reference)
+{
+    static const char *const atoms[] = {
+        "sk-", "sk-ant-", "ghp_", "AKIA", "a", "Z", "0", "_", "-", " ",
+        "\n", ".", "\0", "\xff", "aaaaaaaaaaaaaaa", "x"};
+    unsigned seed = 12345;
+    for (int round = 0; round < 400; round++) {
+        UT_string *in, *want, *got;
+        utstring_new(in);
+        utstring_new(want);
+        utstring_new(got);
+        int atoms_n = 1 + (int)(rand_r(&seed) % 120);
+        for (int k = 0; k < atoms_n; k++) {
+            const char *a = atoms[rand_r(&seed) % (sizeof atoms / sizeof *atoms)];
+            utstring_bincpy(in, a, a[0] ? strlen(a) : 1);
+        }
+        size_t len = utstring_len(in);
+        reference((const char *const *)kg_mask_builtin_prefixes,
+                  builtin_count(), utstring_body(in), len, want);
+        size_t cuts[64], nc = 0, at = 0;
+        while (nc < 64) {
+            at += (size_t)(rand_r(&seed) % 40);
+            if (at >= len) break;
+            cuts[nc++] = at;
+        }
+        mask_cuts(NULL, utstring_body(in), len, cuts, nc, got);
+        ck_assert_uint_eq(utstring_len(got), utstring_len(want));
+        ck_assert(memcmp(utstring_body(got), utstring_body(want),
+                         utstring_len(want)) == 0);
+        utstring_free(in);
+        utstring_free(want);
+        utstring_free(got);
+    }
+}
+END_TEST
+
+START_TEST(long_inputs_use_the_vector_path)
+{
+    /* Secrets at every alignment inside long clean runs. */
+    for (size_t pad = 0; pad < 40; pad++) {
+        char buf[512];
+        size_t n = 0;
+        for (size_t i = 0; i < pad; i++) buf[n++] = (i % 7 == 3) ? ' ' : 'q';
+        n += (size_t)snprintf(buf + n, sizeof buf - n,
+                              " ghp_0123456789abcdefgh tail sk-1234567890123456 "
+                              "and-more-text-that-is-not-secret/ AIza0123456789abcdef!");
+        check_against_reference(buf, n);
+        char *got = mask_s(buf);
+        ck_assert_ptr_nonnull(strstr(got, "ghp_*** tail sk-*** "));
+        ck_assert_ptr_nonnull(strstr(got, "AIza***!"));
+        free(got);
+    }
+}
+END_TEST
+
+static size_t counted;
+static int sink_count(void *ctx, const char *buf, size_t len)
+{
+    (void)ctx;
+    (void)buf;
+    counted += len;
+    return 0;
+}
+
+START_TEST(endless_token_bounded_memory)
+{
+    kg_mask *m = kg_mask_new(NULL, sink_count, NULL);
+    ck_assert_ptr_nonnull(m);
+    static char chunk[65536];
+    memset(chunk, 'a', sizeof chunk);
+    counted = 0;
+    ck_assert_int_eq(kg_mask_feed(m, "start sk-", 9), 0);
+    for (int i = 0; i < 160; i++) { /* 10 MiB of one token */
+        ck_assert_int_eq(kg_mask_feed(m, chunk, sizeof chunk), 0);
+        ck_assert_uint_lt(kg_mask_held(m), 64);
+    }
+    ck_assert_int_eq(kg_mask_feed(m, " end", 4), 0);
+    ck_assert_int_eq(kg_mask_flush(m), 0);
+    ck_assert_uint_eq(counted, strlen("start sk-*** end"));
+    /* An endless token that never qualifies a prefix passes through at
+     * once: nothing is held. */
+    counted = 0;
+    for (int i = 0; i < 16; i++) {
+        ck_assert_int_eq(kg_mask_feed(m, chunk, sizeof chunk), 0);
+        ck_assert_uint_eq(kg_mask_held(m), 0);
+    }
+    ck_assert_uint_eq(counted, 16 * sizeof chunk);
+    kg_mask_free(m);
+}
+END_TEST
+
+static int sink_fail(void *ctx, const char *buf, size_t len)
+{
+    (void)ctx;
+    (void)buf;
+    (void)len;
+    return -1;
+}
+
+START_TEST(sink_failure_reported)
+{
+    kg_mask *m = kg_mask_new(NULL, sink_fail, NULL);
+    ck_assert_int_eq(kg_mask_feed(m, "hello", 5), -1);
+    ck_assert_int_eq(kg_mask_feed(m, "sk-", 3), 0); /* held, nothing written */
+    ck_assert_int_eq(kg_mask_flush(m), -1);
+    kg_mask_free(m);
+    kg_mask_free(NULL);
+}
+END_TEST
+
+static Suite *mask_suite(void)
+{
+    Suite *s = suite_create("mask");
+    TCase *tc = tcase_create("rule");
+    tcase_add_test(tc, every_builtin_prefix);
+    tcase_add_test(tc, required_prefixes_present);
+    tcase_add_test(tc, token_length_threshold);
+    tcase_add_test(tc, word_boundaries);
+    tcase_add_test(tc, longest_prefix_wins);
+    tcase_add_test(tc, no_false_positives);
+    tcase_add_test(tc, gemini_style_vectors);
+    tcase_add_test(tc, user_prefixes);
+    tcase_add_test(tc, binary_with_nuls);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("stream");
+    tcase_add_test(tc, every_split_two_and_three_feeds);
+    tcase_add_test(tc, byte_at_a_time);
+    tcase_add_test(tc, random_streams_match_reference);
+    tcase_add_test(tc, long_inputs_use_the_vector_path);
+    tcase_add_test(tc, endless_token_bounded_memory);
+    tcase_add_test(tc, sink_failure_reported);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(mask_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed != 0;
+}
