@@ -141,18 +141,18 @@ kill9_cleans_up() {
     sb allowed.test /bin/sleep "$tag" >/dev/null 2>&1 &
     local bg=$!
     for i in $(seq 100); do
-        pgrep -f "^/bin/sleep $tag\$" >/dev/null && slirp=$(pgrep -n -x slirp4netns) && break
+        pgrep -xf "(/usr)?/bin/sleep $tag" >/dev/null && slirp=$(pgrep -n -x slirp4netns) && break
         sleep 0.1
     done
     [ -n "$slirp" ] || { echo "  the sandbox did not start"; kill "$bg"; return 1; }
     kpid=$(ps -o ppid= -p "$slirp" | tr -d ' ')
     kill -9 "$kpid"
     for i in $(seq 100); do
-        kill -0 "$slirp" 2>/dev/null || pgrep -f "^/bin/sleep $tag\$" >/dev/null || break
+        kill -0 "$slirp" 2>/dev/null || pgrep -xf "(/usr)?/bin/sleep $tag" >/dev/null || break
         sleep 0.1
     done
     wait "$bg" 2>/dev/null
-    ! kill -0 "$slirp" 2>/dev/null && ! pgrep -f "^/bin/sleep $tag\$" >/dev/null
+    ! kill -0 "$slirp" 2>/dev/null && ! pgrep -xf "(/usr)?/bin/sleep $tag" >/dev/null
 }
 
 doctor_ready() {
