@@ -9,7 +9,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get("KGATE_BUILD_ROOT", os.path.join(ROOT, "build"))
-KGATE = os.path.join(BUILD, "core", "kgate")
+# KGATE overrides the binary (to compare two builds with the same plugins).
+KGATE = os.environ.get("KGATE", os.path.join(BUILD, "core", "kgate"))
 PLUGIN_PATH = ":".join(os.path.join(BUILD, "plugins", p)
                        for p in ("bubblewrap", "slirp-filter", "seatbelt"))
 
@@ -39,17 +40,25 @@ def dry_run_argv(env, cwd, extra=()):
     return shlex.split(out.splitlines()[0])
 
 
-def time_once(argv, env, cwd):
+def time_once(argv, env, cwd, cpu=None):
+    """Wall milliseconds of one run.  When cpu is a list, the CPU time
+    (user + system, milliseconds) of the whole process tree is appended to
+    it: wait4 counts every descendant the process reaped, and CPU time,
+    unlike wall time, hardly moves with the load of the machine."""
     t0 = time.perf_counter_ns()
-    r = subprocess.run(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, ru = os.wait4(p.pid, 0)
     t1 = time.perf_counter_ns()
-    if r.returncode != 0:
-        raise SystemExit("benchmark command failed (%d): %s" % (r.returncode, shlex.join(argv)))
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        raise SystemExit("benchmark command failed (%d): %s" % (p.returncode, shlex.join(argv)))
+    if cpu is not None:
+        cpu.append((ru.ru_utime + ru.ru_stime) * 1e3)
     return (t1 - t0) / 1e6
 
 
-def paired(a, b, runs, env, cwd, warmup=5):
+def paired(a, b, runs, env, cwd, warmup=5, cpu_a=None, cpu_b=None):
     """Alternates a and b so drift on the machine hits both alike.
     Returns two lists of milliseconds."""
     for _ in range(warmup):
@@ -57,8 +66,8 @@ def paired(a, b, runs, env, cwd, warmup=5):
         time_once(b, env, cwd)
     ta, tb = [], []
     for _ in range(runs):
-        ta.append(time_once(a, env, cwd))
-        tb.append(time_once(b, env, cwd))
+        ta.append(time_once(a, env, cwd, cpu_a))
+        tb.append(time_once(b, env, cwd, cpu_b))
     return ta, tb
 
 
