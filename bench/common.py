@@ -42,9 +42,11 @@ def dry_run_argv(env, cwd, extra=()):
 
 def time_once(argv, env, cwd, cpu=None):
     """Wall milliseconds of one run.  When cpu is a list, the CPU time
-    (user + system, milliseconds) of the whole process tree is appended to
-    it: wait4 counts every descendant the process reaped, and CPU time,
-    unlike wall time, hardly moves with the load of the machine."""
+    (user + system, milliseconds) of the process and of what it reaped is
+    appended to it: CPU time, unlike wall time, hardly moves with the load
+    of the machine.  bwrap's outer process does not reap the sandbox's
+    processes, so their CPU counts for neither kgate nor bwrap alone, and
+    the difference of the two is kgate's own."""
     t0 = time.perf_counter_ns()
     p = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

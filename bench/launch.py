@@ -25,4 +25,5 @@ def compare(what, k, b):
 
 
 compare("wall", tk, tb)
+# CPU: bwrap's outer process alone, against kgate and that same process.
 compare("cpu ", ck, cb)
