@@ -135,6 +135,7 @@ struct kg_denyexec {
      * relative, empty, or could not be opened), or DIR_REPEATED (the same
      * text as an earlier entry, which was already tried). */
     int *dirfd;
+    char **dirreal; /* realpath of each opened directory, found on first use */
     size_t ndir;
     kg_fpcache *fp;
 };
@@ -193,17 +194,28 @@ static char *try_exec_file(const char *p, struct stat *st)
     return r;
 }
 
-/* try_exec_file for name in the directory open as dfd (dir is its name,
- * for the realpath): the same three questions, without walking the
- * directory's path again for every name looked up. */
-static char *try_exec_at(int dfd, const char *dir, const char *name, struct stat *st)
+/* try_exec_file for the name in PATH directory k of d, open as dfd: the
+ * same three questions, without walking the directory's path again for
+ * every name looked up.  The realpath of a file that is not a symlink is
+ * its directory's realpath and its name, and the directory's is looked up
+ * once. */
+static char *try_exec_at(kg_denyexec *d, size_t k, const char *dir, const char *name,
+                         struct stat *st)
 {
-    struct stat s;
+    int dfd = d->dirfd[k];
+    struct stat s, l;
     if (fstatat(dfd, name, &s, 0) != 0 || !S_ISREG(s.st_mode)) return NULL;
     if (faccessat(dfd, name, X_OK, 0) != 0) return NULL;
-    char *j = kg_dx_join(dir, name);
-    char *r = realpath(j, NULL);
-    free(j);
+    char *r = NULL;
+    if (fstatat(dfd, name, &l, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(l.st_mode)) {
+        if (!d->dirreal[k]) d->dirreal[k] = realpath(dir, NULL);
+        if (d->dirreal[k]) r = kg_dx_join(d->dirreal[k], name);
+    }
+    if (!r) {
+        char *j = kg_dx_join(dir, name);
+        r = realpath(j, NULL);
+        free(j);
+    }
     if (r && st) *st = s;
     return r;
 }
@@ -211,7 +223,7 @@ static char *try_exec_at(int dfd, const char *dir, const char *name, struct stat
 /* d (may be NULL) lends its open PATH directories when path_env is its
  * own: building a list of 100 entries looks up 100 names in every PATH
  * directory, and most of those lookups fail. */
-static char *resolve_in(const kg_denyexec *d, const char *cmd, const char *path_env,
+static char *resolve_in(kg_denyexec *d, const char *cmd, const char *path_env,
                         const char *cwd, struct stat *st)
 {
     if (!cmd || !*cmd) return NULL;
@@ -222,19 +234,19 @@ static char *resolve_in(const kg_denyexec *d, const char *cmd, const char *path_
         free(j);
         return r;
     }
-    const int *dirfd = d && d->dirfd && path_env && path_env == d->path_env ? d->dirfd : NULL;
+    bool own = d && d->dirfd && path_env && path_env == d->path_env;
     /* execvp's default when PATH is unset. */
     const char *p = path_env ? path_env : "/bin:/usr/bin";
     for (size_t k = 0;; k++) {
         const char *e = strchr(p, ':');
         size_t len = e ? (size_t)(e - p) : strlen(p);
-        int fd = dirfd && k < d->ndir ? dirfd[k] : DIR_BY_NAME;
+        int fd = own && k < d->ndir ? d->dirfd[k] : DIR_BY_NAME;
         char *r = NULL;
         if (fd != DIR_REPEATED) {
             char *dir = strndup(p, len);
             if (!dir) abort();
             if (fd >= 0) {
-                r = try_exec_at(fd, dir, cmd, st);
+                r = try_exec_at(d, k, dir, cmd, st);
             } else {
                 char *cand;
                 if (len == 0) /* an empty entry is the working directory */
@@ -271,7 +283,8 @@ static void open_path_dirs(kg_denyexec *d)
     size_t n = 1;
     for (const char *c = d->path_env; *c; c++) n += *c == ':';
     d->dirfd = malloc(n * sizeof *d->dirfd);
-    if (!d->dirfd) abort();
+    d->dirreal = calloc(n, sizeof *d->dirreal);
+    if (!d->dirfd || !d->dirreal) abort();
     d->ndir = n;
     const char *p = d->path_env;
     for (size_t k = 0; k < n; k++) {
@@ -325,7 +338,7 @@ static int compare_file(kg_denyexec *d, const char *path, const struct stat *st,
 
 /* ---- construction ------------------------------------------------------ */
 
-static void target_init(const kg_denyexec *d, target *t, const char *entry,
+static void target_init(kg_denyexec *d, target *t, const char *entry,
                         const char *path_env, const char *cwd)
 {
     t->entry = kg_dx_strdup(entry);
@@ -386,9 +399,12 @@ void kg_denyexec_free(kg_denyexec *d)
     for (size_t i = 0; i < d->ndeny; i++) target_free(&d->deny[i]);
     for (size_t i = 0; i < d->ntool; i++) target_free(&d->tool[i]);
     free(d->deny);
-    for (size_t i = 0; i < d->ndir; i++)
+    for (size_t i = 0; i < d->ndir; i++) {
         if (d->dirfd[i] >= 0) close(d->dirfd[i]);
+        free(d->dirreal[i]);
+    }
     free(d->dirfd);
+    free(d->dirreal);
     kg_fpcache_free(d->fp);
     free(d->path_env);
     free(d);
