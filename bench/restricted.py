@@ -24,11 +24,12 @@ restricted = [common.KGATE, "run", "--no-pty", "--", "true"]
 for _ in range(3):  # warm up both
     common.time_once(restricted, env, proj)
     common.time_once(restricted, off_env, off_proj)
-tr, to = [], []
+tr, to, cr, co = [], [], [], []
 for _ in range(runs):  # interleaved, so drift hits both alike
-    tr.append(common.time_once(restricted, env, proj))
-    to.append(common.time_once(restricted, off_env, off_proj))
-mr, mo = statistics.median(tr), statistics.median(to)
-print("restricted  network off: " + common.describe(to))
-print("restricted  host list:   " + common.describe(tr))
-print("restricted  restricted/off = %.2f (+%.1f ms)" % (mr / mo, mr - mo))
+    tr.append(common.time_once(restricted, env, proj, cr))
+    to.append(common.time_once(restricted, off_env, off_proj, co))
+for what, r, o in (("wall", tr, to), ("cpu ", cr, co)):
+    mr, mo = statistics.median(r), statistics.median(o)
+    print("restricted  %s network off: %s" % (what, common.describe(o)))
+    print("restricted  %s host list:   %s" % (what, common.describe(r)))
+    print("restricted  %s restricted/off = %.2f (%+.1f ms)" % (what, mr / mo, mr - mo))
