@@ -1,7 +1,9 @@
 """Shared by the kgate benchmarks: a throwaway HOME and project, paired
 timing, and the summary line each benchmark prints."""
+import atexit
 import os
 import shlex
+import shutil
 import statistics
 import subprocess
 import tempfile
@@ -19,6 +21,7 @@ def sandbox_env(config_text):
     """A temporary HOME holding config_text as its kgate config, and a
     project directory inside it.  Returns (env, project_dir)."""
     home = tempfile.mkdtemp(prefix="kgate-bench.")
+    atexit.register(shutil.rmtree, home, ignore_errors=True)
     os.makedirs(os.path.join(home, ".kgate"), mode=0o700)
     with open(os.path.join(home, ".kgate", "config.yaml"), "w") as f:
         f.write(config_text)
