@@ -182,7 +182,7 @@ static void print_doctor_text(const kg_plugin *cand, const env_policy *e,
 /* The environment filter is the core's, not a backend's: which names of
  * this environment `kgate run` would withhold (names only, as in the audit
  * line). */
-static void env_finding(kg_host *host, const kg_policy *pol, kgate_report *rep)
+static void env_detail(kg_host *host, const kg_policy *pol, kgate_report *rep)
 {
     kg_strv *out = kg_strv_new(), *withheld = kg_strv_new();
     kg_env_filter(environ, pol->pass_env, pol->deny_env, out, withheld);
@@ -191,10 +191,14 @@ static void env_finding(kg_host *host, const kg_policy *pol, kgate_report *rep)
     utstring_new(names);
     for (size_t i = 0; i < n; i++)
         utstring_printf(names, "%s%s", i ? ", " : "", kg_strv_get(withheld, i));
-    host->pub.report(rep, KGATE_READY,
-                     "environment: %zu secret-looking variable%s will be withheld%s%s",
-                     n, n == 1 ? "" : "s", n ? ": " : "", utstring_body(names));
-    host->pub.report_detail(rep, "withheld_env", utstring_body(names));
+    /* A detail, not a finding: it never changes the verdict, and the
+     * verdict line stays the backend's. */
+    char *line = NULL;
+    if (asprintf(&line, "%zu secret-looking variable%s will be withheld%s%s", n,
+                 n == 1 ? "" : "s", n ? ": " : "", utstring_body(names)) >= 0) {
+        host->pub.report_detail(rep, "environment", line);
+        free(line);
+    }
     utstring_free(names);
     kg_strv_free(out);
     kg_strv_free(withheld);
@@ -247,7 +251,7 @@ int kg_cmd_doctor(int argc, char **argv)
             host.pub.report_detail(rep, kg_strv_get(brep->detail_keys, i),
                                    kg_strv_get(brep->detail_values, i));
     }
-    if (e.pol) env_finding(&host, e.pol, rep);
+    if (e.pol) env_detail(&host, e.pol, rep);
     /* The report shown is one backend's; when none could enforce the
      * policy, the others' reasons are worth a line too. */
     if (e.pol && rc < 0 && cand && !forced) host.pub.report_detail(rep, "selection", err.msg);
