@@ -202,7 +202,7 @@ START_TEST(order_of_covers)
     long out = find3(&f, "--ro-bind", outside, outside);
     long project = find3(&f, "--bind", proj, proj);
     long hook = find3(&f, "--ro-bind", hooks, hooks);
-    long env = find3(&f, "--ro-bind", "/dev/null", envfile);
+    long env = find3(&f, "--dev-bind", "/dev/null", envfile);
     long priv = find3(&f, "--tmpfs", privdir, NULL);
     long privro = find3(&f, "--remount-ro", privdir, NULL);
     ck_assert_int_ge(tmp_home, 0);
@@ -433,7 +433,7 @@ START_TEST(allow_sockets_bound_back)
     long b = find3(&f, "--bind", sock, sock);
     ck_assert_int_gt(b, find3(&f, "--tmpfs", home, NULL)); /* after the home */
     ck_assert_int_gt(b, find3(&f, "--tmpfs", "/run", NULL));
-    ck_assert_int_lt(b, find3(&f, "--ro-bind", "/dev/null", envfile));
+    ck_assert_int_lt(b, find3(&f, "--dev-bind", "/dev/null", envfile));
     ck_assert_int_lt(find3(&f, notsock, NULL, NULL), 0);
     ck_assert_int_lt(find3(&f, gone, NULL, NULL), 0);
     ck_assert_uint_ge(kg_strv_len(f.plan->notes), 2);
