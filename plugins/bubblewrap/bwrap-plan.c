@@ -92,6 +92,11 @@ static int visible(const planner *pl, const char *p)
 {
     for (size_t i = 0; i < pl->n_gb; i++)
         if (kgbw_path_under(p, pl->gb[i].path)) return 1;
+    /* allow_sockets bring things back too, and deny_read must still win */
+    for (size_t i = 0; i < pl->pol->allow_sockets.n; i++)
+        if (pl->pol->allow_sockets.v[i] &&
+            kgbw_path_under(p, pl->pol->allow_sockets.v[i]))
+            return 1;
     return !kgbw_path_under(p, pl->pol->home) && !kgbw_path_under(p, "/tmp") &&
            !kgbw_socket_hidden(p, pl->pol->uid);
 }

@@ -440,6 +440,17 @@ START_TEST(allow_sockets_bound_back)
     kg_plan_free(f.plan);
     close(fd);
 
+    /* deny_read beats allow_sockets, even in the hidden home (the socket
+     * file stays after its listener closed) */
+    fixture_init(&f);
+    const char *one[] = {sock};
+    f.pol.allow_sockets = (kgate_strlist){one, 1};
+    f.pol.deny_read = (kgate_strlist){one, 1};
+    ck_assert_int_eq(run_plan(&f), 0);
+    ck_assert_int_gt(find3(&f, "--dev-bind", "/dev/null", sock),
+                     find3(&f, "--bind", sock, sock));
+    kg_plan_free(f.plan);
+
     fixture_init(&f); /* a directory over the home would show it again */
     const char *up[] = {root};
     f.pol.allow_sockets = (kgate_strlist){up, 1};
