@@ -32,6 +32,7 @@
  * headers this libc ships (they are ABI and never change). */
 #define K_TIOCSTI 0x5412u
 #define K_TIOCLINUX 0x541Cu
+#define K_TIOCSETD 0x5423u
 #define K_CLONE_NEWUSER 0x10000000u
 #define K_AF_VSOCK 40u
 #define K_PER_LINUX 0x0u
@@ -140,6 +141,11 @@ static const sc_rule rules[] = {
          "request is TIOCLINUX",
          "on a virtual console it can paste the selection (the same "
          "injection) and read the screen"),
+    FLAG("terminal", "ioctl", EPERM, 1, 0xffffffffu, K_TIOCSETD,
+         "request is TIOCSETD",
+         "a new line discipline can autoload rarely used kernel code (n_hdlc, "
+         "the source of several local root bugs); only slattach and pppd set "
+         "one"),
     FLAG("vsock", "socket", EAFNOSUPPORT, 0, 0xffffffffu, K_AF_VSOCK,
          "domain is AF_VSOCK",
          "virtio sockets reach the hypervisor and other VMs, beside the "
@@ -155,7 +161,7 @@ const char *kgbw_seccomp_groups(void)
 {
     return "keyring, user namespaces, mount API, kernel modules, kernel "
            "interfaces, clock, legacy, personality, terminal (TIOCSTI, "
-           "TIOCLINUX), vsock";
+           "TIOCLINUX, TIOCSETD), vsock";
 }
 
 char *kgbw_seccomp_describe(void)

@@ -284,6 +284,14 @@ EOF
         check "nothing reached the outer terminal's input ($mode)" \
             has "PENDING=b''" printf '%s\n' "$out"
     done
+    check "TIOCSETD (a new line discipline) is refused inside" \
+        has "TIOCSETD-REFUSED errno=1" kg run -- "$PY" -c 'import fcntl, os, termios
+fd = os.open("/dev/ptmx", os.O_RDWR | os.O_NOCTTY)
+try:
+    fcntl.ioctl(fd, termios.TIOCSETD, (13).to_bytes(4, "little"))
+    print("TIOCSETD-WORKED")
+except OSError as e:
+    print("TIOCSETD-REFUSED errno=%d" % e.errno)'
     check "doctor: terminal line" has "READY     terminal: " kg doctor
 
     # ---- 4. secrets in the environment --------------------------------------
