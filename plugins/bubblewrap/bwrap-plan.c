@@ -86,12 +86,19 @@ static int check_list(planner *pl, const char *key, const kgate_strlist *l)
 }
 
 /* The program can see p: it lies under something given back, or outside
- * the two trees the sandbox replaces by empty tmpfs ($HOME and /tmp). */
+ * the trees the sandbox replaces by empty tmpfs ($HOME, /tmp, and the
+ * socket directories of bwrap-sockets.c). */
 static int visible(const planner *pl, const char *p)
 {
     for (size_t i = 0; i < pl->n_gb; i++)
         if (kgbw_path_under(p, pl->gb[i].path)) return 1;
-    return !kgbw_path_under(p, pl->pol->home) && !kgbw_path_under(p, "/tmp");
+    /* allow_sockets bring things back too, and deny_read must still win */
+    for (size_t i = 0; i < pl->pol->allow_sockets.n; i++)
+        if (pl->pol->allow_sockets.v[i] &&
+            kgbw_path_under(p, pl->pol->allow_sockets.v[i]))
+            return 1;
+    return !kgbw_path_under(p, pl->pol->home) && !kgbw_path_under(p, "/tmp") &&
+           !kgbw_socket_hidden(p, pl->pol->uid);
 }
 
 /* p lies under a path the program may write. */
@@ -242,9 +249,10 @@ static void stage_base(planner *pl)
     arg2(pl, "--dev", "/dev");
     arg2(pl, "--proc", "/proc");
     arg2(pl, "--tmpfs", "/tmp");
-    /* Slot (issue 6, host sockets): covering /run and /var/run, then
-     * giving back the resolv.conf target and allow_sockets, belongs here:
-     * after the floor, before $HOME, so nothing later depends on /run. */
+    /* Host sockets: after the floor, before $HOME, so that what is given
+     * back later (read_paths, allow_sockets) lands on top of the covers. */
+    if (kgbw_plan_socket_cover(pl->host, pl->pol, pl->plan, "/etc/resolv.conf") < 0)
+        pl->failed = 1;
 }
 
 /* The home directory is an empty tmpfs; bwrap creates the mount points of
@@ -271,18 +279,43 @@ static void stage_giveback(planner *pl)
              pl->gb[i].path);
 }
 
+/* p is the project's .git/hooks, missing in a .git that is a directory.
+ * git runs hooks from there, so a program that could create it could plant
+ * a pre-commit that runs at the user's next commit. */
+static int missing_hooks(const planner *pl, const char *p)
+{
+    char want[4096], git[4096];
+    struct stat st;
+    int n = snprintf(want, sizeof want, "%s/.git/hooks", pl->pol->project);
+    snprintf(git, sizeof git, "%s/.git", pl->pol->project);
+    return n > 0 && (size_t)n < sizeof want && strcmp(p, want) == 0 &&
+           lstat(git, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* An empty directory that cannot be written.  bwrap creates the mount
+ * point, so an empty .git/hooks appears in the real project: the directory
+ * git init would have made anyway. */
+static void stage_empty_hooks(planner *pl, const char *p)
+{
+    arg2(pl, "--tmpfs", p);
+    arg2(pl, "--remount-ro", p);
+}
+
 /* Read-only again inside a writable root.  Only where it matters: a
  * protected path under the hidden home but outside anything given back
  * would otherwise be bound in from the real home and become readable, and
  * a missing one would make bwrap create an empty mount point in the real
- * project. */
+ * project (which only a missing .git/hooks is worth: see above). */
 static void stage_protect(planner *pl)
 {
     const kgate_strlist *l = &pl->pol->protect_paths;
     for (size_t i = 0; i < l->n; i++) {
         struct stat st;
-        if (!writable(pl, l->v[i]) || stat(l->v[i], &st) < 0) continue;
-        arg3(pl, "--ro-bind", l->v[i], l->v[i]);
+        if (!writable(pl, l->v[i])) continue;
+        if (stat(l->v[i], &st) == 0)
+            arg3(pl, "--ro-bind", l->v[i], l->v[i]);
+        else if (missing_hooks(pl, l->v[i]))
+            stage_empty_hooks(pl, l->v[i]);
     }
 }
 
@@ -339,6 +372,16 @@ static int stage_process(planner *pl)
     return 0;
 }
 
+/* The filter itself is a descriptor that launch makes; the plan carries
+ * its description, from the same table, for --dry-run. */
+static void stage_seccomp(planner *pl)
+{
+    char *text = kgbw_seccomp_describe();
+    int r = text ? pl->host->plan_file(pl->plan, KGBW_SECCOMP_LABEL, text) : -1;
+    free(text);
+    if (r < 0) pl->failed = 1;
+}
+
 int kgbw_plan(const kgate_host *host, const kgate_policy *policy,
               const kgate_probe *probe, kgate_plan *plan, kgate_err *err)
 {
@@ -350,9 +393,11 @@ int kgbw_plan(const kgate_host *host, const kgate_policy *policy,
     stage_base(&pl);
     stage_home(&pl);
     stage_giveback(&pl);
+    if (kgbw_plan_allow_sockets(host, policy, plan, err) < 0) goto out;
     stage_protect(&pl);
     stage_deny(&pl);
     if (stage_process(&pl) < 0) goto out;
+    stage_seccomp(&pl);
     if (pl.failed) {
         kgate_err_set(err, ENOMEM, "out of memory while building the plan");
         goto out;
