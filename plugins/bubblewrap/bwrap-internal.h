@@ -6,9 +6,11 @@
 
 #include "kgate/kgate-plugin.h"
 
-/* The one sentence that says why a host allow list is not this backend's
- * job.  plan() fails with it and doctor() reports it, so the two cannot
- * tell different stories. */
+/* The seccomp filter and the hosts sentence, shared with slirp-filter. */
+#include "bwrap-share.h"
+
+/* KGBW_HOSTS_SENTENCE as a function, for the tests.  plan() fails with it
+ * and doctor() reports it, so the two cannot tell different stories. */
 const char *kgbw_hosts_sentence(void);
 
 /* Facts probe() records (kgate_probe_fact names). */
@@ -58,15 +60,5 @@ int kgbw_plan_socket_cover(const kgate_host *h, const kgate_policy *pol,
  * read-write; a missing one is a note.  -1 with err on a refusal. */
 int kgbw_plan_allow_sockets(const kgate_host *h, const kgate_policy *pol,
                             kgate_plan *plan, kgate_err *err);
-
-/* The seccomp filter (bwrap-seccomp.c).  One rule table, two outputs: the
- * text --dry-run shows (pure; malloc'd, NULL when memory runs out) and the
- * BPF program launch passes to bwrap (a memfd >= 10, close-on-exec, at
- * offset 0; -1 with err when libseccomp fails: launch then fails closed). */
-size_t kgbw_seccomp_rule_count(void);
-const char *kgbw_seccomp_groups(void);
-char *kgbw_seccomp_describe(void);
-int kgbw_seccomp_fd(kgate_err *err);
-#define KGBW_SECCOMP_LABEL "seccomp filter"
 
 #endif

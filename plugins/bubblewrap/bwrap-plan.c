@@ -24,8 +24,7 @@
 
 const char *kgbw_hosts_sentence(void)
 {
-    return "a host allow list needs the slirp-filter backend (slirp4netns and "
-           "iptables)";
+    return KGBW_HOSTS_SENTENCE;
 }
 
 int kgbw_path_under(const char *path, const char *dir)

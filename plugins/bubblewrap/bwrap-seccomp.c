@@ -16,7 +16,7 @@
  * Every refusal is an errno (EPERM, or ENOSYS for clone3), never a kill:
  * a tool that probes for a feature gets "not permitted" and carries on
  * without it. */
-#include "bwrap-internal.h"
+#include "bwrap-share.h"
 
 #include <errno.h>
 #include <fcntl.h>

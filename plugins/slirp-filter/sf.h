@@ -83,7 +83,10 @@ typedef struct sf_tools {
 int sf_find_tool(const char *name, char *out, size_t outsz);
 
 /* The doctor table, pure: bw is the bubblewrap backend (NULL if not
- * loaded) and bwprobe its probe. */
+ * loaded) and bwprobe its probe.  For a host list it includes bw's own
+ * findings about the filesystem box (home, sockets, hooks, terminal,
+ * seccomp), all but the one that says bubblewrap alone cannot filter
+ * hosts. */
 int sf_doctor(const kgate_host *host, const kgate_policy *policy,
               const kgate_probe *probe, const kgate_backend *bw,
               const kgate_probe *bwprobe, kgate_report *rep);

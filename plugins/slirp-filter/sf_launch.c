@@ -14,16 +14,22 @@
  *                                       10.0.2.100 on tap0, resolve names
  *                                       here, iptables-restore
  *   <- "X" (or "E<message>") ------------
- *                                       exec bwrap (nested user namespace)
+ *                                       exec bwrap (nested user namespace,
+ *                                       bubblewrap's seccomp filter)
  *   EOF on the control socket: exec done
  *
  * The iptables rules belong to H's user namespace.  bwrap's --unshare-user
  * puts the program one namespace deeper, where capabilities do not reach
- * the network namespace, so the program cannot flush the filter.
+ * the network namespace, so the program cannot flush the filter.  bwrap
+ * also loads the bubblewrap backend's seccomp filter (--seccomp FD, built
+ * by the same code from the same rule table, bwrap-share.h) just before it
+ * execs the program: no keyring, no mount API, no TIOCSTI here either.
  *
  * Both H and slirp4netns carry PR_SET_PDEATHSIG(SIGKILL) towards the kgate
  * process, so a killed kgate leaves neither behind. */
 #include "sf.h"
+
+#include "bwrap-share.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -180,6 +186,7 @@ typedef struct sf_child_ctx {
     const char *rules_v6; /* NULL: ip6tables-restore not installed */
     int info_w;           /* bwrap's --info-fd, already in bwrap_argv */
     int block_w;          /* bwrap's --block-fd, or -1 */
+    int seccomp;          /* bwrap's --seccomp: the filter's memfd */
     int pty;              /* io->pty, when the core is new enough to say */
 } sf_child_ctx;
 
@@ -427,8 +434,11 @@ static _Noreturn void child_main(sf_child_ctx *c)
         child_fail(c, "taking the pseudo-terminal: %s", strerror(errno));
     if (chdir(c->policy->project) < 0)
         child_fail(c, "chdir %s: %s", c->policy->project, strerror(errno));
+    /* Only now, right before the exec: the iptables-restore children
+     * forked above must not inherit any of these. */
     if (fcntl(c->info_w, F_SETFD, 0) < 0 ||
-        (c->block_w >= 0 && fcntl(c->block_w, F_SETFD, 0) < 0))
+        (c->block_w >= 0 && fcntl(c->block_w, F_SETFD, 0) < 0) ||
+        fcntl(c->seccomp, F_SETFD, 0) < 0)
         child_fail(c, "passing descriptors to bwrap: %s", strerror(errno));
     signal(SIGPIPE, SIG_DFL);
     unblock_signals();
@@ -610,14 +620,23 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
         close(info_r);
         return kgate_err_set(err, errno, "fcntl: %s", strerror(errno));
     }
-    char infonum[16], blocknum[16];
+    /* Fail closed, as the bubblewrap backend does: a sandbox without its
+     * filter does not start.  >= 10 and close-on-exec, like info_w. */
+    int filter = kgbw_seccomp_fd(err);
+    if (filter < 0) {
+        close(info_r);
+        close(info_w);
+        return -1;
+    }
+    char infonum[16], blocknum[16], filternum[16];
     snprintf(infonum, sizeof infonum, "%d", info_w);
+    snprintf(filternum, sizeof filternum, "%d", filter);
     int block_w = -1;
     int gate = gate_open(&block_w);
     if (gate < 0) block_w = -1;
     snprintf(blocknum, sizeof blocknum, "%d", block_w);
     /* plan_argv is not promised to be NULL-terminated. */
-    const char **bargv = calloc(argc + 5, sizeof *bargv);
+    const char **bargv = calloc(argc + 7, sizeof *bargv);
     char *v6 = tools->ip6t[0] ? sf_rules_v6() : NULL;
     int sv[2] = {-1, -1};
     if (!bargv || (tools->ip6t[0] && !v6) ||
@@ -627,6 +646,7 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
         free(v6);
         close(info_r);
         close(info_w);
+        close(filter);
         gate_close(&gate, &block_w);
         return kgate_err_set(err, e, "cannot start the network helper: %s", strerror(e));
     }
@@ -638,6 +658,10 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
         bargv[k++] = "--block-fd";
         bargv[k++] = blocknum;
     }
+    /* bwrap loads it after its own setup, just before it execs the
+     * program (bwrap-launch.c passes it the same way). */
+    bargv[k++] = "--seccomp";
+    bargv[k++] = filternum;
     memcpy(bargv + k, argv + 1, (argc - 1) * sizeof *bargv);
     sf_child_ctx c = {
         .ctl = sv[1],
@@ -652,6 +676,7 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
         .rules_v6 = v6,
         .info_w = info_w,
         .block_w = block_w,
+        .seccomp = filter,
         .pty = KGATE_HAS_FIELD(io, kgate_launch, pty) && io->pty,
     };
     sigset_t all, old;
@@ -668,6 +693,8 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
     sigprocmask(SIG_SETMASK, &old, NULL);
     close(sv[1]);
     close(info_w);
+    /* H has its copy; slirp4netns, forked next, must not get one. */
+    close(filter);
     free(bargv);
     free(v6);
     if (h < 0) {

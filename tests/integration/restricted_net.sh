@@ -228,6 +228,71 @@ EOF
     [ "$a" = connected ] && [ "$b" = refused ] || { echo "  got: $a / $b"; return 1; }
 }
 
+# The bubblewrap backend's seccomp filter is in force in a restricted run
+# too: slirp-filter's helper hands bwrap the same filter (--seccomp FD).
+# Seccomp: 2 is filter mode; the filter's memfd does not reach the program.
+seccomp_in_force() {
+    local out
+    out=$(sb allowed.test /bin/sh -c \
+        'grep "^Seccomp:" /proc/self/status; ls -l /proc/self/fd/ | grep -c kgate-seccomp' \
+        2>"$KG_TMP/stderr")
+    [ "$out" = "Seccomp:	2
+0" ] || { echo "  got: $out; stderr: $(head -c 400 "$KG_TMP/stderr")"; return 1; }
+}
+
+# keyctl(KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0) through ctypes:
+# "ok" or the error's name.  The keyring is shared by all of the user's
+# sessions; the filter refuses it with EPERM.
+KEYCTL_PY='import ctypes, errno, platform
+libc = ctypes.CDLL(None, use_errno=True)
+nr = {"x86_64": 250, "aarch64": 219, "i686": 288}[platform.machine()]
+r = libc.syscall(nr, 0, -3, 0)
+print("ok" if r >= 0 else errno.errorcode[ctypes.get_errno()])'
+
+keyctl_refused() {
+    local out control
+    # Positive control: the same call outside the sandbox works, so EPERM
+    # inside is the filter's.
+    control=$(as_user "$PY" -c "$KEYCTL_PY" 2>&1)
+    out=$(sb allowed.test "$PY" -c "$KEYCTL_PY" 2>"$KG_TMP/stderr")
+    [ "$control" = ok ] && [ "$out" = EPERM ] ||
+        { echo "  outside: $control, inside: $out; stderr: $(head -c 400 "$KG_TMP/stderr")"; return 1; }
+}
+
+# doctor for a host list shows the filesystem box as bubblewrap's doctor
+# sees it, and none of bubblewrap's own network findings.
+doctor_filesystem_box() {
+    write_config <<EOF
+network: restricted
+allow_hosts: [allowed.test]
+EOF
+    local out want
+    out=$(kg doctor 2>&1)
+    for want in '^  READY     home hidden (tmpfs on ' \
+        '^  READY     host Unix sockets: none reachable' \
+        '^  READY     abstract Unix sockets: unreachable' \
+        '^  READY     planted hooks: ' \
+        '^  READY     terminal: ' \
+        '^  READY     seccomp filter: [0-9]* rules'; do
+        printf '%s\n' "$out" | grep -q "$want" || { echo "  no '$want' in: $out"; return 1; }
+    done
+    ! printf '%s\n' "$out" |
+        grep -q 'network off\|network open\|needs the slirp-filter backend\|DEGRADED\|BLOCKED' ||
+        { echo "  a network finding of bubblewrap's: $out"; return 1; }
+}
+
+dry_run_shows_seccomp() {
+    local out
+    write_config <<EOF
+network: restricted
+allow_hosts: [allowed.test]
+EOF
+    out=$(kg run --dry-run -- /bin/true)
+    printf '%s\n' "$out" | grep -q '^keyctl always: EPERM' &&
+        printf '%s\n' "$out" | grep -q '^ioctl when request is TIOCSTI: EPERM' ||
+        { echo "  got: $out"; return 1; }
+}
+
 no_slirp_left() {
     local now
     now=$(pgrep -x slirp4netns | sort | tr '\n' ' ')
@@ -257,6 +322,14 @@ for who in $(test_users); do
         not_connected allowed.test,gateway.test "${P[@]}" tcp gateway.test "$NETLAB_LOOPBACK_PORT"
     check "flushing the filter from inside fails and it still holds" flush_fails
     check "the program runs as the real uid (no capabilities unless root)" runs_as_real_uid
+    check "the seccomp filter is in force (Seccomp: 2), its memfd not passed on" seccomp_in_force
+    check "keyctl is refused with EPERM (and works outside)" keyctl_refused
+    # Core commands: only through kgate itself.
+    if [ -z "${KGATE_SF_DRIVER:-}" ]; then
+        check "doctor: the filesystem box's findings, no bubblewrap network line" \
+            doctor_filesystem_box
+        check "--dry-run shows the seccomp filter" dry_run_shows_seccomp
+    fi
     check "an unresolvable allowed name aborts the launch (125, one line, not started)" \
         unresolvable_aborts
     # A core flag: only through kgate itself.

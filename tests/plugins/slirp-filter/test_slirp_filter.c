@@ -1,10 +1,15 @@
 /* Unit tests of the slirp-filter backend: the texts it generates, host name
  * validation, its doctor table from made-up probe facts, and plan
- * composition with a fake bubblewrap backend.  No namespaces, no tools. */
+ * composition with a fake bubblewrap backend and with the real one (its
+ * pieces, linked statically).  No namespaces, no tools. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include "bwrap-internal.h"
 #include "host.h"
 #include "sf.h"
 
@@ -14,14 +19,23 @@ const kgate_backend *kgate_plugin_entry(void);
 /* A fake bubblewrap backend                                                 */
 /* ------------------------------------------------------------------------ */
 
+/* 1: the fake's doctor also finds a machine blocker (as bubblewrap's
+ * does when bwrap cannot make a user namespace). */
+static int fake_machine_blocked;
+
 static int fake_doctor(const kgate_host *host, const kgate_policy *policy,
                        const kgate_probe *probe, kgate_report *rep)
 {
     (void)probe;
+    if (fake_machine_blocked)
+        host->report(rep, KGATE_BLOCKED, "fake: bwrap could not create a user namespace");
+    host->report(rep, KGATE_READY, "fake: home hidden, %zu hooks", policy->protect_paths.n);
+    host->report_detail(rep, "fake_detail", "yes");
     switch (policy->network) {
     case KGATE_NET_OFF: return host->report(rep, KGATE_READY, "fake: network off");
     case KGATE_NET_OPEN: return host->report(rep, KGATE_DEGRADED, "fake: network open");
-    default: return host->report(rep, KGATE_BLOCKED, "fake: no host lists");
+    /* What the real one says, word for word (the shared macro). */
+    default: return host->report(rep, KGATE_BLOCKED, "%s", KGBW_HOSTS_SENTENCE);
     }
 }
 
@@ -64,10 +78,22 @@ static const kgate_backend fake_bw = {
 static kgate_probe fake_bw_probe;
 static int have_bw;
 
+/* The real bubblewrap backend, from its static pieces. */
+static const kgate_backend real_bw = {
+    KGATE_BACKEND_INIT,
+    .name = "bubblewrap",
+    .probe = kgbw_probe,
+    .doctor = kgbw_doctor,
+    .plan = kgbw_plan,
+    .launch = kgbw_launch,
+};
+static int use_real_bw;
+
 static const kgate_backend *find_backend(void *ctx, const char *name)
 {
     (void)ctx;
-    return have_bw && strcmp(name, "bubblewrap") == 0 ? &fake_bw : NULL;
+    if (!have_bw || strcmp(name, "bubblewrap") != 0) return NULL;
+    return use_real_bw ? &real_bw : &fake_bw;
 }
 
 static const kgate_probe *find_probe(void *ctx, const char *name)
@@ -86,6 +112,8 @@ static void setup(void)
     H.find_backend = find_backend;
     H.find_probe = find_probe;
     have_bw = 1;
+    use_real_bw = 0;
+    fake_machine_blocked = 0;
     kgate_probe_init(&fake_bw_probe);
     fake_bw_probe.available = 1;
     fake_bw_probe.score = 50;
@@ -324,6 +352,27 @@ START_TEST(doctor_all_present)
 }
 END_TEST
 
+/* A host list gets the filesystem box's findings from bubblewrap's doctor,
+ * without the one that says bubblewrap alone cannot do host lists. */
+START_TEST(doctor_includes_filesystem_box)
+{
+    kgate_report *r;
+    ck_assert_int_eq(doctor(KGATE_NET_RESTRICTED, facts(1, 1, 1, 1), &r), KGATE_READY);
+    ck_assert(report_has(r, "fake: home hidden, 0 hooks"));
+    ck_assert(report_has(r, "and its seccomp filter (--seccomp FD at launch)"));
+    ck_assert(!report_has(r, KGBW_HOSTS_SENTENCE));
+    ck_assert(!report_has(r, "fake: network"));
+    ck_assert(kg_strv_contains(r->detail_keys, "fake_detail"));
+    kg_report_free(r);
+    /* Every other blocker passes through: the verdict stays honest. */
+    fake_machine_blocked = 1;
+    ck_assert_int_eq(doctor(KGATE_NET_RESTRICTED, facts(1, 1, 1, 1), &r), KGATE_BLOCKED);
+    ck_assert(report_has(r, "fake: bwrap could not create a user namespace"));
+    ck_assert(!report_has(r, KGBW_HOSTS_SENTENCE));
+    kg_report_free(r);
+}
+END_TEST
+
 START_TEST(doctor_missing_tools)
 {
     kgate_report *r;
@@ -458,6 +507,106 @@ START_TEST(plan_errors)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------ */
+/* With the real bubblewrap backend                                          */
+/* ------------------------------------------------------------------------ */
+
+static char real_root[64], real_home[96], real_proj[128];
+
+static void real_setup(void)
+{
+    setup();
+    use_real_bw = 1;
+    kgbw_probe_from_sysctls(&fake_bw_probe, 1, 0, 15000, -1, -1, 1);
+    snprintf(fake_bw_probe.tool_path, sizeof fake_bw_probe.tool_path, "/usr/bin/bwrap");
+    snprintf(real_root, sizeof real_root, "/tmp/kgsf-test.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(real_root));
+    snprintf(real_home, sizeof real_home, "%s/home", real_root);
+    snprintf(real_proj, sizeof real_proj, "%s/proj", real_home);
+    ck_assert_int_eq(mkdir(real_home, 0755), 0);
+    ck_assert_int_eq(mkdir(real_proj, 0755), 0);
+}
+
+static void real_teardown(void)
+{
+    rmdir(real_proj);
+    rmdir(real_home);
+    rmdir(real_root);
+}
+
+static kgate_policy real_policy(void)
+{
+    kgate_policy pol = policy_for(KGATE_NET_RESTRICTED, two_hosts, 2);
+    pol.home = real_home;
+    pol.project = real_proj;
+    return pol;
+}
+
+START_TEST(real_doctor_restricted)
+{
+    const kgate_backend *be = kgate_plugin_entry();
+    kgate_policy pol = real_policy();
+    kgate_probe p = facts(1, 1, 1, 1);
+    kgate_report *r = kg_report_new();
+    be->doctor(&H.pub, &pol, &p, r);
+    ck_assert_int_eq(r->verdict, KGATE_READY);
+    ck_assert(report_has(r, "network restricted to 2 hosts"));
+    ck_assert(report_has(r, "home hidden (tmpfs on "));
+    ck_assert(report_has(r, "host Unix sockets: none reachable"));
+    ck_assert(report_has(r, "abstract Unix sockets: unreachable (own network namespace)"));
+    ck_assert(report_has(r, "planted hooks:"));
+    ck_assert(report_has(r, "terminal: no controlling terminal"));
+    ck_assert(report_has(r, "seccomp filter: "));
+    ck_assert(report_has(r, "user namespaces work"));
+    /* Nothing of bubblewrap's own network findings. */
+    ck_assert(!report_has(r, KGBW_HOSTS_SENTENCE));
+    ck_assert(!report_has(r, "network off"));
+    ck_assert(!report_has(r, "network open"));
+    for (size_t i = 0; i < r->n_items; i++) ck_assert_int_eq(r->items[i].verdict, KGATE_READY);
+    kg_report_free(r);
+
+    /* bubblewrap's findings about the machine are slirp-filter's too. */
+    kgate_probe_init(&fake_bw_probe);
+    kgbw_probe_from_sysctls(&fake_bw_probe, 1, 0, 15000, -1, 1, -1);
+    ck_assert(fake_bw_probe.available);
+    r = kg_report_new();
+    be->doctor(&H.pub, &pol, &p, r);
+    ck_assert_int_eq(r->verdict, KGATE_READY);
+    ck_assert(report_has(r, "AppArmor restricts unprivileged user namespaces"));
+    kg_report_free(r);
+}
+END_TEST
+
+START_TEST(real_plan_carries_seccomp)
+{
+    const kgate_backend *be = kgate_plugin_entry();
+    kgate_policy pol = real_policy();
+    kgate_probe p = facts(1, 1, 1, 1);
+    kgate_plan *plan = kg_plan_new();
+    kgate_err err = {0};
+    ck_assert_msg(be->plan(&H.pub, &pol, &p, plan, &err) == 0, "%s", err.msg);
+    const char *text = H.pub.plan_file_content(plan, KGBW_SECCOMP_LABEL);
+    ck_assert_ptr_nonnull(text);
+    char *want = kgbw_seccomp_describe();
+    ck_assert_ptr_nonnull(want);
+    ck_assert_str_eq(text, want);
+    free(want);
+    size_t n;
+    const char *const *argv = H.pub.plan_argv(plan, &n);
+    int unshare_user = 0, unshare_net = 0, seccomp = 0;
+    for (size_t i = 0; i < n; i++) {
+        unshare_user |= strcmp(argv[i], "--unshare-user") == 0;
+        unshare_net |= strcmp(argv[i], "--unshare-net") == 0;
+        seccomp |= strcmp(argv[i], "--seccomp") == 0;
+    }
+    ck_assert(unshare_user);
+    ck_assert(!unshare_net); /* the helper's namespace is the network box */
+    ck_assert(!seccomp);     /* a descriptor: launch adds it */
+    ck_assert_ptr_nonnull(H.pub.plan_file_content(plan, "iptables-restore input (IPv4)"));
+    kg_plan_free(plan);
+}
+END_TEST
+
 START_TEST(backend_identity)
 {
     const kgate_backend *be = kgate_plugin_entry();
@@ -490,6 +639,7 @@ int main(void)
     TCase *b = tcase_create("backend");
     tcase_add_checked_fixture(b, setup, NULL);
     tcase_add_test(b, doctor_all_present);
+    tcase_add_test(b, doctor_includes_filesystem_box);
     tcase_add_test(b, doctor_missing_tools);
     tcase_add_test(b, doctor_no_bubblewrap);
     tcase_add_test(b, plan_restricted_composes_bubblewrap);
@@ -497,6 +647,11 @@ int main(void)
     tcase_add_test(b, plan_errors);
     tcase_add_test(b, backend_identity);
     suite_add_tcase(s, b);
+    TCase *rb = tcase_create("real-bubblewrap");
+    tcase_add_checked_fixture(rb, real_setup, real_teardown);
+    tcase_add_test(rb, real_doctor_restricted);
+    tcase_add_test(rb, real_plan_carries_seccomp);
+    suite_add_tcase(s, rb);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

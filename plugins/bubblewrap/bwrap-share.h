@@ -1,0 +1,34 @@
+/* bwrap-share.h: what the bubblewrap backend shares with the slirp-filter
+ * backend, which runs bubblewrap's plan from its own network helper.
+ *
+ * Both modules link the same static library (kgbw-seccomp, built from
+ * bwrap-seccomp.c with hidden visibility), so a restricted run gets the
+ * very filter an off or open run gets: one rule table, one source file,
+ * and neither module exports anything but kgate_plugin_entry. */
+#ifndef KGBW_SHARE_H
+#define KGBW_SHARE_H
+
+#include <stddef.h>
+
+#include "kgate/kgate-plugin.h"
+
+/* The seccomp filter (bwrap-seccomp.c).  One rule table, two outputs: the
+ * text --dry-run shows (pure; malloc'd, NULL when memory runs out) and the
+ * BPF program launch passes to bwrap (a memfd >= 10, close-on-exec, at
+ * offset 0; -1 with err when libseccomp fails: launch then fails closed). */
+size_t kgbw_seccomp_rule_count(void);
+const char *kgbw_seccomp_groups(void);
+char *kgbw_seccomp_describe(void);
+int kgbw_seccomp_fd(kgate_err *err);
+#define KGBW_SECCOMP_LABEL "seccomp filter"
+
+/* The one sentence that says why a host allow list is not the bubblewrap
+ * backend's job.  Its plan() fails with it and its doctor() reports it
+ * (BLOCKED); slirp-filter's doctor drops exactly this finding when it
+ * reuses bubblewrap's doctor for the filesystem box.  A macro so that both
+ * modules compare against the same text without another exported symbol. */
+#define KGBW_HOSTS_SENTENCE                                                    \
+    "a host allow list needs the slirp-filter backend (slirp4netns and "       \
+    "iptables)"
+
+#endif
