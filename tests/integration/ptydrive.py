@@ -390,6 +390,19 @@ def sc_forced_nopty(kg):
     return t
 
 
+def sc_no_shim(kg):
+    """The plugin's pty shim is missing: refused before anything starts
+    (125, the shim named), and the terminal never left its modes."""
+    t = Term(kg + ["--", "/bin/true"])
+    try:
+        check(t.wait() == 125, "exit status %r, not 125" % t.status)
+        check(b"kgate-pty-shim" in t.out, "the message does not name the shim")
+        restored(t)
+    finally:
+        t.close()
+    return t
+
+
 # The program inside: pushes a command line into every terminal it can
 # reach with TIOCSTI, and says which terminals those are (their device
 # numbers), then reads back what landed in its own.
@@ -493,6 +506,7 @@ SCENARIOS = {
     "sigkill": sc_sigkill,
     "no-pty": sc_forced_nopty,
     "tiocsti": sc_tiocsti,
+    "no-shim": sc_no_shim,
 }
 
 
