@@ -14,6 +14,22 @@ DRIVE=$KG_TMP/ptydrive.py
 cp "$(dirname "$0")/ptydrive.py" "$DRIVE"
 chmod 0644 "$DRIVE"
 
+# The slirp-filter backend runs the bubblewrap plan from its own helper: its
+# pty mode is checked too, with a host list of "localhost" (resolved inside
+# the namespace; no traffic).  slirp4netns opens /dev/net/tun as the user,
+# so it is made 0666 for the run, as udev would (and as restricted_net.sh
+# does).
+SLIRP=
+if command -v slirp4netns >/dev/null && command -v iptables >/dev/null &&
+    [ -e /dev/net/tun ]; then
+    SLIRP=yes
+    TUN_MODE=$(stat -c %a /dev/net/tun)
+    if [ "$TUN_MODE" != 666 ] && [ "$(id -u)" -eq 0 ]; then
+        trap 'chmod "$TUN_MODE" /dev/net/tun; rm -rf "$KG_TMP"' EXIT
+        chmod 0666 /dev/net/tun
+    fi
+fi
+
 # drive SCENARIO [RUN_ARGS...]: one scenario of ptydrive.py, as the user.
 drive() {
     as_user "$PY" "$DRIVE" "$1" "$KGATE_BIN" "${@:2}"
@@ -107,5 +123,21 @@ for who in $(test_users); do
         with_plugins "$KG_HOME/.kgplugins-noshim" drive no-shim
     check "no shim: --no-pty still runs" \
         with_plugins "$KG_HOME/.kgplugins-noshim" drive no-pty
+
+    if [ -z "$SLIRP" ]; then
+        if [ -n "${KGATE_MUST_WORK:-}" ]; then
+            check "slirp4netns, iptables and /dev/net/tun for the slirp-filter checks" false
+        else
+            echo "# slirp4netns, iptables or /dev/net/tun missing: slirp-filter pty checks not run"
+        fi
+        continue
+    fi
+    printf 'network: restricted\nallow_hosts: [localhost]\n' | write_config
+    check "slirp-filter: Ctrl-C reaches the program's own SIGINT handler" \
+        drive trap --backend slirp-filter
+    check "slirp-filter: a shell inside has job control; Ctrl-C, Ctrl-Z, fg" \
+        drive ctrlc --backend slirp-filter
+    check "slirp-filter: SIGTERM to kgate reaches the program's handler" \
+        drive sane-term --backend slirp-filter
 done
 finish
