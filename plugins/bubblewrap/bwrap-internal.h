@@ -41,6 +41,14 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
                 const kgate_plan *plan, const kgate_launch *io,
                 kgate_proc *proc, kgate_err *err);
 
+/* pty mode (bwrap-pty.c, pty-shim.c): the plan runs the command through
+ * this shim, which makes the pty the program's controlling terminal inside
+ * the sandbox.  kgbw_pty_shim_find returns its absolute path (malloc'd), or
+ * NULL with err when it is not installed.  The override is for tests. */
+#define KGBW_PTY_SHIM_NAME "kgate-pty-shim"
+char *kgbw_pty_shim_find(kgate_err *err);
+void kgbw_pty_shim_set_override(const char *path);
+
 /* 1 when path is dir or lies below it (both absolute, no trailing slash;
  * "/" contains everything). */
 int kgbw_path_under(const char *path, const char *dir);

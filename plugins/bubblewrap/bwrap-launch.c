@@ -32,14 +32,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 /* What the child reports through the error pipe before it _exits. */
-enum { STEP_STDIO = 1, STEP_TTY, STEP_FD, STEP_CHDIR, STEP_EXEC };
+enum { STEP_STDIO = 1, STEP_FD, STEP_CHDIR, STEP_EXEC };
 
 /* Descriptors the child passes to bwrap (-1 when not used). */
 typedef struct passfds {
@@ -52,7 +51,6 @@ static const char *step_name(int step)
 {
     switch (step) {
     case STEP_STDIO: return "set up stdio for";
-    case STEP_TTY: return "take the pseudo-terminal for";
     case STEP_FD: return "pass descriptors to";
     case STEP_CHDIR: return "enter the project";
     default: return "execute";
@@ -74,25 +72,20 @@ __attribute__((noreturn)) static void child(char *const *argv,
      * and through it the program.  All signals are blocked until execve. */
     for (int s = 1; s < NSIG; s++) sigaction(s, &dfl, NULL);
 
-    int pty = KGATE_HAS_FIELD(io, kgate_launch, pty) && io->pty;
-    if (pty) {
-        setsid();
-    } else {
-        /* Out of the terminal's foreground group: a Ctrl-C reaches kgate,
-         * which forwards it to the program's group, and not bwrap's outer
-         * process, whose death would SIGKILL the program. */
-        setpgid(0, 0);
-    }
+    /* Out of the terminal's foreground group: a Ctrl-C reaches kgate,
+     * which forwards it to the program's group, and not bwrap's outer
+     * process, whose death would SIGKILL the program.  The same with a pty
+     * (io->pty): the pty must not become the controlling terminal here,
+     * where bwrap's outer process would share its session and get the
+     * Ctrl-C typed into it.  The shim inside the sandbox takes it
+     * (stage_pty in bwrap-plan.c). */
+    setpgid(0, 0);
     /* hi[] are >= 10, so these never overwrite one another. */
     for (int i = 0; i < 3; i++) {
         if (dup2(hi[i], i) < 0) {
             report[0] = STEP_STDIO;
             goto fail;
         }
-    }
-    if (pty && ioctl(0, TIOCSCTTY, 0) < 0) {
-        report[0] = STEP_TTY;
-        goto fail;
     }
     if (fcntl(pass.info, F_SETFD, 0) < 0 ||
         (pass.block >= 0 && fcntl(pass.block, F_SETFD, 0) < 0) ||
@@ -335,11 +328,10 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
         goto out;
     }
     proc->pid = pid;
-    /* With a pty of its own there is no --new-session, so the reaper leads
-     * no group; the core signals the outer bwrap then (the sandbox dies
-     * with it, see docs/bubblewrap.md). */
-    int pty = KGATE_HAS_FIELD(io, kgate_launch, pty) && io->pty;
-    proc->signal_pid = pty ? 0 : -sandbox;
+    /* In pty mode the program leaves this group for a session of its own
+     * (the shim); the core then signals it through the pty, and this group
+     * is only the fallback for a signal that comes before the shim ran. */
+    proc->signal_pid = -sandbox;
     proc->n_helpers = 0;
     host->log(host, KGATE_LOG_DEBUG, "bwrap pid %ld, sandbox pid 1 is %ld",
               (long)pid, (long)sandbox);

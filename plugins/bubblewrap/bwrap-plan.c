@@ -48,6 +48,7 @@ typedef struct planner {
     kgate_err *err;
     giveback *gb; /* sorted by path, deduplicated */
     size_t n_gb;
+    char *shim; /* pty mode: the shim run before the command, else NULL */
     int failed; /* an append ran out of memory */
 } planner;
 
@@ -220,14 +221,14 @@ static void stage_namespaces(planner *pl, const kgate_probe *probe)
     char uid[32], gid[32];
     snprintf(uid, sizeof uid, "%lu", (unsigned long)pol->uid);
     snprintf(gid, sizeof gid, "%lu", (unsigned long)pol->gid);
-    int pty = KGATE_HAS_FIELD(pol, kgate_policy, pty) && pol->pty;
 
     arg(pl, probe->tool_path);
     arg(pl, "--die-with-parent");
     /* A new session has no controlling terminal: no TIOCSTI into the
-     * user's.  With a pty of its own the pty is the program's terminal,
-     * and a new session would cost it job control (see the SDK). */
-    if (!pty) arg(pl, "--new-session");
+     * user's.  Also in pty mode, where it keeps the program out of the
+     * session of bwrap's outer process: a Ctrl-C typed into the pty must
+     * not kill that one (stage_pty). */
+    arg(pl, "--new-session");
     arg(pl, "--unshare-user");
     arg2(pl, "--uid", uid);
     arg2(pl, "--gid", gid);
@@ -348,6 +349,19 @@ static void stage_deny(planner *pl)
     }
 }
 
+/* pty mode: the program's pty becomes its controlling terminal inside the
+ * sandbox, through the shim (pty-shim.c) that stage_process puts before
+ * the command.  Not earlier, in launch: the terminal's session would then
+ * hold bwrap's outer process too, and a Ctrl-C would kill it (and through
+ * --die-with-parent the program, before its handler runs).  The shim is
+ * bound in, read-only at its own path, when it lies where the sandbox
+ * hides things; last, so that no later mount covers it. */
+static void stage_pty(planner *pl)
+{
+    if (pl->shim && !visible(pl, pl->shim))
+        arg3(pl, "--ro-bind", pl->shim, pl->shim);
+}
+
 static int stage_process(planner *pl)
 {
     const kgate_policy *pol = pl->pol;
@@ -366,6 +380,7 @@ static int stage_process(planner *pl)
     /* Slot (issue 6, seccomp): the filter is a descriptor, so launch adds
      * --seccomp FD beside --info-fd; the plan stays descriptor-free. */
     arg(pl, "--");
+    if (pl->shim) arg(pl, pl->shim);
     arg(pl, pol->command_path);
     for (size_t i = 1; i < pol->argv.n; i++) arg(pl, pol->argv.v[i]);
     return 0;
@@ -388,6 +403,9 @@ int kgbw_plan(const kgate_host *host, const kgate_policy *policy,
     int r = -1;
     if (check_policy(&pl, probe) < 0) goto out;
     if (collect_givebacks(&pl) < 0) goto out;
+    if (KGATE_HAS_FIELD(policy, kgate_policy, pty) && policy->pty &&
+        !(pl.shim = kgbw_pty_shim_find(err)))
+        goto out;
     stage_namespaces(&pl, probe);
     stage_base(&pl);
     stage_home(&pl);
@@ -395,6 +413,7 @@ int kgbw_plan(const kgate_host *host, const kgate_policy *policy,
     if (kgbw_plan_allow_sockets(host, policy, plan, err) < 0) goto out;
     stage_protect(&pl);
     stage_deny(&pl);
+    stage_pty(&pl);
     if (stage_process(&pl) < 0) goto out;
     stage_seccomp(&pl);
     if (pl.failed) {
@@ -404,5 +423,6 @@ int kgbw_plan(const kgate_host *host, const kgate_policy *policy,
     r = 0;
 out:
     free(pl.gb);
+    free(pl.shim);
     return r;
 }

@@ -313,10 +313,16 @@ START_TEST(tmpdir_and_pty)
     fixture f;
     fixture_init(&f);
     f.pol.tmpdir = "/tmp/user-1000";
+    kgbw_pty_shim_set_override("/bin/true"); /* visible inside: no bind */
     f.pol.pty = 1;
     ck_assert_int_eq(run_plan(&f), 0);
+    kgbw_pty_shim_set_override(NULL);
     ck_assert_int_ge(find3(&f, "--setenv", "TMPDIR", "/tmp"), 0);
-    ck_assert_int_lt(find3(&f, "--new-session", NULL, NULL), 0);
+    /* A new session in pty mode too, and the shim right before the
+     * command; nothing else changes. */
+    ck_assert_int_ge(find3(&f, "--new-session", NULL, NULL), 0);
+    ck_assert_int_ge(find3(&f, "--", "/bin/true", "/usr/bin/make"), 0);
+    ck_assert_int_lt(find3(&f, "--ro-bind", "/bin/true", NULL), 0);
     kg_plan_free(f.plan);
 
     fixture_init(&f); /* a TMPDIR inside the project is writable: kept */
@@ -324,6 +330,47 @@ START_TEST(tmpdir_and_pty)
     ck_assert_int_eq(run_plan(&f), 0);
     ck_assert_int_lt(find3(&f, "--setenv", "TMPDIR", NULL), 0);
     kg_plan_free(f.plan);
+}
+END_TEST
+
+/* The shim lives where the sandbox hides things (here under /tmp, as when
+ * the tests copy the plugins there): bound in read-only at its own path,
+ * after every other mount. */
+START_TEST(pty_shim_bound_when_hidden)
+{
+    char shim[192];
+    snprintf(shim, sizeof shim, "%s/kgate-pty-shim", root);
+    mkfile(shim, "#!/bin/sh\n");
+    ck_assert_int_eq(chmod(shim, 0755), 0);
+
+    fixture f;
+    fixture_init(&f);
+    const char *deny[] = {envfile};
+    f.pol.deny_read = (kgate_strlist){deny, 1};
+    f.pol.pty = 1;
+    kgbw_pty_shim_set_override(shim);
+    ck_assert_int_eq(run_plan(&f), 0);
+    long bind = find3(&f, "--ro-bind", shim, shim);
+    ck_assert_int_ge(bind, 0);
+    ck_assert_int_gt(bind, find3(&f, "--ro-bind", "/dev/null", envfile));
+    ck_assert_int_lt(bind, find3(&f, "--chdir", proj, NULL));
+    ck_assert_int_ge(find3(&f, "--", shim, "/usr/bin/make"), 0);
+    kg_plan_free(f.plan);
+
+    fixture_init(&f); /* without a pty: no shim at all */
+    ck_assert_int_eq(run_plan(&f), 0);
+    ck_assert_int_lt(find3(&f, shim, NULL, NULL), 0);
+    ck_assert_int_ge(find3(&f, "--", "/usr/bin/make", "test"), 0);
+    kg_plan_free(f.plan);
+
+    /* Not executable, or not there: the plan fails and says so. */
+    ck_assert_int_eq(chmod(shim, 0644), 0);
+    fixture_init(&f);
+    f.pol.pty = 1;
+    ck_assert_int_eq(run_plan(&f), -1);
+    ck_assert_ptr_nonnull(strstr(f.err.msg, "kgate-pty-shim"));
+    kg_plan_free(f.plan);
+    kgbw_pty_shim_set_override(NULL);
 }
 END_TEST
 
@@ -656,6 +703,7 @@ int main(void)
     tcase_add_test(tc, network_modes);
     tcase_add_test(tc, refusals);
     tcase_add_test(tc, tmpdir_and_pty);
+    tcase_add_test(tc, pty_shim_bound_when_hidden);
     tcase_add_test(tc, missing_read_path_is_a_note);
     tcase_add_test(tc, missing_home_is_not_mounted);
     tcase_add_test(tc, socket_cover_and_resolv_link);
