@@ -33,9 +33,10 @@ typedef struct run_args {
     int cmd_argc;
 } run_args;
 
+/* Appended to a usage error, which stays one line like every refusal. */
 static const char run_usage[] =
-    "usage: kgate run [--allow-path PATH]... [--allow-net HOST]... [--backend NAME]\n"
-    "                 [--dry-run] [--pty | --no-pty] -- COMMAND [ARG...]\n";
+    "usage: kgate run [--allow-path PATH]... [--allow-net HOST]... [--backend NAME] "
+    "[--dry-run] [--pty | --no-pty] -- COMMAND [ARG...]";
 
 /* Accepts "--opt VALUE" and "--opt=VALUE".  Returns the value or NULL. */
 static const char *opt_value(const char *opt, int argc, char **argv, int *i)
@@ -74,13 +75,13 @@ static int parse_args(int argc, char **argv, run_args *a)
         } else if (strcmp(arg, "--no-pty") == 0) {
             a->pty = 0;
         } else {
-            fprintf(stderr, "kgate: run: unknown or incomplete option '%s'\n%s", arg,
+            fprintf(stderr, "kgate: run: unknown or incomplete option '%s' (%s)\n", arg,
                     run_usage);
             return -1;
         }
     }
     if (i >= argc) {
-        fprintf(stderr, "kgate: run: no command given\n%s", run_usage);
+        fprintf(stderr, "kgate: run: no command given (%s)\n", run_usage);
         return -1;
     }
     a->cmd = argv + i;
