@@ -2,7 +2,9 @@
  * status.  The order is the contract: everything that can refuse runs
  * before anything starts, the audit line is on disk before the backend is
  * asked to launch, and every refusal is one "kgate:" line. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -280,8 +282,53 @@ out_registry:
     return status;
 }
 
+/* The descriptors kgate was started with.  Any the caller leaked to us
+ * (a harness's directory descriptor, a socket, a log file) would reach the
+ * program through bwrap, which passes on what it inherits: a descriptor of
+ * a directory under $HOME opens the hidden home, read and write.  So every
+ * one above stderr becomes close-on-exec before anything else; what kgate
+ * opens later is close-on-exec by its own choice.  And 0, 1 and 2 are made
+ * to exist (/dev/null): closed, they would be taken by kgate's own pipes,
+ * and the program would get one of those as its stdin. */
+static int prepare_fds(void)
+{
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF) continue;
+        int n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+        if (n < 0) return -1;
+        if (n != fd) { /* cannot happen: lower ones are open */
+            close(n);
+            return -1;
+        }
+    }
+#ifdef CLOSE_RANGE_CLOEXEC
+    if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) == 0) return 0;
+#endif
+    DIR *d = opendir("/proc/self/fd");
+    if (!d) d = opendir("/dev/fd");
+    if (!d) return -1;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char *end;
+        long fd = strtol(e->d_name, &end, 10);
+        if (*end || end == e->d_name || fd <= 2 || fd == dirfd(d)) continue;
+        int flags = fcntl((int)fd, F_GETFD);
+        if (flags >= 0 && fcntl((int)fd, F_SETFD, flags | FD_CLOEXEC) < 0) {
+            closedir(d);
+            return -1;
+        }
+    }
+    closedir(d);
+    return 0;
+}
+
 int kg_cmd_run(int argc, char **argv)
 {
+    if (prepare_fds() < 0) {
+        fprintf(stderr, "kgate: cannot close the descriptors inherited from the caller: "
+                        "%s: nothing was started\n", strerror(errno));
+        return KG_EXIT_REFUSED;
+    }
     run_ctx c = {0};
     if (parse_args(argc, argv, &c.args) < 0) {
         free_args(&c.args);

@@ -168,6 +168,20 @@ EOF
     check "a secret-looking token on stdin reaches the program unmasked" \
         [ "$got" = kgbasic-same ]
 
+    # Descriptors kgate inherits stay outside: through a directory one the
+    # program could open the hidden home.  A closed stdin reads as EOF.
+    RC=0
+    kg run -- sh -c '[ ! -e /proc/self/fd/9 ] && [ ! -e /proc/self/fd/7 ]' \
+        9<"$KG_HOME" 7>>"$KG_TMP/fd7" >/dev/null 2>&1 || RC=$?
+    check "descriptors inherited by kgate do not reach the program" rc_is 0
+    got=$(kg run -- cat /proc/self/fd/9/secret.txt 9<"$KG_HOME" 2>/dev/null)
+    check "the hidden home is not readable through a leaked descriptor" [ -z "$got" ]
+    kg run -- sh -c 'echo kgbasic-fd > /proc/self/fd/9/planted-fd' 9<"$KG_HOME" >/dev/null 2>&1
+    check "nor writable" [ ! -e "$KG_HOME/planted-fd" ]
+    r run -- cat <&-
+    check "a closed stdin reads as end of file: cat exits 0" rc_is 0
+    check "a closed stdin: no output, no error" [ ! -s "$KG_TMP/out" -a ! -s "$KG_TMP/err" ]
+
     # Large output: 190 MB of text, through a pipe (splice relay) and into
     # a file (read/write relay), against the same generator run outside.
     want=$(seq 1 25000000 | sha256sum | cut -d' ' -f1)
