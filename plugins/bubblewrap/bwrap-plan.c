@@ -287,7 +287,11 @@ static void stage_protect(planner *pl)
 }
 
 /* Last, so that it covers everything given back: a file reads as empty
- * (/dev/null), a directory as an empty read-only tmpfs. */
+ * (/dev/null), a directory as an empty read-only tmpfs.  The file cover is
+ * --dev-bind, not --ro-bind: bwrap mounts --ro-bind with nodev, and a nodev
+ * /dev/null cannot be opened at all (EACCES, measured), which hides the
+ * secret but breaks a tool that reads the file expecting it may be empty.
+ * Writes to it vanish, as writes to /dev/null do. */
 static void stage_deny(planner *pl)
 {
     const kgate_strlist *l = &pl->pol->deny_read;
@@ -307,7 +311,7 @@ static void stage_deny(planner *pl)
             arg2(pl, "--tmpfs", p);
             arg2(pl, "--remount-ro", p);
         } else {
-            arg3(pl, "--ro-bind", "/dev/null", p);
+            arg3(pl, "--dev-bind", "/dev/null", p);
         }
     }
 }

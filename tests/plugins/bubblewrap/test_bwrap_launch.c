@@ -216,11 +216,12 @@ START_TEST(filesystem_box)
              "cat %s\n"
              "echo written > %s/new-file || echo PROJECT-NOT-WRITABLE\n"
              "echo \"env:[$(cat %s)]\"\n"
+             "test -r %s && cat %s >/dev/null && echo DENY-READ-OPENS\n"
              "echo \"priv:[$(ls -A %s)]\"\n"
              "echo x > %s 2>/dev/null && echo HOOK-WRITABLE\n"
              "touch /etc/kgbw-probe 2>/dev/null && echo ETC-WRITABLE\n"
              "echo \"pwd:$(pwd)\"\n",
-             secret, secret, gitconfig, proj, envfile, privdir, hookfile);
+             secret, secret, gitconfig, proj, envfile, envfile, envfile, privdir, hookfile);
     sandbox s;
     if (sandbox_init(&s, script) < 0) goto out;
     ck_assert_msg(sandbox_launch(&s) == 0, "launch: %s", s.err.msg);
@@ -233,6 +234,8 @@ START_TEST(filesystem_box)
     ck_assert_msg(strstr(out, "GITCONFIG-READABLE"), "%s", out);
     ck_assert_msg(!strstr(out, "PROJECT-NOT-WRITABLE"), "%s", out);
     ck_assert_msg(strstr(out, "env:[]"), "%s", out);
+    /* Hidden means empty, not unopenable: tools read such files. */
+    ck_assert_msg(strstr(out, "DENY-READ-OPENS"), "%s", out);
     ck_assert_msg(strstr(out, "priv:[]"), "%s", out);
     ck_assert_msg(!strstr(out, "HOOK-WRITABLE"), "%s", out);
     ck_assert_msg(!strstr(out, "ETC-WRITABLE"), "%s", out);

@@ -161,7 +161,7 @@ START_TEST(order_of_covers)
     long out = find3(&f, "--ro-bind", outside, outside);
     long project = find3(&f, "--bind", proj, proj);
     long hook = find3(&f, "--ro-bind", hooks, hooks);
-    long env = find3(&f, "--ro-bind", "/dev/null", envfile);
+    long env = find3(&f, "--dev-bind", "/dev/null", envfile);
     long priv = find3(&f, "--tmpfs", privdir, NULL);
     long privro = find3(&f, "--remount-ro", privdir, NULL);
     ck_assert_int_ge(tmp_home, 0);

@@ -1,0 +1,255 @@
+/* sf_text.c: everything of the slirp-filter backend that is text or a
+ * table: host validation, the iptables-restore inputs, resolv.conf, the
+ * slirp4netns argv, tool lookup and the doctor verdicts.  No processes. */
+#include "sf.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int sf_host_valid(const char *name)
+{
+    if (!name) return 0;
+    size_t len = strlen(name);
+    if (len == 0 || len > 253) return 0;
+    size_t label = 0;
+    for (size_t i = 0; i <= len; i++) {
+        char c = name[i];
+        if (c == '.' || c == '\0') {
+            /* An empty label covers ".x", "x.", "x..y"; a label edge
+             * hyphen covers "-flag" and "x.-y". */
+            if (label == 0 || label > 63) return 0;
+            if (name[i - 1] == '-') return 0;
+            label = 0;
+            continue;
+        }
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                 (c >= '0' && c <= '9') || c == '-';
+        if (!ok) return 0;
+        if (label == 0 && c == '-') return 0;
+        label++;
+    }
+    return 1;
+}
+
+int sf_hosts_check(const kgate_strlist *hosts, kgate_err *err)
+{
+    for (size_t i = 0; hosts && i < hosts->n; i++) {
+        if (!sf_host_valid(hosts->v[i]))
+            /* The name is not printed as-is: it may hold a newline. */
+            return kgate_err_set(err, EINVAL,
+                                 "allow_hosts: entry %zu is not a valid host name",
+                                 i + 1);
+    }
+    return 0;
+}
+
+static const char rules_head[] =
+    "*filter\n"
+    ":INPUT ACCEPT [0:0]\n"
+    ":FORWARD DROP [0:0]\n"
+    ":OUTPUT DROP [0:0]\n"
+    "-A OUTPUT -o lo -j ACCEPT\n";
+
+char *sf_rules_v4(const char *const *addrs, size_t n_addrs,
+                  const kgate_strlist *template_hosts)
+{
+    char *buf = NULL;
+    size_t sz = 0;
+    FILE *f = open_memstream(&buf, &sz);
+    if (!f) return NULL;
+    int bad = 0;
+    fputs(rules_head, f);
+    fputs("-A OUTPUT -d " SF_DNS_ADDR "/32 -p udp -m udp --dport 53 -j ACCEPT\n"
+          "-A OUTPUT -d " SF_DNS_ADDR "/32 -p tcp -m tcp --dport 53 -j ACCEPT\n",
+          f);
+    if (addrs) {
+        for (size_t i = 0; i < n_addrs; i++) {
+            struct in_addr a;
+            /* Only a dotted quad inet_pton accepts reaches the text, so a
+             * resolver answer cannot smuggle a second rule in. */
+            if (inet_pton(AF_INET, addrs[i], &a) != 1) {
+                bad = 1;
+                break;
+            }
+            char canon[INET_ADDRSTRLEN];
+            inet_ntop(AF_INET, &a, canon, sizeof canon);
+            fprintf(f, "-A OUTPUT -d %s/32 -j ACCEPT\n", canon);
+        }
+    } else if (template_hosts) {
+        for (size_t i = 0; i < template_hosts->n; i++) {
+            if (!sf_host_valid(template_hosts->v[i])) {
+                bad = 1;
+                break;
+            }
+            fprintf(f,
+                    "# -A OUTPUT -d ADDR/32 -j ACCEPT  for each IPv4 address of "
+                    "%s, resolved inside the namespace at launch\n",
+                    template_hosts->v[i]);
+        }
+    }
+    fputs("-A OUTPUT -p tcp -j REJECT --reject-with tcp-reset\n"
+          "-A OUTPUT -j REJECT --reject-with icmp-port-unreachable\n"
+          "COMMIT\n",
+          f);
+    if (fclose(f) != 0 || bad) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+char *sf_rules_v6(void)
+{
+    static const char tail[] =
+        "-A OUTPUT -p tcp -j REJECT --reject-with tcp-reset\n"
+        "-A OUTPUT -j REJECT --reject-with icmp6-port-unreachable\n"
+        "COMMIT\n";
+    size_t n = strlen(rules_head) + strlen(tail) + 1;
+    char *s = malloc(n);
+    if (!s) return NULL;
+    snprintf(s, n, "%s%s", rules_head, tail);
+    return s;
+}
+
+const char *sf_resolv_conf(void)
+{
+    return "# kgate slirp-filter: the only resolver reachable in this sandbox\n"
+           "nameserver " SF_DNS_ADDR "\n"
+           "options attempts:2 timeout:2\n";
+}
+
+void sf_slirp_argv_build(sf_slirp_argv *out, const char *slirp_path,
+                         int ready_fd, pid_t pid)
+{
+    memset(out, 0, sizeof *out);
+    if (ready_fd >= 0) snprintf(out->ready, sizeof out->ready, "--ready-fd=%d", ready_fd);
+    else snprintf(out->ready, sizeof out->ready, "--ready-fd=FD");
+    if (pid > 0) {
+        snprintf(out->userns, sizeof out->userns, "--userns-path=/proc/%ld/ns/user",
+                 (long)pid);
+        snprintf(out->pid, sizeof out->pid, "%ld", (long)pid);
+    } else {
+        snprintf(out->userns, sizeof out->userns, "--userns-path=/proc/PID/ns/user");
+        snprintf(out->pid, sizeof out->pid, "PID");
+    }
+    size_t n = 0;
+    out->v[n++] = slirp_path && *slirp_path ? slirp_path : "slirp4netns";
+    out->v[n++] = "--configure";
+    out->v[n++] = "--mtu=" SF_MTU;
+    /* Without this, 10.0.2.2 is the host's 127.0.0.1: every local
+     * database and dev server. */
+    out->v[n++] = "--disable-host-loopback";
+    /* slirp4netns parses every packet the sandbox sends: confine it too
+     * (its own mount namespace with nothing in it, and a syscall filter).
+     * Both work unprivileged with --userns-path (measured, 1.2.0). */
+    out->v[n++] = "--enable-sandbox";
+    out->v[n++] = "--enable-seccomp";
+    out->v[n++] = out->ready;
+    out->v[n++] = "--netns-type=pid";
+    out->v[n++] = out->userns;
+    out->v[n++] = out->pid;
+    out->v[n++] = SF_TAP;
+    out->v[n] = NULL;
+    out->n = n;
+}
+
+int sf_find_tool(const char *name, char *out, size_t outsz)
+{
+    static const char *const sbin[] = {"/usr/local/sbin", "/usr/sbin", "/sbin",
+                                       "/usr/local/bin", "/usr/bin", "/bin"};
+    const char *path = getenv("PATH");
+    char *copy = path ? strdup(path) : NULL;
+    char *save = NULL;
+    int found = 0;
+    for (char *d = copy ? strtok_r(copy, ":", &save) : NULL; d && !found;
+         d = strtok_r(NULL, ":", &save)) {
+        /* A relative PATH entry would make the tool depend on the cwd. */
+        if (d[0] != '/') continue;
+        snprintf(out, outsz, "%s/%s", d, name);
+        found = access(out, X_OK) == 0;
+    }
+    free(copy);
+    for (size_t i = 0; !found && i < sizeof sbin / sizeof sbin[0]; i++) {
+        snprintf(out, outsz, "%s/%s", sbin[i], name);
+        found = access(out, X_OK) == 0;
+    }
+    if (!found && outsz) out[0] = '\0';
+    return found ? 0 : -1;
+}
+
+int sf_doctor(const kgate_host *host, const kgate_policy *policy,
+              const kgate_probe *probe, const kgate_backend *bw,
+              const kgate_probe *bwprobe, kgate_report *rep)
+{
+    if (!bw || !bw->doctor || !bw->plan || !bw->launch)
+        return host->report(rep, KGATE_BLOCKED,
+                            "needs the bubblewrap backend, which is not loaded");
+    if (!bwprobe || !bwprobe->available)
+        return host->report(rep, KGATE_BLOCKED,
+                            "needs the bubblewrap backend, which is unavailable: %s",
+                            bwprobe && bwprobe->reason[0] ? bwprobe->reason
+                                                          : "not probed");
+
+    /* Off and open are bubblewrap's own modes: no slirp at all. */
+    if (policy->network != KGATE_NET_RESTRICTED)
+        return bw->doctor(host, policy, bwprobe, rep);
+
+    int slirp = kgate_probe_fact(probe, SF_FACT_SLIRP, 0);
+    int ipt = kgate_probe_fact(probe, SF_FACT_IPT, 0);
+    /* QUICK probes do not run iptables; only a THOROUGH probe that tried
+     * and failed records 0 here. */
+    int ipt_ok = kgate_probe_fact(probe, SF_FACT_IPT_OK, ipt);
+    int userns = kgate_probe_fact(probe, SF_FACT_USERNS, 1);
+    int ip6 = kgate_probe_fact(probe, SF_FACT_IP6T, 0);
+    int tun = kgate_probe_fact(probe, SF_FACT_TUN, 1);
+    int blocked = 0;
+
+    if (!slirp) {
+        host->report(rep, KGATE_BLOCKED,
+                     "network restricted needs slirp4netns, which is not installed "
+                     "(Debian: apt-get install slirp4netns)");
+        blocked = 1;
+    }
+    if (!ipt) {
+        host->report(rep, KGATE_BLOCKED,
+                     "network restricted needs iptables-restore, which is not installed "
+                     "(Debian: apt-get install iptables)");
+        blocked = 1;
+    } else if (!ipt_ok) {
+        host->report(rep, KGATE_BLOCKED,
+                     "network restricted needs iptables inside an unprivileged network "
+                     "namespace, and it failed there");
+        blocked = 1;
+    }
+    if (!userns) {
+        host->report(rep, KGATE_BLOCKED,
+                     "network restricted needs unprivileged user and network namespaces, "
+                     "and unshare(CLONE_NEWUSER|CLONE_NEWNET) failed");
+        blocked = 1;
+    }
+    if (!tun) {
+        host->report(rep, KGATE_BLOCKED,
+                     "network restricted needs /dev/net/tun readable and writable by "
+                     "this user (udev normally makes it mode 0666)");
+        blocked = 1;
+    }
+    if (blocked) return 0;
+
+    host->report(rep, KGATE_READY,
+                 "network restricted to %zu host%s: slirp4netns + iptables in the "
+                 "sandbox's own namespace",
+                 policy->allow_hosts.n, policy->allow_hosts.n == 1 ? "" : "s");
+    host->report(rep, KGATE_READY,
+                 "filesystem box: the bubblewrap backend's plan, without --unshare-net");
+    host->report(rep, KGATE_READY,
+                 ip6 ? "IPv6: no route, and ip6tables drops all but loopback"
+                     : "IPv6: no route (slirp4netns without --enable-ipv6); "
+                       "ip6tables-restore not installed");
+    for (size_t i = 0; i < policy->allow_hosts.n; i++)
+        host->report_detail(rep, "allow_host", policy->allow_hosts.v[i]);
+    return 0;
+}

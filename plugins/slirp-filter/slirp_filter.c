@@ -1,0 +1,241 @@
+/* slirp_filter.c: the slirp-filter backend's vtable.
+ *
+ * Off and open are the bubblewrap backend's modes and are handed to it
+ * whole.  Restricted with hosts is bubblewrap's filesystem plan (asked for
+ * with the network open, so without --unshare-net) started inside a network
+ * namespace that slirp4netns connects and iptables filters (sf_launch.c).
+ * The score is below bubblewrap's so that the selector only picks this
+ * backend where bubblewrap's doctor says BLOCKED: a host list. */
+#include "sf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define SF_SCORE 40
+
+/* Tool paths found by the last probe.  Probe runs before plan and launch
+ * in every command; launch looks again if it did not. */
+static sf_tools g_tools;
+
+static const kgate_backend *bubblewrap(const kgate_host *host)
+{
+    return host->backend ? host->backend(host, "bubblewrap") : NULL;
+}
+
+/* Tries iptables-restore in a throwaway user+network namespace, the way
+ * launch will use it: uid 0 mapped to us, nothing else.  Returns 1 when it
+ * worked, 0 when iptables failed, -1 when the namespaces could not be made. */
+static int try_iptables(const char *ipt)
+{
+    static const char rules[] = "*filter\n:OUTPUT ACCEPT [0:0]\nCOMMIT\n";
+    int in[2];
+    if (pipe2(in, O_CLOEXEC) < 0) return 0;
+    uid_t uid = getuid();
+    gid_t gid = getgid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(in[0]);
+        close(in[1]);
+        return 0;
+    }
+    if (pid == 0) {
+        if (unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0) _exit(3);
+        char line[64];
+        int fd = open("/proc/self/setgroups", O_WRONLY);
+        if (fd >= 0) {
+            if (write(fd, "deny", 4) < 0) _exit(3);
+            close(fd);
+        }
+        snprintf(line, sizeof line, "0 %u 1", (unsigned)uid);
+        fd = open("/proc/self/uid_map", O_WRONLY);
+        if (fd < 0 || write(fd, line, strlen(line)) < 0) _exit(3);
+        close(fd);
+        snprintf(line, sizeof line, "0 %u 1", (unsigned)gid);
+        fd = open("/proc/self/gid_map", O_WRONLY);
+        if (fd < 0 || write(fd, line, strlen(line)) < 0) _exit(3);
+        close(fd);
+        int nul = open("/dev/null", O_WRONLY);
+        dup2(in[0], 0);
+        if (nul >= 0) {
+            dup2(nul, 1);
+            dup2(nul, 2);
+        }
+        char *const argv[] = {(char *)ipt, NULL};
+        char *const envp[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
+        execve(ipt, argv, envp);
+        _exit(4);
+    }
+    close(in[0]);
+    void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+    ssize_t w = write(in[1], rules, sizeof rules - 1);
+    signal(SIGPIPE, old);
+    close(in[1]);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 3) return -1;
+    return w > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+static void read_slirp_version(const char *slirp, char *out, size_t outsz)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0) return;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(p[1], 1);
+        int nul = open("/dev/null", O_WRONLY);
+        if (nul >= 0) dup2(nul, 2);
+        char *const argv[] = {(char *)slirp, "--version", NULL};
+        char *const envp[] = {NULL};
+        execve(slirp, argv, envp);
+        _exit(127);
+    }
+    close(p[1]);
+    char buf[256] = "";
+    ssize_t n = pid > 0 ? read(p[0], buf, sizeof buf - 1) : -1;
+    close(p[0]);
+    if (pid > 0)
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+        }
+    if (n <= 0) return;
+    buf[n] = '\0';
+    /* "slirp4netns version 1.2.0\n..." */
+    char *v = strstr(buf, "version ");
+    v = v ? v + 8 : buf;
+    v[strcspn(v, "\n")] = '\0';
+    snprintf(out, outsz, "%s", v);
+}
+
+static int sf_probe(const kgate_host *host, kgate_probe_depth depth,
+                    kgate_probe *probe, kgate_err *err)
+{
+    (void)host;
+    (void)err;
+    sf_tools t = {0};
+    int slirp = sf_find_tool("slirp4netns", t.slirp, sizeof t.slirp) == 0;
+    int ipt = sf_find_tool("iptables-restore", t.ipt, sizeof t.ipt) == 0;
+    int ip6 = sf_find_tool("ip6tables-restore", t.ip6t, sizeof t.ip6t) == 0;
+    g_tools = t;
+    kgate_probe_set_fact(probe, SF_FACT_SLIRP, slirp);
+    kgate_probe_set_fact(probe, SF_FACT_IPT, ipt);
+    kgate_probe_set_fact(probe, SF_FACT_IP6T, ip6);
+    /* slirp4netns opens the tun device as the user (in a namespace whose
+     * root is the user, DAC still sees the real uid).  Debian's udev makes
+     * it 0666; a machine without udev may leave it 0600. */
+    kgate_probe_set_fact(probe, SF_FACT_TUN, access("/dev/net/tun", R_OK | W_OK) == 0);
+    snprintf(probe->tool_path, sizeof probe->tool_path, "%s", t.slirp);
+    probe->score = SF_SCORE;
+    if (depth == KGATE_PROBE_THOROUGH) {
+        if (slirp) read_slirp_version(t.slirp, probe->version, sizeof probe->version);
+        if (ipt) {
+            int r = try_iptables(t.ipt);
+            kgate_probe_set_fact(probe, SF_FACT_USERNS, r >= 0);
+            kgate_probe_set_fact(probe, SF_FACT_IPT_OK, r == 1);
+        }
+    }
+    probe->available = slirp && ipt;
+    if (!probe->available)
+        snprintf(probe->reason, sizeof probe->reason, "missing:%s%s",
+                 slirp ? "" : " slirp4netns", ipt ? "" : " iptables-restore");
+    else
+        snprintf(probe->reason, sizeof probe->reason,
+                 "host allow lists with slirp4netns and iptables (filesystem box: bubblewrap)");
+    return 0;
+}
+
+static int sf_doctor_cb(const kgate_host *host, const kgate_policy *policy,
+                        const kgate_probe *probe, kgate_report *rep)
+{
+    const kgate_backend *bw = bubblewrap(host);
+    const kgate_probe *bwp = host->backend_probe ? host->backend_probe(host, "bubblewrap") : NULL;
+    return sf_doctor(host, policy, probe, bw, bwp, rep);
+}
+
+static int sf_plan(const kgate_host *host, const kgate_policy *policy,
+                   const kgate_probe *probe, kgate_plan *plan, kgate_err *err)
+{
+    const kgate_backend *bw = bubblewrap(host);
+    const kgate_probe *bwp = host->backend_probe ? host->backend_probe(host, "bubblewrap") : NULL;
+    if (!bw || !bw->plan)
+        return kgate_err_set(err, ENOENT, "needs the bubblewrap backend, which is not loaded");
+    if (!bwp || !bwp->available)
+        return kgate_err_set(err, ENOENT, "needs the bubblewrap backend, which is unavailable: %s",
+                             bwp && bwp->reason[0] ? bwp->reason : "not probed");
+    if (policy->network != KGATE_NET_RESTRICTED)
+        return bw->plan(host, policy, bwp, plan, err);
+
+    if (sf_hosts_check(&policy->allow_hosts, err) < 0) return -1;
+    /* The filesystem box with the host's network: the network namespace
+     * is ours, made before bwrap starts. */
+    kgate_policy fs = *policy;
+    fs.network = KGATE_NET_OPEN;
+    if (bw->plan(host, &fs, bwp, plan, err) < 0) return -1;
+
+    const char *slirp = probe && probe->tool_path[0] ? probe->tool_path : "slirp4netns";
+    sf_slirp_argv sa;
+    sf_slirp_argv_build(&sa, slirp, -1, 0);
+    char line[1024];
+    size_t off = 0;
+    line[0] = '\0';
+    for (size_t i = 0; i < sa.n && off < sizeof line; i++)
+        off += (size_t)snprintf(line + off, sizeof line - off, "%s%s", i ? " " : "", sa.v[i]);
+    char *v4 = sf_rules_v4(NULL, 0, &policy->allow_hosts);
+    char *v6 = sf_rules_v6();
+    int r = 0;
+    if (!v4 || !v6) r = kgate_err_set(err, ENOMEM, "building the rules failed");
+    if (r == 0 &&
+        (host->plan_file(plan, "slirp4netns argv (PID: the network helper)", line) < 0 ||
+         host->plan_file(plan, "iptables-restore input (IPv4)", v4) < 0 ||
+         host->plan_file(plan, "ip6tables-restore input (IPv6)", v6) < 0 ||
+         host->plan_file(plan, "resolv.conf (bound over /etc/resolv.conf)",
+                         sf_resolv_conf()) < 0))
+        r = kgate_err_set(err, ENOMEM, "out of memory");
+    free(v4);
+    free(v6);
+    if (r < 0) return r;
+    host->plan_note(plan, "the bwrap argv above runs inside a helper that owns a user "
+                          "and network namespace; the program is one user namespace "
+                          "deeper and cannot change the filter");
+    for (size_t i = 0; i < policy->allow_hosts.n; i++)
+        host->plan_note(plan, "resolved inside the namespace at launch: %s",
+                        policy->allow_hosts.v[i]);
+    return 0;
+}
+
+static int sf_launch(const kgate_host *host, const kgate_policy *policy,
+                     const kgate_plan *plan, const kgate_launch *io,
+                     kgate_proc *proc, kgate_err *err)
+{
+    if (policy->network != KGATE_NET_RESTRICTED) {
+        const kgate_backend *bw = bubblewrap(host);
+        if (!bw || !bw->launch)
+            return kgate_err_set(err, ENOENT, "needs the bubblewrap backend, which is not loaded");
+        return bw->launch(host, policy, plan, io, proc, err);
+    }
+    if (!g_tools.slirp[0] || !g_tools.ipt[0]) {
+        sf_find_tool("slirp4netns", g_tools.slirp, sizeof g_tools.slirp);
+        sf_find_tool("iptables-restore", g_tools.ipt, sizeof g_tools.ipt);
+        sf_find_tool("ip6tables-restore", g_tools.ip6t, sizeof g_tools.ip6t);
+    }
+    return sf_launch_restricted(host, policy, plan, io, &g_tools, proc, err);
+}
+
+static const kgate_backend sf_backend = {
+    KGATE_BACKEND_INIT,
+    .name = "slirp-filter",
+    .description = "bubblewrap plus slirp4netns and an iptables allow list per host",
+    .probe = sf_probe,
+    .doctor = sf_doctor_cb,
+    .plan = sf_plan,
+    .launch = sf_launch,
+};
+
+KGATE_PLUGIN_DEFINE(sf_backend)

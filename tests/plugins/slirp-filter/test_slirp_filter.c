@@ -1,0 +1,505 @@
+/* Unit tests of the slirp-filter backend: the texts it generates, host name
+ * validation, its doctor table from made-up probe facts, and plan
+ * composition with a fake bubblewrap backend.  No namespaces, no tools. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host.h"
+#include "sf.h"
+
+const kgate_backend *kgate_plugin_entry(void);
+
+/* ------------------------------------------------------------------------ */
+/* A fake bubblewrap backend                                                 */
+/* ------------------------------------------------------------------------ */
+
+static int fake_doctor(const kgate_host *host, const kgate_policy *policy,
+                       const kgate_probe *probe, kgate_report *rep)
+{
+    (void)probe;
+    switch (policy->network) {
+    case KGATE_NET_OFF: return host->report(rep, KGATE_READY, "fake: network off");
+    case KGATE_NET_OPEN: return host->report(rep, KGATE_DEGRADED, "fake: network open");
+    default: return host->report(rep, KGATE_BLOCKED, "fake: no host lists");
+    }
+}
+
+static int fake_plan(const kgate_host *host, const kgate_policy *policy,
+                     const kgate_probe *probe, kgate_plan *plan, kgate_err *err)
+{
+    (void)probe;
+    if (policy->network == KGATE_NET_RESTRICTED)
+        return kgate_err_set(err, 0, "fake: cannot do host lists");
+    host->plan_arg(plan, "/usr/bin/bwrap");
+    host->plan_arg(plan, "--ro-bind");
+    host->plan_arg(plan, "/");
+    host->plan_arg(plan, "/");
+    host->plan_arg(plan, "--unshare-user");
+    host->plan_argf(plan, "--uid=%u", (unsigned)policy->uid);
+    if (policy->network == KGATE_NET_OFF) host->plan_arg(plan, "--unshare-net");
+    host->plan_arg(plan, "--");
+    host->plan_args(plan, &policy->argv);
+    return 0;
+}
+
+static int fake_launch(const kgate_host *host, const kgate_policy *policy,
+                       const kgate_plan *plan, const kgate_launch *io,
+                       kgate_proc *proc, kgate_err *err)
+{
+    (void)host, (void)policy, (void)plan, (void)io;
+    proc->pid = 4242;
+    (void)err;
+    return 0;
+}
+
+static const kgate_backend fake_bw = {
+    KGATE_BACKEND_INIT,
+    .name = "bubblewrap",
+    .doctor = fake_doctor,
+    .plan = fake_plan,
+    .launch = fake_launch,
+};
+
+static kgate_probe fake_bw_probe;
+static int have_bw;
+
+static const kgate_backend *find_backend(void *ctx, const char *name)
+{
+    (void)ctx;
+    return have_bw && strcmp(name, "bubblewrap") == 0 ? &fake_bw : NULL;
+}
+
+static const kgate_probe *find_probe(void *ctx, const char *name)
+{
+    (void)ctx;
+    return have_bw && strcmp(name, "bubblewrap") == 0 ? &fake_bw_probe : NULL;
+}
+
+static kg_host H;
+static const char *const cmd[] = {"make", "test"};
+static const char *const two_hosts[] = {"allowed.test", "api.example.com"};
+
+static void setup(void)
+{
+    kg_host_init(&H);
+    H.find_backend = find_backend;
+    H.find_probe = find_probe;
+    have_bw = 1;
+    kgate_probe_init(&fake_bw_probe);
+    fake_bw_probe.available = 1;
+    fake_bw_probe.score = 50;
+}
+
+static kgate_policy policy_for(kgate_network net, const char *const *hosts, size_t n)
+{
+    return (kgate_policy){
+        .struct_size = sizeof(kgate_policy),
+        .network = net,
+        .configured_network = net,
+        .allow_hosts = {hosts, n},
+        .project = "/home/u/proj",
+        .home = "/home/u",
+        .uid = 1000,
+        .gid = 1000,
+        .argv = {cmd, 2},
+        .command_path = "/usr/bin/make",
+    };
+}
+
+static kgate_probe facts(int slirp, int ipt, int ipt_ok, int ip6)
+{
+    kgate_probe p;
+    kgate_probe_init(&p);
+    kgate_probe_set_fact(&p, SF_FACT_SLIRP, slirp);
+    kgate_probe_set_fact(&p, SF_FACT_IPT, ipt);
+    if (ipt_ok >= 0) kgate_probe_set_fact(&p, SF_FACT_IPT_OK, ipt_ok);
+    kgate_probe_set_fact(&p, SF_FACT_IP6T, ip6);
+    p.available = slirp && ipt;
+    p.score = 40;
+    snprintf(p.tool_path, sizeof p.tool_path, "/usr/bin/slirp4netns");
+    return p;
+}
+
+static int report_has(const kgate_report *r, const char *needle)
+{
+    for (size_t i = 0; i < r->n_items; i++)
+        if (strstr(r->items[i].text, needle)) return 1;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Host names                                                                */
+/* ------------------------------------------------------------------------ */
+
+START_TEST(hosts_valid)
+{
+    char label63[64], long253[254];
+    memset(label63, 'a', 63);
+    label63[63] = '\0';
+    /* 4 x 63 + 1 = 253 characters: "a...a.a...a.a...a.a...a" minus two */
+    memset(long253, 'b', 253);
+    long253[253] = '\0';
+    for (int i = 63; i < 253; i += 64) long253[i] = '.';
+    ck_assert_uint_eq(strlen(long253), 253);
+    const char *ok[] = {"example.com", "a", "a-b.c", "198.18.0.2", "API.Example.COM",
+                        "xn--bcher-kva.example", label63, long253};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+        ck_assert_msg(sf_host_valid(ok[i]), "should accept: %s", ok[i]);
+}
+END_TEST
+
+START_TEST(hosts_hostile)
+{
+    char label64[65], long254[255];
+    memset(label64, 'a', 64);
+    label64[64] = '\0';
+    memset(long254, 'b', 254);
+    long254[254] = '\0';
+    for (int i = 63; i < 254; i += 64) long254[i] = '.';
+    const char *bad[] = {"", "-rf", "--flag", "a b", "a'b", "a\"b", "a\nb",
+                         "a\n-A OUTPUT -j ACCEPT", "a..b", ".a", "a.", "a-.b",
+                         "a.-b", "a_b", "a;b", "$(id)", "`id`", "*.example.com",
+                         "a/b", "a\tb", "a#b", "\xc3\xa9.example", label64, long254};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        ck_assert_msg(!sf_host_valid(bad[i]), "should refuse entry %zu", i);
+    ck_assert(!sf_host_valid(NULL));
+
+    const char *const list[] = {"good.test", "-oops"};
+    kgate_strlist l = {list, 2};
+    kgate_err err = {0};
+    ck_assert_int_eq(sf_hosts_check(&l, &err), -1);
+    ck_assert_str_eq(err.msg, "allow_hosts: entry 2 is not a valid host name");
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Texts                                                                     */
+/* ------------------------------------------------------------------------ */
+
+START_TEST(rules_v4_exact)
+{
+    const char *addrs[] = {"198.18.0.2", "10.1.2.3"};
+    char *r = sf_rules_v4(addrs, 2, NULL);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_str_eq(r,
+                     "*filter\n"
+                     ":INPUT ACCEPT [0:0]\n"
+                     ":FORWARD DROP [0:0]\n"
+                     ":OUTPUT DROP [0:0]\n"
+                     "-A OUTPUT -o lo -j ACCEPT\n"
+                     "-A OUTPUT -d 10.0.2.3/32 -p udp -m udp --dport 53 -j ACCEPT\n"
+                     "-A OUTPUT -d 10.0.2.3/32 -p tcp -m tcp --dport 53 -j ACCEPT\n"
+                     "-A OUTPUT -d 198.18.0.2/32 -j ACCEPT\n"
+                     "-A OUTPUT -d 10.1.2.3/32 -j ACCEPT\n"
+                     "-A OUTPUT -p tcp -j REJECT --reject-with tcp-reset\n"
+                     "-A OUTPUT -j REJECT --reject-with icmp-port-unreachable\n"
+                     "COMMIT\n");
+    free(r);
+}
+END_TEST
+
+START_TEST(rules_v4_refuses_bad_addresses)
+{
+    const char *inject[] = {"1.2.3.4/0"};
+    ck_assert_ptr_null(sf_rules_v4(inject, 1, NULL));
+    const char *nl[] = {"1.2.3.4\n-A OUTPUT -j ACCEPT"};
+    ck_assert_ptr_null(sf_rules_v4(nl, 1, NULL));
+    const char *v6[] = {"::1"};
+    ck_assert_ptr_null(sf_rules_v4(v6, 1, NULL));
+    /* No addresses at all still denies everything but DNS and lo. */
+    char *r = sf_rules_v4(NULL, 0, NULL);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_ptr_null(strstr(r, "/32 -j ACCEPT"));
+    free(r);
+}
+END_TEST
+
+START_TEST(rules_v4_template)
+{
+    kgate_strlist hosts = {two_hosts, 2};
+    char *r = sf_rules_v4(NULL, 0, &hosts);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_ptr_nonnull(strstr(r, "# -A OUTPUT -d ADDR/32 -j ACCEPT  for each IPv4 "
+                                    "address of allowed.test, resolved"));
+    ck_assert_ptr_nonnull(strstr(r, "address of api.example.com,"));
+    ck_assert_ptr_nonnull(strstr(r, ":OUTPUT DROP"));
+    free(r);
+    const char *const evil[] = {"ok.test", "x\n-A OUTPUT -j ACCEPT"};
+    kgate_strlist bad = {evil, 2};
+    ck_assert_ptr_null(sf_rules_v4(NULL, 0, &bad));
+}
+END_TEST
+
+START_TEST(rules_v6_drop)
+{
+    char *r = sf_rules_v6();
+    ck_assert_ptr_nonnull(r);
+    ck_assert_ptr_nonnull(strstr(r, ":OUTPUT DROP [0:0]\n"));
+    ck_assert_ptr_nonnull(strstr(r, "-A OUTPUT -o lo -j ACCEPT\n"));
+    ck_assert_ptr_nonnull(strstr(r, "icmp6-port-unreachable"));
+    /* The only ACCEPT is loopback. */
+    const char *first = strstr(r, "-j ACCEPT");
+    ck_assert_ptr_nonnull(first);
+    ck_assert_ptr_null(strstr(first + 1, "-j ACCEPT"));
+    ck_assert_ptr_nonnull(strstr(r, "COMMIT\n"));
+    free(r);
+}
+END_TEST
+
+START_TEST(resolv_conf_text)
+{
+    const char *t = sf_resolv_conf();
+    ck_assert_ptr_nonnull(strstr(t, "\nnameserver 10.0.2.3\n"));
+    /* Exactly one nameserver. */
+    const char *p = strstr(t, "nameserver");
+    ck_assert_ptr_null(strstr(p + 1, "nameserver"));
+}
+END_TEST
+
+START_TEST(slirp_argv_exact)
+{
+    sf_slirp_argv a;
+    sf_slirp_argv_build(&a, "/usr/bin/slirp4netns", 7, 1234);
+    const char *want[] = {"/usr/bin/slirp4netns", "--configure", "--mtu=65520",
+                          "--disable-host-loopback", "--enable-sandbox",
+                          "--enable-seccomp", "--ready-fd=7", "--netns-type=pid",
+                          "--userns-path=/proc/1234/ns/user", "1234", "tap0"};
+    ck_assert_uint_eq(a.n, sizeof want / sizeof want[0]);
+    for (size_t i = 0; i < a.n; i++) ck_assert_str_eq(a.v[i], want[i]);
+    ck_assert_ptr_null(a.v[a.n]);
+
+    sf_slirp_argv_build(&a, NULL, -1, 0);
+    ck_assert_str_eq(a.v[0], "slirp4netns");
+    ck_assert_str_eq(a.v[6], "--ready-fd=FD");
+    ck_assert_str_eq(a.v[8], "--userns-path=/proc/PID/ns/user");
+    ck_assert_str_eq(a.v[9], "PID");
+}
+END_TEST
+
+START_TEST(find_tool_ignores_relative_path)
+{
+    char out[256];
+    /* A relative PATH entry would make the tool depend on the cwd. */
+    setenv("PATH", ".:bin:/nonexistent", 1);
+    ck_assert_int_eq(sf_find_tool("sh", out, sizeof out), 0);
+    ck_assert_int_eq(out[0], '/');
+    ck_assert_int_eq(sf_find_tool("kgate-no-such-tool", out, sizeof out), -1);
+    ck_assert_str_eq(out, "");
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Doctor                                                                    */
+/* ------------------------------------------------------------------------ */
+
+static kgate_verdict doctor(kgate_network net, kgate_probe p, kgate_report **out)
+{
+    const kgate_backend *be = kgate_plugin_entry();
+    kgate_policy pol = policy_for(net, two_hosts, net == KGATE_NET_RESTRICTED ? 2 : 0);
+    kgate_report *r = kg_report_new();
+    be->doctor(&H.pub, &pol, &p, r);
+    kgate_verdict v = r->verdict;
+    if (out) *out = r;
+    else kg_report_free(r);
+    return v;
+}
+
+START_TEST(doctor_all_present)
+{
+    kgate_report *r;
+    ck_assert_int_eq(doctor(KGATE_NET_RESTRICTED, facts(1, 1, 1, 1), &r), KGATE_READY);
+    ck_assert(report_has(r, "network restricted to 2 hosts: slirp4netns + iptables in "
+                            "the sandbox's own namespace"));
+    kg_report_free(r);
+    /* A QUICK probe records no usability fact: presence decides. */
+    ck_assert_int_eq(doctor(KGATE_NET_RESTRICTED, facts(1, 1, -1, 0), NULL), KGATE_READY);
+    /* Off and open are bubblewrap's verdicts. */
+    ck_assert_int_eq(doctor(KGATE_NET_OFF, facts(1, 1, 1, 1), &r), KGATE_READY);
+    ck_assert(report_has(r, "fake: network off"));
+    kg_report_free(r);
+    ck_assert_int_eq(doctor(KGATE_NET_OPEN, facts(1, 1, 1, 1), &r), KGATE_DEGRADED);
+    ck_assert(report_has(r, "fake: network open"));
+    kg_report_free(r);
+}
+END_TEST
+
+START_TEST(doctor_missing_tools)
+{
+    kgate_report *r;
+    ck_assert_int_eq(doctor(KGATE_NET_RESTRICTED, facts(0, 1, 1, 1), &r), KGATE_BLOCKED);
+    ck_assert(report_has(r, "slirp4netns"));
+    ck_assert(!report_has(r, "iptables-restore, which"));
+    kg_report_free(r);
+    ck_assert_int_eq(doctor(KGATE_NET_RESTRICTED, facts(1, 0, -1, 1), &r), KGATE_BLOCKED);
+    ck_assert(report_has(r, "iptables-restore, which is not installed"));
+    kg_report_free(r);
+    ck_assert_int_eq(doctor(KGATE_NET_RESTRICTED, facts(1, 1, 0, 1), &r), KGATE_BLOCKED);
+    ck_assert(report_has(r, "failed there"));
+    kg_report_free(r);
+    ck_assert_int_eq(doctor(KGATE_NET_RESTRICTED, facts(0, 0, -1, 0), &r), KGATE_BLOCKED);
+    ck_assert(report_has(r, "slirp4netns") && report_has(r, "iptables-restore"));
+    kg_report_free(r);
+    kgate_probe p = facts(1, 1, 1, 1);
+    kgate_probe_set_fact(&p, SF_FACT_USERNS, 0);
+    ck_assert_int_eq(doctor(KGATE_NET_RESTRICTED, p, NULL), KGATE_BLOCKED);
+    p = facts(1, 1, 1, 1);
+    kgate_probe_set_fact(&p, SF_FACT_TUN, 0);
+    ck_assert_int_eq(doctor(KGATE_NET_RESTRICTED, p, &r), KGATE_BLOCKED);
+    ck_assert(report_has(r, "/dev/net/tun"));
+    kg_report_free(r);
+    /* Missing tools do not matter when the network is not a host list. */
+    ck_assert_int_eq(doctor(KGATE_NET_OFF, facts(0, 0, -1, 0), NULL), KGATE_READY);
+    ck_assert_int_eq(doctor(KGATE_NET_OPEN, facts(0, 0, -1, 0), NULL), KGATE_DEGRADED);
+}
+END_TEST
+
+START_TEST(doctor_no_bubblewrap)
+{
+    kgate_report *r;
+    kgate_network modes[] = {KGATE_NET_OFF, KGATE_NET_OPEN, KGATE_NET_RESTRICTED};
+    for (size_t i = 0; i < 3; i++) {
+        have_bw = 0;
+        ck_assert_int_eq(doctor(modes[i], facts(1, 1, 1, 1), &r), KGATE_BLOCKED);
+        ck_assert(report_has(r, "needs the bubblewrap backend"));
+        kg_report_free(r);
+        have_bw = 1;
+        fake_bw_probe.available = 0;
+        snprintf(fake_bw_probe.reason, sizeof fake_bw_probe.reason, "bwrap missing");
+        ck_assert_int_eq(doctor(modes[i], facts(1, 1, 1, 1), &r), KGATE_BLOCKED);
+        ck_assert(report_has(r, "bwrap missing"));
+        kg_report_free(r);
+        fake_bw_probe.available = 1;
+    }
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Plan composition                                                          */
+/* ------------------------------------------------------------------------ */
+
+START_TEST(plan_restricted_composes_bubblewrap)
+{
+    const kgate_backend *be = kgate_plugin_entry();
+    kgate_policy pol = policy_for(KGATE_NET_RESTRICTED, two_hosts, 2);
+    kgate_probe p = facts(1, 1, 1, 1);
+    kgate_plan *plan = kg_plan_new();
+    kgate_err err = {0};
+    ck_assert_int_eq(be->plan(&H.pub, &pol, &p, plan, &err), 0);
+    size_t n;
+    const char *const *argv = H.pub.plan_argv(plan, &n);
+    const char *want[] = {"/usr/bin/bwrap", "--ro-bind", "/", "/", "--unshare-user",
+                          "--uid=1000", "--", "make", "test"};
+    ck_assert_uint_eq(n, sizeof want / sizeof want[0]);
+    for (size_t i = 0; i < n; i++) ck_assert_str_eq(argv[i], want[i]);
+    const char *s = H.pub.plan_file_content(plan, "slirp4netns argv (PID: the network helper)");
+    ck_assert_ptr_nonnull(s);
+    ck_assert_str_eq(s, "/usr/bin/slirp4netns --configure --mtu=65520 "
+                        "--disable-host-loopback --enable-sandbox --enable-seccomp "
+                        "--ready-fd=FD --netns-type=pid "
+                        "--userns-path=/proc/PID/ns/user PID tap0");
+    s = H.pub.plan_file_content(plan, "iptables-restore input (IPv4)");
+    ck_assert_ptr_nonnull(s);
+    ck_assert_ptr_nonnull(strstr(s, "address of allowed.test"));
+    ck_assert_ptr_nonnull(H.pub.plan_file_content(plan, "ip6tables-restore input (IPv6)"));
+    s = H.pub.plan_file_content(plan, "resolv.conf (bound over /etc/resolv.conf)");
+    ck_assert_ptr_nonnull(s);
+    ck_assert_ptr_nonnull(strstr(s, "nameserver 10.0.2.3"));
+    ck_assert_uint_ge(kg_strv_len(plan->notes), 3);
+    kg_plan_free(plan);
+    /* The policy handed in was not changed by the composition. */
+    ck_assert_int_eq(pol.network, KGATE_NET_RESTRICTED);
+}
+END_TEST
+
+START_TEST(plan_off_delegates)
+{
+    const kgate_backend *be = kgate_plugin_entry();
+    kgate_policy pol = policy_for(KGATE_NET_OFF, NULL, 0);
+    kgate_probe p = facts(0, 0, -1, 0);
+    kgate_plan *plan = kg_plan_new();
+    kgate_err err = {0};
+    ck_assert_int_eq(be->plan(&H.pub, &pol, &p, plan, &err), 0);
+    size_t n;
+    const char *const *argv = H.pub.plan_argv(plan, &n);
+    int unshare_net = 0;
+    for (size_t i = 0; i < n; i++) unshare_net |= strcmp(argv[i], "--unshare-net") == 0;
+    ck_assert(unshare_net);
+    ck_assert_uint_eq(kg_strv_len(plan->file_labels), 0);
+    kg_plan_free(plan);
+
+    kgate_proc proc = {.struct_size = sizeof proc};
+    kgate_launch io = {.struct_size = sizeof io};
+    ck_assert_int_eq(be->launch(&H.pub, &pol, NULL, &io, &proc, &err), 0);
+    ck_assert_int_eq(proc.pid, 4242);
+}
+END_TEST
+
+START_TEST(plan_errors)
+{
+    const kgate_backend *be = kgate_plugin_entry();
+    kgate_probe p = facts(1, 1, 1, 1);
+    kgate_err err = {0};
+    const char *const evil[] = {"ok.test", "--help"};
+    kgate_policy pol = policy_for(KGATE_NET_RESTRICTED, evil, 2);
+    kgate_plan *plan = kg_plan_new();
+    ck_assert_int_eq(be->plan(&H.pub, &pol, &p, plan, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "not a valid host name"));
+    /* Refused before anything reached the plan. */
+    ck_assert_uint_eq(kg_strv_len(plan->argv), 0);
+    kg_plan_free(plan);
+
+    have_bw = 0;
+    pol = policy_for(KGATE_NET_RESTRICTED, two_hosts, 2);
+    plan = kg_plan_new();
+    ck_assert_int_eq(be->plan(&H.pub, &pol, &p, plan, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "needs the bubblewrap backend"));
+    kg_plan_free(plan);
+}
+END_TEST
+
+START_TEST(backend_identity)
+{
+    const kgate_backend *be = kgate_plugin_entry();
+    ck_assert_str_eq(be->name, "slirp-filter");
+    ck_assert_int_eq(be->abi_major, KGATE_ABI_MAJOR);
+    ck_assert_uint_eq(be->struct_size, sizeof(kgate_backend));
+    kgate_probe p;
+    kgate_probe_init(&p);
+    kgate_err err = {0};
+    ck_assert_int_eq(be->probe(&H.pub, KGATE_PROBE_QUICK, &p, &err), 0);
+    ck_assert_int_eq(p.score, 40);
+    ck_assert_int_ge(kgate_probe_fact(&p, SF_FACT_SLIRP, -1), 0);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("slirp-filter");
+    TCase *t = tcase_create("text");
+    tcase_add_test(t, hosts_valid);
+    tcase_add_test(t, hosts_hostile);
+    tcase_add_test(t, rules_v4_exact);
+    tcase_add_test(t, rules_v4_refuses_bad_addresses);
+    tcase_add_test(t, rules_v4_template);
+    tcase_add_test(t, rules_v6_drop);
+    tcase_add_test(t, resolv_conf_text);
+    tcase_add_test(t, slirp_argv_exact);
+    tcase_add_test(t, find_tool_ignores_relative_path);
+    suite_add_tcase(s, t);
+    TCase *b = tcase_create("backend");
+    tcase_add_checked_fixture(b, setup, NULL);
+    tcase_add_test(b, doctor_all_present);
+    tcase_add_test(b, doctor_missing_tools);
+    tcase_add_test(b, doctor_no_bubblewrap);
+    tcase_add_test(b, plan_restricted_composes_bubblewrap);
+    tcase_add_test(b, plan_off_delegates);
+    tcase_add_test(b, plan_errors);
+    tcase_add_test(b, backend_identity);
+    suite_add_tcase(s, b);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed != 0;
+}
