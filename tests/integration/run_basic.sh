@@ -124,6 +124,16 @@ EOF
     if [ "$RC" -eq 0 ]; then
         check "dry-run with --allow-net plans something else than network off" \
             [ "$(cat "$KG_TMP/out")" != "$plan_off" ]
+        check "and the plan names the allowed address" grep -q '198\.18\.0\.77' "$KG_TMP/out"
+        # A host filter is here: the run itself is restricted and audited
+        # so.  `true` connects nowhere; a literal address needs no lookup.
+        r run --allow-net 198.18.0.77 -- true
+        check "--allow-net run with a host filter: exit 0" rc_is 0
+        check "its launch line: network restricted, allow_hosts, not bubblewrap" \
+            audit_last "e['kind'] == 'launch' and e['network'] == 'restricted' and e['allow_hosts'] == ['198.18.0.77'] and e['backend'] != 'bubblewrap'"
+        r run -- true
+        check "the next run is network off again" \
+            audit_last "e['kind'] == 'launch' and e['network'] == 'off' and 'allow_hosts' not in e"
     else
         check "dry-run with --allow-net: refused (125) for want of a host filter" \
             rc_err 125 'host allow list' 
