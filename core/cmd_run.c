@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "audit.h"
@@ -180,7 +181,13 @@ static int run(run_ctx *c)
     if (!path_env) path_env = "/usr/local/bin:/usr/bin:/bin";
     char *command_path = kg_exec_resolve(c->args.cmd[0], path_env, pub->project);
     if (!command_path) {
-        snprintf(msg, sizeof msg, "%s: command not found", c->args.cmd[0]);
+        /* Still 127 (126 means the deny list), but say what is wrong with
+         * a path that is there. */
+        struct stat st;
+        if (strchr(c->args.cmd[0], '/') && stat(c->args.cmd[0], &st) == 0)
+            snprintf(msg, sizeof msg, "%s: not an executable file", c->args.cmd[0]);
+        else
+            snprintf(msg, sizeof msg, "%s: command not found", c->args.cmd[0]);
         return refuse(c, "refuse", KG_EXIT_NOTFOUND, msg);
     }
     kg_policy_set_command(c->policy, (const char *const *)c->args.cmd,

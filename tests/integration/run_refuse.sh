@@ -169,6 +169,14 @@ kgbogus_project_key: x'
     rm -f "$(LOG)"
     r run -- ./kgrefuse-missing-script
     refused 127 refuse "a relative path that does not exist" 'kgrefuse-missing-script'
+    printf 'echo kgrefuse-ran-4417\n' >"$KG_PROJ/kgrefuse-noexec"
+    chmod 0644 "$KG_PROJ/kgrefuse-noexec"
+    rm -f "$(LOG)"
+    r run -- ./kgrefuse-noexec
+    refused 127 refuse "a file that is not executable" 'kgrefuse-noexec' 'not an executable file'
+    rm -f "$(LOG)"
+    r run -- ./sub
+    refused 127 refuse "a directory as the command" 'sub' 'not an executable file'
     rm -f "$(LOG)"
     r run -- curl http://198.18.0.45/
     refused 126 block "a command on the deny list" 'curl'
