@@ -192,6 +192,21 @@ EOF
     check "a closed stdin reads as end of file: cat exits 0" rc_is 0
     check "a closed stdin: no output, no error" [ ! -s "$KG_TMP/out" -a ! -s "$KG_TMP/err" ]
 
+    # A project whose path needs quoting everywhere: a space, quotes, a
+    # newline and a byte that is not UTF-8.
+    odd=$KG_HOME/"kg odd 'q\"x"$'\n'"y"$'\xff'
+    mkdir -p "$odd"
+    echo kgbasic-odd >"$odd/f"
+    chown -R "$KG_UID:$KG_GID" "$odd"
+    RC=0
+    KG_CWD=$odd kg run -- cat f >"$KG_TMP/out" 2>"$KG_TMP/err" || RC=$?
+    check "an oddly named project runs (exit 0)" rc_is 0
+    check "and its file is read there" out_is kgbasic-odd
+    check "the audit line records that cwd exactly" \
+        audit_last "e['kind'] == 'launch' and e['cwd'].encode('latin-1') == b\"$KG_HOME/kg odd 'q\\\"x\\ny\\xff\""
+    KG_CWD=$odd kg run -- sh -c 'echo kgbasic-odd-written > g' >/dev/null 2>&1
+    check "and the write lands in the real odd project" grep -qx kgbasic-odd-written "$odd/g"
+
     # Large output: 190 MB of text, through a pipe (splice relay) and into
     # a file (read/write relay), against the same generator run outside.
     want=$(seq 1 25000000 | sha256sum | cut -d' ' -f1)

@@ -80,6 +80,25 @@ for who in $(test_users); do
     signal_reaches HUP 73
     signal_reaches QUIT 74
 
+    # Ctrl-C at a terminal signals kgate's whole process group: the
+    # program must get that SIGINT once (forwarded), not twice.
+    mark="kgsig-group-$who-$$"
+    : >"$KG_TMP/group.out"
+    as_user setsid "$KGATE_BIN" run -- sh -c "n=0; trap 'n=\$((n+1))' INT; echo $mark-ready; \
+        while [ \$n -eq 0 ]; do sleep 0.05; done; sleep 0.5; exit \$((80+n))" \
+        >"$KG_TMP/group.out" 2>/dev/null &
+    bg=$!
+    poll 100 file_has "$mark-ready" "$KG_TMP/group.out"
+    pid=$(kgate_pid "$mark")
+    check "setsid kgate found, leading its own group" \
+        [ -n "$pid" -a "$(ps -o pgid= -p "${pid:-0}" | tr -d ' ')" = "${pid:-x}" ]
+    [ -n "$pid" ] && kill -INT -- "-$pid"
+    poll 100 bash -c "! kill -0 ${pid:-0} 2>/dev/null" || kill -KILL "${pid:-0}" 2>/dev/null
+    rc=0
+    wait "$bg" || rc=$?
+    check "SIGINT to kgate's process group reaches the program exactly once (81, got $rc)" \
+        [ "$rc" -eq 81 ]
+
     death KILL 9
     death SEGV 11
     death TERM 15
