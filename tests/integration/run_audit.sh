@@ -51,6 +51,20 @@ PY
 
 for who in $(test_users); do
     use_user "$who"
+    # A fresh home without ~/.kgate: the spec's defaults, and the log is
+    # created private.
+    r run -- true kgaudit-fresh
+    check "no config at all: exit 0" rc_is 0
+    check "~/.kgate created 0700" [ "$(stat -c %a "$KG_HOME/.kgate")" = 700 ]
+    check "audit.log created 0600, owned by the user" \
+        [ "$(stat -c '%a %u' "$(LOG)")" = "600 $KG_UID" ]
+    check "the default network (restricted, no hosts) is logged as off" \
+        audit "len(L) == 1 and common(e, 'launch', ['true', 'kgaudit-fresh'], '$KG_PROJ') and e['network'] == 'off'"
+    r run -- curl http://198.18.0.9/
+    check "the default deny list blocks curl (126)" rc_is 126
+    check "with a block line" audit "len(L) == 2 and e['kind'] == 'block'"
+    rm -rf "$KG_HOME/.kgate"
+
     write_config <<'EOF'
 network: off
 deny_exec: [curl, kgaudit-denied]
