@@ -104,6 +104,18 @@ for who in $(test_users); do
     death TERM 15
     death ABRT 6
 
+    # kgate's stdout closed by its reader: the program sees EPIPE (or
+    # SIGPIPE) as if it wrote to the closed pipe itself; kgate survives and
+    # returns the program's status.
+    kg run -- sh -c 'trap "" PIPE; while echo kgsig-y; do :; done; exit 67' 2>/dev/null |
+        head -n1 >/dev/null
+    rc=${PIPESTATUS[0]}
+    check "a program ignoring SIGPIPE gets EPIPE, and its status 67 comes back (got $rc)" \
+        [ "$rc" -eq 67 ]
+    kg run -- sh -c 'while echo kgsig-y; do :; done; exit 67' 2>/dev/null | head -n1 >/dev/null
+    rc=${PIPESTATUS[0]}
+    check "a program dying of SIGPIPE gives 141 (got $rc)" [ "$rc" -eq 141 ]
+
     # kgate SIGKILLed: --die-with-parent must take the whole sandbox,
     # background children included.
     m1=1001.$((RANDOM % 90 + 10))1
