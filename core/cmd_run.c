@@ -224,14 +224,21 @@ static int run(run_ctx *c)
     kg_registry *reg = kg_registry_load(0);
     kg_select_bind_host(&host, reg);
     kgate_report *rep = NULL;
-    kg_plugin *chosen = kg_select_backend(reg, &host, pub, c->args.backend,
-                                          KGATE_PROBE_QUICK, &rep, &err);
-    kg_report_free(rep);
+    kg_plugin *chosen = NULL;
     int status;
-    if (!chosen) {
-        status = refuse(c, "refuse", KG_EXIT_REFUSED, err.msg);
-        goto out_registry;
+    if (kg_select_candidate(reg, &host, pub, c->args.backend, KGATE_PROBE_QUICK, &chosen,
+                            &rep, &err) < 0) {
+        /* A backend named with --backend may still show what it would
+         * install, even where it cannot install it (the seatbelt profile
+         * on Linux): a dry run starts nothing, so nothing is weakened. */
+        if (!(c->args.dry_run && c->args.backend && chosen)) {
+            kg_report_free(rep);
+            status = refuse(c, "refuse", KG_EXIT_REFUSED, err.msg);
+            goto out_registry;
+        }
+        fprintf(stderr, "kgate: note: %s; showing its plan anyway (dry run)\n", err.msg);
     }
+    kg_report_free(rep);
     host.current = chosen->name;
 
     kgate_plan *plan = kg_plan_new();

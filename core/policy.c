@@ -462,6 +462,25 @@ static void json_str_or_null(UT_string *out, const char *s)
     else utstring_printf(out, "null");
 }
 
+const char *const kg_policy_list_keys[] = {
+    "allow_hosts", "allow_paths",   "read_paths",    "deny_read",
+    "deny_exec",   "mask_prefixes", "pass_env",      "deny_env",
+    "protect_paths", "allow_sockets", "macos_allow_mach", NULL,
+};
+
+const kg_strv *kg_policy_list(const kg_policy *p, const char *key)
+{
+    /* Same order as kg_policy_list_keys. */
+    const kg_strv *const v[] = {
+        p->allow_hosts,   p->allow_paths,   p->read_paths, p->deny_read,
+        p->deny_exec,     p->mask_prefixes, p->pass_env,   p->deny_env,
+        p->protect_paths, p->allow_sockets, p->macos_allow_mach,
+    };
+    for (size_t i = 0; kg_policy_list_keys[i]; i++)
+        if (strcmp(kg_policy_list_keys[i], key) == 0) return v[i];
+    return NULL;
+}
+
 void kg_policy_to_json(const kg_policy *p, UT_string *out)
 {
     bool first = true;
@@ -470,20 +489,9 @@ void kg_policy_to_json(const kg_policy *p, UT_string *out)
     kg_json_str(out, kg_network_name(p->pub.network));
     json_key(out, &first, "configured_network");
     kg_json_str(out, kg_network_name(p->pub.configured_network));
-    const struct {
-        const char *key;
-        const kg_strv *v;
-    } lists[] = {
-        {"allow_hosts", p->allow_hosts},     {"allow_paths", p->allow_paths},
-        {"read_paths", p->read_paths},       {"deny_read", p->deny_read},
-        {"deny_exec", p->deny_exec},         {"mask_prefixes", p->mask_prefixes},
-        {"pass_env", p->pass_env},           {"deny_env", p->deny_env},
-        {"protect_paths", p->protect_paths}, {"allow_sockets", p->allow_sockets},
-        {"macos_allow_mach", p->macos_allow_mach},
-    };
-    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) {
-        json_key(out, &first, lists[i].key);
-        kg_json_strv(out, lists[i].v);
+    for (size_t i = 0; kg_policy_list_keys[i]; i++) {
+        json_key(out, &first, kg_policy_list_keys[i]);
+        kg_json_strv(out, kg_policy_list(p, kg_policy_list_keys[i]));
     }
     json_key(out, &first, "macos_profile");
     kg_json_str(out, profile_word(p->pub.macos_profile));

@@ -58,6 +58,12 @@ void kg_policy_set_command(kg_policy *p, const char *const *argv, size_t argc,
 int kg_policy_check_narrowing(const kg_config *user, const kg_config *project,
                               kg_error *err);
 
+/* The effective list of a key by its YAML name ("deny_read"), or NULL for
+ * a name that is not a list the policy keeps.  kg_policy_list_keys names
+ * them all, NULL-terminated. */
+extern const char *const kg_policy_list_keys[];
+const kg_strv *kg_policy_list(const kg_policy *p, const char *key);
+
 /* The merged policy as a JSON object (for doctor --json). */
 void kg_policy_to_json(const kg_policy *p, UT_string *out);
 

@@ -167,4 +167,25 @@ if [ "$(uname -s)" = Linux ]; then
         fi
     done
 fi
+# The seatbelt backend on Linux: doctor names why it cannot run here, a run
+# is refused, and a dry run still shows the profile it would install.
+if "$KGATE_BIN" plugins 2>/dev/null | grep -q 'seatbelt (ABI'; then
+    for who in $(test_users); do
+        use_user "$who"
+        printf 'network: off\n' | write_config
+        out=$(kg doctor --backend seatbelt 2>&1); rc=$?
+        check "doctor --backend seatbelt is BLOCKED on Linux (exit 1)" test "$rc" = 1
+        check "and says sandbox-exec is macOS-only" \
+            sh -c 'printf "%s\n" "$1" | tail -n 1 | grep -q "^BLOCKED seatbelt: .*macOS-only"' _ "$out"
+        out=$(kg run --dry-run --backend seatbelt -- true 2>/dev/null); rc=$?
+        check "run --dry-run --backend seatbelt prints the profile (exit 0)" test "$rc" = 0
+        check "the profile has the network-off rule that works" \
+            sh -c 'printf "%s" "$1" | grep -qF "(allow network-outbound (remote ip \"localhost:*\"))"' _ "$out"
+        check "the argv starts with sandbox-exec" \
+            sh -c 'printf "%s" "$1" | head -n 1 | grep -q "^/usr/bin/sandbox-exec "' _ "$out"
+        out=$(kg run --backend seatbelt -- sh -c 'echo SHOULD-NOT-RUN' 2>&1); rc=$?
+        check "run --backend seatbelt is refused on Linux (125)" test "$rc" = 125
+        check "and nothing ran" sh -c '! printf "%s" "$1" | grep -q SHOULD-NOT-RUN' _ "$out"
+    done
+fi
 finish

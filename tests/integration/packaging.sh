@@ -302,7 +302,10 @@ tree_untouched() {
     local bad
     bad=$( (cd "$SRC" && ls -d obj-* debian/.debhelper debian/tmp debian/files \
                 debian/kgate/ debian/kgate-*/ debian/*.substvars 2>/dev/null)
-           find "$(dirname "$SRC")" -maxdepth 1 -name 'kgate*_*' -newer "$MARK" 2>/dev/null)
+           find "$(dirname "$SRC")" -maxdepth 1 -newer "$MARK" \( \
+               -name 'kgate*_*.deb' -o -name 'kgate*_*.ddeb' -o -name 'kgate*_*.changes' \
+               -o -name 'kgate*_*.buildinfo' -o -name 'kgate*_*.dsc' \
+               -o -name 'kgate*_*.tar.*' \) 2>/dev/null)
     [ -z "$bad" ] || { echo "build output in the source tree: $bad"; return 1; }
 }
 check "the source tree got no build output" tree_untouched

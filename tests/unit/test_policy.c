@@ -92,21 +92,9 @@ static const char *expand(const char *s, char *buf, size_t len)
 
 static const kg_strv *list_of(const kg_policy *p, const char *key)
 {
-    const struct {
-        const char *k;
-        const kg_strv *v;
-    } m[] = {
-        {"allow_hosts", p->allow_hosts},     {"allow_paths", p->allow_paths},
-        {"read_paths", p->read_paths},       {"deny_read", p->deny_read},
-        {"deny_exec", p->deny_exec},         {"mask_prefixes", p->mask_prefixes},
-        {"pass_env", p->pass_env},           {"deny_env", p->deny_env},
-        {"protect_paths", p->protect_paths}, {"allow_sockets", p->allow_sockets},
-        {"macos_allow_mach", p->macos_allow_mach},
-    };
-    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
-        if (strcmp(m[i].k, key) == 0) return m[i].v;
-    ck_abort_msg("no list %s", key);
-    return NULL;
+    const kg_strv *v = kg_policy_list(p, key);
+    ck_assert_msg(v != NULL, "no list %s", key);
+    return v;
 }
 
 /* One row: a user file and a project file; either the load fails with a
