@@ -177,6 +177,28 @@ static int run(run_ctx *c)
         return refuse(c, "refuse", KG_EXIT_REFUSED, msg);
     }
 
+    /* kgate's own directory is never writable from inside: a program that
+     * could rewrite config.yaml would widen every later run, and one that
+     * could write audit.log could forge it.  (An ancestor of it is the
+     * home or above, which the backends refuse already.) */
+    char *own = NULL;
+    if (asprintf(&own, "%s/.kgate", pub->home) >= 0) {
+        char *real = realpath(own, NULL);
+        const char *dir = real ? real : own;
+        for (size_t i = 0; i < kg_strv_len(c->policy->allow_paths); i++) {
+            const char *w = kg_strv_get(c->policy->allow_paths, i);
+            if (!kg_path_is_within(w, dir) && !kg_path_is_within(dir, w)) continue;
+            snprintf(msg, sizeof msg,
+                     "allow_paths entry %s would make kgate's own %s (config, audit log, "
+                     "cache) writable inside the sandbox", w, dir);
+            free(real);
+            free(own);
+            return refuse(c, "refuse", KG_EXIT_REFUSED, msg);
+        }
+        free(real);
+        free(own);
+    }
+
     const char *path_env = getenv("PATH");
     if (!path_env) path_env = "/usr/local/bin:/usr/bin:/bin";
     char *command_path = kg_exec_resolve(c->args.cmd[0], path_env, pub->project);

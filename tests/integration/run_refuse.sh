@@ -134,6 +134,18 @@ macos_profile: strict'
     done
     rm -f "$KG_PROJ/.kgate.yaml"
 
+    # kgate's own directory is never writable inside, not even when asked.
+    mkdir -p "$KG_HOME/.kgate/cache"
+    chown "$KG_UID:$KG_GID" "$KG_HOME/.kgate/cache"
+    for a in "$KG_HOME/.kgate" "$KG_HOME/.kgate/config.yaml" "$KG_HOME/.kgate/cache"; do
+        prog --allow-path "$a"
+        refused 125 refuse "--allow-path $a" "allow_paths entry $a" "kgate's own"
+    done
+    printf '%s\nallow_paths: [~/.kgate]\n' "$(grep -v '^allow_paths' <<<"$BASE_CONFIG")" | write_config
+    prog
+    refused 125 refuse "allow_paths: [~/.kgate] in the user config" "kgate's own"
+    printf '%s\n' "$BASE_CONFIG" | write_config
+
     # Broken configs: file, line and column.
     printf 'network: off\ndeny_read: [a, b\n' | write_config
     prog
