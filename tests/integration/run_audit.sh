@@ -148,6 +148,10 @@ EOF
     check "--dry-run: exit 0" rc_is 0
     r run --dry-run --backend bubblewrap --allow-net 198.18.0.63 -- true
     check "--dry-run refused: exit 125" rc_is 125
+    r run --dry-run -- curl http://198.18.0.9/
+    check "--dry-run of a blocked command: 126" rc_is 126
+    check "--dry-run of a blocked command: one kgate: line, no plan" one_kgate_line
+    check "--dry-run of a blocked command: nothing on stdout" out_empty
     check "--dry-run wrote no audit line" [ "$(lines)" -eq "$n" ]
 
     # pid is kgate's own: a program that waits for a go file in the project.
