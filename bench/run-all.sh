@@ -1,11 +1,20 @@
 #!/usr/bin/env bash
-# Runs every benchmark against the build in ./build (or $KGATE_BUILD_ROOT).
-# Not part of the test suite's verdict: figures, not pass/fail.
+# Runs every benchmark against the build in ./build (or $KGATE_BUILD_ROOT),
+# building the benchmark programs first.  Not part of the test suite's
+# verdict: figures, not pass/fail.  Sizes: LAUNCH_RUNS, RESTRICTED_RUNS,
+# OUTPUT_BYTES, OUTPUT_ROUNDS, DENY_RUNS, PLUGIN_RUNS.
 set -euo pipefail
 cd "$(dirname "$0")"
-B=${KGATE_BUILD_ROOT:-../build}
+B=$(realpath "${KGATE_BUILD_ROOT:-../build}")
+export KGATE_BUILD_ROOT=$B
+ninja -C "$B" all \
+    bench/bench_denyexec bench/bench_plugins >/dev/null
+PLUGINS=
+for d in "$B"/plugins/*/; do PLUGINS=${PLUGINS:+$PLUGINS:}${d%/}; done
+export KGATE_PLUGIN_PATH=$PLUGINS
+uname -srm; nproc | sed 's/^/cpus: /'; uptime
 python3 launch.py "${LAUNCH_RUNS:-200}"
 python3 restricted.py "${RESTRICTED_RUNS:-40}"
-python3 output.py "${OUTPUT_BYTES:-1000000000}"
+python3 output.py "${OUTPUT_BYTES:-1000000000}" "${OUTPUT_ROUNDS:-5}"
 "$B/bench/bench_denyexec" "${DENY_RUNS:-2000}"
 "$B/bench/bench_plugins" "${PLUGIN_RUNS:-2000}"

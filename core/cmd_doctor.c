@@ -12,6 +12,7 @@
 #include <utstring.h>
 
 #include "commands.h"
+#include "envfilter.h"
 #include "json.h"
 #include "loader.h"
 #include "paths.h"
@@ -178,6 +179,31 @@ static void print_doctor_text(const kg_plugin *cand, const env_policy *e,
     kg_strv_free(reasons);
 }
 
+/* The environment filter is the core's, not a backend's: which names of
+ * this environment `kgate run` would withhold (names only, as in the audit
+ * line). */
+static void env_detail(kg_host *host, const kg_policy *pol, kgate_report *rep)
+{
+    kg_strv *out = kg_strv_new(), *withheld = kg_strv_new();
+    kg_env_filter(environ, pol->pass_env, pol->deny_env, out, withheld);
+    size_t n = kg_strv_len(withheld);
+    UT_string *names;
+    utstring_new(names);
+    for (size_t i = 0; i < n; i++)
+        utstring_printf(names, "%s%s", i ? ", " : "", kg_strv_get(withheld, i));
+    /* A detail, not a finding: it never changes the verdict, and the
+     * verdict line stays the backend's. */
+    char *line = NULL;
+    if (asprintf(&line, "%zu secret-looking variable%s will be withheld%s%s", n,
+                 n == 1 ? "" : "s", n ? ": " : "", utstring_body(names)) >= 0) {
+        host->pub.report_detail(rep, "environment", line);
+        free(line);
+    }
+    utstring_free(names);
+    kg_strv_free(out);
+    kg_strv_free(withheld);
+}
+
 int kg_cmd_doctor(int argc, char **argv)
 {
     int json = 0;
@@ -225,6 +251,7 @@ int kg_cmd_doctor(int argc, char **argv)
             host.pub.report_detail(rep, kg_strv_get(brep->detail_keys, i),
                                    kg_strv_get(brep->detail_values, i));
     }
+    if (e.pol) env_detail(&host, e.pol, rep);
     /* The report shown is one backend's; when none could enforce the
      * policy, the others' reasons are worth a line too. */
     if (e.pol && rc < 0 && cand && !forced) host.pub.report_detail(rep, "selection", err.msg);

@@ -240,6 +240,12 @@ static int run(run_ctx *c)
      * different session layout from one on pipes. */
     bool use_pty = want_pty(c->args.pty);
     c->policy->pub.pty = use_pty;
+    /* The pty copies its modes and size from fd 0 and makes fd 0 raw; a
+     * pipe there has neither.  Refused here, before the audit line says
+     * launch.  --dry-run only prints the plan a pty would get. */
+    if (use_pty && !c->args.dry_run && !isatty(STDIN_FILENO))
+        return refuse(c, "refuse", KG_EXIT_REFUSED,
+                      "--pty needs a terminal on standard input");
 
     kg_host host;
     kg_host_init(&host);

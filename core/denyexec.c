@@ -130,8 +130,18 @@ struct kg_denyexec {
     target tool[NTOOLS];
     size_t ntool;
     char *path_env;
+    /* One per entry of path_env, in order: an O_PATH descriptor of an
+     * absolute directory, DIR_BY_NAME (look it up by its name, as before:
+     * relative, empty, or could not be opened), or DIR_REPEATED (the same
+     * text as an earlier entry, which was already tried). */
+    int *dirfd;
+    char **dirreal; /* realpath of each opened directory, found on first use */
+    size_t ndir;
     kg_fpcache *fp;
 };
+
+#define DIR_BY_NAME (-1)
+#define DIR_REPEATED (-2)
 
 /* ---- small helpers ----------------------------------------------------- */
 
@@ -184,8 +194,37 @@ static char *try_exec_file(const char *p, struct stat *st)
     return r;
 }
 
-static char *resolve(const char *cmd, const char *path_env, const char *cwd,
-                     struct stat *st)
+/* try_exec_file for the name in PATH directory k of d, open as dfd: the
+ * same three questions, without walking the directory's path again for
+ * every name looked up.  The realpath of a file that is not a symlink is
+ * its directory's realpath and its name, and the directory's is looked up
+ * once. */
+static char *try_exec_at(kg_denyexec *d, size_t k, const char *dir, const char *name,
+                         struct stat *st)
+{
+    int dfd = d->dirfd[k];
+    struct stat s, l;
+    if (fstatat(dfd, name, &s, 0) != 0 || !S_ISREG(s.st_mode)) return NULL;
+    if (faccessat(dfd, name, X_OK, 0) != 0) return NULL;
+    char *r = NULL;
+    if (fstatat(dfd, name, &l, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(l.st_mode)) {
+        if (!d->dirreal[k]) d->dirreal[k] = realpath(dir, NULL);
+        if (d->dirreal[k]) r = kg_dx_join(d->dirreal[k], name);
+    }
+    if (!r) {
+        char *j = kg_dx_join(dir, name);
+        r = realpath(j, NULL);
+        free(j);
+    }
+    if (r && st) *st = s;
+    return r;
+}
+
+/* d (may be NULL) lends its open PATH directories when path_env is its
+ * own: building a list of 100 entries looks up 100 names in every PATH
+ * directory, and most of those lookups fail. */
+static char *resolve_in(kg_denyexec *d, const char *cmd, const char *path_env,
+                        const char *cwd, struct stat *st)
 {
     if (!cmd || !*cmd) return NULL;
     if (strchr(cmd, '/')) {
@@ -195,27 +234,85 @@ static char *resolve(const char *cmd, const char *path_env, const char *cwd,
         free(j);
         return r;
     }
+    bool own = d && d->dirfd && path_env && path_env == d->path_env;
     /* execvp's default when PATH is unset. */
     const char *p = path_env ? path_env : "/bin:/usr/bin";
-    for (;;) {
+    for (size_t k = 0;; k++) {
         const char *e = strchr(p, ':');
         size_t len = e ? (size_t)(e - p) : strlen(p);
-        char *dir = strndup(p, len);
-        if (!dir) abort();
-        char *cand;
-        if (len == 0) /* an empty entry is the working directory */
-            cand = kg_dx_join(cwd ? cwd : ".", cmd);
-        else if (dir[0] != '/' && cwd) {
-            char *d2 = kg_dx_join(cwd, dir);
-            cand = kg_dx_join(d2, cmd);
-            free(d2);
-        } else
-            cand = kg_dx_join(dir, cmd);
-        free(dir);
-        char *r = try_exec_file(cand, st);
-        free(cand);
+        int fd = own && k < d->ndir ? d->dirfd[k] : DIR_BY_NAME;
+        char *r = NULL;
+        if (fd != DIR_REPEATED) {
+            char *dir = strndup(p, len);
+            if (!dir) abort();
+            if (fd >= 0) {
+                r = try_exec_at(d, k, dir, cmd, st);
+            } else {
+                char *cand;
+                if (len == 0) /* an empty entry is the working directory */
+                    cand = kg_dx_join(cwd ? cwd : ".", cmd);
+                else if (dir[0] != '/' && cwd) {
+                    char *d2 = kg_dx_join(cwd, dir);
+                    cand = kg_dx_join(d2, cmd);
+                    free(d2);
+                } else
+                    cand = kg_dx_join(dir, cmd);
+                r = try_exec_file(cand, st);
+                free(cand);
+            }
+            free(dir);
+        }
         if (r) return r;
         if (!e) return NULL;
+        p = e + 1;
+    }
+}
+
+static char *resolve(const char *cmd, const char *path_env, const char *cwd,
+                     struct stat *st)
+{
+    return resolve_in(NULL, cmd, path_env, cwd, st);
+}
+
+/* Opens the absolute directories of d->path_env once.  A directory that
+ * cannot be opened is looked up by name as before, so a failure here
+ * changes nothing but the speed. */
+static void open_path_dirs(kg_denyexec *d)
+{
+    if (!d->path_env) return;
+    size_t n = 1;
+    for (const char *c = d->path_env; *c; c++) n += *c == ':';
+    d->dirfd = malloc(n * sizeof *d->dirfd);
+    d->dirreal = calloc(n, sizeof *d->dirreal);
+    if (!d->dirfd || !d->dirreal) abort();
+    d->ndir = n;
+    const char *p = d->path_env;
+    for (size_t k = 0; k < n; k++) {
+        const char *e = strchr(p, ':');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        d->dirfd[k] = DIR_BY_NAME;
+        if (len > 0 && p[0] == '/') {
+            /* The same text twice: execvp would try it twice and find the
+             * same nothing the second time. */
+            const char *q = d->path_env;
+            for (size_t j = 0; j < k; j++) {
+                const char *qe = strchr(q, ':');
+                if ((size_t)(qe - q) == len && memcmp(q, p, len) == 0 &&
+                    d->dirfd[j] != DIR_BY_NAME) {
+                    d->dirfd[k] = DIR_REPEATED;
+                    break;
+                }
+                q = qe + 1;
+            }
+            if (d->dirfd[k] == DIR_BY_NAME) {
+                char *dir = strndup(p, len);
+                if (!dir) abort();
+                int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                free(dir);
+                if (fd >= 0) d->dirfd[k] = fd;
+            }
+        }
+        if (!e) break;
         p = e + 1;
     }
 }
@@ -241,12 +338,12 @@ static int compare_file(kg_denyexec *d, const char *path, const struct stat *st,
 
 /* ---- construction ------------------------------------------------------ */
 
-static void target_init(target *t, const char *entry, const char *path_env,
-                        const char *cwd)
+static void target_init(kg_denyexec *d, target *t, const char *entry,
+                        const char *path_env, const char *cwd)
 {
     t->entry = kg_dx_strdup(entry);
     t->name = strchr(entry, '/') ? NULL : kg_dx_strdup(entry);
-    t->path = resolve(entry, path_env, cwd, &t->st);
+    t->path = resolve_in(d, entry, path_env, cwd, &t->st);
     t->ok = t->path != NULL;
     t->multicall = t->path && is_multicall_name(kg_dx_base(t->path));
 }
@@ -257,6 +354,7 @@ kg_denyexec *kg_denyexec_new(const kg_strv *deny, const char *path_env,
     kg_denyexec *d = calloc(1, sizeof *d);
     if (!d) abort();
     d->path_env = path_env ? kg_dx_strdup(path_env) : NULL;
+    open_path_dirs(d);
     d->fp = kg_fpcache_new(cache_dir);
     size_t n = kg_strv_len(deny);
     d->deny = calloc(n ? n : 1, sizeof *d->deny);
@@ -271,16 +369,16 @@ kg_denyexec *kg_denyexec_new(const kg_strv *deny, const char *path_env,
         }
         if (e[0] == '~' && (e[1] == '/' || !e[1]) && home) {
             char *x = kg_dx_join(home, e[1] ? e + 2 : "");
-            target_init(&d->deny[d->ndeny], x, d->path_env, NULL);
+            target_init(d, &d->deny[d->ndeny], x, d->path_env, NULL);
             free(x);
         } else
-            target_init(&d->deny[d->ndeny], e, d->path_env, NULL);
+            target_init(d, &d->deny[d->ndeny], e, d->path_env, NULL);
         d->ndeny++;
     }
     for (size_t i = 0; i < NTOOLS; i++) {
         if (!tools[i].file) continue;
         target *t = &d->tool[d->ntool];
-        target_init(t, tools[i].name, d->path_env, NULL);
+        target_init(d, t, tools[i].name, d->path_env, NULL);
         t->k = tools[i].k;
         if (t->path) d->ntool++;
         else { free(t->entry); free(t->name); memset(t, 0, sizeof *t); }
@@ -301,6 +399,12 @@ void kg_denyexec_free(kg_denyexec *d)
     for (size_t i = 0; i < d->ndeny; i++) target_free(&d->deny[i]);
     for (size_t i = 0; i < d->ntool; i++) target_free(&d->tool[i]);
     free(d->deny);
+    for (size_t i = 0; i < d->ndir; i++) {
+        if (d->dirfd[i] >= 0) close(d->dirfd[i]);
+        free(d->dirreal[i]);
+    }
+    free(d->dirfd);
+    free(d->dirreal);
     kg_fpcache_free(d->fp);
     free(d->path_env);
     free(d);
@@ -403,7 +507,7 @@ static int check_word(chk *c, const char *word, scope sc, const char *where,
     char *home_word = NULL;
     if (word[0] == '~' && word[1] == '/' && getenv("HOME"))
         word = home_word = kg_dx_join(getenv("HOME"), word + 2);
-    wi->path = resolve(word, sc.path, sc.cwd, &wi->st);
+    wi->path = resolve_in(d, word, sc.path, sc.cwd, &wi->st);
     int r = 0;
     if (!wi->path) goto out;
     for (size_t i = 0; i < d->ndeny; i++) {
@@ -692,7 +796,7 @@ static int check_shell(chk *c, char **w, size_t n, scope sc, const char *where, 
     if (stat(j, &st) == 0 && S_ISREG(st.st_mode))
         r = check_shell_file(c, j, &st, sc, w[i], w + i, n - i);
     else if (!strchr(w[i], '/')) {
-        char *p = resolve(w[i], sc.path, sc.cwd, &st);
+        char *p = resolve_in(c->d, w[i], sc.path, sc.cwd, &st);
         if (p) r = check_shell_file(c, p, &st, sc, w[i], w + i, n - i);
         free(p);
     }
@@ -894,7 +998,7 @@ int kg_dx_check_argv(chk *c, char **w, size_t n, scope sc, const char *where, in
             struct stat st;
             char *p = NULL;
             if (!strchr(w[1], '/')) {
-                p = resolve(w[1], sc.path, sc.cwd, &st);
+                p = resolve_in(c->d, w[1], sc.path, sc.cwd, &st);
                 if (!p) { /* sourcing does not need the execute bit */
                     char *j = kg_dx_join(sc.cwd ? sc.cwd : ".", w[1]);
                     if (stat(j, &st) == 0 && S_ISREG(st.st_mode)) p = j;

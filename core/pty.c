@@ -100,7 +100,9 @@ int kg_pty_make_raw(kg_pty *p, kg_error *err)
     }
     struct termios raw = p->saved;
     cfmakeraw(&raw);
-    if (tcsetattr(p->term_fd, TCSAFLUSH, &raw) < 0) {
+    /* TCSADRAIN, not TCSAFLUSH: what the user typed ahead while kgate was
+     * starting is meant for the program and reaches it. */
+    if (tcsetattr(p->term_fd, TCSADRAIN, &raw) < 0) {
         restore_armed = 0;
         return kg_err_set(err, errno, "cannot put the terminal in raw mode: %s",
                           strerror(errno));
@@ -112,6 +114,8 @@ int kg_pty_make_raw(kg_pty *p, kg_error *err)
 void kg_pty_restore(kg_pty *p)
 {
     if (!p || !p->raw) return;
+    /* TCSAFLUSH: input still waiting was typed for the program (or pushed
+     * by someone); the user's shell must not run it outside the box. */
     tcsetattr(p->term_fd, TCSAFLUSH, &p->saved);
     p->raw = false;
     restore_armed = 0;
@@ -121,6 +125,29 @@ void kg_pty_sync_winsize(kg_pty *p)
 {
     struct winsize ws;
     if (ioctl(p->term_fd, TIOCGWINSZ, &ws) == 0) ioctl(p->master, TIOCSWINSZ, &ws);
+}
+
+int kg_pty_signal(kg_pty *p, int sig)
+{
+    /* Both ioctls read the slave's state through the master, and give pids
+     * as seen from kgate's pid namespace. */
+    pid_t pg = 0;
+    if (sig == SIGINT || sig == SIGQUIT) {
+        if (ioctl(p->master, TIOCGPGRP, &pg) < 0 || pg <= 0) return -1;
+#ifdef TIOCSIG
+        /* The kernel signals the group it holds, not a number that could
+         * have been reused since TIOCGPGRP. */
+        if (ioctl(p->master, TIOCSIG, sig) == 0) return 0;
+#endif
+        return kill(-pg, sig);
+    }
+#ifdef TIOCGSID
+    /* A session leader cannot change its group: pgid == sid. */
+    if (ioctl(p->master, TIOCGSID, &pg) < 0 || pg <= 0) return -1;
+    return kill(-pg, sig);
+#else
+    return -1;
+#endif
 }
 
 void kg_pty_free(kg_pty *p)

@@ -35,5 +35,12 @@ int kg_pty_make_raw(kg_pty *p, kg_error *err);
 void kg_pty_restore(kg_pty *p);
 /* Copies the user's terminal's window size to the pty (on SIGWINCH). */
 void kg_pty_sync_winsize(kg_pty *p);
+/* Sends sig to the program through its terminal, the way a terminal would:
+ * SIGINT and SIGQUIT to the pty's foreground process group (as if the key
+ * had been typed), anything else to the process group of the session's
+ * leader (the program kgate started).  Returns 0 when sent, -1 when no
+ * session holds the pty as its controlling terminal (yet): the caller then
+ * signals the pids it knows. */
+int kg_pty_signal(kg_pty *p, int sig);
 
 #endif

@@ -194,6 +194,9 @@ static void handle_signals(sup *s)
             }
             reap_main(s); /* never signal a pid that may be reused */
             if (s->exited) continue;
+            /* With a pty, the program may have left the group the backend
+             * named (a session of its own, see kg_pty_signal). */
+            if (s->pty && kg_pty_signal(s->pty, b[i]) == 0) continue;
             pid_t t = s->proc.signal_pid ? s->proc.signal_pid : s->proc.pid;
             kill(t, b[i]);
         }

@@ -88,6 +88,59 @@ static void report_network(const kgate_host *h, const kgate_policy *pol,
     }
 }
 
+/* The escapes of issue 6 (docs/escapes.md): what is in force, from the
+ * policy alone. */
+static void report_escapes(const kgate_host *h, const kgate_policy *pol,
+                           kgate_report *rep)
+{
+    size_t ndirs;
+    kgbw_socket_dirs(&ndirs);
+    if (pol->allow_sockets.n == 0) {
+        h->report(rep, KGATE_READY,
+                  "host Unix sockets: none reachable (/run, /var/run and %zu "
+                  "daemon directories covered by an empty tmpfs; /tmp and "
+                  "$HOME are private)",
+                  ndirs - 2);
+    } else {
+        char list[1024] = "";
+        size_t used = 0;
+        for (size_t i = 0; i < pol->allow_sockets.n && used < sizeof list; i++) {
+            int n = snprintf(list + used, sizeof list - used, "%s%s",
+                             i ? ", " : "", pol->allow_sockets.v[i]);
+            if (n < 0) break;
+            used += (size_t)n;
+        }
+        h->report(rep, KGATE_READY,
+                  "host Unix sockets: only allow_sockets (%s); /run, /var/run "
+                  "and %zu daemon directories covered by an empty tmpfs",
+                  list, ndirs - 2);
+    }
+    if (pol->network == KGATE_NET_OPEN)
+        h->report(rep, KGATE_DEGRADED,
+                  "abstract Unix sockets: network open shares the host's "
+                  "network namespace, so abstract sockets (X11, some D-Bus "
+                  "buses) are reachable");
+    else
+        h->report(rep, KGATE_READY,
+                  "abstract Unix sockets: unreachable (own network namespace)");
+
+    size_t nprot = pol->protect_paths.n;
+    h->report(rep, KGATE_READY,
+              "planted hooks: %zu protected path%s read-only inside the "
+              "project (those that exist; a missing .git/hooks is an empty "
+              "read-only directory)",
+              nprot, nprot == 1 ? "" : "s");
+    int pty = KGATE_HAS_FIELD(pol, kgate_policy, pty) && pol->pty;
+    h->report(rep, KGATE_READY,
+              "terminal: %s; ioctl TIOCSTI and TIOCLINUX refused by seccomp",
+              pty ? "a pseudo-terminal of its own"
+                  : "no controlling terminal (--new-session)");
+    h->report(rep, KGATE_READY,
+              "seccomp filter: %zu rules (%s), refused with an errno, not a "
+              "kill",
+              kgbw_seccomp_rule_count(), kgbw_seccomp_groups());
+}
+
 int kgbw_doctor(const kgate_host *h, const kgate_policy *pol,
                 const kgate_probe *pr, kgate_report *rep)
 {
@@ -103,6 +156,7 @@ int kgbw_doctor(const kgate_host *h, const kgate_policy *pol,
               pol->allow_paths.n, pol->allow_paths.n == 1 ? "" : "s",
               pol->deny_read.n, pol->deny_read.n == 1 ? "y" : "ies");
     report_network(h, pol, rep);
+    report_escapes(h, pol, rep);
     h->report_detail(rep, "bwrap_path", pr->tool_path);
     h->report_detail(rep, "bwrap_version",
                      pr->version[0] ? pr->version : "unknown (quick probe)");

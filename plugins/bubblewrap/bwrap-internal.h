@@ -39,8 +39,42 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
                 const kgate_plan *plan, const kgate_launch *io,
                 kgate_proc *proc, kgate_err *err);
 
+/* pty mode (bwrap-pty.c, pty-shim.c): the plan runs the command through
+ * this shim, which makes the pty the program's controlling terminal inside
+ * the sandbox.  kgbw_pty_shim_find returns its absolute path (malloc'd), or
+ * NULL with err when it is not installed.  The override is for tests. */
+#define KGBW_PTY_SHIM_NAME "kgate-pty-shim"
+char *kgbw_pty_shim_find(kgate_err *err);
+void kgbw_pty_shim_set_override(const char *path);
+
 /* 1 when path is dir or lies below it (both absolute, no trailing slash;
  * "/" contains everything). */
 int kgbw_path_under(const char *path, const char *dir);
+
+/* Host Unix sockets (bwrap-sockets.c).  The directories the socket stage
+ * covers with an empty tmpfs (each only when it is a real directory the
+ * program could search); 1 when path lies in one that is covered for uid. */
+const char *const *kgbw_socket_dirs(size_t *n);
+int kgbw_socket_hidden(const char *path, uid_t uid);
+/* After the floor: the covers, the resolv.conf target given back (resolv_conf
+ * is "/etc/resolv.conf"; the tests pass their own), an empty private
+ * /run/user/UID.  -1 when memory ran out. */
+int kgbw_plan_socket_cover(const kgate_host *h, const kgate_policy *pol,
+                           kgate_plan *plan, const char *resolv_conf);
+/* After everything given back and before the covers that take away:
+ * each existing allow_sockets entry (a socket or a directory) bound
+ * read-write; a missing one is a note.  -1 with err on a refusal. */
+int kgbw_plan_allow_sockets(const kgate_host *h, const kgate_policy *pol,
+                            kgate_plan *plan, kgate_err *err);
+
+/* The seccomp filter (bwrap-seccomp.c).  One rule table, two outputs: the
+ * text --dry-run shows (pure; malloc'd, NULL when memory runs out) and the
+ * BPF program launch passes to bwrap (a memfd >= 10, close-on-exec, at
+ * offset 0; -1 with err when libseccomp fails: launch then fails closed). */
+size_t kgbw_seccomp_rule_count(void);
+const char *kgbw_seccomp_groups(void);
+char *kgbw_seccomp_describe(void);
+int kgbw_seccomp_fd(kgate_err *err);
+#define KGBW_SECCOMP_LABEL "seccomp filter"
 
 #endif

@@ -32,26 +32,25 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 /* What the child reports through the error pipe before it _exits. */
-enum { STEP_STDIO = 1, STEP_TTY, STEP_FD, STEP_CHDIR, STEP_EXEC };
+enum { STEP_STDIO = 1, STEP_FD, STEP_CHDIR, STEP_EXEC };
 
 /* Descriptors the child passes to bwrap (-1 when not used). */
 typedef struct passfds {
     int info;
     int block;
+    int seccomp;
 } passfds;
 
 static const char *step_name(int step)
 {
     switch (step) {
     case STEP_STDIO: return "set up stdio for";
-    case STEP_TTY: return "take the pseudo-terminal for";
     case STEP_FD: return "pass descriptors to";
     case STEP_CHDIR: return "enter the project";
     default: return "execute";
@@ -73,15 +72,14 @@ __attribute__((noreturn)) static void child(char *const *argv,
      * and through it the program.  All signals are blocked until execve. */
     for (int s = 1; s < NSIG; s++) sigaction(s, &dfl, NULL);
 
-    int pty = KGATE_HAS_FIELD(io, kgate_launch, pty) && io->pty;
-    if (pty) {
-        setsid();
-    } else {
-        /* Out of the terminal's foreground group: a Ctrl-C reaches kgate,
-         * which forwards it to the program's group, and not bwrap's outer
-         * process, whose death would SIGKILL the program. */
-        setpgid(0, 0);
-    }
+    /* Out of the terminal's foreground group: a Ctrl-C reaches kgate,
+     * which forwards it to the program's group, and not bwrap's outer
+     * process, whose death would SIGKILL the program.  The same with a pty
+     * (io->pty): the pty must not become the controlling terminal here,
+     * where bwrap's outer process would share its session and get the
+     * Ctrl-C typed into it.  The shim inside the sandbox takes it
+     * (stage_pty in bwrap-plan.c). */
+    setpgid(0, 0);
     /* hi[] are >= 10, so these never overwrite one another. */
     for (int i = 0; i < 3; i++) {
         if (dup2(hi[i], i) < 0) {
@@ -89,12 +87,9 @@ __attribute__((noreturn)) static void child(char *const *argv,
             goto fail;
         }
     }
-    if (pty && ioctl(0, TIOCSCTTY, 0) < 0) {
-        report[0] = STEP_TTY;
-        goto fail;
-    }
     if (fcntl(pass.info, F_SETFD, 0) < 0 ||
-        (pass.block >= 0 && fcntl(pass.block, F_SETFD, 0) < 0)) {
+        (pass.block >= 0 && fcntl(pass.block, F_SETFD, 0) < 0) ||
+        fcntl(pass.seccomp, F_SETFD, 0) < 0) {
         report[0] = STEP_FD;
         goto fail;
     }
@@ -222,7 +217,7 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
     size_t argc = 0;
     const char *const *pargv = host->plan_argv(plan, &argc);
     int info_r = -1, info_w = -1, err_r = -1, err_w = -1, hi[3] = {-1, -1, -1};
-    int gate = -1, block_w = -1;
+    int gate = -1, block_w = -1, filter = -1;
     char **argv = NULL;
     int r = -1, fds[2];
     pid_t pid = -1;
@@ -247,16 +242,21 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
     err_r = fds[0];
     err_w = fds[1];
 
+    /* Fail closed: a sandbox without its filter does not start. */
+    filter = kgbw_seccomp_fd(err);
+    if (filter < 0) goto out;
+
     gate = gate_open(&block_w);
     if (gate < 0)
         host->log(host, KGATE_LOG_DEBUG,
                   "no setup gate on this kernel: a bwrap setup failure will "
                   "show as the program's exit status 1");
 
-    char infonum[16], blocknum[16];
+    char infonum[16], blocknum[16], filternum[16];
     snprintf(infonum, sizeof infonum, "%d", info_w);
     snprintf(blocknum, sizeof blocknum, "%d", block_w);
-    argv = calloc(argc + 5, sizeof *argv);
+    snprintf(filternum, sizeof filternum, "%d", filter);
+    argv = calloc(argc + 7, sizeof *argv);
     if (!argv) goto sys_fail;
     size_t k = 0;
     argv[k++] = (char *)pargv[0];
@@ -266,6 +266,10 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
         argv[k++] = (char *)"--block-fd";
         argv[k++] = blocknum;
     }
+    /* bwrap loads it last, just before it execs the program, so bwrap's
+     * own setup (mounts, pivot_root) is not subject to it. */
+    argv[k++] = (char *)"--seccomp";
+    argv[k++] = filternum;
     for (size_t i = 1; i < argc; i++) argv[k++] = (char *)pargv[i];
 
     sigset_t all, old;
@@ -273,7 +277,8 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
     sigprocmask(SIG_SETMASK, &all, &old);
     pid = fork();
     if (pid == 0)
-        child(argv, io, hi, (passfds){info_w, block_w}, err_w, policy->project);
+        child(argv, io, hi, (passfds){info_w, block_w, filter}, err_w,
+              policy->project);
     int fork_errno = errno;
     sigprocmask(SIG_SETMASK, &old, NULL);
     if (pid < 0) {
@@ -282,6 +287,7 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
     }
     close_fd(&err_w);
     close_fd(&info_w);
+    close_fd(&filter);
     /* block_w stays open here until the gate is decided: while we hold the
      * peer too, bwrap closing or dying does not purge the record (that
      * would look like a read); only bwrap reading it does. */
@@ -322,11 +328,10 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
         goto out;
     }
     proc->pid = pid;
-    /* With a pty of its own there is no --new-session, so the reaper leads
-     * no group; the core signals the outer bwrap then (the sandbox dies
-     * with it, see docs/bubblewrap.md). */
-    int pty = KGATE_HAS_FIELD(io, kgate_launch, pty) && io->pty;
-    proc->signal_pid = pty ? 0 : -sandbox;
+    /* In pty mode the program leaves this group for a session of its own
+     * (the shim); the core then signals it through the pty, and this group
+     * is only the fallback for a signal that comes before the shim ran. */
+    proc->signal_pid = -sandbox;
     proc->n_helpers = 0;
     host->log(host, KGATE_LOG_DEBUG, "bwrap pid %ld, sandbox pid 1 is %ld",
               (long)pid, (long)sandbox);
@@ -336,6 +341,7 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
 sys_fail:
     kgate_err_set(err, errno, "cannot start bwrap: %s", strerror(errno));
 out:
+    close_fd(&filter);
     close_fd(&gate);
     close_fd(&block_w);
     close_fd(&info_r);

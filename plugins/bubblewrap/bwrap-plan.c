@@ -49,6 +49,7 @@ typedef struct planner {
     kgate_err *err;
     giveback *gb; /* sorted by path, deduplicated */
     size_t n_gb;
+    char *shim; /* pty mode: the shim run before the command, else NULL */
     int failed; /* an append ran out of memory */
 } planner;
 
@@ -86,12 +87,19 @@ static int check_list(planner *pl, const char *key, const kgate_strlist *l)
 }
 
 /* The program can see p: it lies under something given back, or outside
- * the two trees the sandbox replaces by empty tmpfs ($HOME and /tmp). */
+ * the trees the sandbox replaces by empty tmpfs ($HOME, /tmp, and the
+ * socket directories of bwrap-sockets.c). */
 static int visible(const planner *pl, const char *p)
 {
     for (size_t i = 0; i < pl->n_gb; i++)
         if (kgbw_path_under(p, pl->gb[i].path)) return 1;
-    return !kgbw_path_under(p, pl->pol->home) && !kgbw_path_under(p, "/tmp");
+    /* allow_sockets bring things back too, and deny_read must still win */
+    for (size_t i = 0; i < pl->pol->allow_sockets.n; i++)
+        if (pl->pol->allow_sockets.v[i] &&
+            kgbw_path_under(p, pl->pol->allow_sockets.v[i]))
+            return 1;
+    return !kgbw_path_under(p, pl->pol->home) && !kgbw_path_under(p, "/tmp") &&
+           !kgbw_socket_hidden(p, pl->pol->uid);
 }
 
 /* p lies under a path the program may write. */
@@ -214,14 +222,14 @@ static void stage_namespaces(planner *pl, const kgate_probe *probe)
     char uid[32], gid[32];
     snprintf(uid, sizeof uid, "%lu", (unsigned long)pol->uid);
     snprintf(gid, sizeof gid, "%lu", (unsigned long)pol->gid);
-    int pty = KGATE_HAS_FIELD(pol, kgate_policy, pty) && pol->pty;
 
     arg(pl, probe->tool_path);
     arg(pl, "--die-with-parent");
     /* A new session has no controlling terminal: no TIOCSTI into the
-     * user's.  With a pty of its own the pty is the program's terminal,
-     * and a new session would cost it job control (see the SDK). */
-    if (!pty) arg(pl, "--new-session");
+     * user's.  Also in pty mode, where it keeps the program out of the
+     * session of bwrap's outer process: a Ctrl-C typed into the pty must
+     * not kill that one (stage_pty). */
+    arg(pl, "--new-session");
     arg(pl, "--unshare-user");
     arg2(pl, "--uid", uid);
     arg2(pl, "--gid", gid);
@@ -242,9 +250,10 @@ static void stage_base(planner *pl)
     arg2(pl, "--dev", "/dev");
     arg2(pl, "--proc", "/proc");
     arg2(pl, "--tmpfs", "/tmp");
-    /* Slot (issue 6, host sockets): covering /run and /var/run, then
-     * giving back the resolv.conf target and allow_sockets, belongs here:
-     * after the floor, before $HOME, so nothing later depends on /run. */
+    /* Host sockets: after the floor, before $HOME, so that what is given
+     * back later (read_paths, allow_sockets) lands on top of the covers. */
+    if (kgbw_plan_socket_cover(pl->host, pl->pol, pl->plan, "/etc/resolv.conf") < 0)
+        pl->failed = 1;
 }
 
 /* The home directory is an empty tmpfs; bwrap creates the mount points of
@@ -271,18 +280,43 @@ static void stage_giveback(planner *pl)
              pl->gb[i].path);
 }
 
+/* p is the project's .git/hooks, missing in a .git that is a directory.
+ * git runs hooks from there, so a program that could create it could plant
+ * a pre-commit that runs at the user's next commit. */
+static int missing_hooks(const planner *pl, const char *p)
+{
+    char want[4096], git[4096];
+    struct stat st;
+    int n = snprintf(want, sizeof want, "%s/.git/hooks", pl->pol->project);
+    snprintf(git, sizeof git, "%s/.git", pl->pol->project);
+    return n > 0 && (size_t)n < sizeof want && strcmp(p, want) == 0 &&
+           lstat(git, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* An empty directory that cannot be written.  bwrap creates the mount
+ * point, so an empty .git/hooks appears in the real project: the directory
+ * git init would have made anyway. */
+static void stage_empty_hooks(planner *pl, const char *p)
+{
+    arg2(pl, "--tmpfs", p);
+    arg2(pl, "--remount-ro", p);
+}
+
 /* Read-only again inside a writable root.  Only where it matters: a
  * protected path under the hidden home but outside anything given back
  * would otherwise be bound in from the real home and become readable, and
  * a missing one would make bwrap create an empty mount point in the real
- * project. */
+ * project (which only a missing .git/hooks is worth: see above). */
 static void stage_protect(planner *pl)
 {
     const kgate_strlist *l = &pl->pol->protect_paths;
     for (size_t i = 0; i < l->n; i++) {
         struct stat st;
-        if (!writable(pl, l->v[i]) || stat(l->v[i], &st) < 0) continue;
-        arg3(pl, "--ro-bind", l->v[i], l->v[i]);
+        if (!writable(pl, l->v[i])) continue;
+        if (stat(l->v[i], &st) == 0)
+            arg3(pl, "--ro-bind", l->v[i], l->v[i]);
+        else if (missing_hooks(pl, l->v[i]))
+            stage_empty_hooks(pl, l->v[i]);
     }
 }
 
@@ -316,6 +350,19 @@ static void stage_deny(planner *pl)
     }
 }
 
+/* pty mode: the program's pty becomes its controlling terminal inside the
+ * sandbox, through the shim (pty-shim.c) that stage_process puts before
+ * the command.  Not earlier, in launch: the terminal's session would then
+ * hold bwrap's outer process too, and a Ctrl-C would kill it (and through
+ * --die-with-parent the program, before its handler runs).  The shim is
+ * bound in, read-only at its own path, when it lies where the sandbox
+ * hides things; last, so that no later mount covers it. */
+static void stage_pty(planner *pl)
+{
+    if (pl->shim && !visible(pl, pl->shim))
+        arg3(pl, "--ro-bind", pl->shim, pl->shim);
+}
+
 static int stage_process(planner *pl)
 {
     const kgate_policy *pol = pl->pol;
@@ -334,9 +381,20 @@ static int stage_process(planner *pl)
     /* Slot (issue 6, seccomp): the filter is a descriptor, so launch adds
      * --seccomp FD beside --info-fd; the plan stays descriptor-free. */
     arg(pl, "--");
+    if (pl->shim) arg(pl, pl->shim);
     arg(pl, pol->command_path);
     for (size_t i = 1; i < pol->argv.n; i++) arg(pl, pol->argv.v[i]);
     return 0;
+}
+
+/* The filter itself is a descriptor that launch makes; the plan carries
+ * its description, from the same table, for --dry-run. */
+static void stage_seccomp(planner *pl)
+{
+    char *text = kgbw_seccomp_describe();
+    int r = text ? pl->host->plan_file(pl->plan, KGBW_SECCOMP_LABEL, text) : -1;
+    free(text);
+    if (r < 0) pl->failed = 1;
 }
 
 int kgbw_plan(const kgate_host *host, const kgate_policy *policy,
@@ -346,13 +404,19 @@ int kgbw_plan(const kgate_host *host, const kgate_policy *policy,
     int r = -1;
     if (check_policy(&pl, probe) < 0) goto out;
     if (collect_givebacks(&pl) < 0) goto out;
+    if (KGATE_HAS_FIELD(policy, kgate_policy, pty) && policy->pty &&
+        !(pl.shim = kgbw_pty_shim_find(err)))
+        goto out;
     stage_namespaces(&pl, probe);
     stage_base(&pl);
     stage_home(&pl);
     stage_giveback(&pl);
+    if (kgbw_plan_allow_sockets(host, policy, plan, err) < 0) goto out;
     stage_protect(&pl);
     stage_deny(&pl);
+    stage_pty(&pl);
     if (stage_process(&pl) < 0) goto out;
+    stage_seccomp(&pl);
     if (pl.failed) {
         kgate_err_set(err, ENOMEM, "out of memory while building the plan");
         goto out;
@@ -360,5 +424,6 @@ int kgbw_plan(const kgate_host *host, const kgate_policy *policy,
     r = 0;
 out:
     free(pl.gb);
+    free(pl.shim);
     return r;
 }

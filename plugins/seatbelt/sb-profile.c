@@ -350,6 +350,31 @@ static void strict_open_network(sb_ctx *c)
             "(global-name \"com.apple.trustd.agent\"))");
 }
 
+/* Host Unix sockets (issue 6): a Docker socket is root on the host, an
+ * ssh-agent or D-Bus socket is the user's keys.  In network off the blanket
+ * outbound deny already covers them; in open this is what does.  After the
+ * network rules so that no allow there can reopen them, then the resolver
+ * (open only: getaddrinfo asks mDNSResponder over this socket) and each
+ * allow_sockets entry, exactly that path. */
+static void unix_sockets_section(sb_ctx *c, const kgate_policy *pol)
+{
+    line(c, "; host Unix sockets: none, except the ones named below");
+    line(c, "(deny network-outbound (remote unix-socket))");
+    if (pol->network == KGATE_NET_OPEN) {
+        line(c, "; network open: name resolution goes through mDNSResponder's "
+                "socket");
+        line(c, "(allow network-outbound (remote unix-socket (path-literal "
+                "\"/private/var/run/mDNSResponder\")))");
+    }
+    if (pol->allow_sockets.n) line(c, "; allow_sockets");
+    for (size_t i = 0; i < pol->allow_sockets.n; i++) {
+        buf_adds(&c->out,
+                 "(allow network-outbound (remote unix-socket (path-literal ");
+        add_path_expr(c, pol->allow_sockets.v[i]);
+        buf_adds(&c->out, ")))\n");
+    }
+}
+
 static void doors_section(sb_ctx *c)
 {
     line(c, "; doors out of the box that no file or network rule covers: "
@@ -379,7 +404,8 @@ int sb_build(const kgate_policy *pol, sb_form form, sb_profile *out,
         check_list("an allow_paths entry", &pol->allow_paths, err) < 0 ||
         check_list("a read_paths entry", &pol->read_paths, err) < 0 ||
         check_list("a deny_read entry", &pol->deny_read, err) < 0 ||
-        check_list("a protect_paths entry", &pol->protect_paths, err) < 0)
+        check_list("a protect_paths entry", &pol->protect_paths, err) < 0 ||
+        check_list("an allow_sockets entry", &pol->allow_sockets, err) < 0)
         return -1;
     if (covers(pol->project, pol->home))
         return kgate_err_set(err, EINVAL,
@@ -458,6 +484,7 @@ int sb_build(const kgate_policy *pol, sb_form form, sb_profile *out,
         break;
     }
 
+    unix_sockets_section(&c, pol);
     doors_section(&c);
     if (pol->macos_allow_mach.n)
         line(&c, "; macos_allow_mach: services the user allowed back");

@@ -33,7 +33,8 @@ typedef struct sb_profile {
 /* Builds the profile for policy.  Fails (-1, err filled) when the policy
  * asks for something Seatbelt cannot install: a per-host network allow list
  * (sb_restricted_hosts_sentence), a relative or empty path, a mach service
- * name outside [A-Za-z0-9._-]. */
+ * name outside [A-Za-z0-9._-].  Host Unix sockets are denied except the
+ * allow_sockets entries (and, in network open, mDNSResponder's). */
 int sb_build(const kgate_policy *policy, sb_form form, sb_profile *out,
              kgate_err *err);
 /* Frees what sb_build put in p (not p itself); accepts NULL. */

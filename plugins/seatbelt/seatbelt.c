@@ -111,10 +111,11 @@ static int sb_doctor(const kgate_host *host, const kgate_policy *pol,
     } else {
         sb_profile_clear(&prof);
     }
-    if (pol->allow_sockets.n)
-        host->report(rep, KGATE_READY,
-                     "allow_sockets is not expressed in the Seatbelt profile "
-                     "yet: with network off those sockets stay unreachable");
+    host->report(rep, KGATE_READY,
+                 "host Unix sockets: none reachable (network-outbound to "
+                 "unix-socket denied)%s, %zu allow_sockets entr%s",
+                 pol->network == KGATE_NET_OPEN ? " except mDNSResponder's" : "",
+                 pol->allow_sockets.n, pol->allow_sockets.n == 1 ? "y" : "ies");
     return 0;
 }
 

@@ -387,11 +387,13 @@ static _Noreturn void child_main(sf_child_ctx *c)
     /* A dead pipe reader must be an error message, not a signal death;
      * an ignored signal is discarded, so none is pending at exec. */
     signal(SIGPIPE, SIG_IGN);
-    /* As the bubblewrap backend does: with a pty the program's session is
-     * the pty's; without one, out of the terminal's foreground group, so
-     * a Ctrl-C reaches kgate, which forwards it to the program's group. */
-    if (c->pty) setsid();
-    else setpgid(0, 0);
+    /* As the bubblewrap backend does: out of the terminal's foreground
+     * group, so a Ctrl-C reaches kgate, which forwards it to the program's
+     * group.  With a pty too: the pty must not become the controlling
+     * terminal here, where bwrap's outer process would share its session
+     * and die of a Ctrl-C typed into it; the bubblewrap plan's shim takes
+     * it inside the sandbox (docs/interactive.md). */
+    setpgid(0, 0);
 
     if (unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS) < 0)
         child_fail(c, "unshare(user, net, mount): %s", strerror(errno));
@@ -423,8 +425,6 @@ static _Noreturn void child_main(sf_child_ctx *c)
     }
     for (int i = 0; i < 3; i++)
         if (dup2(fds[i], i) < 0) child_fail(c, "dup2: %s", strerror(errno));
-    if (c->pty && ioctl(0, TIOCSCTTY, 0) < 0)
-        child_fail(c, "taking the pseudo-terminal: %s", strerror(errno));
     if (chdir(c->policy->project) < 0)
         child_fail(c, "chdir %s: %s", c->policy->project, strerror(errno));
     if (fcntl(c->info_w, F_SETFD, 0) < 0 ||
@@ -735,9 +735,10 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
     close(info_r);
     if (slirp_log >= 0) close(slirp_log);
     proc->pid = h;
-    /* With a pty there is no --new-session: the reaper leads no group, and
-     * the core signals bwrap itself. */
-    proc->signal_pid = c.pty ? 0 : -sandbox;
+    /* In pty mode the program leaves this group for the pty's session (the
+     * shim); the core signals it through the pty then, and this group only
+     * before the shim ran. */
+    proc->signal_pid = -sandbox;
     proc->helpers[0] = slirp;
     proc->n_helpers = 1;
     return 0;

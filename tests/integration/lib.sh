@@ -73,6 +73,8 @@ if [ "$(id -u)" -eq 0 ] &&
         kg_i=$((kg_i + 1))
         mkdir -p "$KG_TMP/plugins/$kg_i"
         cp "$kg_d"/*.so "$KG_TMP/plugins/$kg_i/" 2>/dev/null || true
+        # bubblewrap's pty mode looks for its shim beside the plugin.
+        cp "$kg_d"/kgate-pty-shim "$KG_TMP/plugins/$kg_i/" 2>/dev/null || true
         kg_new_path=${kg_new_path:+$kg_new_path:}$KG_TMP/plugins/$kg_i
     done
     KGATE_PLUGIN_PATH=$kg_new_path

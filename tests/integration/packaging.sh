@@ -213,6 +213,7 @@ done
 if [ -f "$W/nolinux.files" ]; then
     check "[nolinux] no bubblewrap plugin installed" lacks_file nolinux '.*/kgate/plugins/.*bubblewrap.*'
     check "[nolinux] no slirp-filter plugin installed" lacks_file nolinux '.*/kgate/plugins/.*slirp.*'
+    check "[nolinux] no pty shim installed" lacks_file nolinux '.*kgate-pty-shim'
     # The shape of a macOS package (there with .dylib): seatbelt alone.
     if ls "$SRC/plugins/seatbelt/"*.c >/dev/null 2>&1; then
         check "[nolinux] installs the seatbelt plugin, and only it" \
@@ -222,6 +223,8 @@ if [ -f "$W/nolinux.files" ]; then
 fi
 if [ -f "$W/noseatbelt.files" ]; then
     check "[noseatbelt] no seatbelt plugin installed" lacks_file noseatbelt '.*seatbelt.*'
+    check "[noseatbelt] installs bubblewrap's pty shim under libexecdir" \
+        has_file noseatbelt 'usr/libexec/kgate/kgate-pty-shim'
 fi
 
 # The installed .pc names the installed plugin directory.
@@ -337,15 +340,20 @@ deb_lacks() { ! deb_has "$@"; }
 check "kgate package has no plugin" deb_lacks "$KG" ".*/kgate/plugins/.*"
 
 # Exactly one file outside /usr/share/doc: the plugin, in the multiarch
-# plugin directory.
-only_plugin() { # deb name-pattern
+# plugin directory (and, when named, one helper file beside it).
+only_plugin() { # deb name-pattern [helper]
     local files
     files=$(deb_files "$1" | grep -v '^usr/share/doc/')
     echo "# $(basename "$1"): $files"
+    if [ -n "${3:-}" ]; then
+        echo "$files" | grep -qxF "$3" || return 1
+        files=$(echo "$files" | grep -vxF "$3")
+    fi
     [ "$(echo "$files" | wc -l)" -eq 1 ] &&
         echo "$files" | grep -qxE "usr/lib/$MULTI/kgate/plugins/[^/]*$2\.so"
 }
-check "kgate-bubblewrap holds exactly the bubblewrap plugin" only_plugin "$BW" bubblewrap
+check "kgate-bubblewrap holds exactly the bubblewrap plugin and its pty shim" \
+    only_plugin "$BW" bubblewrap usr/libexec/kgate/kgate-pty-shim
 check "kgate-slirp-filter holds exactly the slirp-filter plugin" only_plugin "$SL" slirp-filter
 for f in usr/include/kgate/kgate-plugin\\.h "usr/lib/$MULTI/pkgconfig/kgate-plugin\\.pc" \
     usr/share/man/man7/kgate-plugin\\.7\\.gz usr/share/doc/kgate-dev/examples/hello/hello\\.c \

@@ -589,6 +589,37 @@ START_TEST(bad_entries)
 }
 END_TEST
 
+/* The list opens its PATH directories once; every shape of PATH must
+ * still find what execvp would: a missing directory first, a relative
+ * entry (the working directory's), the same directory twice. */
+START_TEST(path_shapes)
+{
+    kg_strv *v = kg_strv_new();
+    kg_strv_push(v, "denyme");
+    char pe[4 * PATH_MAX + 64];
+    kg_error err = {0};
+    const char *copy[] = {"./copy"}, *name[] = {"denyme"}, *other[] = {"okay"};
+    /* tmp is the process's cwd, so the relative "bin" is the real one. */
+    ck_assert_int_eq(chdir(tmp), 0);
+    for (int i = 0; i < 4; i++) {
+        if (i == 0) snprintf(pe, sizeof pe, "%s/none:%s", tmp, bin);
+        if (i == 1) snprintf(pe, sizeof pe, "bin:%s/none:%s", tmp, bin);
+        if (i == 2) snprintf(pe, sizeof pe, "%s/none:%s:%s", tmp, bin, bin);
+        if (i == 3) snprintf(pe, sizeof pe, "%s:%s:/usr/bin", bin, bin);
+        kg_denyexec *d = kg_denyexec_new(v, pe, NULL, &err);
+        ck_assert_msg(d != NULL, "%s", err.msg);
+        ck_assert_msg(kg_denyexec_check(d, copy, 1, work, reason, sizeof reason, &err) == 1,
+                      "copy not blocked with PATH=%s", pe);
+        ck_assert_msg(kg_denyexec_check(d, name, 1, work, reason, sizeof reason, &err) == 1,
+                      "name not blocked with PATH=%s", pe);
+        ck_assert_msg(kg_denyexec_check(d, other, 1, work, reason, sizeof reason, &err) == 0,
+                      "okay blocked with PATH=%s: %s", pe, reason);
+        kg_denyexec_free(d);
+    }
+    kg_strv_free(v);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("denyexec");
@@ -609,6 +640,7 @@ int main(void)
     tcase_add_test(tc, cache_changed_binary);
     tcase_add_test(tc, cache_forget_and_denied_file_changes);
     tcase_add_test(tc, bad_entries);
+    tcase_add_test(tc, path_shapes);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

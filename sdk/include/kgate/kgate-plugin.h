@@ -126,10 +126,12 @@ typedef struct kgate_policy {
     const char *command_path;
 
     /* 1 when the core gives the program a pseudo-terminal of its own (see
-     * kgate_launch.pty).  The pty is then the program's controlling
-     * terminal, so a backend need not start a new session to keep it away
-     * from the user's terminal, and must not (a session without a
-     * controlling terminal has no job control and no Ctrl-C). */
+     * kgate_launch.pty).  The plan must let the program take that pty as
+     * its controlling terminal, in a session that no process outside the
+     * sandbox shares: a Ctrl-C typed into the pty signals every process of
+     * the terminal's foreground group.  (The bubblewrap backend keeps
+     * --new-session and runs the command through a shim that takes the
+     * terminal inside the sandbox; docs/interactive.md.) */
     int pty;
 } kgate_policy;
 
@@ -321,8 +323,14 @@ typedef struct kgate_launch {
     int stderr_fd;
     const char *const *envp;
     /* 1 when stdin_fd is the slave side of a pseudo-terminal the core
-     * opened: the child must call setsid() and make stdin_fd its
-     * controlling terminal (TIOCSCTTY) before it execs. */
+     * opened: the program must get it as its controlling terminal.  When
+     * the launch child becomes the program (sandbox-exec execs in place),
+     * the child calls setsid() and TIOCSCTTY on stdin_fd before it execs.
+     * When a process stays outside the sandbox (bwrap's outer process), it
+     * must not get the terminal; the program takes it inside (see
+     * kgate_policy.pty).  The core then forwards signals through the pty
+     * (its foreground group, or its session's leader), falling back to
+     * signal_pid while no session holds the terminal. */
     int pty;
 } kgate_launch;
 

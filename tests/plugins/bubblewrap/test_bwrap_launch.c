@@ -271,6 +271,31 @@ out:
 }
 END_TEST
 
+/* Launch adds the seccomp filter (docs/escapes.md): the program runs in
+ * filter mode, no host socket directory is visible, and the filter's own
+ * descriptor is not left open in the program. */
+START_TEST(escapes_closed_at_launch)
+{
+    if (prepare(_i)) return;
+    sandbox s;
+    if (sandbox_init(&s, "grep '^Seccomp:' /proc/self/status; ls -A /run; "
+                         "ls -l /proc/self/fd | grep -c memfd:kgate") < 0)
+        goto out;
+    ck_assert_msg(sandbox_launch(&s) == 0, "launch: %s", s.err.msg);
+    char out[1024] = "";
+    read_until(s.out_r, out, sizeof out, NULL);
+    int st = wait_status(s.proc.pid);
+    /* grep -c prints 0 and exits 1 when no descriptor is left */
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %d: %s", st, out);
+    ck_assert_msg(strstr(out, "Seccomp:\t2\n"), "no filter: %s", out);
+    ck_assert_msg(strstr(out, "\nuser\n0\n"), "unexpected /run or fd: %s", out);
+    close(s.out_r);
+    kg_plan_free(s.plan);
+out:
+    cleanup();
+}
+END_TEST
+
 /* The core's stdout and stderr descriptors may already be 2 and 1
  * (crossed), or 0: the child must not clobber one with another. */
 START_TEST(crossed_stdio_descriptors)
@@ -463,6 +488,7 @@ int main(void)
     tcase_add_loop_test(tc, signal_reaches_program, 0, variants);
     tcase_add_loop_test(tc, no_orphans_when_launcher_killed, 0, variants);
     tcase_add_loop_test(tc, bwrap_failure_is_a_launch_error, 0, variants);
+    tcase_add_loop_test(tc, escapes_closed_at_launch, 0, variants);
     suite_add_tcase(su, tc);
     SRunner *sr = srunner_create(su);
     srunner_run_all(sr, CK_NORMAL);

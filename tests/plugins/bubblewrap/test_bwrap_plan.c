@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -126,20 +128,59 @@ START_TEST(golden_minimal)
     fixture f;
     fixture_init(&f);
     ck_assert_int_eq(run_plan(&f), 0);
-    const char *want[] = {
+    const char *head[] = {
         "/usr/bin/bwrap", "--die-with-parent", "--new-session",
         "--unshare-user", "--uid", "1000", "--gid", "1001",
         "--disable-userns", "--cap-drop", "ALL",
         "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net",
         "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-        "--tmpfs", "/tmp", "--tmpfs", home,
+        "--tmpfs", "/tmp",
+    };
+    const char *tail[] = {
+        "--tmpfs", home,
         "--bind", proj, proj,
         "--chdir", proj, "--", "/usr/bin/make", "test",
     };
+    /* Between them, the socket covers of this machine: each socket
+     * directory that exists here, the resolv.conf target when it is a link
+     * into /run, and the private runtime directory. */
+    const char *want[64];
+    size_t w = 0;
+    for (size_t i = 0; i < sizeof head / sizeof head[0]; i++) want[w++] = head[i];
+    size_t nd;
+    const char *const *dirs = kgbw_socket_dirs(&nd);
+    ck_assert_str_eq(dirs[0], "/run");
+    for (size_t i = 0; i < nd; i++) {
+        struct stat st;
+        if (lstat(dirs[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+            want[w++] = "--tmpfs";
+            want[w++] = dirs[i];
+        }
+    }
+    struct stat rst;
+    int resolv_link = lstat("/etc/resolv.conf", &rst) == 0 && S_ISLNK(rst.st_mode);
+    want[w++] = "--perms";
+    want[w++] = "0700";
+    want[w++] = "--dir";
+    want[w++] = "/run/user/1000";
+    for (size_t i = 0; i < sizeof tail / sizeof tail[0]; i++) want[w++] = tail[i];
     size_t n;
     const char *const *v = argv_of(&f, &n);
-    ck_assert_uint_eq(n, sizeof want / sizeof want[0]);
-    for (size_t i = 0; i < n; i++) ck_assert_str_eq(v[i], want[i]);
+    if (resolv_link) { /* one --ro-bind T T more, before --perms */
+        ck_assert_uint_eq(n, w + 3);
+        long rb = find3(&f, "--perms", NULL, NULL) - 3;
+        ck_assert_str_eq(v[rb], "--ro-bind");
+        for (size_t i = 0, k = 0; i < n; i++) {
+            if (i >= (size_t)rb && i < (size_t)rb + 3) continue;
+            ck_assert_str_eq(v[i], want[k++]);
+        }
+    } else {
+        ck_assert_uint_eq(n, w);
+        for (size_t i = 0; i < n; i++) ck_assert_str_eq(v[i], want[i]);
+    }
+    /* the filter's description rides along for --dry-run */
+    const char *text = f.host.pub.plan_file_content(f.plan, KGBW_SECCOMP_LABEL);
+    ck_assert_ptr_nonnull(text);
     kg_plan_free(f.plan);
 }
 END_TEST
@@ -272,10 +313,16 @@ START_TEST(tmpdir_and_pty)
     fixture f;
     fixture_init(&f);
     f.pol.tmpdir = "/tmp/user-1000";
+    kgbw_pty_shim_set_override("/bin/true"); /* visible inside: no bind */
     f.pol.pty = 1;
     ck_assert_int_eq(run_plan(&f), 0);
+    kgbw_pty_shim_set_override(NULL);
     ck_assert_int_ge(find3(&f, "--setenv", "TMPDIR", "/tmp"), 0);
-    ck_assert_int_lt(find3(&f, "--new-session", NULL, NULL), 0);
+    /* A new session in pty mode too, and the shim right before the
+     * command; nothing else changes. */
+    ck_assert_int_ge(find3(&f, "--new-session", NULL, NULL), 0);
+    ck_assert_int_ge(find3(&f, "--", "/bin/true", "/usr/bin/make"), 0);
+    ck_assert_int_lt(find3(&f, "--ro-bind", "/bin/true", NULL), 0);
     kg_plan_free(f.plan);
 
     fixture_init(&f); /* a TMPDIR inside the project is writable: kept */
@@ -283,6 +330,47 @@ START_TEST(tmpdir_and_pty)
     ck_assert_int_eq(run_plan(&f), 0);
     ck_assert_int_lt(find3(&f, "--setenv", "TMPDIR", NULL), 0);
     kg_plan_free(f.plan);
+}
+END_TEST
+
+/* The shim lives where the sandbox hides things (here under /tmp, as when
+ * the tests copy the plugins there): bound in read-only at its own path,
+ * after every other mount. */
+START_TEST(pty_shim_bound_when_hidden)
+{
+    char shim[192];
+    snprintf(shim, sizeof shim, "%s/kgate-pty-shim", root);
+    mkfile(shim, "#!/bin/sh\n");
+    ck_assert_int_eq(chmod(shim, 0755), 0);
+
+    fixture f;
+    fixture_init(&f);
+    const char *deny[] = {envfile};
+    f.pol.deny_read = (kgate_strlist){deny, 1};
+    f.pol.pty = 1;
+    kgbw_pty_shim_set_override(shim);
+    ck_assert_int_eq(run_plan(&f), 0);
+    long bind = find3(&f, "--ro-bind", shim, shim);
+    ck_assert_int_ge(bind, 0);
+    ck_assert_int_gt(bind, find3(&f, "--ro-bind", "/dev/null", envfile));
+    ck_assert_int_lt(bind, find3(&f, "--chdir", proj, NULL));
+    ck_assert_int_ge(find3(&f, "--", shim, "/usr/bin/make"), 0);
+    kg_plan_free(f.plan);
+
+    fixture_init(&f); /* without a pty: no shim at all */
+    ck_assert_int_eq(run_plan(&f), 0);
+    ck_assert_int_lt(find3(&f, shim, NULL, NULL), 0);
+    ck_assert_int_ge(find3(&f, "--", "/usr/bin/make", "test"), 0);
+    kg_plan_free(f.plan);
+
+    /* Not executable, or not there: the plan fails and says so. */
+    ck_assert_int_eq(chmod(shim, 0644), 0);
+    fixture_init(&f);
+    f.pol.pty = 1;
+    ck_assert_int_eq(run_plan(&f), -1);
+    ck_assert_ptr_nonnull(strstr(f.err.msg, "kgate-pty-shim"));
+    kg_plan_free(f.plan);
+    kgbw_pty_shim_set_override(NULL);
 }
 END_TEST
 
@@ -313,6 +401,180 @@ START_TEST(missing_home_is_not_mounted)
     ck_assert_int_ge(find3(&f, "--bind", elsewhere, elsewhere), 0);
     ck_assert_uint_eq(kg_strv_len(f.plan->notes), 1);
     kg_plan_free(f.plan);
+}
+END_TEST
+
+/* ---- escapes (issue 6) ------------------------------------------------ */
+
+START_TEST(socket_cover_and_resolv_link)
+{
+    fixture f;
+    fixture_init(&f);
+    /* A resolv.conf that is a plain file, or a link to a place nothing
+     * covers, needs nothing given back. */
+    char plain[200], link[200], dangling[200];
+    snprintf(plain, sizeof plain, "%s/resolv.plain", root);
+    snprintf(link, sizeof link, "%s/resolv.link", root);
+    snprintf(dangling, sizeof dangling, "%s/resolv.dangling", root);
+    mkfile(plain, "nameserver 198.18.0.1\n");
+    ck_assert_int_eq(symlink(plain, link), 0);
+    ck_assert_int_eq(symlink("/run/kgbw-no-such-dir/resolv.conf", dangling), 0);
+    ck_assert_int_eq(kgbw_plan_socket_cover(&f.host.pub, &f.pol, f.plan, plain), 0);
+    ck_assert_int_eq(kgbw_plan_socket_cover(&f.host.pub, &f.pol, f.plan, link), 0);
+    ck_assert_int_lt(find3(&f, "--ro-bind", plain, NULL), 0);
+    ck_assert_int_ge(find3(&f, "--tmpfs", "/run", NULL), 0);
+    ck_assert_int_ge(find3(&f, "--dir", "/run/user/1000", NULL), 0);
+    ck_assert_uint_eq(kg_strv_len(f.plan->notes), 0);
+    ck_assert_int_eq(kgbw_plan_socket_cover(&f.host.pub, &f.pol, f.plan, dangling), 0);
+    ck_assert_uint_eq(kg_strv_len(f.plan->notes), 1);
+    kg_plan_free(f.plan);
+
+    ck_assert(kgbw_socket_hidden("/run/docker.sock", 1000));
+    ck_assert(kgbw_socket_hidden("/var/run/docker.sock", 1000) ||
+              !kgbw_socket_hidden("/var/run", 1000)); /* a link: via /run */
+    ck_assert(!kgbw_socket_hidden("/usr/bin/make", 1000));
+    ck_assert(!kgbw_socket_hidden("/running", 1000));
+
+    /* A link into /run (systemd-resolved's shape) gets its target back,
+     * after the /run tmpfs.  Needs a directory in /run: root only. */
+    char rundir[64] = "/run/kgbw-plan.XXXXXX";
+    if (mkdtemp(rundir)) {
+        char target[128], rlink[200];
+        snprintf(target, sizeof target, "%s/stub-resolv.conf", rundir);
+        snprintf(rlink, sizeof rlink, "%s/resolv.run", root);
+        mkfile(target, "nameserver 127.0.0.53\n");
+        ck_assert_int_eq(symlink(target, rlink), 0);
+        fixture_init(&f);
+        ck_assert_int_eq(kgbw_plan_socket_cover(&f.host.pub, &f.pol, f.plan, rlink), 0);
+        long rb = find3(&f, "--ro-bind", target, target);
+        ck_assert_int_gt(rb, find3(&f, "--tmpfs", "/run", NULL));
+        kg_plan_free(f.plan);
+        unlink(target);
+        rmdir(rundir);
+    } else {
+        fprintf(stderr, "not root: the resolv.conf link into /run is tested by "
+                        "tests/integration/escapes.sh\n");
+    }
+}
+END_TEST
+
+START_TEST(allow_sockets_bound_back)
+{
+    fixture f;
+    fixture_init(&f);
+    char sock[256], notsock[256], gone[256];
+    snprintf(sock, sizeof sock, "%s/agent.sock", ssh);
+    snprintf(notsock, sizeof notsock, "%s/config", ssh);
+    snprintf(gone, sizeof gone, "%s/gone.sock", ssh);
+    mkfile(notsock, "Host *\n");
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    ck_assert_uint_lt(strlen(sock), sizeof sa.sun_path);
+    memcpy(sa.sun_path, sock, strlen(sock) + 1);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    const char *socks[] = {gone, notsock, sock};
+    const char *denies[] = {envfile};
+    f.pol.allow_sockets = (kgate_strlist){socks, 3};
+    f.pol.deny_read = (kgate_strlist){denies, 1};
+    ck_assert_int_eq(run_plan(&f), 0);
+    long b = find3(&f, "--bind", sock, sock);
+    ck_assert_int_gt(b, find3(&f, "--tmpfs", home, NULL)); /* after the home */
+    ck_assert_int_gt(b, find3(&f, "--tmpfs", "/run", NULL));
+    ck_assert_int_lt(b, find3(&f, "--dev-bind", "/dev/null", envfile));
+    ck_assert_int_lt(find3(&f, notsock, NULL, NULL), 0);
+    ck_assert_int_lt(find3(&f, gone, NULL, NULL), 0);
+    ck_assert_uint_ge(kg_strv_len(f.plan->notes), 2);
+    kg_plan_free(f.plan);
+    close(fd);
+
+    /* deny_read beats allow_sockets, even in the hidden home (the socket
+     * file stays after its listener closed) */
+    fixture_init(&f);
+    const char *one[] = {sock};
+    f.pol.allow_sockets = (kgate_strlist){one, 1};
+    f.pol.deny_read = (kgate_strlist){one, 1};
+    ck_assert_int_eq(run_plan(&f), 0);
+    ck_assert_int_gt(find3(&f, "--dev-bind", "/dev/null", sock),
+                     find3(&f, "--bind", sock, sock));
+    kg_plan_free(f.plan);
+
+    fixture_init(&f); /* a directory over the home would show it again */
+    const char *up[] = {root};
+    f.pol.allow_sockets = (kgate_strlist){up, 1};
+    ck_assert_int_eq(run_plan(&f), -1);
+    ck_assert_ptr_nonnull(strstr(f.err.msg, "allow_sockets"));
+    kg_plan_free(f.plan);
+}
+END_TEST
+
+START_TEST(missing_hooks_become_empty_and_read_only)
+{
+    fixture f;
+    fixture_init(&f);
+    char cfg[200];
+    snprintf(cfg, sizeof cfg, "%s/.git/config", proj);
+    mkfile(cfg, "[core]\n");
+    ck_assert_int_eq(rmdir(hooks), 0);
+    const char *prot[] = {cfg, hooks, missing};
+    f.pol.protect_paths = (kgate_strlist){prot, 3};
+    ck_assert_int_eq(run_plan(&f), 0);
+    long t = find3(&f, "--tmpfs", hooks, NULL);
+    ck_assert_int_gt(t, find3(&f, "--bind", proj, proj));
+    ck_assert_int_eq(find3(&f, "--remount-ro", hooks, NULL), t + 2);
+    ck_assert_int_ge(find3(&f, "--ro-bind", cfg, cfg), 0);
+    ck_assert_int_lt(find3(&f, missing, NULL, NULL), 0); /* other missing: nothing */
+    kg_plan_free(f.plan);
+
+    /* .git as a file (a worktree): no hooks directory to stand in for */
+    char git[200];
+    snprintf(git, sizeof git, "%s/.git", proj);
+    char *rm[] = {"/bin/rm", "-rf", git, NULL};
+    pid_t pid = fork();
+    if (pid == 0) {
+        execv(rm[0], rm);
+        _exit(127);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    mkfile(git, "gitdir: /elsewhere\n");
+    fixture_init(&f);
+    const char *prot2[] = {hooks};
+    f.pol.protect_paths = (kgate_strlist){prot2, 1};
+    ck_assert_int_eq(run_plan(&f), 0);
+    ck_assert_int_lt(find3(&f, hooks, NULL, NULL), 0);
+    kg_plan_free(f.plan);
+}
+END_TEST
+
+START_TEST(seccomp_one_table_two_outputs)
+{
+    char *text = kgbw_seccomp_describe();
+    ck_assert_ptr_nonnull(text);
+    size_t lines = 0;
+    for (const char *p = text; *p; p++)
+        if (*p == '\n' && p[1] && p[1] != '#') lines++;
+    /* one line per rule after the comment header */
+    ck_assert_uint_eq(lines, kgbw_seccomp_rule_count());
+    const char *calls[] = {"keyctl always: EPERM", "clone3 always: ENOSYS",
+                           "ioctl when request is TIOCSTI: EPERM",
+                           "ioctl when request is TIOCLINUX: EPERM",
+                           "unshare when flags include CLONE_NEWUSER",
+                           "personality when", "socket when domain is AF_VSOCK"};
+    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++)
+        ck_assert_msg(strstr(text, calls[i]), "missing: %s", calls[i]);
+    ck_assert_ptr_null(strstr(text, "ptrace")); /* allowed: gdb, strace */
+    free(text);
+
+    kgate_err err = {0};
+    int fd = kgbw_seccomp_fd(&err);
+    ck_assert_msg(fd >= 10, "seccomp: %s", err.msg);
+    ck_assert_int_eq(fcntl(fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+    struct stat st;
+    ck_assert_int_eq(fstat(fd, &st), 0);
+    ck_assert_int_gt(st.st_size, 0);
+    ck_assert_int_eq(st.st_size % 8, 0); /* whole sock_filter instructions */
+    ck_assert_int_eq(lseek(fd, 0, SEEK_CUR), 0);
+    close(fd);
 }
 END_TEST
 
@@ -361,9 +623,18 @@ START_TEST(doctor_table)
     ck_assert(has_item(r, KGATE_READY, "home hidden"));
     kg_report_free(r);
 
+    r = doctor(&fine, KGATE_NET_OFF, 0);
+    ck_assert(has_item(r, KGATE_READY, "host Unix sockets: none reachable"));
+    ck_assert(has_item(r, KGATE_READY, "abstract Unix sockets: unreachable"));
+    ck_assert(has_item(r, KGATE_READY, "planted hooks:"));
+    ck_assert(has_item(r, KGATE_READY, "terminal: no controlling terminal"));
+    ck_assert(has_item(r, KGATE_READY, "seccomp filter:"));
+    kg_report_free(r);
+
     r = doctor(&fine, KGATE_NET_OPEN, 0);
     ck_assert_int_eq(r->verdict, KGATE_DEGRADED);
     ck_assert(has_item(r, KGATE_DEGRADED, "the network box is not"));
+    ck_assert(has_item(r, KGATE_DEGRADED, "abstract sockets"));
     kg_report_free(r);
 
     r = doctor(&fine, KGATE_NET_RESTRICTED, 1);
@@ -432,8 +703,13 @@ int main(void)
     tcase_add_test(tc, network_modes);
     tcase_add_test(tc, refusals);
     tcase_add_test(tc, tmpdir_and_pty);
+    tcase_add_test(tc, pty_shim_bound_when_hidden);
     tcase_add_test(tc, missing_read_path_is_a_note);
     tcase_add_test(tc, missing_home_is_not_mounted);
+    tcase_add_test(tc, socket_cover_and_resolv_link);
+    tcase_add_test(tc, allow_sockets_bound_back);
+    tcase_add_test(tc, missing_hooks_become_empty_and_read_only);
+    tcase_add_test(tc, seccomp_one_table_two_outputs);
     suite_add_tcase(s, tc);
     TCase *td = tcase_create("doctor");
     tcase_add_checked_fixture(td, setup, teardown);

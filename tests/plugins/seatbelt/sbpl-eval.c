@@ -25,12 +25,13 @@ typedef enum fkind {
     F_EXTENSION,   /* never held: the evaluator models a process without
                       sandbox extensions, the conservative reading */
     F_REQUIRE_ALL, /* every sub-filter matches */
+    F_REMOTE_UNIX, /* (remote unix-socket [(path-literal P)]); value "" = any */
 } fkind;
 
 static const char *const fnames[] = {
     "subpath",     "literal",    "regex",       "global-name",
     "global-name-prefix", "remote-ip", "target", "sysctl-name",
-    "sysctl-name-prefix", "extension", "require-all",
+    "sysctl-name-prefix", "extension", "require-all", "remote-unix-socket",
 };
 
 typedef struct filter {
@@ -284,7 +285,26 @@ static int read_filter(pctx *c, filter *fl, const node *f, int depth)
         }
         return 0;
     }
-    if (strcmp(name, "remote") == 0) {
+    if (strcmp(name, "remote") == 0 && is_sym(f->kids[1], "unix-socket")) {
+        /* (remote unix-socket) is every Unix socket; with (path-literal P)
+         * exactly that path. */
+        fl->kind = F_REMOTE_UNIX;
+        if (f->n_kids == 2) {
+            fl->value = strdup("");
+        } else if (f->n_kids == 3 && f->kids[2]->type == N_LIST &&
+                   f->kids[2]->n_kids == 2 &&
+                   is_sym(f->kids[2]->kids[0], "path-literal")) {
+            fl->value = string_arg(c, f->kids[2]->kids[1]);
+            if (!fl->value) return -1;
+            if (!fl->value[0]) {
+                fail(c->r, "empty path-literal");
+                return -1;
+            }
+        } else {
+            fail(c->r, "only (remote unix-socket [(path-literal P)]) is known");
+            return -1;
+        }
+    } else if (strcmp(name, "remote") == 0) {
         if (f->n_kids != 3 || !is_sym(f->kids[1], "ip") ||
             f->kids[2]->type != N_STR) {
             fail(c->r, "only (remote ip \"HOST:PORT\") is known");
@@ -317,7 +337,7 @@ static int read_filter(pctx *c, filter *fl, const node *f, int depth)
             if (strcmp(fnames[k], name) == 0) break;
         if (k == sizeof fnames / sizeof fnames[0] || k == F_REMOTE_IP ||
             k == F_TARGET || k == F_REGEX || k == F_REQUIRE_ALL ||
-            f->n_kids != 2) {
+            k == F_REMOTE_UNIX || f->n_kids != 2) {
             fail(c->r, "unknown filter (%s ...)", name);
             return -1;
         }
@@ -484,6 +504,8 @@ static int filter_matches(const filter *f, sbe_kind kind, const char *v)
         return kind == SBE_SYSCTL && strncmp(f->value, v, n) == 0;
     case F_EXTENSION:
         return 0;
+    case F_REMOTE_UNIX:
+        return kind == SBE_UNIX && (n == 0 || strcmp(f->value, v) == 0);
     case F_REQUIRE_ALL:
         for (size_t i = 0; i < f->n_subs; i++)
             if (!filter_matches(&f->subs[i], kind, v)) return 0;

@@ -18,6 +18,7 @@ typedef enum sbe_kind {
     SBE_MACH,     /* mach-lookup: a service name */
     SBE_SYSCTL,   /* sysctl-*: a sysctl name */
     SBE_TARGET,   /* signal, process-info*: "same-sandbox" or "other" */
+    SBE_UNIX,     /* network-outbound to a Unix socket: its path */
 } sbe_kind;
 
 typedef struct sbe_profile sbe_profile;

@@ -172,6 +172,12 @@ START_TEST(doctor_table)
         ck_assert_msg(report_has(r, t[i].want, t[i].line), "row %zu: no '%s'",
                       i, t[i].line);
         ck_assert_str_eq(detail(r, "profile"), "permissive");
+        if (t[i].macos && t[i].sandbox_exec && !t[i].hosts)
+            ck_assert(report_has(r, KGATE_READY,
+                                 t[i].net == KGATE_NET_OPEN
+                                     ? "host Unix sockets: none reachable (network-outbound "
+                                       "to unix-socket denied) except mDNSResponder's"
+                                     : "host Unix sockets: none reachable"));
         kg_report_free(r);
     }
 }

@@ -83,6 +83,7 @@ static const char *const dev_rule =
 static const char *const pty_rule =
     "(allow file-write* (literal \"/dev/ptmx\") (require-all "
     "(regex #\"^/dev/ttys[0-9]+$\") (extension \"com.apple.sandbox.pty\")))";
+static const char *const unix_rule = "(deny network-outbound (remote unix-socket))";
 static const char *const door_rules[] = {
     "(deny appleevent-send)",
     "(deny mach-lookup (global-name \"com.apple.coreservices.launchservicesd\") "
@@ -106,13 +107,14 @@ START_TEST(golden_seed_profile)
     size_t n = rule_lines(prof.text, got, 64);
     size_t n_seed = sizeof seed_rules / sizeof seed_rules[0];
     size_t n_door = sizeof door_rules / sizeof door_rules[0];
-    ck_assert_uint_eq(n, n_seed + 2 + n_door);
+    ck_assert_uint_eq(n, n_seed + 3 + n_door);
 
     /* Exactly the additions at their places... */
     ck_assert_str_eq(got[3], dev_rule);
     ck_assert_str_eq(got[4], pty_rule);
+    ck_assert_str_eq(got[n_seed + 2], unix_rule);
     for (size_t i = 0; i < n_door; i++)
-        ck_assert_str_eq(got[n_seed + 2 + i], door_rules[i]);
+        ck_assert_str_eq(got[n_seed + 3 + i], door_rules[i]);
     /* ...and without them, the seed rule for rule, in its order. */
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
@@ -360,6 +362,50 @@ START_TEST(restricted)
     ck_assert_str_eq(err.msg, sb_restricted_hosts_sentence());
     ck_assert_ptr_nonnull(strstr(err.msg, "* or localhost"));
     ck_assert_ptr_null(prof.text);
+}
+END_TEST
+
+/* Host Unix sockets (issue 6): none, except allow_sockets, exactly; in
+ * network open also the resolver's.  Over both bases, both networks and
+ * both forms. */
+START_TEST(unix_sockets)
+{
+    int strict = _i & 1, open = (_i >> 1) & 1;
+    sb_form form = (_i >> 2) & 1 ? SB_FORM_INLINE : SB_FORM_PARAMS;
+    kgate_policy pol = base_policy("/Users/you", "/Users/you/proj");
+    pol.macos_profile = strict ? KGATE_MACOS_STRICT : KGATE_MACOS_PERMISSIVE;
+    pol.network = open ? KGATE_NET_OPEN : KGATE_NET_OFF;
+    pol.allow_sockets = SL("/Users/you/.ssh/agent.sock",
+                           "/private/tmp/com.apple.launchd.x/Listeners");
+    sb_profile prof;
+    sbe_profile *p = build_parse(&pol, form, &prof);
+    const char *what = open ? "open" : "off";
+    ask(p, what, "network-outbound", SBE_UNIX, "/private/var/run/docker.sock", 0);
+    ask(p, what, "network-outbound", SBE_UNIX, "/Users/you/.docker/run/docker.sock", 0);
+    ask(p, what, "network-outbound", SBE_UNIX, "/private/tmp/.X11-unix/X0", 0);
+    ask(p, what, "network-outbound", SBE_UNIX, "/Users/you/.ssh/agent.sock", 1);
+    ask(p, what, "network-outbound", SBE_UNIX,
+        "/private/tmp/com.apple.launchd.x/Listeners", 1);
+    /* path-literal: exactly that path, nothing below or beside it */
+    ask(p, what, "network-outbound", SBE_UNIX, "/Users/you/.ssh/agent.sock2", 0);
+    ask(p, what, "network-outbound", SBE_UNIX, "/Users/you/.ssh/agent.sock/x", 0);
+    ask(p, what, "network-outbound", SBE_UNIX, "/private/var/run/mDNSResponder",
+        open);
+    /* the IP rules are what they were */
+    ask(p, what, "network-outbound", SBE_ADDR, "127.0.0.1:9", 1);
+    ask(p, what, "network-outbound", SBE_ADDR, "1.1.1.1:443", open);
+    /* a socket of its own in the project: binding is not outbound */
+    ask(p, what, "network-bind", SBE_UNIX, "/Users/you/proj/dev.sock",
+        !strict || open);
+    sbe_free(p);
+    if (form == SB_FORM_PARAMS) /* no socket path pasted into the text */
+        ck_assert_ptr_null(strstr(prof.text, "agent.sock"));
+    sb_profile_clear(&prof);
+
+    pol.allow_sockets = SL("/Users/you/./agent.sock");
+    kgate_err err = {0};
+    ck_assert_int_eq(sb_build(&pol, form, &prof, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "allow_sockets"));
 }
 END_TEST
 
@@ -623,6 +669,8 @@ START_TEST(evaluator_is_strict)
         "(version 1)\n(allow file-read* (subpath (param \"NOPE\")))",
         "(version 1)\n(allow file-read* (subpath \"a\nb\"))",
         "(version 1)\n(import \"system.sb\")",
+        "(version 1)\n(deny network-outbound (remote unix-socket (subpath \"/a\")))",
+        "(version 1)\n(deny network-outbound (remote unix-socket (path-literal \"\")))",
     };
     char perr[128];
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -650,6 +698,7 @@ static Suite *profile_suite(void)
     tcase_add_loop_test(tc, questions, 0, (int)N_LAYOUTS * 16);
     tcase_add_test(tc, restricted);
     tcase_add_test(tc, never_local_ip);
+    tcase_add_loop_test(tc, unix_sockets, 0, 8);
     tcase_add_test(tc, refuses_bad_input);
     tcase_add_test(tc, doors_named);
     tcase_add_test(tc, quote_table);

@@ -1,0 +1,77 @@
+/* bwrap-pty.c: where the pty shim (pty-shim.c, installed as kgate-pty-shim)
+ * is, for plans made in pty mode.
+ *
+ * First next to the plugin's own shared object: that is where the build
+ * tree puts it (plugins/bubblewrap/), and where anyone who copies the
+ * plugin directory somewhere (the integration tests do) copies it too.
+ * Then the installed path, fixed at build time (KGBW_PTY_SHIM_PATH, under
+ * libexecdir).  There is deliberately no environment variable: the shim is
+ * bound into the sandbox when it lies in a hidden place, and a variable
+ * naming an arbitrary file would be a way to show that file to the program
+ * that nobody typed as --allow-path and the audit log never saw.  Whoever
+ * can put a file next to the plugin can replace the plugin itself. */
+#include "bwrap-internal.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef KGBW_PTY_SHIM_PATH
+#define KGBW_PTY_SHIM_PATH "/usr/libexec/kgate/" KGBW_PTY_SHIM_NAME
+#endif
+
+/* Set by the tests, which link the plan builder into an executable of
+ * their own (dladdr then names that executable, not a plugin). */
+static const char *shim_override;
+
+void kgbw_pty_shim_set_override(const char *path)
+{
+    shim_override = path;
+}
+
+/* An absolute path to a regular file we may execute. */
+static int usable(const char *p)
+{
+    struct stat st;
+    return p[0] == '/' && stat(p, &st) == 0 && S_ISREG(st.st_mode) &&
+           access(p, X_OK) == 0;
+}
+
+/* "DIR/kgate-pty-shim" for the directory of the object this code is in. */
+static char *beside_plugin(void)
+{
+    static const char anchor = 0; /* a data address: no function-pointer cast */
+    Dl_info info;
+    if (!dladdr(&anchor, &info) || !info.dli_fname || info.dli_fname[0] != '/')
+        return NULL;
+    const char *slash = strrchr(info.dli_fname, '/');
+    char *p = NULL;
+    int dirlen = (int)(slash - info.dli_fname);
+    if (asprintf(&p, "%.*s/%s", dirlen, info.dli_fname, KGBW_PTY_SHIM_NAME) < 0)
+        return NULL;
+    return p;
+}
+
+char *kgbw_pty_shim_find(kgate_err *err)
+{
+    if (shim_override) {
+        if (usable(shim_override)) return strdup(shim_override);
+        kgate_err_set(err, ENOENT, "pty shim %s is not an executable file",
+                      shim_override);
+        return NULL;
+    }
+    char *p = beside_plugin();
+    if (p && usable(p)) return p;
+    free(p);
+    if (usable(KGBW_PTY_SHIM_PATH)) return strdup(KGBW_PTY_SHIM_PATH);
+    kgate_err_set(err, ENOENT,
+                  "%s, which gives the program its terminal inside the "
+                  "sandbox, is not installed (not beside the plugin, not %s); "
+                  "reinstall the bubblewrap backend, or run with --no-pty",
+                  KGBW_PTY_SHIM_NAME, KGBW_PTY_SHIM_PATH);
+    return NULL;
+}

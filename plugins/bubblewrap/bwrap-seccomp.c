@@ -1,0 +1,297 @@
+/* bwrap-seccomp.c: the system calls a build tool never needs, refused
+ * inside the sandbox.
+ *
+ * Mounts decide what the program can see; they cannot stop it from asking
+ * the kernel for things that are not files: the user's keyring, a new user
+ * namespace, a kernel module, the terminal's input queue.  Most of these
+ * already fail for a process without capabilities.  The filter is the
+ * second lock, and the only one for the calls an unprivileged process may
+ * make (keyctl, personality, TIOCSTI on a terminal it still holds,
+ * AF_VSOCK to the hypervisor, userfaultfd and bpf where sysctls allow them).
+ *
+ * One table is the source of two outputs: the BPF program launch hands to
+ * bwrap (--seccomp FD), and the text the plan shows in --dry-run.  They
+ * cannot drift apart.
+ *
+ * Every refusal is an errno (EPERM, or ENOSYS for clone3), never a kill:
+ * a tool that probes for a feature gets "not permitted" and carries on
+ * without it. */
+#include "bwrap-internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <seccomp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* Kernel constants, spelled out so the table does not depend on which
+ * headers this libc ships (they are ABI and never change). */
+#define K_TIOCSTI 0x5412u
+#define K_TIOCLINUX 0x541Cu
+#define K_TIOCSETD 0x5423u
+#define K_CLONE_NEWUSER 0x10000000u
+#define K_AF_VSOCK 40u
+#define K_PER_LINUX 0x0u
+#define K_PER_LINUX32 0x8u
+#define K_PER_QUERY 0xffffffffu
+
+typedef enum rule_kind {
+    R_ALL,     /* every call */
+    R_FLAG,    /* (arg & mask) == value */
+    R_NOT_IN,  /* the low 32 bits of arg are none of vals[] */
+} rule_kind;
+
+typedef struct sc_rule {
+    const char *group; /* what doctor names */
+    const char *call;
+    int err;
+    rule_kind kind;
+    unsigned arg;
+    uint32_t mask, value; /* R_FLAG */
+    uint32_t vals[3];     /* R_NOT_IN */
+    size_t n_vals;
+    const char *when; /* R_FLAG / R_NOT_IN, in words */
+    const char *why;
+} sc_rule;
+
+#define ALL(g, c, why) {g, c, EPERM, R_ALL, 0, 0, 0, {0}, 0, NULL, why}
+#define FLAG(g, c, e, a, m, v, when, why) {g, c, e, R_FLAG, a, m, v, {0}, 0, when, why}
+
+static const char W_KEYRING[] =
+    "the kernel keyring is shared by all of the user's sessions: a session "
+    "keyring can hold credentials (kerberos, ecryptfs, fscrypt) that the "
+    "mounts do not hide";
+static const char W_MOUNT[] =
+    "no capabilities anyway (defence in depth): a program must not rearrange "
+    "the mounts that are the policy";
+static const char W_MODULE[] = "loading or removing kernel code";
+static const char W_KERNEL[] =
+    "kernel attack surface no build needs (and most of it wants privileges)";
+
+static const sc_rule rules[] = {
+    ALL("keyring", "keyctl", W_KEYRING),
+    ALL("keyring", "add_key", W_KEYRING),
+    ALL("keyring", "request_key", W_KEYRING),
+    FLAG("user namespaces", "unshare", EPERM, 0, K_CLONE_NEWUSER,
+         K_CLONE_NEWUSER, "flags include CLONE_NEWUSER",
+         "inside a new user namespace the program is root again and could "
+         "remount what the policy covers (bwrap's --disable-userns too)"),
+    FLAG("user namespaces", "clone", EPERM, 0, K_CLONE_NEWUSER,
+         K_CLONE_NEWUSER, "flags include CLONE_NEWUSER",
+         "as unshare; the flags of clone are its first argument"),
+    {"user namespaces", "clone3", ENOSYS, R_ALL, 0, 0, 0, {0}, 0, NULL,
+     "its flags live in memory, where a filter cannot read them; ENOSYS "
+     "makes glibc (2.34+) and others fall back to clone, which is filtered"},
+    ALL("mount API", "mount", W_MOUNT),
+    ALL("mount API", "umount2", W_MOUNT),
+    ALL("mount API", "pivot_root", W_MOUNT),
+    ALL("mount API", "move_mount", W_MOUNT),
+    ALL("mount API", "open_tree", W_MOUNT),
+    ALL("mount API", "fsopen", W_MOUNT),
+    ALL("mount API", "fsconfig", W_MOUNT),
+    ALL("mount API", "fsmount", W_MOUNT),
+    ALL("mount API", "fspick", W_MOUNT),
+    ALL("mount API", "mount_setattr", W_MOUNT),
+    ALL("kernel modules", "init_module", W_MODULE),
+    ALL("kernel modules", "finit_module", W_MODULE),
+    ALL("kernel modules", "delete_module", W_MODULE),
+    ALL("kernel modules", "kexec_load", W_MODULE),
+    ALL("kernel modules", "kexec_file_load", W_MODULE),
+    ALL("kernel interfaces", "bpf",
+        "BPF programs and maps: a large attack surface, and a way to watch "
+        "the host where unprivileged BPF is allowed"),
+    ALL("kernel interfaces", "perf_event_open",
+        "performance counters observe other processes and the kernel; a "
+        "frequent source of kernel bugs (perf inside the sandbox will not "
+        "work)"),
+    ALL("kernel interfaces", "userfaultfd",
+        "used to stretch race windows in kernel exploits"),
+    ALL("kernel interfaces", "lookup_dcookie", W_KERNEL),
+    ALL("kernel interfaces", "acct", W_KERNEL),
+    ALL("kernel interfaces", "swapon", W_KERNEL),
+    ALL("kernel interfaces", "swapoff", W_KERNEL),
+    ALL("kernel interfaces", "reboot", W_KERNEL),
+    ALL("kernel interfaces", "syslog",
+        "the kernel log can hold addresses and other users' activity"),
+    ALL("kernel interfaces", "quotactl", W_KERNEL),
+    ALL("clock", "settimeofday", "the system clock is the host's"),
+    ALL("clock", "clock_settime", "the system clock is the host's"),
+    ALL("clock", "clock_adjtime", "the system clock is the host's"),
+    ALL("clock", "adjtimex",
+        "the system clock is the host's (reading it is refused too: ntptime "
+        "inside will fail)"),
+    ALL("legacy", "vm86", "32-bit virtual 8086 mode: legacy attack surface"),
+    ALL("legacy", "vm86old", "32-bit virtual 8086 mode: legacy attack surface"),
+    ALL("legacy", "uselib", "an a.out-era loader call nothing uses"),
+    {"personality", "personality", EPERM, R_NOT_IN, 0, 0, 0,
+     {K_PER_LINUX, K_PER_LINUX32, K_PER_QUERY}, 3,
+     "persona is not 0 (PER_LINUX), 0x8 (PER_LINUX32) or 0xffffffff (query)",
+     "flags like ADDR_NO_RANDOMIZE or READ_IMPLIES_EXEC weaken the program's "
+     "own defences for an exploit (gdb warns that it cannot disable ASLR and "
+     "goes on)"},
+    FLAG("terminal", "ioctl", EPERM, 1, 0xffffffffu, K_TIOCSTI,
+         "request is TIOCSTI",
+         "pushes bytes into a terminal's input as if typed: with a terminal "
+         "of the user's, a command that runs after kgate exits"),
+    FLAG("terminal", "ioctl", EPERM, 1, 0xffffffffu, K_TIOCLINUX,
+         "request is TIOCLINUX",
+         "on a virtual console it can paste the selection (the same "
+         "injection) and read the screen"),
+    FLAG("terminal", "ioctl", EPERM, 1, 0xffffffffu, K_TIOCSETD,
+         "request is TIOCSETD",
+         "a new line discipline can autoload rarely used kernel code (n_hdlc, "
+         "the source of several local root bugs); only slattach and pppd set "
+         "one"),
+    FLAG("vsock", "socket", EAFNOSUPPORT, 0, 0xffffffffu, K_AF_VSOCK,
+         "domain is AF_VSOCK",
+         "virtio sockets reach the hypervisor and other VMs, beside the "
+         "network namespace"),
+};
+
+size_t kgbw_seccomp_rule_count(void)
+{
+    return sizeof rules / sizeof rules[0];
+}
+
+const char *kgbw_seccomp_groups(void)
+{
+    return "keyring, user namespaces, mount API, kernel modules, kernel "
+           "interfaces, clock, legacy, personality, terminal (TIOCSTI, "
+           "TIOCLINUX, TIOCSETD), vsock";
+}
+
+char *kgbw_seccomp_describe(void)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return NULL;
+    fprintf(f,
+            "# Loaded by bwrap (--seccomp FD, added at launch) just before the "
+            "program starts.\n"
+            "# Default: allow.  Architectures: the native one, plus i386 and "
+            "x32 on x86-64 (so\n"
+            "# 32-bit calls are filtered too); any other architecture is "
+            "killed.\n");
+    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
+        const sc_rule *r = &rules[i];
+        const char *e = r->err == ENOSYS         ? "ENOSYS"
+                        : r->err == EAFNOSUPPORT ? "EAFNOSUPPORT"
+                                                 : "EPERM";
+        fprintf(f, "%s %s%s: %s  [%s] %s\n", r->call,
+                r->when ? "when " : "", r->when ? r->when : "always", e,
+                r->group, r->why);
+    }
+    if (fclose(f) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+/* The complement of vals[] in [0, 2^32) as prefix blocks (mask, value):
+ * one comparison per rule is all libseccomp takes on one argument, and a
+ * prefix block is exactly one masked-equal comparison.  Calls add(); stops
+ * at its first failure. */
+static int add_complement(scmp_filter_ctx ctx, int nr, const sc_rule *r)
+{
+    uint32_t sorted[3];
+    size_t n = r->n_vals;
+    memcpy(sorted, r->vals, n * sizeof *sorted);
+    for (size_t i = 1; i < n; i++)
+        for (size_t k = i; k > 0 && sorted[k - 1] > sorted[k]; k--) {
+            uint32_t t = sorted[k];
+            sorted[k] = sorted[k - 1];
+            sorted[k - 1] = t;
+        }
+    uint64_t lo = 0;
+    for (size_t i = 0; i <= n; i++) {
+        uint64_t hi = i < n ? (uint64_t)sorted[i] : (uint64_t)1 << 32;
+        /* [lo, hi) is denied */
+        while (lo < hi) {
+            unsigned bits = 0;
+            while (bits < 32 && (lo & (((uint64_t)1 << (bits + 1)) - 1)) == 0 &&
+                   lo + ((uint64_t)1 << (bits + 1)) <= hi)
+                bits++;
+            uint32_t mask = (uint32_t)~((((uint64_t)1) << bits) - 1);
+            int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO((uint32_t)r->err), nr, 1,
+                                      SCMP_CMP(r->arg, SCMP_CMP_MASKED_EQ, mask,
+                                               (uint32_t)lo));
+            if (rc < 0) return rc;
+            lo += (uint64_t)1 << bits;
+        }
+        if (i < n) lo = (uint64_t)sorted[i] + 1;
+    }
+    return 0;
+}
+
+static int add_rule(scmp_filter_ctx ctx, const sc_rule *r)
+{
+    int nr = seccomp_syscall_resolve_name(r->call);
+    /* A call this libseccomp does not know cannot be made by name on any
+     * architecture it knows either; nothing to refuse. */
+    if (nr == __NR_SCMP_ERROR) return 0;
+    switch (r->kind) {
+    case R_ALL:
+        return seccomp_rule_add(ctx, SCMP_ACT_ERRNO((uint32_t)r->err), nr, 0);
+    case R_FLAG:
+        return seccomp_rule_add(ctx, SCMP_ACT_ERRNO((uint32_t)r->err), nr, 1,
+                                SCMP_CMP(r->arg, SCMP_CMP_MASKED_EQ, r->mask,
+                                         r->value));
+    case R_NOT_IN:
+        return add_complement(ctx, nr, r);
+    }
+    return -EINVAL;
+}
+
+int kgbw_seccomp_fd(kgate_err *err)
+{
+    const char *step = "init";
+    int rc = 0, fd = -1;
+    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+    if (!ctx) return kgate_err_set(err, ENOMEM, "seccomp filter: out of memory");
+    /* A 32-bit call from a 64-bit process enters the kernel through
+     * another table with other numbers: filter those tables too.  Other
+     * architectures the CPU cannot run are killed (the default). */
+    if (seccomp_arch_native() == SCMP_ARCH_X86_64) {
+        step = "add the i386 architecture";
+        if ((rc = seccomp_arch_add(ctx, SCMP_ARCH_X86)) < 0) goto fail;
+        step = "add the x32 architecture";
+        if ((rc = seccomp_arch_add(ctx, SCMP_ARCH_X32)) < 0) goto fail;
+    }
+    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
+        step = rules[i].call;
+        if ((rc = add_rule(ctx, &rules[i])) < 0) goto fail;
+    }
+    step = "create a memfd";
+    int mfd = memfd_create("kgate-seccomp", MFD_CLOEXEC);
+    if (mfd < 0) {
+        rc = -errno;
+        goto fail;
+    }
+    /* >= 10, clear of the stdio numbers the launch child fills. */
+    fd = fcntl(mfd, F_DUPFD_CLOEXEC, 10);
+    close(mfd);
+    if (fd < 0) {
+        rc = -errno;
+        goto fail;
+    }
+    step = "export the BPF program";
+    if ((rc = seccomp_export_bpf(ctx, fd)) < 0) goto fail;
+    if (lseek(fd, 0, SEEK_SET) != 0) {
+        rc = -errno;
+        goto fail;
+    }
+    seccomp_release(ctx);
+    return fd;
+fail:
+    if (fd >= 0) close(fd);
+    seccomp_release(ctx);
+    return kgate_err_set(err, -rc, "seccomp filter: cannot %s%s: %s",
+                         strchr(step, ' ') ? "" : "add the rule for ", step,
+                         strerror(-rc));
+}
