@@ -2,12 +2,15 @@
  * status.  The order is the contract: everything that can refuse runs
  * before anything starts, the audit line is on disk before the backend is
  * asked to launch, and every refusal is one "kgate:" line. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "audit.h"
@@ -33,9 +36,10 @@ typedef struct run_args {
     int cmd_argc;
 } run_args;
 
+/* Appended to a usage error, which stays one line like every refusal. */
 static const char run_usage[] =
-    "usage: kgate run [--allow-path PATH]... [--allow-net HOST]... [--backend NAME]\n"
-    "                 [--dry-run] [--pty | --no-pty] -- COMMAND [ARG...]\n";
+    "usage: kgate run [--allow-path PATH]... [--allow-net HOST]... [--backend NAME] "
+    "[--dry-run] [--pty | --no-pty] -- COMMAND [ARG...]";
 
 /* Accepts "--opt VALUE" and "--opt=VALUE".  Returns the value or NULL. */
 static const char *opt_value(const char *opt, int argc, char **argv, int *i)
@@ -74,13 +78,13 @@ static int parse_args(int argc, char **argv, run_args *a)
         } else if (strcmp(arg, "--no-pty") == 0) {
             a->pty = 0;
         } else {
-            fprintf(stderr, "kgate: run: unknown or incomplete option '%s'\n%s", arg,
+            fprintf(stderr, "kgate: run: unknown or incomplete option '%s' (%s)\n", arg,
                     run_usage);
             return -1;
         }
     }
     if (i >= argc) {
-        fprintf(stderr, "kgate: run: no command given\n%s", run_usage);
+        fprintf(stderr, "kgate: run: no command given (%s)\n", run_usage);
         return -1;
     }
     a->cmd = argv + i;
@@ -117,19 +121,24 @@ static void audit_base(const run_ctx *c, kg_audit_event *ev, const char *kind)
     }
 }
 
-/* A refusal: one line on stderr, a best-effort audit line, the status.
- * A refusal whose audit line cannot be written is still a refusal. */
+/* A refusal: a best-effort audit line, one line on stderr, the status.
+ * A refusal whose audit line cannot be written is still a refusal, and
+ * still one line (the spec promises harnesses exactly one): the audit
+ * failure is appended to it. */
 static int refuse(const run_ctx *c, const char *kind, int status, const char *reason)
 {
-    fprintf(stderr, "kgate: %s\n", reason);
+    kg_error aerr = {0};
+    bool logged = true;
     if (c->log_path && !c->args.dry_run) {
         kg_audit_event ev;
         audit_base(c, &ev, kind);
         ev.reason = reason;
-        kg_error aerr = {0};
-        if (kg_audit_write(c->log_path, &ev, &aerr) < 0)
-            fprintf(stderr, "kgate: audit log: %s\n", aerr.msg);
+        logged = kg_audit_write(c->log_path, &ev, &aerr) == 0;
     }
+    if (logged)
+        fprintf(stderr, "kgate: %s\n", reason);
+    else
+        fprintf(stderr, "kgate: %s (not in the audit log: %s)\n", reason, aerr.msg);
     return status;
 }
 
@@ -168,11 +177,39 @@ static int run(run_ctx *c)
         return refuse(c, "refuse", KG_EXIT_REFUSED, msg);
     }
 
+    /* kgate's own directory is never writable from inside: a program that
+     * could rewrite config.yaml would widen every later run, and one that
+     * could write audit.log could forge it.  (An ancestor of it is the
+     * home or above, which the backends refuse already.) */
+    char *own = NULL;
+    if (asprintf(&own, "%s/.kgate", pub->home) >= 0) {
+        char *real = realpath(own, NULL);
+        const char *dir = real ? real : own;
+        for (size_t i = 0; i < kg_strv_len(c->policy->allow_paths); i++) {
+            const char *w = kg_strv_get(c->policy->allow_paths, i);
+            if (!kg_path_is_within(w, dir) && !kg_path_is_within(dir, w)) continue;
+            snprintf(msg, sizeof msg,
+                     "allow_paths entry %s would make kgate's own %s (config, audit log, "
+                     "cache) writable inside the sandbox", w, dir);
+            free(real);
+            free(own);
+            return refuse(c, "refuse", KG_EXIT_REFUSED, msg);
+        }
+        free(real);
+        free(own);
+    }
+
     const char *path_env = getenv("PATH");
     if (!path_env) path_env = "/usr/local/bin:/usr/bin:/bin";
     char *command_path = kg_exec_resolve(c->args.cmd[0], path_env, pub->project);
     if (!command_path) {
-        snprintf(msg, sizeof msg, "%s: command not found", c->args.cmd[0]);
+        /* Still 127 (126 means the deny list), but say what is wrong with
+         * a path that is there. */
+        struct stat st;
+        if (strchr(c->args.cmd[0], '/') && stat(c->args.cmd[0], &st) == 0)
+            snprintf(msg, sizeof msg, "%s: not an executable file", c->args.cmd[0]);
+        else
+            snprintf(msg, sizeof msg, "%s: command not found", c->args.cmd[0]);
         return refuse(c, "refuse", KG_EXIT_NOTFOUND, msg);
     }
     kg_policy_set_command(c->policy, (const char *const *)c->args.cmd,
@@ -287,8 +324,53 @@ out_registry:
     return status;
 }
 
+/* The descriptors kgate was started with.  Any the caller leaked to us
+ * (a harness's directory descriptor, a socket, a log file) would reach the
+ * program through bwrap, which passes on what it inherits: a descriptor of
+ * a directory under $HOME opens the hidden home, read and write.  So every
+ * one above stderr becomes close-on-exec before anything else; what kgate
+ * opens later is close-on-exec by its own choice.  And 0, 1 and 2 are made
+ * to exist (/dev/null): closed, they would be taken by kgate's own pipes,
+ * and the program would get one of those as its stdin. */
+static int prepare_fds(void)
+{
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF) continue;
+        int n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+        if (n < 0) return -1;
+        if (n != fd) { /* cannot happen: lower ones are open */
+            close(n);
+            return -1;
+        }
+    }
+#ifdef CLOSE_RANGE_CLOEXEC
+    if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) == 0) return 0;
+#endif
+    DIR *d = opendir("/proc/self/fd");
+    if (!d) d = opendir("/dev/fd");
+    if (!d) return -1;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char *end;
+        long fd = strtol(e->d_name, &end, 10);
+        if (*end || end == e->d_name || fd <= 2 || fd == dirfd(d)) continue;
+        int flags = fcntl((int)fd, F_GETFD);
+        if (flags >= 0 && fcntl((int)fd, F_SETFD, flags | FD_CLOEXEC) < 0) {
+            closedir(d);
+            return -1;
+        }
+    }
+    closedir(d);
+    return 0;
+}
+
 int kg_cmd_run(int argc, char **argv)
 {
+    if (prepare_fds() < 0) {
+        fprintf(stderr, "kgate: cannot close the descriptors inherited from the caller: "
+                        "%s: nothing was started\n", strerror(errno));
+        return KG_EXIT_REFUSED;
+    }
     run_ctx c = {0};
     if (parse_args(argc, argv, &c.args) < 0) {
         free_args(&c.args);

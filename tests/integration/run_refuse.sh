@@ -1,0 +1,230 @@
+#!/usr/bin/env bash
+# run_refuse.sh: every refusal of `kgate run` (issue 3 "Before exec", spec
+# "Exit codes"), as root and as an unprivileged uid.  Each refusal must
+# exit with its code (125, 126 or 127), print exactly one line on stderr
+# starting with "kgate:" that names what was refused, write the audit line
+# of its kind and no launch line, print nothing on stdout, and start
+# nothing: the program would print a marker and leave a file.  Each group
+# has a neighbour that must run, so a refusal means something.
+. "$(dirname "$0")/lib.sh"
+need_bwrap
+need_cmd python3
+
+LOG() { printf '%s' "$KG_HOME/.kgate/audit.log"; }
+
+# r ARGS...: kgate ARGS as the test user; RC, stdout and stderr in files.
+r() {
+    RC=0
+    kg "$@" >"$KG_TMP/out" 2>"$KG_TMP/err" || RC=$?
+}
+# prog [KGATE OPTIONS]: runs the marker program under kgate.
+prog() {
+    rm -f "$MARK" "$(LOG)"
+    r run "$@" -- sh -c 'echo kgrefuse-ran-4417; touch "$0"' "$MARK"
+}
+
+# refused CODE KIND DESC PATTERN...: the last prog was refused with CODE,
+# an audit line of KIND (or "-": no log expected), and a kgate: line that
+# matches every PATTERN (grep -E).
+refused() {
+    local code=$1 kind=$2 desc=$3
+    shift 3
+    check "$desc: exit $code (got $RC)" [ "$RC" -eq "$code" ]
+    check "$desc: exactly one stderr line" [ "$(wc -l <"$KG_TMP/err")" -eq 1 ]
+    check "$desc: it starts with kgate:" grep -q '^kgate: ' "$KG_TMP/err"
+    local p
+    for p in "$@"; do
+        check "$desc: the line names '$p'" grep -Eq -- "$p" "$KG_TMP/err"
+    done
+    check "$desc: stdout is empty" [ ! -s "$KG_TMP/out" ]
+    check "$desc: the program did not start" [ ! -e "$MARK" ]
+    if [ "$kind" != - ]; then
+        check "$desc: one audit line, kind $kind, with a reason" python3 -c '
+import json, sys
+L = [json.loads(l) for l in open(sys.argv[1])]
+sys.exit(0 if len(L) == 1 and L[0]["kind"] == sys.argv[2] and L[0]["reason"] else 1)
+' "$(LOG)" "$kind"
+    fi
+}
+
+# ran DESC: the last prog ran.
+ran() {
+    check "$1: runs (exit 0, got $RC)" [ "$RC" -eq 0 ]
+    check "$1: its output arrived" grep -qx kgrefuse-ran-4417 "$KG_TMP/out"
+    check "$1: its marker exists" [ -e "$MARK" ]
+    check "$1: a launch line" grep -q '"kind":"launch"' "$(LOG)"
+}
+
+# proj_file TEXT: the project's .kgate.yaml.
+proj_file() {
+    printf '%s\n' "$1" >"$KG_PROJ/.kgate.yaml"
+    chown "$KG_UID:$KG_GID" "$KG_PROJ/.kgate.yaml"
+}
+
+BASE_CONFIG='network: off
+macos_profile: strict
+deny_exec: [curl, kgrefuse-denied]
+allow_paths: [/var/tmp]
+pass_env: [KGREFUSE_KEPT_TOKEN]'
+
+for who in $(test_users); do
+    use_user "$who"
+    printf '%s\n' "$BASE_CONFIG" | write_config
+    # Where the program would leave its marker: the working directory
+    # for runs in a project, the real home for the home-scope refusals
+    # (where a started program could write).
+    MARK=$KG_PROJ/kgrefuse-ran
+    mkdir -p "$KG_PROJ/sub"
+    outside=$(mktemp -d "$KG_TMP/outside.XXXXXX")
+    ln -s "$KG_HOME" "$KG_TMP/homelink-$who"
+    ln -s / "$KG_TMP/rootlink-$who"
+    ln -s "$(dirname "$KG_HOME")" "$KG_TMP/uplink-$who"
+    chown -R "$KG_UID:$KG_GID" "$KG_HOME" "$outside"
+
+    # The working directory: never the home, an ancestor of it, or a path
+    # that resolves to one.
+    KG_CWD=$KG_PROJ prog
+    ran "the project"
+    MARK=$KG_PROJ/sub/kgrefuse-ran
+    KG_CWD=$KG_PROJ/sub prog
+    ran "a directory inside the project"
+    MARK=$outside/kgrefuse-ran
+    KG_CWD=$outside prog
+    ran "a project outside the home"
+    MARK=$KG_HOME/kgrefuse-ran
+    for cwd in "$KG_HOME" / /tmp "$(dirname "$KG_HOME")" "$KG_TMP/homelink-$who" \
+        "$KG_TMP/rootlink-$who" "$KG_TMP/uplink-$who"; do
+        KG_CWD=$cwd prog
+        refused 125 refuse "cwd $cwd" 'refusing to run in' 'home'
+    done
+    # $HOME itself spelled through a symlink, run in the real home.
+    saved=$KG_HOME
+    KG_HOME=$KG_TMP/homelink-$who KG_CWD=$saved prog
+    KG_HOME=$KG_TMP/homelink-$who refused 125 refuse "HOME through a symlink, cwd the real home" \
+        'refusing to run in'
+    KG_HOME=$saved
+    MARK=$KG_PROJ/kgrefuse-ran
+    # No usable HOME at all: nothing to hide, nothing to log into.
+    rm -f "$MARK"
+    RC=0
+    as_user env HOME=relative/home "$KGATE_BIN" run -- sh -c 'echo kgrefuse-ran-4417' \
+        >"$KG_TMP/out" 2>"$KG_TMP/err" || RC=$?
+    refused 125 - "a relative HOME" 'HOME'
+
+    # A project file may only narrow.
+    proj_file 'network: off
+deny_read: [.env]
+deny_exec: [wget]
+allow_paths: []
+pass_env: []
+macos_profile: strict'
+    prog
+    ran "a project file that narrows"
+    for widen in 'allow_paths: [/opt]|allow_paths|/opt' \
+        'allow_hosts: [198.18.0.44]|allow_hosts|198\.18\.0\.44' \
+        'read_paths: [/srv]|read_paths|/srv' \
+        'pass_env: [KGREFUSE_OTHER_TOKEN]|pass_env|KGREFUSE_OTHER_TOKEN' \
+        'network: open|network|open' \
+        'network: restricted|network|restricted' \
+        'macos_profile: permissive|macos_profile|permissive'; do
+        IFS='|' read -r yaml key value <<<"$widen"
+        proj_file "$yaml"
+        prog
+        refused 125 refuse "project file '$yaml'" '\.kgate\.yaml' "$key: '?$value" 'narrow|never add'
+    done
+    rm -f "$KG_PROJ/.kgate.yaml"
+
+    # kgate's own directory is never writable inside, not even when asked.
+    mkdir -p "$KG_HOME/.kgate/cache"
+    chown "$KG_UID:$KG_GID" "$KG_HOME/.kgate/cache"
+    for a in "$KG_HOME/.kgate" "$KG_HOME/.kgate/config.yaml" "$KG_HOME/.kgate/cache"; do
+        prog --allow-path "$a"
+        refused 125 refuse "--allow-path $a" "allow_paths entry $a" "kgate's own"
+    done
+    printf '%s\nallow_paths: [~/.kgate]\n' "$(grep -v '^allow_paths' <<<"$BASE_CONFIG")" | write_config
+    prog
+    refused 125 refuse "allow_paths: [~/.kgate] in the user config" "kgate's own"
+    printf '%s\n' "$BASE_CONFIG" | write_config
+
+    # Broken configs: file, line and column.
+    printf 'network: off\ndeny_read: [a, b\n' | write_config
+    prog
+    refused 125 refuse "a YAML syntax error in the user config" \
+        'config\.yaml:[0-9]+:[0-9]+: ' 'YAML syntax error'
+    printf 'network: off\nkgbogus_key: 1\n' | write_config
+    prog
+    refused 125 refuse "an unknown key in the user config" \
+        'config\.yaml:2:1: ' "unknown key 'kgbogus_key'"
+    printf 'network: off\nallow_paths: /var/tmp\n' | write_config
+    prog
+    refused 125 refuse "a wrong type in the user config" 'config\.yaml:2:[0-9]+: ' 'allow_paths'
+    printf 'network: restricted\nallow_hosts: [bad_host!]\n' | write_config
+    prog
+    refused 125 refuse "an invalid host name" 'config\.yaml:2:[0-9]+: ' 'bad_host!'
+    printf '%s\n' "$BASE_CONFIG" | write_config
+    proj_file 'deny_read: [a'
+    prog
+    refused 125 refuse "a YAML syntax error in the project file" \
+        '\.kgate\.yaml:[0-9]+:[0-9]+: ' 'YAML syntax error'
+    proj_file 'network: off
+kgbogus_project_key: x'
+    prog
+    refused 125 refuse "an unknown key in the project file" \
+        '\.kgate\.yaml:2:1: ' 'kgbogus_project_key'
+    rm -f "$KG_PROJ/.kgate.yaml"
+
+    # The command.
+    rm -f "$MARK"
+    rm -f "$(LOG)"
+    r run -- kgrefuse-no-such-command-8813 arg
+    refused 127 refuse "a command that does not exist" 'kgrefuse-no-such-command-8813' 'not found'
+    rm -f "$(LOG)"
+    r run -- ./kgrefuse-missing-script
+    refused 127 refuse "a relative path that does not exist" 'kgrefuse-missing-script'
+    printf 'echo kgrefuse-ran-4417\n' >"$KG_PROJ/kgrefuse-noexec"
+    chmod 0644 "$KG_PROJ/kgrefuse-noexec"
+    rm -f "$(LOG)"
+    r run -- ./kgrefuse-noexec
+    refused 127 refuse "a file that is not executable" 'kgrefuse-noexec' 'not an executable file'
+    rm -f "$(LOG)"
+    r run -- ./sub
+    refused 127 refuse "a directory as the command" 'sub' 'not an executable file'
+    rm -f "$(LOG)"
+    r run -- curl http://198.18.0.45/
+    refused 126 block "a command on the deny list" 'curl'
+    rm -f "$(LOG)"
+    r run -- sh -c 'echo kgrefuse-ran-4417; kgrefuse-denied'
+    refused 126 block "a denied command inside sh -c" 'kgrefuse-denied'
+
+    # The backend.
+    prog --backend nosuch-kg
+    refused 125 refuse "an unknown backend" 'nosuch-kg' 'bubblewrap'
+    prog --backend bubblewrap
+    ran "the bubblewrap backend by name"
+    printf 'network: restricted\nallow_hosts: [198.18.0.46]\n' | write_config
+    prog --backend bubblewrap
+    refused 125 refuse "restricted with hosts on bubblewrap" \
+        'a host allow list needs the slirp-filter backend'
+    RC=0
+    kg doctor --backend bubblewrap >"$KG_TMP/out" 2>&1 || RC=$?
+    check "doctor agrees: BLOCKED, exit 1 (got $RC)" \
+        [ "$RC" -eq 1 -a "$(tail -n1 "$KG_TMP/out" | cut -d' ' -f1)" = BLOCKED ]
+    printf 'network: restricted\nallow_hosts: []\n' | write_config
+    prog
+    ran "restricted with no hosts (as off)"
+    r run --dry-run -- true
+    check "restricted with no hosts plans --unshare-net" grep -q -- '--unshare-net' "$KG_TMP/out"
+    printf '%s\n' "$BASE_CONFIG" | write_config
+
+    # Usage errors start nothing either.
+    prog --kgrefuse-no-such-option
+    check "an unknown option: exit 125 (got $RC)" [ "$RC" -eq 125 ]
+    check "an unknown option: one line, kgate: and the option" \
+        [ "$(wc -l <"$KG_TMP/err")" -eq 1 -a "$(grep -c "^kgate: .*kgrefuse-no-such-option" "$KG_TMP/err")" -eq 1 ]
+    check "an unknown option: nothing started" [ ! -s "$KG_TMP/out" -a ! -e "$MARK" ]
+    r run --
+    check "no command: exit 125 (got $RC)" [ "$RC" -eq 125 ]
+    check "no command: one kgate: line" \
+        [ "$(wc -l <"$KG_TMP/err")" -eq 1 -a "$(grep -c '^kgate: ' "$KG_TMP/err")" -eq 1 ]
+done
+finish
