@@ -11,52 +11,21 @@
  *
  * One table is the source of two outputs: the BPF program launch hands to
  * bwrap (--seccomp FD), and the text the plan shows in --dry-run.  They
- * cannot drift apart.
+ * cannot drift apart.  The BPF program is compiled from the table at build
+ * time (seccomp-gen.c, bwrap-seccomp-bpf.c) and embedded: compiling it with
+ * libseccomp at every launch cost about a millisecond of CPU, a fifth of
+ * what kgate adds to a bwrap launch (docs/performance.md).
  *
  * Every refusal is an errno (EPERM, or ENOSYS for clone3), never a kill:
  * a tool that probes for a feature gets "not permitted" and carries on
  * without it. */
 #include "bwrap-share.h"
+#include "bwrap-seccomp-rules.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <seccomp.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
-
-/* Kernel constants, spelled out so the table does not depend on which
- * headers this libc ships (they are ABI and never change). */
-#define K_TIOCSTI 0x5412u
-#define K_TIOCLINUX 0x541Cu
-#define K_TIOCSETD 0x5423u
-#define K_CLONE_NEWUSER 0x10000000u
-#define K_AF_VSOCK 40u
-#define K_PER_LINUX 0x0u
-#define K_PER_LINUX32 0x8u
-#define K_PER_QUERY 0xffffffffu
-
-typedef enum rule_kind {
-    R_ALL,     /* every call */
-    R_FLAG,    /* (arg & mask) == value */
-    R_NOT_IN,  /* the low 32 bits of arg are none of vals[] */
-} rule_kind;
-
-typedef struct sc_rule {
-    const char *group; /* what doctor names */
-    const char *call;
-    int err;
-    rule_kind kind;
-    unsigned arg;
-    uint32_t mask, value; /* R_FLAG */
-    uint32_t vals[3];     /* R_NOT_IN */
-    size_t n_vals;
-    const char *when; /* R_FLAG / R_NOT_IN, in words */
-    const char *why;
-} sc_rule;
 
 #define ALL(g, c, why) {g, c, EPERM, R_ALL, 0, 0, 0, {0}, 0, NULL, why}
 #define FLAG(g, c, e, a, m, v, when, why) {g, c, e, R_FLAG, a, m, v, {0}, 0, when, why}
@@ -193,105 +162,8 @@ char *kgbw_seccomp_describe(void)
     return text;
 }
 
-/* The complement of vals[] in [0, 2^32) as prefix blocks (mask, value):
- * one comparison per rule is all libseccomp takes on one argument, and a
- * prefix block is exactly one masked-equal comparison.  Calls add(); stops
- * at its first failure. */
-static int add_complement(scmp_filter_ctx ctx, int nr, const sc_rule *r)
+const sc_rule *kgbw_seccomp_rules(size_t *n)
 {
-    uint32_t sorted[3];
-    size_t n = r->n_vals;
-    memcpy(sorted, r->vals, n * sizeof *sorted);
-    for (size_t i = 1; i < n; i++)
-        for (size_t k = i; k > 0 && sorted[k - 1] > sorted[k]; k--) {
-            uint32_t t = sorted[k];
-            sorted[k] = sorted[k - 1];
-            sorted[k - 1] = t;
-        }
-    uint64_t lo = 0;
-    for (size_t i = 0; i <= n; i++) {
-        uint64_t hi = i < n ? (uint64_t)sorted[i] : (uint64_t)1 << 32;
-        /* [lo, hi) is denied */
-        while (lo < hi) {
-            unsigned bits = 0;
-            while (bits < 32 && (lo & (((uint64_t)1 << (bits + 1)) - 1)) == 0 &&
-                   lo + ((uint64_t)1 << (bits + 1)) <= hi)
-                bits++;
-            uint32_t mask = (uint32_t)~((((uint64_t)1) << bits) - 1);
-            int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO((uint32_t)r->err), nr, 1,
-                                      SCMP_CMP(r->arg, SCMP_CMP_MASKED_EQ, mask,
-                                               (uint32_t)lo));
-            if (rc < 0) return rc;
-            lo += (uint64_t)1 << bits;
-        }
-        if (i < n) lo = (uint64_t)sorted[i] + 1;
-    }
-    return 0;
-}
-
-static int add_rule(scmp_filter_ctx ctx, const sc_rule *r)
-{
-    int nr = seccomp_syscall_resolve_name(r->call);
-    /* A call this libseccomp does not know cannot be made by name on any
-     * architecture it knows either; nothing to refuse. */
-    if (nr == __NR_SCMP_ERROR) return 0;
-    switch (r->kind) {
-    case R_ALL:
-        return seccomp_rule_add(ctx, SCMP_ACT_ERRNO((uint32_t)r->err), nr, 0);
-    case R_FLAG:
-        return seccomp_rule_add(ctx, SCMP_ACT_ERRNO((uint32_t)r->err), nr, 1,
-                                SCMP_CMP(r->arg, SCMP_CMP_MASKED_EQ, r->mask,
-                                         r->value));
-    case R_NOT_IN:
-        return add_complement(ctx, nr, r);
-    }
-    return -EINVAL;
-}
-
-int kgbw_seccomp_fd(kgate_err *err)
-{
-    const char *step = "init";
-    int rc = 0, fd = -1;
-    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
-    if (!ctx) return kgate_err_set(err, ENOMEM, "seccomp filter: out of memory");
-    /* A 32-bit call from a 64-bit process enters the kernel through
-     * another table with other numbers: filter those tables too.  Other
-     * architectures the CPU cannot run are killed (the default). */
-    if (seccomp_arch_native() == SCMP_ARCH_X86_64) {
-        step = "add the i386 architecture";
-        if ((rc = seccomp_arch_add(ctx, SCMP_ARCH_X86)) < 0) goto fail;
-        step = "add the x32 architecture";
-        if ((rc = seccomp_arch_add(ctx, SCMP_ARCH_X32)) < 0) goto fail;
-    }
-    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
-        step = rules[i].call;
-        if ((rc = add_rule(ctx, &rules[i])) < 0) goto fail;
-    }
-    step = "create a memfd";
-    int mfd = memfd_create("kgate-seccomp", MFD_CLOEXEC);
-    if (mfd < 0) {
-        rc = -errno;
-        goto fail;
-    }
-    /* >= 10, clear of the stdio numbers the launch child fills. */
-    fd = fcntl(mfd, F_DUPFD_CLOEXEC, 10);
-    close(mfd);
-    if (fd < 0) {
-        rc = -errno;
-        goto fail;
-    }
-    step = "export the BPF program";
-    if ((rc = seccomp_export_bpf(ctx, fd)) < 0) goto fail;
-    if (lseek(fd, 0, SEEK_SET) != 0) {
-        rc = -errno;
-        goto fail;
-    }
-    seccomp_release(ctx);
-    return fd;
-fail:
-    if (fd >= 0) close(fd);
-    seccomp_release(ctx);
-    return kgate_err_set(err, -rc, "seccomp filter: cannot %s%s: %s",
-                         strchr(step, ' ') ? "" : "add the rule for ", step,
-                         strerror(-rc));
+    *n = sizeof rules / sizeof rules[0];
+    return rules;
 }

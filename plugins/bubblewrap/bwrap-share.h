@@ -2,7 +2,8 @@
  * backend, which runs bubblewrap's plan from its own network helper.
  *
  * Both modules link the same static library (kgbw-seccomp, built from
- * bwrap-seccomp.c with hidden visibility), so a restricted run gets the
+ * bwrap-seccomp.c and the BPF program compiled from it at build time, with
+ * hidden visibility), so a restricted run gets the
  * very filter an off or open run gets: one rule table, one source file,
  * and neither module exports anything but kgate_plugin_entry. */
 #ifndef KGBW_SHARE_H
@@ -15,7 +16,9 @@
 /* The seccomp filter (bwrap-seccomp.c).  One rule table, two outputs: the
  * text --dry-run shows (pure; malloc'd, NULL when memory runs out) and the
  * BPF program launch passes to bwrap (a memfd >= 10, close-on-exec, at
- * offset 0; -1 with err when libseccomp fails: launch then fails closed). */
+ * offset 0; -1 with err when the memfd cannot be made: launch then fails
+ * closed).  The program itself was compiled from the table at build time
+ * (seccomp-gen.c). */
 size_t kgbw_seccomp_rule_count(void);
 const char *kgbw_seccomp_groups(void);
 char *kgbw_seccomp_describe(void);

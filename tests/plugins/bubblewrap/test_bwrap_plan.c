@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "bwrap-internal.h"
+#include "bwrap-seccomp-rules.h"
 #include "host.h"
 
 static char root[64];
@@ -574,6 +576,24 @@ START_TEST(seccomp_one_table_two_outputs)
     ck_assert_int_gt(st.st_size, 0);
     ck_assert_int_eq(st.st_size % 8, 0); /* whole sock_filter instructions */
     ck_assert_int_eq(lseek(fd, 0, SEEK_CUR), 0);
+
+    /* The embedded program is what libseccomp compiles the table to now:
+     * a stale one would enforce rules the dry run no longer shows. */
+    int fresh = memfd_create("fresh", MFD_CLOEXEC);
+    ck_assert_int_ge(fresh, 0);
+    ck_assert_msg(kgbw_seccomp_export(fresh, &err) == 0, "%s", err.msg);
+    struct stat fst;
+    ck_assert_int_eq(fstat(fresh, &fst), 0);
+    ck_assert_int_eq(fst.st_size, st.st_size);
+    size_t len = (size_t)st.st_size;
+    unsigned char *a = malloc(len), *b = malloc(len);
+    ck_assert(a && b);
+    ck_assert_int_eq(pread(fd, a, len, 0), (ssize_t)len);
+    ck_assert_int_eq(pread(fresh, b, len, 0), (ssize_t)len);
+    ck_assert_msg(memcmp(a, b, len) == 0, "embedded seccomp program is stale");
+    free(a);
+    free(b);
+    close(fresh);
     close(fd);
 }
 END_TEST

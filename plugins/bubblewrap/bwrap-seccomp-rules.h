@@ -1,0 +1,51 @@
+/* bwrap-seccomp-rules.h: the seccomp rule table's shape, shared by the
+ * text the plan shows (bwrap-seccomp.c) and the BPF compiler that runs at
+ * build time (bwrap-seccomp-bpf.c, seccomp-gen.c).  Internal to the
+ * bubblewrap plugin's build. */
+#ifndef KGBW_SECCOMP_RULES_H
+#define KGBW_SECCOMP_RULES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kgate/kgate-plugin.h"
+
+/* Kernel constants, spelled out so the table does not depend on which
+ * headers this libc ships (they are ABI and never change). */
+#define K_TIOCSTI 0x5412u
+#define K_TIOCLINUX 0x541Cu
+#define K_TIOCSETD 0x5423u
+#define K_CLONE_NEWUSER 0x10000000u
+#define K_AF_VSOCK 40u
+#define K_PER_LINUX 0x0u
+#define K_PER_LINUX32 0x8u
+#define K_PER_QUERY 0xffffffffu
+
+typedef enum rule_kind {
+    R_ALL,     /* every call */
+    R_FLAG,    /* (arg & mask) == value */
+    R_NOT_IN,  /* the low 32 bits of arg are none of vals[] */
+} rule_kind;
+
+typedef struct sc_rule {
+    const char *group; /* what doctor names */
+    const char *call;
+    int err;
+    rule_kind kind;
+    unsigned arg;
+    uint32_t mask, value; /* R_FLAG */
+    uint32_t vals[3];     /* R_NOT_IN */
+    size_t n_vals;
+    const char *when; /* R_FLAG / R_NOT_IN, in words */
+    const char *why;
+} sc_rule;
+
+/* The table, in order. */
+const sc_rule *kgbw_seccomp_rules(size_t *n);
+
+/* Compiles the table with libseccomp and writes the BPF program to fd.
+ * Build time only (seccomp-gen.c) and the test that checks the embedded
+ * program is current: the plugins embed the result. */
+int kgbw_seccomp_export(int fd, kgate_err *err);
+
+#endif
