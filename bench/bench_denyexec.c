@@ -13,27 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench-stats.h"
 #include "denyexec.h"
-
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static void report(const char *what, double *t, size_t n)
-{
-    qsort(t, n, sizeof *t, cmp);
-    printf("deny    %-26s median %8.1f us (p10 %.1f, p90 %.1f, n=%zu)\n", what, t[n / 2],
-           t[n / 10], t[n - 1 - n / 10], n);
-}
 
 /* A file of exactly size bytes that is not the file it is sized after:
  * the deny list must read both to tell them apart. */
@@ -101,16 +82,16 @@ int main(int argc, char **argv)
     /* Construction, and the whole of what kgate run does (new + check +
      * free) with the cache file in place. */
     for (size_t i = 0; i < n; i++) {
-        double t0 = now_us();
+        double t0 = kgb_now_us();
         kg_denyexec *d = kg_denyexec_new(deny, path, cache, &err);
-        double t1 = now_us();
+        double t1 = kgb_now_us();
         if (!d) {
             fprintf(stderr, "bench_denyexec: %s\n", err.msg);
             return 1;
         }
         verdict = kg_denyexec_check(d, cmd, cmdc, dir, reason, sizeof reason, &err);
         kg_denyexec_free(d);
-        double t2 = now_us();
+        double t2 = kgb_now_us();
         t_new[i] = t1 - t0;
         t_all[i] = t2 - t0;
     }
@@ -123,33 +104,33 @@ int main(int argc, char **argv)
     kg_denyexec *d = kg_denyexec_new(deny, path, cache, &err);
     kg_denyexec_check(d, cmd, cmdc, dir, reason, sizeof reason, &err);
     for (size_t i = 0; i < n; i++) {
-        double t0 = now_us();
+        double t0 = kgb_now_us();
         kg_denyexec_check(d, cmd, cmdc, dir, reason, sizeof reason, &err);
-        t_warm[i] = now_us() - t0;
+        t_warm[i] = kgb_now_us() - t0;
     }
     for (size_t i = 0; i < n; i++) {
         kg_denyexec_forget_cache(d);
-        double t0 = now_us();
+        double t0 = kgb_now_us();
         kg_denyexec_check(d, cmd, cmdc, dir, reason, sizeof reason, &err);
-        t_file[i] = now_us() - t0;
+        t_file[i] = kgb_now_us() - t0;
     }
     kg_denyexec_free(d);
     /* No cache directory: every fingerprint is computed from the bytes. */
     d = kg_denyexec_new(deny, path, NULL, &err);
     for (size_t i = 0; i < n; i++) {
         kg_denyexec_forget_cache(d);
-        double t0 = now_us();
+        double t0 = kgb_now_us();
         kg_denyexec_check(d, cmd, cmdc, dir, reason, sizeof reason, &err);
-        t_cold[i] = now_us() - t0;
+        t_cold[i] = kgb_now_us() - t0;
     }
     kg_denyexec_free(d);
 
     printf("deny    %zu entries, command: env CC=gcc sh -c '%s'\n", kg_strv_len(deny), cmd[4]);
-    report("build the list", t_new, n);
-    report("check, cache warm", t_warm, n);
-    report("check, cache from file", t_file, n);
-    report("check, cache cold", t_cold, n);
-    report("build+check+free (run)", t_all, n);
+    kgb_report("deny", "build the list", t_new, n);
+    kgb_report("deny", "check, cache warm", t_warm, n);
+    kgb_report("deny", "check, cache from file", t_file, n);
+    kgb_report("deny", "check, cache cold", t_cold, n);
+    kgb_report("deny", "build+check+free (run)", t_all, n);
     printf("deny    cold/warm = %.2f\n", t_cold[n / 2] / t_warm[n / 2]);
 
     char rm[300];

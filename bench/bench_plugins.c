@@ -9,30 +9,10 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "bench-stats.h"
 #include "host.h"
 #include "loader.h"
 #include "select.h"
-
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double report(const char *what, double *t, size_t n)
-{
-    qsort(t, n, sizeof *t, cmp);
-    printf("plugins %-24s median %7.1f us (p10 %.1f, p90 %.1f, n=%zu)\n", what, t[n / 2],
-           t[n / 10], t[n - 1 - n / 10], n);
-    return t[n / 2];
-}
 
 int main(int argc, char **argv)
 {
@@ -45,12 +25,12 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < n; i++) {
         kg_host host;
         kg_host_init(&host);
-        double t0 = now_us();
+        double t0 = kgb_now_us();
         kg_registry *r = kg_registry_load(0);
-        double t1 = now_us();
+        double t1 = kgb_now_us();
         kg_select_bind_host(&host, r);
         kg_select_probe_all(r, &host, KGATE_PROBE_QUICK);
-        double t2 = now_us();
+        double t2 = kgb_now_us();
         if (i == 0) {
             loaded = HASH_COUNT(r->by_name);
             refused = (unsigned)kg_strv_len(r->refusals);
@@ -61,17 +41,17 @@ int main(int argc, char **argv)
                        p->probe.available ? "" : p->probe.reason);
         }
         kg_registry_free(r);
-        double t3 = now_us();
+        double t3 = kgb_now_us();
         t_load[i] = t1 - t0;
         t_probe[i] = t2 - t1;
         t_free[i] = t3 - t2;
         t_all[i] = t3 - t0;
     }
     printf("plugins %u loaded, %u refused\n", loaded, refused);
-    double l = report("discover+dlopen", t_load, n);
-    double p = report("QUICK probe of all", t_probe, n);
-    double f = report("free (dlclose)", t_free, n);
-    double a = report("whole", t_all, n);
+    double l = kgb_report("plugins", "discover+dlopen", t_load, n);
+    double p = kgb_report("plugins", "QUICK probe of all", t_probe, n);
+    double f = kgb_report("plugins", "free (dlclose)", t_free, n);
+    double a = kgb_report("plugins", "whole", t_all, n);
     printf("plugins breakdown of the median: dlopen %.0f%%, probe %.0f%%, dlclose %.0f%%\n",
            100 * l / a, 100 * p / a, 100 * f / a);
     free(t_load);
