@@ -253,8 +253,10 @@ int kg_cmd_doctor(int argc, char **argv)
     }
     if (e.pol) env_detail(&host, e.pol, rep);
     /* The report shown is one backend's; when none could enforce the
-     * policy, the others' reasons are worth a line too. */
-    if (e.pol && rc < 0 && cand && !forced) host.pub.report_detail(rep, "selection", err.msg);
+     * policy, every backend's reason belongs in the verdict line too (the
+     * one shown may only be saying "another backend does this"). */
+    if (e.pol && rc < 0 && cand && !forced)
+        host.pub.report(rep, KGATE_BLOCKED, "selection: %s", err.msg);
     if (rep->n_items == 0) host.pub.report(rep, KGATE_BLOCKED, "nothing to report");
 
     if (json) {

@@ -156,7 +156,9 @@ if [ "$(uname -s)" = Linux ]; then
         doctor
         if [ "$RC" -ne 0 ]; then
             check "all BLOCKED: doctor names every backend's reason" \
-                grep -q '^selection: no backend can enforce this policy: .*bubblewrap: ' "$OUT"
+                grep -q '^  BLOCKED   selection: no backend can enforce this policy: .*bubblewrap: ' "$OUT"
+            check "and so does its verdict line" \
+                sh -c 'tail -n 1 "$1" | grep -q "^BLOCKED .*selection: no backend can enforce this policy: .*bubblewrap: "' _ "$OUT"
         fi
         # The filter needs /dev/net/tun and more: pick it only if it says READY.
         if available slirp-filter && kg doctor --backend slirp-filter >/dev/null 2>&1; then
