@@ -17,15 +17,7 @@ install -m 0644 "$TP/tp_nosym$SUF" "$PDIR/broken$SUF"
 chmod 0755 "$PDIR"
 export KGATE_PLUGIN_PATH=$PDIR
 
-# Plugins installed on this machine are searched too; the checks that
-# count on finding only the test plugins run only when there are none.
-INSTALLED=$(KGATE_PLUGIN_PATH= "$KGATE_BIN" plugins 2>/dev/null | sed -n 's/^searched: //p' |
-    awk '{print $NF}')
-HERMETIC=1
-if [ -n "$INSTALLED" ] && ls "$INSTALLED"/*"$SUF" >/dev/null 2>&1; then
-    HERMETIC=0
-    echo "# plugins are installed in $INSTALLED: selection checks are not run"
-fi
+check_hermetic "$SUF"
 
 OUT=$KG_TMP/out
 ERR=$KG_TMP/err

@@ -145,3 +145,16 @@ need_bwrap() {
         skip_all "unprivileged bwrap does not work on this machine"
     fi
 }
+
+# Plugins installed on this machine are searched too.  Sets INSTALLED (the
+# installed plugin directory) and HERMETIC=1 when it holds no plugin with
+# suffix $1, so that checks counting on the test plugins alone can run.
+check_hermetic() {
+    INSTALLED=$(KGATE_PLUGIN_PATH= "$KGATE_BIN" plugins 2>/dev/null |
+        sed -n 's/^searched: //p' | awk '{print $NF}')
+    HERMETIC=1
+    if [ -n "$INSTALLED" ] && ls "$INSTALLED"/*"$1" >/dev/null 2>&1; then
+        HERMETIC=0
+        echo "# plugins are installed in $INSTALLED: selection checks are not run"
+    fi
+}

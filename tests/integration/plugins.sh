@@ -21,13 +21,7 @@ install -m 0644 "$TP/tp_good$SUF" "$PDIR/ignored.txt"
 chmod 0755 "$PDIR"
 export KGATE_PLUGIN_PATH=$PDIR
 
-INSTALLED=$(KGATE_PLUGIN_PATH= "$KGATE_BIN" plugins 2>/dev/null | sed -n 's/^searched: //p' |
-    awk '{print $NF}')
-HERMETIC=1
-if [ -n "$INSTALLED" ] && ls "$INSTALLED"/*"$SUF" >/dev/null 2>&1; then
-    HERMETIC=0
-    echo "# plugins are installed in $INSTALLED: selection checks are not run"
-fi
+check_hermetic "$SUF"
 
 OUT=$KG_TMP/out
 ERR=$KG_TMP/err
