@@ -13,7 +13,11 @@
  * and SIGPIPE get real handlers, never SIG_IGN, because a handler is reset
  * to the default by execve and SIG_IGN is not.  So the program starts with
  * the dispositions a shell would give it, and kgate itself survives a
- * closed stdout (write returns EPIPE instead of killing us).
+ * closed stdout (write returns EPIPE instead of killing us).  A signal that
+ * kgate's caller ignores (a shell ignores SIGINT and SIGQUIT for a
+ * background job of a script; nohup ignores SIGHUP) stays ignored: kgate
+ * neither catches nor forwards it, and the program inherits the SIG_IGN, as
+ * it would have without kgate.
  *
  * A closed or broken output (EPIPE, EBADF, ...) stops the relay of that one
  * stream: its read end is closed, so the program's next write there fails
@@ -134,9 +138,12 @@ static int install_signals(sup *s, kg_error *err)
     /* No SA_RESTART: a write to a slow stdout must return EINTR so the
      * signal is forwarded now, not when the terminal catches up. */
     sa.sa_flags = 0;
-    for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++)
-        sigaction(forwarded[i], &sa, &s->old[i]);
-    sigaction(SIGPIPE, &sa, &s->old_pipe);
+    for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++) {
+        sigaction(forwarded[i], NULL, &s->old[i]);
+        if (s->old[i].sa_handler != SIG_IGN) sigaction(forwarded[i], &sa, NULL);
+    }
+    sigaction(SIGPIPE, NULL, &s->old_pipe);
+    if (s->old_pipe.sa_handler != SIG_IGN) sigaction(SIGPIPE, &sa, NULL);
     if (s->pty) sigaction(SIGWINCH, &sa, &s->old_winch);
     sa.sa_flags = SA_NOCLDSTOP;
     sigaction(SIGCHLD, &sa, &s->old_chld);

@@ -65,12 +65,17 @@ __attribute__((noreturn)) static void child(char *const *argv,
                                             int err_w, const char *project)
 {
     int report[2] = {0, 0};
-    struct sigaction dfl;
+    struct sigaction dfl, cur;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
-    /* Dispositions the core installed (or ignored) must not reach bwrap
-     * and through it the program.  All signals are blocked until execve. */
-    for (int s = 1; s < NSIG; s++) sigaction(s, &dfl, NULL);
+    /* Handlers the core installed must not run here (all signals are
+     * blocked until execve, which resets them anyway).  An ignored signal
+     * stays ignored, as execve leaves it: the core ignores nothing itself,
+     * so that is one kgate's caller ignored, and the program would have
+     * inherited it without kgate. */
+    for (int s = 1; s < NSIG; s++)
+        if (sigaction(s, NULL, &cur) == 0 && cur.sa_handler != SIG_IGN)
+            sigaction(s, &dfl, NULL);
 
     /* Out of the terminal's foreground group: a Ctrl-C reaches kgate,
      * which forwards it to the program's group, and not bwrap's outer

@@ -144,14 +144,18 @@ static int read_byte(int fd, int timeout_ms)
     }
 }
 
-/* Default dispositions for everything the core may have installed or
- * ignored; the mask (all blocked, from the fork) is left as it is. */
+/* Default dispositions for the handlers the core installed; the mask (all
+ * blocked, from the fork) is left as it is.  An ignored signal stays
+ * ignored, as execve would leave it: the core ignores nothing itself, so it
+ * is one kgate's caller ignored, and the program inherits it. */
 static void reset_signals(void)
 {
-    struct sigaction dfl;
+    struct sigaction dfl, cur;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
-    for (int s = 1; s < NSIG; s++) sigaction(s, &dfl, NULL);
+    for (int s = 1; s < NSIG; s++)
+        if (sigaction(s, NULL, &cur) == 0 && cur.sa_handler != SIG_IGN)
+            sigaction(s, &dfl, NULL);
 }
 
 static void unblock_signals(void)
@@ -392,7 +396,10 @@ static _Noreturn void child_main(sf_child_ctx *c)
     if (getppid() != c->kgate_pid) _exit(1);
     reset_signals();
     /* A dead pipe reader must be an error message, not a signal death;
-     * an ignored signal is discarded, so none is pending at exec. */
+     * an ignored signal is discarded, so none is pending at exec.  What
+     * the program gets back before exec is what it inherited. */
+    struct sigaction pipe_inherited;
+    sigaction(SIGPIPE, NULL, &pipe_inherited);
     signal(SIGPIPE, SIG_IGN);
     /* As the bubblewrap backend does: out of the terminal's foreground
      * group, so a Ctrl-C reaches kgate, which forwards it to the program's
@@ -440,7 +447,7 @@ static _Noreturn void child_main(sf_child_ctx *c)
         (c->block_w >= 0 && fcntl(c->block_w, F_SETFD, 0) < 0) ||
         fcntl(c->seccomp, F_SETFD, 0) < 0)
         child_fail(c, "passing descriptors to bwrap: %s", strerror(errno));
-    signal(SIGPIPE, SIG_DFL);
+    sigaction(SIGPIPE, &pipe_inherited, NULL);
     unblock_signals();
 
     if (send(c->ctl, "X", 1, MSG_NOSIGNAL) != 1) _exit(1);

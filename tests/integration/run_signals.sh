@@ -181,5 +181,18 @@ for who in $(test_users); do
     poll 50 gone "$m5"
     check "and the child is gone" gone "$m5"
     reap "$m5"
+
+    # A signal kgate's caller ignores stays ignored in the program, as it
+    # would without kgate (a script's background job ignores SIGINT; nohup
+    # ignores SIGHUP).  The control without the ignore shows it can fail.
+    for sig in INT HUP; do
+        out=$(as_user sh -c 'trap "" '"$sig"'; exec "$0" run --no-pty -- sh -c "kill -'"$sig"' \$\$; echo survived-'"$sig"'"' \
+            "$KGATE_BIN" 2>&1)
+        check "SIG$sig ignored by kgate's caller stays ignored in the program" \
+            [ "$out" = "survived-$sig" ]
+    done
+    rc=0
+    as_user "$KGATE_BIN" run --no-pty -- sh -c 'kill -INT $$; echo survived' >/dev/null 2>&1 || rc=$?
+    check "control: without the ignore, the program dies of SIGINT (130, got $rc)" [ "$rc" -eq 130 ]
 done
 finish
