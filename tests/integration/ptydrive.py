@@ -145,6 +145,25 @@ def wait_for_process(cmdline):
     raise Fail("no process %r appeared" % (cmdline,))
 
 
+def wait_for_foreground(pid):
+    """Waits until pid runs (not stopped) as the foreground job of its
+    terminal.  After `fg` the shell prints the job before it hands the
+    terminal over and continues it: a Ctrl-C sent in between goes to the
+    shell, not to the job."""
+    end = time.monotonic() + DEADLINE
+    while time.monotonic() < end:
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            raise Fail("process %d went away" % pid)
+        state, pgrp, tpgid = fields[0], int(fields[2]), int(fields[5])
+        if state != "T" and tpgid == pgrp:
+            return
+        time.sleep(0.02)
+    raise Fail("process %d never became the foreground job" % pid)
+
+
 def process_gone(pid):
     try:
         with open("/proc/%d/stat" % pid) as f:
@@ -215,6 +234,7 @@ def sc_ctrlc(kg):
         t.expect(rb"Stopped")
         t.send(b"fg\r")
         t.expect(rb"sleep 1008\r\n", len(t.out) - 2)
+        wait_for_foreground(pid)
         t.send(b"\x03")
         mark = len(t.out)
         t.send(b"echo $?Y\r")
