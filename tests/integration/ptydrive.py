@@ -268,11 +268,17 @@ def sc_winch(kg):
     SIGWINCH."""
     t = start_shell(kg, rows=24, cols=80)
     try:
-        t.send(b"stty size; trap 'echo W$((1))INCH' WINCH\r")
+        t.send(b"stty size\r")
         t.expect(rb"[\r\n]24 80\r")
+        # A program that is certainly waiting for SIGWINCH when the resize
+        # comes: its handler is in place before it says READY.  (A bash
+        # trap is not: between two commands bash may hold a WINCH trap
+        # until the next line is typed, which made this check flaky.)
         mark = len(t.out)
-        t.send(b"echo $((1+2))SET\r")
-        t.expect(rb"3SET", mark)
+        t.send(b"python3 -c 'import signal, sys; "
+               b"signal.signal(signal.SIGWINCH, lambda *a: (print(\"W\" + \"1INCH\", flush=True), sys.exit(0))); "
+               b"print(\"RE\" + \"ADY\", flush=True); signal.pause()'\r")
+        t.expect(rb"READY", mark)
         mark = len(t.out)
         t.resize(30, 100)
         t.expect(rb"W1INCH", mark)
