@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "testutil.h"
 
 static char tmpdir[64];
 
@@ -270,9 +271,5 @@ int main(int argc, char **argv)
     tcase_add_test(tc, unwritable_logs_fail);
     tcase_add_test(tc, concurrent_writers_whole_lines);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
+    return kgt_run_suite(s);
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "testutil.h"
 
 static kg_config *parse(const char *yaml, kg_error *err)
 {
@@ -371,13 +372,6 @@ static void remove_tmp(void)
     tmpdir[0] = '\0';
 }
 
-static void write_file(const char *path, const char *data, size_t len)
-{
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    ck_assert_uint_eq(fwrite(data, 1, len, f), len);
-    fclose(f);
-}
 
 START_TEST(test_load_file)
 {
@@ -388,7 +382,7 @@ START_TEST(test_load_file)
     ck_assert_ptr_null(kg_config_load(path, &err));
     ck_assert_int_eq(err.code, ENOENT);
 
-    write_file(path, "network: off\nbogus: 1\n", 22);
+    kgt_write_file(path, "network: off\nbogus: 1\n", 22, 0644);
     ck_assert_ptr_null(kg_config_load(path, &err));
     char want[256];
     snprintf(want, sizeof want, "%s:2:1: unknown key 'bogus'", path);
@@ -399,7 +393,7 @@ START_TEST(test_load_file)
     char *buf = malloc(big);
     ck_assert_ptr_nonnull(buf);
     memset(buf, '\n', big);
-    write_file(path, buf, big);
+    kgt_write_file(path, buf, big, 0644);
     free(buf);
     ck_assert_ptr_null(kg_config_load(path, &err));
     ck_assert_ptr_nonnull(strstr(err.msg, "file larger than 1048576 bytes"));
@@ -415,7 +409,7 @@ START_TEST(test_load_file)
     ck_assert_ptr_null(kg_config_load(tmpdir, &err));
     ck_assert_ptr_nonnull(strstr(err.msg, "not a regular file"));
 
-    write_file(path, "network: open\n", 14);
+    kgt_write_file(path, "network: open\n", 14, 0644);
     kg_config *c = kg_config_load(path, &err);
     ck_assert_msg(c != NULL, "%s", err.msg);
     ck_assert_str_eq(c->file, path);
@@ -547,9 +541,5 @@ int main(void)
     tcase_add_test(tc, test_write_round_trip);
     tcase_add_test(tc, test_apply);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
+    return kgt_run_suite(s);
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "denyexec.h"
+#include "testutil.h"
 
 static char tmp[PATH_MAX];
 static char bin[PATH_MAX + 8], work[PATH_MAX + 8], hidden[PATH_MAX + 8], cache[PATH_MAX + 8];
@@ -19,14 +20,6 @@ static char path_env[4 * PATH_MAX];
 static char reason[512];
 static kg_denyexec *dx;
 
-static void write_file(const char *path, const char *data, size_t len, mode_t mode)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
-    ck_assert_msg(fd >= 0, "open %s: %s", path, strerror(errno));
-    ck_assert_int_eq(write(fd, data, len), (ssize_t)len);
-    close(fd);
-    chmod(path, mode);
-}
 
 static char *read_all(const char *path, size_t *len)
 {
@@ -45,7 +38,7 @@ static void make_binary(const char *path, const char *tag)
     char *b = read_all("/usr/bin/true", &len);
     size_t tl = strlen(tag);
     memcpy(b + len, tag, tl);
-    write_file(path, b, len + tl, 0755);
+    kgt_write_file(path, b, len + tl, 0755);
     free(b);
 }
 
@@ -53,7 +46,7 @@ static void copy_file(const char *from, const char *to)
 {
     size_t len;
     char *b = read_all(from, &len);
-    write_file(to, b, len, 0755);
+    kgt_write_file(to, b, len, 0755);
     free(b);
 }
 
@@ -131,28 +124,28 @@ static void setup(void)
 
     const char *s;
     s = "#!/bin/sh\necho start\ndenyme --now\n";
-    write_file(pj(work, "bad.sh"), s, strlen(s), 0755);
+    kgt_write_file(pj(work, "bad.sh"), s, strlen(s), 0755);
     s = "#!/bin/sh\n# denyme in a comment\necho denyme\ncat <<'EOF'\ndenyme\nEOF\n";
-    write_file(pj(work, "good.sh"), s, strlen(s), 0755);
+    kgt_write_file(pj(work, "good.sh"), s, strlen(s), 0755);
     s = "echo no shebang\ndenyme\n";
-    write_file(pj(work, "noshebang"), s, strlen(s), 0755);
+    kgt_write_file(pj(work, "noshebang"), s, strlen(s), 0755);
     s = "echo no shebang\ntrue\n";
-    write_file(pj(work, "noshebang-ok"), s, strlen(s), 0755);
+    kgt_write_file(pj(work, "noshebang-ok"), s, strlen(s), 0755);
     s = "#!/usr/bin/env sh\nset -e\nif true; then denyme; fi\n";
-    write_file(pj(work, "env.sh"), s, strlen(s), 0755);
+    kgt_write_file(pj(work, "env.sh"), s, strlen(s), 0755);
     s = "#!/usr/bin/env bash\nfor f in a b; do echo \"$f\"; done\n";
-    write_file(pj(work, "env-ok.sh"), s, strlen(s), 0755);
+    kgt_write_file(pj(work, "env-ok.sh"), s, strlen(s), 0755);
     s = "#!/usr/bin/python3\nimport os\nos.system('denyme')\n";
-    write_file(pj(work, "script.py"), s, strlen(s), 0755);
+    kgt_write_file(pj(work, "script.py"), s, strlen(s), 0755);
     s = "#!/bin/sh\n./bad.sh\n";
-    write_file(pj(work, "calls-bad.sh"), s, strlen(s), 0755);
+    kgt_write_file(pj(work, "calls-bad.sh"), s, strlen(s), 0755);
     s = "#!/bin/sh\n[ -n \"$1\" ] || ./self.sh again\necho done\n";
-    write_file(pj(work, "self.sh"), s, strlen(s), 0755);
+    kgt_write_file(pj(work, "self.sh"), s, strlen(s), 0755);
     char sheb[PATH_MAX + 32];
     snprintf(sheb, sizeof sheb, "#!%s/denyme -x\n", bin);
-    write_file(pj(work, "interp-denied"), sheb, strlen(sheb), 0755);
+    kgt_write_file(pj(work, "interp-denied"), sheb, strlen(sheb), 0755);
     s = "denyme\n"; /* sourced, not executable */
-    write_file(pj(work, "lib.sh"), s, strlen(s), 0644);
+    kgt_write_file(pj(work, "lib.sh"), s, strlen(s), 0644);
 
     dx = make("denyme", "fetch", "curl", pj(bin, "pathonly"), NULL);
 }
@@ -459,7 +452,7 @@ START_TEST(scripts)
     BLOCKED("env", "nice", "./bad.sh");
     /* A script that happens to be named like a wrapper is still read. */
     const char *fr = "#!/bin/sh\ndenyme\n\"$@\"\n";
-    write_file(pj(bin, "fakeroot"), fr, strlen(fr), 0755);
+    kgt_write_file(pj(bin, "fakeroot"), fr, strlen(fr), 0755);
     BLOCKED("fakeroot", "true");
     /* Not parsed: other interpreters (docs/deny-exec.md). */
     ALLOWED("./script.py");
@@ -468,7 +461,7 @@ START_TEST(scripts)
     char *b = malloc(big);
     memset(b, '#', big);
     memcpy(b, "#!/bin/sh\ndenyme\n", 17);
-    write_file(pj(work, "big.sh"), b, big, 0755);
+    kgt_write_file(pj(work, "big.sh"), b, big, 0755);
     free(b);
     ALLOWED("./big.sh");
 }
@@ -506,7 +499,7 @@ START_TEST(cache_corrupt)
 {
     mkdir(cache, 0700);
     const char *junk = "kgate-exec-fingerprints 1\nzzzz not a line\n";
-    write_file(pj(cache, "exec-fingerprints"), junk, strlen(junk), 0600);
+    kgt_write_file(pj(cache, "exec-fingerprints"), junk, strlen(junk), 0600);
     BLOCKED("./copy");
     ALLOWED("./other");
     kg_denyexec_free(dx);
@@ -518,7 +511,7 @@ START_TEST(cache_corrupt)
     ck_assert_ptr_nonnull(strstr(c, "\nend "));
     free(c);
     /* A valid-looking file with a bad trailer is ignored too. */
-    write_file(pj(cache, "exec-fingerprints"), "kgate-exec-fingerprints 1\nend 0000000000000000\n", 47, 0600);
+    kgt_write_file(pj(cache, "exec-fingerprints"), "kgate-exec-fingerprints 1\nend 0000000000000000\n", 47, 0600);
     dx = make("denyme", NULL);
     BLOCKED("./copy");
 }
@@ -642,9 +635,5 @@ int main(void)
     tcase_add_test(tc, bad_entries);
     tcase_add_test(tc, path_shapes);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
+    return kgt_run_suite(s);
 }

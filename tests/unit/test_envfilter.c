@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "envfilter.h"
+#include "testutil.h"
 
 START_TEST(secret_names_withheld)
 {
@@ -121,9 +122,5 @@ int main(void)
     tcase_add_test(tc, deny_env_beats_always_pass);
     tcase_add_test(tc, empty_environment);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
+    return kgt_run_suite(s);
 }

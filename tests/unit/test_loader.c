@@ -11,6 +11,7 @@
 
 #include "kgate-config.h"
 #include "loader.h"
+#include "testutil.h"
 
 #define SUFFIX KG_TEST_PLUGIN_SUFFIX
 
@@ -549,9 +550,5 @@ int main(void)
     tcase_add_test(tc, in_process_registration);
     tcase_add_test(tc, abi_layout_frozen);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
+    return kgt_run_suite(s);
 }

@@ -6,6 +6,7 @@
 #include <utstring.h>
 
 #include "mask.h"
+#include "testutil.h"
 
 /* ------------------------------------------------------------------------ */
 /* Helpers                                                                   */
@@ -466,9 +467,5 @@ static Suite *mask_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(mask_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
+    return kgt_run_suite(mask_suite());
 }

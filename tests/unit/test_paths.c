@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "paths.h"
+#include "testutil.h"
 
 static char root[PATH_MAX]; /* a resolved temporary directory */
 
@@ -247,9 +248,5 @@ int main(void)
     tcase_add_test(tc, test_lexical);
     tcase_add_test(tc, test_within);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
+    return kgt_run_suite(s);
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "policy.h"
+#include "testutil.h"
 
 static char root[PATH_MAX];
 static char home[PATH_MAX + 16];
@@ -46,19 +47,12 @@ static void teardown(void)
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", root);
 }
 
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
-}
 
 static void write_user(const char *yaml)
 {
     char p[PATH_MAX * 2];
     snprintf(p, sizeof p, "%s/.kgate/config.yaml", home);
-    if (yaml) write_file(p, yaml);
+    if (yaml) kgt_write_text(p, yaml);
     else unlink(p);
 }
 
@@ -66,7 +60,7 @@ static void write_project(const char *yaml)
 {
     char p[PATH_MAX * 2];
     snprintf(p, sizeof p, "%s/.kgate.yaml", proj);
-    if (yaml) write_file(p, yaml);
+    if (yaml) kgt_write_text(p, yaml);
     else unlink(p);
 }
 
@@ -449,7 +443,7 @@ START_TEST(test_builtin_protection_edges)
     char p1[PATH_MAX * 2];
     /* A git worktree: .git is a file, so nothing below it is protected. */
     snprintf(p1, sizeof p1, "%s/.git", proj);
-    write_file(p1, "gitdir: /elsewhere\n");
+    kgt_write_text(p1, "gitdir: /elsewhere\n");
     kg_policy *p = kg_policy_load(home, proj, NULL, &err);
     ck_assert_msg(p != NULL, "%s", err.msg);
     ck_assert_uint_eq(p->pub.protect_paths.n, 4);
@@ -549,9 +543,5 @@ int main(void)
     tcase_add_test(tc, test_tmpdir_and_network_modes);
     tcase_add_test(tc, test_json_and_command);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
+    return kgt_run_suite(s);
 }

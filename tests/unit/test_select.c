@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "select.h"
+#include "testutil.h"
 
 /* What one fake backend answers.  Fakes find their own entry through
  * host->current, which the core sets to the backend's name around every
@@ -399,9 +400,5 @@ int main(void)
     tcase_add_test(tc, self_reference_does_not_recurse);
     tcase_add_test(tc, reasons_are_the_worst_findings);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
+    return kgt_run_suite(s);
 }

@@ -19,6 +19,7 @@
 
 #include "mask.h"
 #include "supervise.h"
+#include "testutil.h"
 
 /* ------------------------------------------------------------------------ */
 /* The fake backend                                                          */
@@ -578,9 +579,5 @@ int main(void)
     tcase_add_test(tc, masking_through_pipes_matches_the_mask);
     tcase_add_test(tc, pty_program_gets_its_own_terminal);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
+    return kgt_run_suite(s);
 }

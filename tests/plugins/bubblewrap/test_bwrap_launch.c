@@ -20,6 +20,7 @@
 
 #include "bwrap-internal.h"
 #include "host.h"
+#include "testutil.h"
 
 #define TEST_UID 65534
 #define TEST_GID 65534
@@ -29,13 +30,6 @@
 static char root[64], home[96], proj[128], secret[128], gitconfig[128],
     envfile[160], privdir[160], privfile[192], hooks[160], hookfile[192];
 
-static void mkfile(const char *p, const char *content)
-{
-    FILE *f = fopen(p, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(content, f);
-    fclose(f);
-}
 
 static char *slurp_file(const char *p, char *buf, size_t n)
 {
@@ -80,11 +74,11 @@ static int prepare(int as_user)
     ck_assert_int_eq(mkdir(proj, 0755), 0);
     ck_assert_int_eq(mkdir(privdir, 0755), 0);
     ck_assert_int_eq(mkdir(hooks, 0755), 0);
-    mkfile(secret, "SECRET-IN-HOME\n");
-    mkfile(gitconfig, "GITCONFIG-READABLE\n");
-    mkfile(envfile, "ENV-SECRET\n");
-    mkfile(privfile, "PRIVATE-KEY\n");
-    mkfile(hookfile, "ORIGINAL-HOOK\n");
+    kgt_write_text(secret, "SECRET-IN-HOME\n");
+    kgt_write_text(gitconfig, "GITCONFIG-READABLE\n");
+    kgt_write_text(envfile, "ENV-SECRET\n");
+    kgt_write_text(privfile, "PRIVATE-KEY\n");
+    kgt_write_text(hookfile, "ORIGINAL-HOOK\n");
     if (as_user && getuid() == 0) {
         const char *ckfork = getenv("CK_FORK");
         if (ckfork && strcmp(ckfork, "no") == 0) {
@@ -490,9 +484,5 @@ int main(void)
     tcase_add_loop_test(tc, bwrap_failure_is_a_launch_error, 0, variants);
     tcase_add_loop_test(tc, escapes_closed_at_launch, 0, variants);
     suite_add_tcase(su, tc);
-    SRunner *sr = srunner_create(su);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
+    return kgt_run_suite(su);
 }

@@ -17,18 +17,12 @@
 #include "bwrap-internal.h"
 #include "bwrap-seccomp-rules.h"
 #include "host.h"
+#include "testutil.h"
 
 static char root[64];
 static char home[128], proj[160], gitconfig[160], secretdir[160], envfile[192],
     privdir[192], hooks[192], missing[192], outside[128], ssh[192];
 
-static void mkfile(const char *p, const char *content)
-{
-    FILE *f = fopen(p, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(content, f);
-    fclose(f);
-}
 
 static void setup(void)
 {
@@ -56,8 +50,8 @@ static void setup(void)
     ck_assert_int_eq(mkdir(git, 0755), 0);
     ck_assert_int_eq(mkdir(hooks, 0755), 0);
     ck_assert_int_eq(mkdir(outside, 0755), 0);
-    mkfile(gitconfig, "[user]\n");
-    mkfile(envfile, "TOKEN=1\n");
+    kgt_write_text(gitconfig, "[user]\n");
+    kgt_write_text(envfile, "TOKEN=1\n");
 }
 
 static void teardown(void)
@@ -342,7 +336,7 @@ START_TEST(pty_shim_bound_when_hidden)
 {
     char shim[192];
     snprintf(shim, sizeof shim, "%s/kgate-pty-shim", root);
-    mkfile(shim, "#!/bin/sh\n");
+    kgt_write_text(shim, "#!/bin/sh\n");
     ck_assert_int_eq(chmod(shim, 0755), 0);
 
     fixture f;
@@ -418,7 +412,7 @@ START_TEST(socket_cover_and_resolv_link)
     snprintf(plain, sizeof plain, "%s/resolv.plain", root);
     snprintf(link, sizeof link, "%s/resolv.link", root);
     snprintf(dangling, sizeof dangling, "%s/resolv.dangling", root);
-    mkfile(plain, "nameserver 198.18.0.1\n");
+    kgt_write_text(plain, "nameserver 198.18.0.1\n");
     ck_assert_int_eq(symlink(plain, link), 0);
     ck_assert_int_eq(symlink("/run/kgbw-no-such-dir/resolv.conf", dangling), 0);
     ck_assert_int_eq(kgbw_plan_socket_cover(&f.host.pub, &f.pol, f.plan, plain), 0);
@@ -444,7 +438,7 @@ START_TEST(socket_cover_and_resolv_link)
         char target[128], rlink[200];
         snprintf(target, sizeof target, "%s/stub-resolv.conf", rundir);
         snprintf(rlink, sizeof rlink, "%s/resolv.run", root);
-        mkfile(target, "nameserver 127.0.0.53\n");
+        kgt_write_text(target, "nameserver 127.0.0.53\n");
         ck_assert_int_eq(symlink(target, rlink), 0);
         fixture_init(&f);
         ck_assert_int_eq(kgbw_plan_socket_cover(&f.host.pub, &f.pol, f.plan, rlink), 0);
@@ -468,7 +462,7 @@ START_TEST(allow_sockets_bound_back)
     snprintf(sock, sizeof sock, "%s/agent.sock", ssh);
     snprintf(notsock, sizeof notsock, "%s/config", ssh);
     snprintf(gone, sizeof gone, "%s/gone.sock", ssh);
-    mkfile(notsock, "Host *\n");
+    kgt_write_text(notsock, "Host *\n");
     int fd = socket(AF_UNIX, SOCK_STREAM, 0);
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     ck_assert_uint_lt(strlen(sock), sizeof sa.sun_path);
@@ -515,7 +509,7 @@ START_TEST(missing_hooks_become_empty_and_read_only)
     fixture_init(&f);
     char cfg[200];
     snprintf(cfg, sizeof cfg, "%s/.git/config", proj);
-    mkfile(cfg, "[core]\n");
+    kgt_write_text(cfg, "[core]\n");
     ck_assert_int_eq(rmdir(hooks), 0);
     const char *prot[] = {cfg, hooks, missing};
     f.pol.protect_paths = (kgate_strlist){prot, 3};
@@ -538,7 +532,7 @@ START_TEST(missing_hooks_become_empty_and_read_only)
     }
     int st;
     waitpid(pid, &st, 0);
-    mkfile(git, "gitdir: /elsewhere\n");
+    kgt_write_text(git, "gitdir: /elsewhere\n");
     fixture_init(&f);
     const char *prot2[] = {hooks};
     f.pol.protect_paths = (kgate_strlist){prot2, 1};
@@ -736,9 +730,5 @@ int main(void)
     tcase_add_test(td, doctor_table);
     tcase_add_test(td, probe_availability);
     suite_add_tcase(s, td);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
+    return kgt_run_suite(s);
 }

@@ -13,6 +13,7 @@
 #include "host.h"
 #include "kgate/kgate-plugin.h"
 #include "sbpl-eval.h"
+#include "testutil.h"
 
 #ifndef SB_PLUGIN_PATH
 #error "SB_PLUGIN_PATH must name the built plugin"
@@ -444,9 +445,5 @@ static Suite *plugin_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(plugin_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
+    return kgt_run_suite(plugin_suite());
 }

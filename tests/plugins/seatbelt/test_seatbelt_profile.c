@@ -8,6 +8,7 @@
 
 #include "sb-profile.h"
 #include "sbpl-eval.h"
+#include "testutil.h"
 
 #define SL(...)                                                                \
     ((kgate_strlist){(const char *const[]){__VA_ARGS__},                       \
@@ -712,9 +713,5 @@ static Suite *profile_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(profile_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
+    return kgt_run_suite(profile_suite());
 }

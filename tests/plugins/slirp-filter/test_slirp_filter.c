@@ -12,6 +12,7 @@
 #include "bwrap-internal.h"
 #include "host.h"
 #include "sf.h"
+#include "testutil.h"
 
 const kgate_backend *kgate_plugin_entry(void);
 
@@ -652,9 +653,5 @@ int main(void)
     tcase_add_test(rb, real_doctor_restricted);
     tcase_add_test(rb, real_plan_carries_seccomp);
     suite_add_tcase(s, rb);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
+    return kgt_run_suite(s);
 }
