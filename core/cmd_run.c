@@ -115,10 +115,10 @@ static void audit_base(const run_ctx *c, kg_audit_event *ev, const char *kind)
         .argc = (size_t)c->args.cmd_argc,
         .cwd = c->cwd ? c->cwd : "",
     };
-    if (c->policy) {
-        ev->allow_paths = c->policy->oneshot_paths;
-        ev->allow_hosts = c->policy->oneshot_hosts;
-    }
+    /* The one-shot flags, resolved; as typed when the policy could not
+     * be built (they may be why). */
+    ev->allow_paths = c->policy ? c->policy->oneshot_paths : c->args.flags.allow_paths;
+    ev->allow_hosts = c->policy ? c->policy->oneshot_hosts : c->args.flags.allow_hosts;
 }
 
 /* A refusal: a best-effort audit line, one line on stderr, the status.
@@ -175,28 +175,6 @@ static int run(run_ctx *c)
                  "ancestors, so the whole home would be writable; cd into a project",
                  pub->project, pub->home);
         return refuse(c, "refuse", KG_EXIT_REFUSED, msg);
-    }
-
-    /* kgate's own directory is never writable from inside: a program that
-     * could rewrite config.yaml would widen every later run, and one that
-     * could write audit.log could forge it.  (An ancestor of it is the
-     * home or above, which the backends refuse already.) */
-    char *own = NULL;
-    if (asprintf(&own, "%s/.kgate", pub->home) >= 0) {
-        char *real = realpath(own, NULL);
-        const char *dir = real ? real : own;
-        for (size_t i = 0; i < kg_strv_len(c->policy->allow_paths); i++) {
-            const char *w = kg_strv_get(c->policy->allow_paths, i);
-            if (!kg_path_is_within(w, dir) && !kg_path_is_within(dir, w)) continue;
-            snprintf(msg, sizeof msg,
-                     "allow_paths entry %s would make kgate's own %s (config, audit log, "
-                     "cache) writable inside the sandbox", w, dir);
-            free(real);
-            free(own);
-            return refuse(c, "refuse", KG_EXIT_REFUSED, msg);
-        }
-        free(real);
-        free(own);
     }
 
     const char *path_env = getenv("PATH");

@@ -304,6 +304,33 @@ static int apply_flags(kg_policy *p, const kg_flags *flags, kgate_network *net,
     return 0;
 }
 
+/* kgate's own directory is never writable from inside, whoever asks (the
+ * user file or --allow-path; a project file cannot add paths at all): a
+ * program that could rewrite config.yaml would widen every later run, and
+ * one that could write audit.log could forge it.  Checked here, where the
+ * policy is built, so that doctor and run give the same answer.  (An
+ * ancestor of ~/.kgate is the home or above, which the backends refuse.) */
+static int refuse_own_dir(const kg_policy *p, kg_error *err)
+{
+    char *own = NULL;
+    if (asprintf(&own, "%s/.kgate", p->home) < 0)
+        return kg_err_set(err, ENOMEM, "out of memory");
+    char *real = realpath(own, NULL);
+    const char *dir = real ? real : own;
+    int rc = 0;
+    for (size_t i = 0; i < kg_strv_len(p->allow_paths) && rc == 0; i++) {
+        const char *w = kg_strv_get(p->allow_paths, i);
+        if (kg_path_is_within(w, dir) || kg_path_is_within(dir, w))
+            rc = kg_err_set(err, EPERM,
+                            "allow_paths entry %s would make kgate's own %s (config, "
+                            "audit log, cache) writable inside the sandbox",
+                            w, dir);
+    }
+    free(real);
+    free(own);
+    return rc;
+}
+
 static kg_policy *policy_new(void)
 {
     kg_policy *p = calloc(1, sizeof *p);
@@ -415,6 +442,7 @@ kg_policy *kg_policy_load(const char *home, const char *cwd, const kg_flags *fla
     sort_unique(p->protect_paths);
 
     if (apply_flags(p, flags, &net, err) < 0) goto fail;
+    if (refuse_own_dir(p, err) < 0) goto fail;
     p->pub.network =
         net == KGATE_NET_RESTRICTED && kg_strv_len(p->allow_hosts) == 0 ? KGATE_NET_OFF : net;
     p->pub.uid = getuid();

@@ -185,4 +185,12 @@ if "$KGATE_BIN" plugins 2>/dev/null | grep -q 'seatbelt (ABI'; then
         check "and nothing ran" sh -c '! printf "%s" "$1" | grep -q SHOULD-NOT-RUN' _ "$out"
     done
 fi
+# doctor and run give the same answer about kgate's own directory.
+for who in $(test_users); do
+    use_user "$who"
+    printf 'network: off\nallow_paths: [~/.kgate]\n' | write_config
+    out=$(kg doctor 2>&1); rc=$?
+    check "allow_paths: [~/.kgate]: doctor is BLOCKED (exit 1)" test "$rc" = 1
+    check "and says why" sh -c 'printf "%s\n" "$1" | tail -n 1 | grep -q "^BLOCKED .*kgate.s own"' _ "$out"
+done
 finish

@@ -380,6 +380,12 @@ START_TEST(test_bad_files)
     ck_assert_msg(strstr(err.msg, "read_paths: ~/link: resolves to /usr through a symlink"),
                   "%s", err.msg);
 
+    /* kgate's own directory is never writable, not even when the user's
+     * file asks for it */
+    write_user("allow_paths: [~/.kgate]\n");
+    ck_assert_ptr_null(kg_policy_load(home, proj, NULL, &err));
+    ck_assert_msg(strstr(err.msg, "would make kgate's own"), "%s", err.msg);
+
     /* HOME and cwd that do not exist */
     write_user(NULL);
     ck_assert_ptr_null(kg_policy_load("/nonexistent-kgate-home", proj, NULL, &err));
@@ -429,6 +435,13 @@ START_TEST(test_oneshot_flags)
     ck_assert_ptr_null(kg_policy_load(home, proj, &f, &err));
     ck_assert_str_eq(err.msg, "--allow-net: invalid host name 'bad host'");
     kg_strv_clear(f.allow_hosts);
+    /* nor when a flag asks for a part of it */
+    char own[PATH_MAX * 2];
+    snprintf(own, sizeof own, "%s/.kgate", home);
+    kg_strv_push(f.allow_paths, own);
+    ck_assert_ptr_null(kg_policy_load(home, proj, &f, &err));
+    ck_assert_msg(strstr(err.msg, "would make kgate's own"), "%s", err.msg);
+    kg_strv_remove(f.allow_paths, own);
     kg_strv_push(f.allow_paths, "missing");
     ck_assert_ptr_null(kg_policy_load(home, proj, &f, &err));
     ck_assert_str_eq(err.msg, "--allow-path: missing: does not exist");
