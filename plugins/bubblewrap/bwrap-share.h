@@ -23,6 +23,13 @@ size_t kgbw_seccomp_rule_count(void);
 const char *kgbw_seccomp_groups(void);
 char *kgbw_seccomp_describe(void);
 int kgbw_seccomp_fd(kgate_err *err);
+/* The same program through a pipe, for a launch that wants bwrap to wait:
+ * bwrap reads it after its last mount and before it starts the program, so
+ * until the write end is written and closed the sandbox is set up and
+ * empty (bwrap-pin.c).  Returns the read end (>= 10, close-on-exec) and
+ * *write_end; -1 with err. */
+int kgbw_seccomp_pipe(int *write_end, kgate_err *err);
+int kgbw_seccomp_send(int write_end, kgate_err *err);
 #define KGBW_SECCOMP_LABEL "seccomp filter"
 
 /* The one sentence that says why a host allow list is not the bubblewrap
