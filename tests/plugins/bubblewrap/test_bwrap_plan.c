@@ -218,6 +218,77 @@ START_TEST(order_of_covers)
 }
 END_TEST
 
+/* deny_read across runs (issue 12 §3): each directory between the project
+ * and an existing nested deny_read entry is bound onto itself, in path
+ * order after the project and before the cover, so no run can rename it;
+ * a deny_read file with a second hard link, and a deny_read directory with
+ * one inside or a symlink that leads out, are refused with the path. */
+START_TEST(deny_read_parents_pinned)
+{
+    fixture f;
+    char a[200], b[220], file[240], other[240];
+    snprintf(a, sizeof a, "%s/config", proj);
+    snprintf(b, sizeof b, "%s/config/prod", proj);
+    snprintf(file, sizeof file, "%s/config/prod/secrets.env", proj);
+    ck_assert_int_eq(mkdir(a, 0755), 0);
+    ck_assert_int_eq(mkdir(b, 0755), 0);
+    kgt_write_text(file, "S=1\n");
+    fixture_init(&f);
+    const char *denies[] = {file, envfile};
+    f.pol.deny_read = (kgate_strlist){denies, 2};
+    ck_assert_int_eq(run_plan(&f), 0);
+    long project = find3(&f, "--bind", proj, proj);
+    long pa = find3(&f, "--bind", a, a);
+    long pb = find3(&f, "--bind", b, b);
+    long cover = find3(&f, "--dev-bind", "/dev/null", file);
+    ck_assert_int_gt(pa, project);
+    ck_assert_int_gt(pb, pa);
+    ck_assert_int_gt(cover, pb);
+    /* .env sits in the project itself: no pin but the project */
+    ck_assert_int_ge(find3(&f, "--dev-bind", "/dev/null", envfile), 0);
+    kg_plan_free(f.plan);
+
+    /* A second link: refused, naming the file. */
+    snprintf(other, sizeof other, "%s/.cache-x", proj);
+    ck_assert_int_eq(link(envfile, other), 0);
+    fixture_init(&f);
+    f.pol.deny_read = (kgate_strlist){denies, 2};
+    ck_assert_int_eq(run_plan(&f), -1);
+    ck_assert_msg(strstr(f.err.msg, envfile) && strstr(f.err.msg, "2 hard links"),
+                  "%s", f.err.msg);
+    kg_plan_free(f.plan);
+    ck_assert_int_eq(unlink(other), 0);
+
+    /* A directory: a file inside with two links, then a symlink out. */
+    char inner[240], in2[240];
+    snprintf(inner, sizeof inner, "%s/key", privdir);
+    snprintf(in2, sizeof in2, "%s/key2", privdir);
+    kgt_write_text(inner, "K\n");
+    ck_assert_int_eq(link(inner, in2), 0);
+    const char *dirdeny[] = {privdir};
+    fixture_init(&f);
+    f.pol.deny_read = (kgate_strlist){dirdeny, 1};
+    ck_assert_int_eq(run_plan(&f), -1);
+    ck_assert_msg(strstr(f.err.msg, privdir) && strstr(f.err.msg, "hard links"),
+                  "%s", f.err.msg);
+    kg_plan_free(f.plan);
+    ck_assert_int_eq(unlink(in2), 0);
+    ck_assert_int_eq(symlink("key", in2), 0); /* stays inside: fine */
+    fixture_init(&f);
+    f.pol.deny_read = (kgate_strlist){dirdeny, 1};
+    ck_assert_msg(run_plan(&f) == 0, "%s", f.err.msg);
+    kg_plan_free(f.plan);
+    char out[240];
+    snprintf(out, sizeof out, "%s/out", privdir);
+    ck_assert_int_eq(symlink("../.env", out), 0);
+    fixture_init(&f);
+    f.pol.deny_read = (kgate_strlist){dirdeny, 1};
+    ck_assert_int_eq(run_plan(&f), -1);
+    ck_assert_msg(strstr(f.err.msg, "out is a symbolic link"), "%s", f.err.msg);
+    kg_plan_free(f.plan);
+}
+END_TEST
+
 START_TEST(nested_paths_most_specific_last)
 {
     fixture f;
@@ -718,6 +789,7 @@ int main(void)
     tcase_add_test(tc, refusals);
     tcase_add_test(tc, tmpdir_and_pty);
     tcase_add_test(tc, pty_shim_bound_when_hidden);
+    tcase_add_test(tc, deny_read_parents_pinned);
     tcase_add_test(tc, missing_read_path_is_a_note);
     tcase_add_test(tc, missing_home_is_not_mounted);
     tcase_add_test(tc, socket_cover_and_resolv_link);
