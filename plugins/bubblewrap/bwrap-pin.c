@@ -33,7 +33,7 @@
  * program ran: a rename that raced the launch makes it fail, never leak.
  * After the check a rename changes nothing inside this sandbox: a mount
  * follows the directory entry it sits on. */
-#include "bwrap-internal.h"
+#include "bwrap-share.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -94,9 +94,13 @@ static int mount_arity(const char *a, int *makes_mount)
     return 0;
 }
 
+/* path is dir or lies below it (the same test as kgbw_path_under, which
+ * lives with the plan; slirp-filter links this file without it). */
 static int under(const char *path, const char *dir)
 {
-    return kgbw_path_under(path, dir);
+    size_t n = strlen(dir);
+    if (n == 1 && dir[0] == '/') return 1;
+    return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
 static int add_fd(kgbw_pins *p, int fd, char **num_out)
