@@ -70,8 +70,11 @@ void kgbw_pins_free(kgbw_pins *p)
     memset(p, 0, sizeof *p);
 }
 
-/* The mount options of the plan, with the number of arguments each takes
- * after its name; the ones with a destination name it last. */
+/* The options a plan may hold, with the number of arguments each takes
+ * and whether it makes a mount (its destination is its last argument).
+ * Anything else fails the launch: an option read with the wrong arity
+ * would make its argument look like an option, and a mount option not
+ * listed would go unchecked. */
 static int mount_arity(const char *a, int *makes_mount)
 {
     static const struct {
@@ -79,11 +82,16 @@ static int mount_arity(const char *a, int *makes_mount)
         int n;
         int mount;
     } ops[] = {
-        {"--bind", 2, 1},     {"--ro-bind", 2, 1}, {"--dev-bind", 2, 1},
-        {"--tmpfs", 1, 1},    {"--dev", 1, 1},     {"--proc", 1, 1},
-        {"--remount-ro", 1, 0}, {"--dir", 1, 0},   {"--perms", 1, 0},
-        {"--setenv", 2, 0},   {"--uid", 1, 0},     {"--gid", 1, 0},
-        {"--chdir", 1, 0},    {"--cap-drop", 1, 0},
+        {"--bind", 2, 1},         {"--ro-bind", 2, 1},     {"--dev-bind", 2, 1},
+        {"--tmpfs", 1, 1},        {"--dev", 1, 1},         {"--proc", 1, 1},
+        {"--remount-ro", 1, 0},   {"--dir", 1, 0},         {"--perms", 1, 0},
+        {"--setenv", 2, 0},       {"--unsetenv", 1, 0},    {"--uid", 1, 0},
+        {"--gid", 1, 0},          {"--chdir", 1, 0},       {"--cap-drop", 1, 0},
+        {"--cap-add", 1, 0},      {"--hostname", 1, 0},    {"--die-with-parent", 0, 0},
+        {"--new-session", 0, 0},  {"--unshare-user", 0, 0}, {"--unshare-pid", 0, 0},
+        {"--unshare-ipc", 0, 0},  {"--unshare-uts", 0, 0}, {"--unshare-net", 0, 0},
+        {"--unshare-cgroup", 0, 0}, {"--disable-userns", 0, 0}, {"--clearenv", 0, 0},
+        {"--as-pid-1", 0, 0},
     };
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
         if (strcmp(a, ops[i].name) == 0) {
@@ -91,7 +99,7 @@ static int mount_arity(const char *a, int *makes_mount)
             return ops[i].n;
         }
     *makes_mount = 0;
-    return 0;
+    return -1;
 }
 
 /* path is dir or lies below it (the same test as kgbw_path_under, which
@@ -139,7 +147,13 @@ int kgbw_pins_open(const char *const *pargv, size_t argc, kgbw_pins *p,
         if (strcmp(a, "--") == 0) break;
         int mounts;
         int n = mount_arity(a, &mounts);
-        if (i + (size_t)n >= argc) break; /* malformed: bwrap will say so */
+        if (n < 0 || i + (size_t)n >= argc) {
+            kgate_err_set(err, EINVAL,
+                          "the plan holds %s%s, which launch cannot check; "
+                          "nothing was started",
+                          a, n < 0 ? "" : " without its arguments");
+            goto fail;
+        }
         const char *dest = n ? pargv[i + (size_t)n] : NULL;
         int is_bind = strcmp(a, "--bind") == 0 || strcmp(a, "--ro-bind") == 0;
         if (is_bind && strcmp(pargv[i + 1], "/") != 0) {

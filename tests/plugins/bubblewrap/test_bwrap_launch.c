@@ -483,7 +483,8 @@ START_TEST(bwrap_failure_is_a_launch_error)
     s.plan = kg_plan_new();
     const kgate_host *h = &s.host.pub;
     h->plan_arg(s.plan, s.probe.tool_path);
-    h->plan_arg(s.plan, "--no-such-option");
+    h->plan_arg(s.plan, "--uid");
+    h->plan_arg(s.plan, "not-a-number");
     h->plan_arg(s.plan, "--");
     h->plan_arg(s.plan, "/bin/true");
     ck_assert_int_eq(sandbox_launch(&s), -1);

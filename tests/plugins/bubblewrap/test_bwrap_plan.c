@@ -289,6 +289,75 @@ START_TEST(deny_read_parents_pinned)
 }
 END_TEST
 
+/* Launch's rewrite of a plan (bwrap-pin.c): every bind but / becomes a
+ * descriptor of the object at that path, /dev/null covers stay paths, each
+ * destination gets its check, a mount that a later one covers is not
+ * checked, and a plan option launch does not know fails it. */
+START_TEST(pins_rewrite_the_plan)
+{
+    fixture f;
+    fixture_init(&f);
+    const char *denies[] = {envfile, privdir};
+    const char *prot[] = {hooks};
+    f.pol.deny_read = (kgate_strlist){denies, 2};
+    f.pol.protect_paths = (kgate_strlist){prot, 1};
+    ck_assert_int_eq(run_plan(&f), 0);
+    size_t argc = 0;
+    const char *const *argv = f.host.pub.plan_argv(f.plan, &argc);
+    kgbw_pins p;
+    kgate_err err = {0};
+    ck_assert_msg(kgbw_pins_open(argv, argc, &p, &err) == 0, "%s", err.msg);
+    int binds = 0, fdbinds = 0, slash = 0, devnull = 0;
+    for (size_t i = 0; i < p.argc; i++) {
+        if (!strcmp(p.argv[i], "--bind") || !strcmp(p.argv[i], "--ro-bind")) {
+            binds++;
+            slash += !strcmp(p.argv[i + 1], "/");
+        }
+        if (!strcmp(p.argv[i], "--bind-fd") || !strcmp(p.argv[i], "--ro-bind-fd"))
+            fdbinds++;
+        if (!strcmp(p.argv[i], "--dev-bind")) devnull += !strcmp(p.argv[i + 1], "/dev/null");
+    }
+    ck_assert_int_eq(binds, 1); /* only --ro-bind / / */
+    ck_assert_int_eq(slash, 1);
+    ck_assert_int_ge(fdbinds, 2); /* the project and the hooks */
+    ck_assert_int_eq(devnull, 1);
+    ck_assert_uint_eq(p.n_fds, (size_t)fdbinds);
+    ck_assert_str_eq(p.argv[p.argc - 1], argv[argc - 1]);
+    int proj_checked = 0, env_checked = 0, priv_ro = 0;
+    struct stat st;
+    ck_assert_int_eq(stat(proj, &st), 0);
+    for (size_t c = 0; c < p.n_checks; c++) {
+        const kgbw_check *k = &p.checks[c];
+        if (!strcmp(k->dest, proj) && k->kind == KGBW_CHECK_OBJECT) {
+            proj_checked = !k->hidden && k->dev == st.st_dev && k->ino == st.st_ino;
+        }
+        if (!strcmp(k->dest, envfile)) env_checked = k->kind == KGBW_CHECK_DEVNULL;
+        if (!strcmp(k->dest, privdir)) priv_ro = k->kind == KGBW_CHECK_TMPFS && k->ro;
+        if (!strcmp(k->dest, "/")) ck_assert_int_eq(k->hidden, 0);
+    }
+    ck_assert(proj_checked && env_checked && priv_ro);
+    kgbw_pins_free(&p);
+    kg_plan_free(f.plan);
+
+    /* Hidden: a bind under a later tmpfs is not checked. */
+    const char *hid[] = {"/usr/bin/bwrap", "--bind", proj, envfile, "--tmpfs", proj,
+                         "--", "/bin/true"};
+    ck_assert_int_eq(kgbw_pins_open(hid, 8, &p, &err), 0);
+    ck_assert_uint_eq(p.n_checks, 2);
+    ck_assert_int_eq(p.checks[0].hidden, 1);
+    ck_assert_int_eq(p.checks[1].hidden, 0);
+    kgbw_pins_free(&p);
+
+    const char *unknown[] = {"/usr/bin/bwrap", "--bind-try", proj, proj, "--", "/bin/true"};
+    ck_assert_int_eq(kgbw_pins_open(unknown, 6, &p, &err), -1);
+    ck_assert_msg(strstr(err.msg, "--bind-try"), "%s", err.msg);
+    const char *symlinked[] = {"/usr/bin/bwrap", "--ro-bind", "/proc/self/root/etc",
+                               "/etc", "--", "/bin/true"};
+    ck_assert_int_eq(kgbw_pins_open(symlinked, 6, &p, &err), -1);
+    ck_assert_msg(strstr(err.msg, "symbolic link"), "%s", err.msg);
+}
+END_TEST
+
 START_TEST(nested_paths_most_specific_last)
 {
     fixture f;
@@ -790,6 +859,7 @@ int main(void)
     tcase_add_test(tc, tmpdir_and_pty);
     tcase_add_test(tc, pty_shim_bound_when_hidden);
     tcase_add_test(tc, deny_read_parents_pinned);
+    tcase_add_test(tc, pins_rewrite_the_plan);
     tcase_add_test(tc, missing_read_path_is_a_note);
     tcase_add_test(tc, missing_home_is_not_mounted);
     tcase_add_test(tc, socket_cover_and_resolv_link);
