@@ -8,12 +8,16 @@
  * to "..", and a "--ro-bind P/.vscode P/.vscode" binds the real home.  Two
  * halves close that, both here:
  *
- * Sources.  Launch opens every bind source itself, with openat2 and
- * RESOLVE_NO_SYMLINKS (the core accepts no symlink anywhere in a path the
+ * Sources.  Launch opens every bind source itself, one component at a
+ * time without following any symlink (the core accepts none in a path the
  * policy names, so one there now was put there since), and hands bwrap the
  * descriptor: "--bind P D" becomes "--bind-fd N D", "--ro-bind" becomes
- * "--ro-bind-fd".  What is mounted is the object opened, wherever its name
- * goes afterwards.  bwrap closes each descriptor once it has mounted it
+ * "--ro-bind-fd".  bwrap 0.8 mounts what the descriptor's path leads to
+ * and then compares that with the descriptor itself (device and inode of
+ * the destination's last component, once); launch's own check below makes
+ * the comparison again, of the whole destination, after every mount, so
+ * what the program sees is the object opened.  bwrap closes each
+ * descriptor once it has mounted it
  * (measured, 0.8.0: the program's /proc/self/fd holds none of them).
  * /dev/null (the deny_read cover, a --dev-bind: bwrap has no --dev-bind-fd)
  * and / stay paths: nothing in a sandbox can write them.
@@ -26,7 +30,7 @@
  * seccomp program after its last mount and its chroot, and launch hands it
  * that program through a pipe it has not written yet (bwrap-launch.c).
  * Meanwhile kgbw_pin_verify walks each destination inside the sandbox's
- * root (/proc/PID/root, RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS) and wants
+ * root (from /proc/PID/root, one component at a time, no symlink) and wants
  * there the object it opened (same device and inode; read-only when the
  * bind was), the /dev/null cover, or a fresh tmpfs (read-only after
  * --remount-ro).  Any difference and launch kills the sandbox before the
@@ -38,24 +42,62 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-static int open2(int dirfd, const char *path, int flags, unsigned long long resolve)
+/* Opens the absolute, normalised path (no "." or "..": the core's paths
+ * are) below dir one component at a time, each with O_NOFOLLOW, and fails
+ * with ELOOP on a symlink anywhere, the last component included: what
+ * openat2's RESOLVE_NO_SYMLINKS (with RESOLVE_IN_ROOT when dir is a
+ * sandbox's root) does, without needing Linux 5.6 or a valgrind that
+ * knows the call.  Mount points are crossed.  The result is an O_PATH
+ * descriptor, close-on-exec. */
+static int open_nofollow(int dir, const char *path)
 {
-    struct open_how how = {.flags = (unsigned long long)flags, .resolve = resolve};
-    int fd;
-    do fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
-    while (fd < 0 && errno == EAGAIN);
-    return fd;
+    int cur = dir >= 0 ? fcntl(dir, F_DUPFD_CLOEXEC, 0)
+                   : open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (cur < 0) return -1;
+    const char *p = path;
+    for (;;) {
+        p += strspn(p, "/");
+        if (!*p) break;
+        size_t len = strcspn(p, "/");
+        char name[256];
+        if (len >= sizeof name) {
+            close(cur);
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+        memcpy(name, p, len);
+        name[len] = '\0';
+        if (strcmp(name, "..") == 0) { /* never in a core path: refuse */
+            close(cur);
+            errno = EINVAL;
+            return -1;
+        }
+        int next = openat(cur, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        int e = errno;
+        close(cur);
+        if (next < 0) {
+            errno = e;
+            return -1;
+        }
+        struct stat st;
+        if (fstat(next, &st) < 0 || S_ISLNK(st.st_mode)) {
+            close(next);
+            errno = ELOOP;
+            return -1;
+        }
+        cur = next;
+        p += len;
+    }
+    return cur;
 }
 
 void kgbw_pins_free(kgbw_pins *p)
@@ -159,8 +201,7 @@ int kgbw_pins_open(const char *const *pargv, size_t argc, kgbw_pins *p,
         if (is_bind && strcmp(pargv[i + 1], "/") != 0) {
             const char *src = pargv[i + 1];
             int ro = a[2] == 'r';
-            int fd = open2(AT_FDCWD, src, O_PATH | O_NOFOLLOW | O_CLOEXEC,
-                           RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+            int fd = open_nofollow(-1, src);
             if (fd >= 0 && fd < 10) { /* clear of the stdio the child fills */
                 int hi = fcntl(fd, F_DUPFD_CLOEXEC, 10);
                 close(fd);
@@ -228,8 +269,7 @@ fail:
  * planned, else what is wrong (static text). */
 static const char *check_one(int root, const kgbw_check *c)
 {
-    int fd = open2(root, c->dest, O_PATH | O_NOFOLLOW | O_CLOEXEC,
-                   RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+    int fd = open_nofollow(root, c->dest);
     if (fd < 0)
         return errno == ELOOP ? "a symbolic link is on its way"
                               : "it cannot be reached";
