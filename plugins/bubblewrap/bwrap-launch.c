@@ -197,11 +197,26 @@ fail:
 }
 
 /* 1 when bwrap consumed the record (setup done), 0 when it exited first,
- * -1 when this cannot be told (no pidfd on this kernel). */
+ * -1 when poll fails. */
 static int gate_wait(int ours, pid_t pid)
 {
     int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-    if (pidfd < 0) return -1;
+    if (pidfd < 0) {
+        /* No pidfd (a kernel before 5.3, or valgrind): the same question,
+         * asked every 10 ms.  WNOWAIT leaves bwrap for the caller to reap. */
+        for (;;) {
+            struct pollfd g = {.fd = ours, .events = POLLOUT};
+            if (poll(&g, 1, 10) == 1 && (g.revents & POLLOUT)) return 1;
+            siginfo_t si;
+            memset(&si, 0, sizeof si);
+            if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+                si.si_pid == pid) {
+                /* It read the record before it could exit, if it did. */
+                struct pollfd again = {.fd = ours, .events = POLLOUT};
+                return poll(&again, 1, 0) == 1 && (again.revents & POLLOUT) ? 1 : 0;
+            }
+        }
+    }
     struct pollfd p[2] = {{.fd = ours, .events = POLLOUT},
                           {.fd = pidfd, .events = POLLIN}};
     while (poll(p, 2, -1) < 0)
@@ -355,10 +370,10 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
     /* bwrap is past its last mount and waits for the filter: the program
      * has not started.  Check what it would see, then let it go. */
     if (gated < 0) {
-        kgate_err_set(err, ENOTSUP,
-                      "cannot tell when bwrap has made its mounts (no "
-                      "pidfd_open), so they cannot be checked; nothing was "
-                      "started");
+        kgate_err_set(err, errno,
+                      "cannot tell when bwrap has made its mounts (%s), so "
+                      "they cannot be checked; nothing was started",
+                      strerror(errno));
         goto kill_sandbox;
     }
     if (kgbw_pins_verify(&pins, sandbox, err) < 0 ||

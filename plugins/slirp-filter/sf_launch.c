@@ -570,11 +570,26 @@ static void gate_close(int *ours, int *theirs)
 }
 
 /* 1: bwrap read the record (setup done); 0: pid ended first; -1: cannot
- * tell (no pidfd). */
+ * tell. */
 static int gate_wait(int ours, pid_t pid)
 {
     int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-    if (pidfd < 0) return -1;
+    if (pidfd < 0) {
+        /* No pidfd (a kernel before 5.3, or valgrind): the same question,
+         * asked every 10 ms.  WNOWAIT leaves bwrap for the caller to reap. */
+        for (;;) {
+            struct pollfd g = {.fd = ours, .events = POLLOUT};
+            if (poll(&g, 1, 10) == 1 && (g.revents & POLLOUT)) return 1;
+            siginfo_t si;
+            memset(&si, 0, sizeof si);
+            if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+                si.si_pid == pid) {
+                /* It read the record before it could exit, if it did. */
+                struct pollfd again = {.fd = ours, .events = POLLOUT};
+                return poll(&again, 1, 0) == 1 && (again.revents & POLLOUT) ? 1 : 0;
+            }
+        }
+    }
     struct pollfd p[2] = {{.fd = ours, .events = POLLOUT}, {.fd = pidfd, .events = POLLIN}};
     while (poll(p, 2, -1) < 0 && errno == EINTR) {
     }
@@ -807,8 +822,8 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
      * the program would see before it exists (bwrap-pin.c). */
     if (gated < 0) {
         kgate_err_set(err, ENOTSUP,
-                      "cannot tell when bwrap has made its mounts (no pidfd_open), "
-                      "so they cannot be checked; nothing was started");
+                      "cannot tell when bwrap has made its mounts, so they "
+                      "cannot be checked; nothing was started");
         kill(sandbox, SIGKILL);
         goto fail;
     }
