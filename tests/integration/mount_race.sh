@@ -62,7 +62,7 @@ kgate_launches() {
             LEAKS=$((LEAKS + 1))
         elif [ "$rc" -eq 125 ] && [[ $out == kgate:* ]]; then
             REFUSED=$((REFUSED + 1))
-            echo "$out" | head -1 | sed "s/^/# /" | sort -u >>"$KG_TMP/refusals"
+            echo "$out" | head -1 >>"$KG_TMP/refusals.$KG_WHO"
         elif [ "$rc" -eq 0 ] && [[ $out == *ran* ]]; then
             RAN=$((RAN + 1))
         else
@@ -71,6 +71,12 @@ kgate_launches() {
         fi
     done
     echo "# [$KG_WHO] kgate: $LAUNCHES launches, $LEAKS leaks, $RAN ran, $REFUSED refused (125), $OTHER other"
+    local r=$KG_TMP/refusals.$KG_WHO
+    touch "$r"
+    echo "# [$KG_WHO] refused by: the core (symlink at .vscode) $(grep -c 'through a symlink' "$r")," \
+        "launch, source $(grep -c 'since kgate checked it' "$r")," \
+        "launch, destination $(grep -c 'not the one kgate checked' "$r")," \
+        "bwrap's own check $(grep -c 'could not set up' "$r")"
 }
 
 # The old construction: lstat says .vscode is a directory, then bwrap binds
@@ -112,5 +118,4 @@ for who in $(test_users); do
     stop_racer
     check "after the racer, a launch runs" plain_runs
 done
-[ -f "$KG_TMP/refusals" ] && sort -u "$KG_TMP/refusals" | sed "s#$KG_TMP#TMP#g" | head -10
 finish
