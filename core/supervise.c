@@ -23,11 +23,15 @@
  * stream: its read end is closed, so the program's next write there fails
  * with EPIPE or SIGPIPE, exactly as if it wrote to the closed pipe itself.
  *
- * After the program's pid has exited, the pipes are drained until EOF or
- * for at most DRAIN_GRACE_MS: under bubblewrap the PID namespace dies with
- * its first process, so EOF comes at once; a backend without a PID
- * namespace may leave a background child holding the pipe, and kgate must
- * not wait for it forever. */
+ * After the program's pid has exited, the pipes are drained until EOF, or
+ * until nothing has come for DRAIN_GRACE_MS, and never longer than
+ * DRAIN_CAP_MS in all: under bubblewrap the PID namespace dies with its
+ * first process, so EOF comes at once; a backend without a PID namespace
+ * may leave a background child holding the pipe, and kgate must not wait
+ * for it forever.  The grace runs from the last data, not from the exit:
+ * what the program wrote before it ended (up to a full pipe) is delivered
+ * however slowly kgate is scheduled (a fixed second lost 155 KB of output
+ * once on a machine at load 27). */
 #include "supervise.h"
 
 #include <errno.h>
@@ -49,6 +53,7 @@
 #define RELAY_BUF (256 * 1024)
 #define PIPE_SIZE (1024 * 1024)
 #define DRAIN_GRACE_MS 1000
+#define DRAIN_CAP_MS 30000
 #define HELPER_GRACE_MS 2000
 
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
@@ -468,11 +473,14 @@ static void grow_output_pipe(int fd)
 static void relay(sup *s)
 {
     char *buf = malloc(RELAY_BUF);
-    int64_t deadline = -1;
+    int64_t deadline = -1, cap = -1;
     stream *streams[2] = {&s->out, &s->err};
     for (;;) {
         handle_signals(s);
-        if (s->exited && deadline < 0) deadline = now_ms() + DRAIN_GRACE_MS;
+        if (s->exited && deadline < 0) {
+            deadline = now_ms() + DRAIN_GRACE_MS;
+            cap = deadline - DRAIN_GRACE_MS + DRAIN_CAP_MS;
+        }
         bool any_open = s->out.rfd >= 0 || s->err.rfd >= 0;
         if (s->exited && (!any_open || now_ms() >= deadline)) break;
         if (!buf) { /* no memory to relay with: wait for the end only */
@@ -511,10 +519,15 @@ static void relay(sup *s)
         if (r < 0) continue; /* EINTR: the self-pipe has it */
         for (nfds_t i = 1; i < np; i++) {
             if (!p[i].revents) continue;
-            if (input && i == in_at)
+            if (input && i == in_at) {
                 pump_input(s, s->in_len == 0, s->in_len > 0);
-            else
+            } else {
                 stream_pump(at[i], buf);
+                if (s->exited) {
+                    int64_t next = now_ms() + DRAIN_GRACE_MS;
+                    deadline = next < cap ? next : cap;
+                }
+            }
         }
     }
     stream_close(&s->out);
