@@ -1,0 +1,700 @@
+/* gitguard.c: what a run leaves for the host's git (gitguard.h).
+ *
+ * Facts this relies on, measured with git 2.39:
+ *   - a main git directory with a "commondir" file takes its config,
+ *     hooks, objects and refs from the directory it names; an empty or
+ *     unreadable commondir makes every git command die, so no placeholder
+ *     can stand in for a missing one;
+ *   - "git status" and "git diff" run "git status" inside every gitlink of
+ *     the index whose directory has a .git, with that repository's config
+ *     (core.fsmonitor runs), whether or not .gitmodules names it;
+ *   - "git rebase --continue" runs the todo list's exec lines.
+ * Files are read with plain reads and never executed or parsed by git:
+ * running git here would be running what is being checked. */
+#include "gitguard.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "paths.h"
+
+/* Enough of a stat to tell "the same file, untouched" from anything else.
+ * ctime cannot be set by the program, so a rewrite always shows. */
+typedef struct ident {
+    int exists;
+    dev_t dev;
+    ino_t ino;
+    mode_t mode;
+    off_t size;
+    struct timespec mtim, ctim;
+} ident;
+
+static ident ident_of(const char *p)
+{
+    struct stat st;
+    ident i = {0};
+    if (lstat(p, &st) == 0) {
+        i.exists = 1;
+        i.dev = st.st_dev;
+        i.ino = st.st_ino;
+        i.mode = st.st_mode;
+        i.size = st.st_size;
+        i.mtim = st.st_mtim;
+        i.ctim = st.st_ctim;
+    }
+    return i;
+}
+
+/* Same object; with content, also untouched. */
+static int ident_same(const ident *a, const ident *b, int content)
+{
+    if (!a->exists || !b->exists) return a->exists == b->exists;
+    if (a->dev != b->dev || a->ino != b->ino || a->mode != b->mode) return 0;
+    if (!content) return 1;
+    return a->size == b->size && a->mtim.tv_sec == b->mtim.tv_sec &&
+           a->mtim.tv_nsec == b->mtim.tv_nsec && a->ctim.tv_sec == b->ctim.tv_sec &&
+           a->ctim.tv_nsec == b->ctim.tv_nsec;
+}
+
+enum { TODO_REBASE, TODO_SEQUENCER, N_TODO };
+static const char *const todo_names[N_TODO] = {"rebase-merge/git-rebase-todo",
+                                               "sequencer/todo"};
+
+struct kg_gitguard {
+    char *project;
+    char *dotgit; /* project/.git */
+    ident git;    /* what project/.git was */
+    ident index, worktree_cfg, todo[N_TODO];
+    int had_modules;
+    kg_strv *links; /* populated gitlinks at the start, relative */
+    ident *link_ids;
+};
+
+static char *join(const char *a, const char *b)
+{
+    size_t na = strlen(a), nb = strlen(b);
+    char *r = malloc(na + nb + 2);
+    if (!r) return NULL;
+    memcpy(r, a, na);
+    r[na] = '/';
+    memcpy(r + na + 1, b, nb + 1);
+    return r;
+}
+
+/* The whole of a regular file, NUL-terminated; NULL when it is missing,
+ * not a regular file, larger than max, or unreadable. */
+static unsigned char *slurp(const char *path, size_t max, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return NULL;
+    struct stat st;
+    unsigned char *buf = NULL;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uintmax_t)st.st_size > max)
+        goto out;
+    size_t n = (size_t)st.st_size, got = 0;
+    buf = malloc(n + 1);
+    if (!buf) goto out;
+    while (got < n) {
+        ssize_t r = read(fd, buf + got, n - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    if (got != n) {
+        free(buf);
+        buf = NULL;
+        goto out;
+    }
+    buf[n] = '\0';
+    *len = n;
+out:
+    close(fd);
+    return buf;
+}
+
+static int within(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* ---- the index --------------------------------------------------------- */
+
+static uint32_t be32(const unsigned char *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* One index file: gitlink paths into out; the shared index it links to
+ * (split index) as hex into shared, or "" when none. */
+static int parse_index(const unsigned char *b, size_t n, size_t hl, kg_strv *out,
+                       char *shared, size_t shared_sz)
+{
+    shared[0] = '\0';
+    if (n < 12 + hl || memcmp(b, "DIRC", 4) != 0) return -1;
+    uint32_t ver = be32(b + 4), cnt = be32(b + 8);
+    if (ver < 2 || ver > 4) return -1;
+    size_t end = n - hl, off = 12, fixed = 40 + hl + 2;
+    char *prev = NULL;
+    size_t prevlen = 0;
+    int rc = -1;
+    for (uint32_t i = 0; i < cnt; i++) {
+        if (off + fixed > end) goto out;
+        uint32_t mode = be32(b + off + 24);
+        unsigned flags = (unsigned)b[off + 40 + hl] << 8 | b[off + 41 + hl];
+        size_t p = off + fixed;
+        if (flags & 0x4000) {
+            if (ver < 3) goto out;
+            p += 2;
+        }
+        if (p > end) goto out;
+        char *name;
+        size_t namelen;
+        if (ver == 4) {
+            /* the name is the previous one, cut by a varint, plus a suffix */
+            if (p >= end) goto out;
+            unsigned c = b[p++];
+            size_t strip = c & 127;
+            while (c & 128) {
+                if (p >= end || strip > SIZE_MAX >> 8) goto out;
+                c = b[p++];
+                strip = ((strip + 1) << 7) | (c & 127);
+            }
+            const unsigned char *nul = memchr(b + p, '\0', end - p);
+            if (!nul || strip > prevlen) goto out;
+            size_t suf = (size_t)(nul - (b + p)), keep = prevlen - strip;
+            name = malloc(keep + suf + 1);
+            if (!name) goto out;
+            if (keep) memcpy(name, prev, keep);
+            memcpy(name + keep, b + p, suf);
+            namelen = keep + suf;
+            name[namelen] = '\0';
+            off = p + suf + 1;
+        } else {
+            const unsigned char *nul = memchr(b + p, '\0', end - p);
+            if (!nul) goto out;
+            namelen = (size_t)(nul - (b + p));
+            name = strndup((const char *)b + p, namelen);
+            if (!name) goto out;
+            off += (p - off + namelen + 8) & ~(size_t)7;
+        }
+        if ((mode & 0170000) == 0160000) kg_strv_push(out, name);
+        free(prev);
+        prev = name;
+        prevlen = namelen;
+    }
+    while (off + 8 <= end) {
+        uint32_t sz = be32(b + off + 4);
+        if (sz > end - off - 8) goto out;
+        if (memcmp(b + off, "link", 4) == 0 && sz >= hl && 2 * hl < shared_sz) {
+            int zero = 1;
+            for (size_t k = 0; k < hl; k++) {
+                snprintf(shared + 2 * k, 3, "%02x", b[off + 8 + k]);
+                if (b[off + 8 + k]) zero = 0;
+            }
+            if (zero) shared[0] = '\0';
+        }
+        off += 8 + sz;
+    }
+    rc = off == end ? 0 : -1;
+out:
+    free(prev);
+    return rc;
+}
+
+static size_t hash_len(const char *gitdir)
+{
+    char *cfg = join(gitdir, "config");
+    size_t n = 0, hl = 20;
+    unsigned char *b = cfg ? slurp(cfg, 1 << 20, &n) : NULL;
+    /* extensions.objectFormat = sha256; a crude look is enough: a wrong
+     * guess fails to parse, and an index that does not parse is moved
+     * aside when it changed (fail closed). */
+    if (b && strcasestr((char *)b, "objectformat") && strcasestr((char *)b, "sha256"))
+        hl = 32;
+    free(b);
+    free(cfg);
+    return hl;
+}
+
+int kg_gitguard_index_gitlinks(const char *gitdir, kg_strv *out)
+{
+    size_t hl = hash_len(gitdir), n = 0;
+    char shared[80];
+    char *path = join(gitdir, "index");
+    if (!path) return -1;
+    struct stat st;
+    if (lstat(path, &st) < 0 && errno == ENOENT) {
+        free(path);
+        return 0; /* no index yet: no gitlinks */
+    }
+    unsigned char *b = slurp(path, (size_t)1 << 30, &n);
+    free(path);
+    int rc = b ? parse_index(b, n, hl, out, shared, sizeof shared) : -1;
+    free(b);
+    if (rc == 0 && shared[0]) {
+        char name[100];
+        snprintf(name, sizeof name, "sharedindex.%s", shared);
+        char *sp = join(gitdir, name);
+        char dummy[80];
+        b = sp ? slurp(sp, (size_t)1 << 30, &n) : NULL;
+        free(sp);
+        rc = b ? parse_index(b, n, hl, out, dummy, sizeof dummy) : -1;
+        free(b);
+    }
+    return rc;
+}
+
+/* ---- git directories ----------------------------------------------------- */
+
+/* The git directory a gitfile (dir/.git holding "gitdir: X") names, made
+ * absolute against dir; NULL when the file is not a gitfile. */
+static char *gitfile_target(const char *dir, const char *dotgit)
+{
+    size_t n = 0;
+    unsigned char *b = slurp(dotgit, 4096, &n);
+    if (!b) return NULL;
+    char *s = (char *)b, *r = NULL;
+    if (strncmp(s, "gitdir: ", 8) == 0) {
+        s += 8;
+        s[strcspn(s, "\r\n")] = '\0';
+        if (*s) r = s[0] == '/' ? strdup(s) : join(dir, s);
+    }
+    free(b);
+    return r;
+}
+
+/* Keys that name nothing to run, in the form "section.key" or, for a
+ * section with a subsection, "section.*.key".  What git init, clone,
+ * commit, branch and remote write; anything else is not inert. */
+static const char *const inert_keys[] = {
+    "core.repositoryformatversion", "core.filemode", "core.bare",
+    "core.logallrefupdates", "core.ignorecase", "core.precomposeunicode",
+    "core.symlinks", "extensions.objectformat", "extensions.worktreeconfig",
+    "user.name", "user.email", "branch.*.remote", "branch.*.merge",
+    "branch.*.rebase", "remote.*.url", "remote.*.fetch", "submodule.*.url",
+    "submodule.*.active",
+};
+
+static int key_inert(const char *section, int has_sub, const char *key)
+{
+    char want[200];
+    snprintf(want, sizeof want, "%s.%s%s", section, has_sub ? "*." : "", key);
+    for (size_t i = 0; i < sizeof inert_keys / sizeof inert_keys[0]; i++)
+        if (strcasecmp(want, inert_keys[i]) == 0) return 1;
+    return 0;
+}
+
+static int is_name(int c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '-';
+}
+
+/* Strict: one construct per line, no continuation lines, no includes.
+ * Anything this reader is unsure of counts as not inert. */
+int kg_gitguard_config_inert(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) < 0 && errno == ENOENT) return 1;
+    size_t n = 0;
+    unsigned char *b = slurp(path, 1 << 20, &n);
+    if (!b || memchr(b, '\0', n)) {
+        free(b);
+        return 0;
+    }
+    char section[100] = "";
+    int has_sub = 0, ok = 1;
+    for (char *line = (char *)b, *next; ok && line; line = next) {
+        next = strchr(line, '\n');
+        if (next) *next++ = '\0';
+        size_t len = strlen(line);
+        while (len && (line[len - 1] == '\r' || line[len - 1] == ' ' || line[len - 1] == '\t'))
+            line[--len] = '\0';
+        while (*line == ' ' || *line == '\t') line++;
+        if (!*line || *line == '#' || *line == ';') continue;
+        if (len && line[strlen(line) - 1] == '\\') {
+            ok = 0;
+        } else if (*line == '[') {
+            char *p = line + 1;
+            size_t k = 0;
+            while (is_name(*p) || *p == '.') {
+                if (k + 1 >= sizeof section) break;
+                section[k++] = *p++;
+            }
+            section[k] = '\0';
+            has_sub = strchr(section, '.') != NULL;
+            if (has_sub) *strchr(section, '.') = '\0';
+            if (*p == ' ') {
+                p++;
+                if (*p++ != '"') { ok = 0; break; }
+                while (*p && *p != '"' && *p != '\\') p++;
+                if (*p++ != '"') { ok = 0; break; }
+                has_sub = 1;
+            }
+            if (!k || *p++ != ']') { ok = 0; break; }
+            while (*p == ' ' || *p == '\t') p++;
+            if (*p && *p != '#' && *p != ';') ok = 0;
+        } else {
+            char key[100];
+            size_t k = 0;
+            while (is_name(line[k]) && k + 1 < sizeof key) {
+                key[k] = line[k];
+                k++;
+            }
+            key[k] = '\0';
+            char c = line[k];
+            if (!k || !section[0] || (c && c != ' ' && c != '\t' && c != '='))
+                ok = 0;
+            else
+                ok = key_inert(section, has_sub, key);
+        }
+    }
+    free(b);
+    return ok;
+}
+
+/* Why a git directory the program may have written would run something
+ * on the host, or NULL.  gitdir need not exist. */
+static const char *gitdir_danger(const char *gitdir)
+{
+    static const char *const files[] = {"config", "config.worktree"};
+    struct stat st;
+    if (lstat(gitdir, &st) < 0 || !S_ISDIR(st.st_mode)) return NULL;
+    char *p = join(gitdir, "commondir");
+    int common = p && lstat(p, &st) == 0;
+    free(p);
+    if (common) return "its commondir sends git to another configuration";
+    for (size_t i = 0; i < 2; i++) {
+        p = join(gitdir, files[i]);
+        int inert = p && kg_gitguard_config_inert(p);
+        free(p);
+        if (!inert) return "its config sets keys that can run commands";
+    }
+    p = join(gitdir, "hooks");
+    DIR *d = p ? opendir(p) : NULL;
+    free(p);
+    const char *why = NULL;
+    if (d) {
+        struct dirent *e;
+        while (!why && (e = readdir(d))) {
+            size_t n = strlen(e->d_name);
+            if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+                !(n > 7 && strcmp(e->d_name + n - 7, ".sample") == 0))
+                why = "it has hooks";
+        }
+        closedir(d);
+    }
+    return why;
+}
+
+/* ---- findings -------------------------------------------------------------- */
+
+/* For the message: a path with control bytes shown as \xNN, so one
+ * finding stays one line. */
+static void put_path(FILE *out, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p < 0x20 || *p == 0x7f || *p == '\\')
+            fprintf(out, "\\x%02x", *p);
+        else
+            fputc(*p, out);
+    }
+}
+
+/* Renames path to a name git never reads, beside it. */
+static void quarantine(const kg_gitguard *g, FILE *out, const char *path, const char *why)
+{
+    char *to = NULL;
+    int ok = 0;
+    /* Only inside the project: a planted symlink on the way must not make
+     * kgate move something of the user's elsewhere. */
+    char *dir = strdup(path);
+    char *slash = dir ? strrchr(dir, '/') : NULL;
+    if (slash) *slash = '\0';
+    char *rdir = dir && dir[0] ? realpath(dir, NULL) : NULL;
+    char *rproj = realpath(g->project, NULL);
+    if (rdir && rproj && within(rdir, rproj)) {
+        for (int i = 0; i < 100 && !ok; i++) {
+            free(to);
+            to = NULL;
+            if ((i ? asprintf(&to, "%s.kgate-quarantine.%d", path, i)
+                   : asprintf(&to, "%s.kgate-quarantine", path)) < 0) {
+                to = NULL;
+                break;
+            }
+            struct stat st;
+            if (lstat(to, &st) == 0) continue;
+            ok = rename(path, to) == 0;
+            if (!ok) break;
+        }
+    }
+    fputs("kgate: git: ", out);
+    put_path(out, path);
+    fprintf(out, " was planted by the run (%s): ", why);
+    if (ok) {
+        fputs("moved aside to ", out);
+        put_path(out, to);
+        fputs("\n", out);
+    } else {
+        fputs("could not move it aside; do not run git there before removing it\n", out);
+    }
+    free(to);
+    free(dir);
+    free(rdir);
+    free(rproj);
+}
+
+static int todo_has_exec(const char *path)
+{
+    size_t n = 0;
+    unsigned char *b = slurp(path, (size_t)64 << 20, &n);
+    if (!b) {
+        struct stat st;
+        return lstat(path, &st) == 0; /* there but unreadable: fail closed */
+    }
+    int found = 0;
+    for (char *line = (char *)b; line && !found; line = strchr(line, '\n')) {
+        if (*line == '\n') line++;
+        while (*line == ' ' || *line == '\t') line++;
+        size_t w = strcspn(line, " \t\r\n");
+        found = (w == 1 && line[0] == 'x') || (w == 4 && strncmp(line, "exec", 4) == 0);
+    }
+    free(b);
+    return found;
+}
+
+/* ---- the public functions ---------------------------------------------------- */
+
+/* The git directory of the project: .git itself, or what its gitfile
+ * names; NULL when there is none. */
+static char *project_gitdir(const char *project, const char *dotgit)
+{
+    struct stat st;
+    if (lstat(dotgit, &st) < 0) return NULL;
+    if (S_ISDIR(st.st_mode)) return strdup(dotgit);
+    return S_ISREG(st.st_mode) ? gitfile_target(project, dotgit) : NULL;
+}
+
+kg_gitguard *kg_gitguard_begin(const char *project, kg_error *err)
+{
+    kg_gitguard *g = calloc(1, sizeof *g);
+    if (!g || !(g->project = strdup(project)) || !(g->dotgit = join(project, ".git")) ||
+        !(g->links = kg_strv_new())) {
+        kg_gitguard_free(g);
+        kg_err_set(err, ENOMEM, "out of memory");
+        return NULL;
+    }
+    g->git = ident_of(g->dotgit);
+    char *gd = project_gitdir(project, g->dotgit);
+    if (S_ISDIR(g->git.mode) && g->git.exists) {
+        char *cd = join(g->dotgit, "commondir");
+        struct stat st;
+        int planted = cd && lstat(cd, &st) == 0;
+        if (planted) {
+            kg_err_set(err, EPERM,
+                       "%s exists: git would take its configuration and hooks from the "
+                       "directory it names, which an earlier sandboxed run may have "
+                       "written (a main .git never has one); move it aside after checking it",
+                       cd);
+            free(cd);
+            free(gd);
+            kg_gitguard_free(g);
+            return NULL;
+        }
+        free(cd);
+        char *p = join(g->dotgit, "config.worktree");
+        if (p) g->worktree_cfg = ident_of(p);
+        free(p);
+        for (int i = 0; i < N_TODO; i++) {
+            p = join(g->dotgit, todo_names[i]);
+            if (p) g->todo[i] = ident_of(p);
+            free(p);
+        }
+        p = join(g->dotgit, "modules");
+        g->had_modules = p && lstat(p, &st) == 0 && S_ISDIR(st.st_mode);
+        free(p);
+    }
+    if (gd) {
+        char *ix = join(gd, "index");
+        if (ix) g->index = ident_of(ix);
+        free(ix);
+        if (kg_gitguard_index_gitlinks(gd, g->links) == 0) {
+            size_t n = kg_strv_len(g->links);
+            g->link_ids = calloc(n ? n : 1, sizeof *g->link_ids);
+            for (size_t i = 0; g->link_ids && i < n; i++) {
+                char *wt = join(project, kg_strv_get(g->links, i));
+                char *dg = wt ? join(wt, ".git") : NULL;
+                if (dg) g->link_ids[i] = ident_of(dg);
+                free(dg);
+                free(wt);
+            }
+        }
+        if (!g->link_ids) kg_strv_clear(g->links);
+    }
+    free(gd);
+    return g;
+}
+
+/* A gitlink's .git after the run: the one that was there (and read-only
+ * through the run), or a git directory in .git/modules (read-only when it
+ * existed), or checked. */
+static int check_link(kg_gitguard *g, FILE *out, const char *rel)
+{
+    char *wt = join(g->project, rel);
+    char *dg = wt ? join(wt, ".git") : NULL;
+    int found = 0;
+    if (!dg) goto out;
+    ident now = ident_of(dg);
+    if (!now.exists) goto out;
+    for (size_t i = 0; i < kg_strv_len(g->links); i++)
+        if (strcmp(kg_strv_get(g->links, i), rel) == 0 &&
+            ident_same(&g->link_ids[i], &now, !S_ISDIR(now.mode)))
+            goto out;
+    char *target = S_ISDIR(now.mode) ? strdup(dg) : gitfile_target(wt, dg);
+    char *rt = target ? realpath(target, NULL) : NULL;
+    char *mods = join(g->dotgit, "modules");
+    char *rmods = mods && g->had_modules ? realpath(mods, NULL) : NULL;
+    const char *why = NULL;
+    if (!(rt && rmods && within(rt, rmods) && strcmp(rt, rmods) != 0))
+        why = rt ? gitdir_danger(rt) : NULL;
+    if (why) {
+        quarantine(g, out, dg, why);
+        found = 1;
+    }
+    free(target);
+    free(rt);
+    free(mods);
+    free(rmods);
+out:
+    free(dg);
+    free(wt);
+    return found;
+}
+
+int kg_gitguard_end(kg_gitguard *g, FILE *out)
+{
+    if (!g) return 0;
+    int found = 0;
+    ident now = ident_of(g->dotgit);
+    char *p;
+    if (!g->git.exists) {
+        /* a repository the run made: ordinary unless it runs something */
+        const char *why = NULL;
+        if (now.exists && S_ISDIR(now.mode))
+            why = gitdir_danger(g->dotgit);
+        else if (now.exists)
+            why = "a .git file sends git to a git directory the run chose";
+        if (why) {
+            quarantine(g, out, g->dotgit, why);
+            found++;
+        }
+    } else if (!ident_same(&g->git, &now, !S_ISDIR(g->git.mode))) {
+        if (now.exists) {
+            quarantine(g, out, g->dotgit, "the .git the run started with was replaced");
+            found++;
+        }
+    } else if (S_ISDIR(now.mode)) {
+        if ((p = join(g->dotgit, "commondir"))) {
+            struct stat st;
+            if (lstat(p, &st) == 0) {
+                quarantine(g, out, p, "git would take its configuration from the directory it names");
+                found++;
+            }
+            free(p);
+        }
+        if ((p = join(g->dotgit, "config.worktree"))) {
+            ident w = ident_of(p);
+            if (!ident_same(&g->worktree_cfg, &w, 1) && !kg_gitguard_config_inert(p)) {
+                quarantine(g, out, p, "it sets keys that can run commands");
+                found++;
+            }
+            free(p);
+        }
+        for (int i = 0; i < N_TODO; i++) {
+            if (!(p = join(g->dotgit, todo_names[i]))) continue;
+            ident t = ident_of(p);
+            if (t.exists && !ident_same(&g->todo[i], &t, 1) && todo_has_exec(p)) {
+                quarantine(g, out, p, "exec lines run at git rebase --continue");
+                found++;
+            }
+            free(p);
+        }
+    }
+
+    /* gitlinks: git status runs git inside each populated one */
+    char *gd = project_gitdir(g->project, g->dotgit);
+    if (gd) {
+        char *ix = join(gd, "index");
+        ident in = ix ? ident_of(ix) : (ident){0};
+        kg_strv *links = kg_strv_new();
+        int changed = !ident_same(&g->index, &in, 1);
+        if (kg_gitguard_index_gitlinks(gd, links) < 0) {
+            if (changed && ix) {
+                quarantine(g, out, ix, "kgate cannot read its gitlinks to check them");
+                found++;
+            }
+        } else {
+            for (size_t i = 0; i < kg_strv_len(links); i++)
+                found += check_link(g, out, kg_strv_get(links, i));
+        }
+        kg_strv_free(links);
+        free(ix);
+        free(gd);
+    }
+    fflush(out);
+    return found;
+}
+
+void kg_gitguard_free(kg_gitguard *g)
+{
+    if (!g) return;
+    free(g->project);
+    free(g->dotgit);
+    kg_strv_free(g->links);
+    free(g->link_ids);
+    free(g);
+}
+
+void kg_gitguard_pins(const char *project, kg_strv *out)
+{
+    char *dotgit = join(project, ".git");
+    char *gd = dotgit ? project_gitdir(project, dotgit) : NULL;
+    char *rproj = realpath(project, NULL);
+    kg_strv *links = kg_strv_new();
+    if (gd && rproj && kg_gitguard_index_gitlinks(gd, links) == 0) {
+        for (size_t i = 0; i < kg_strv_len(links); i++) {
+            char *wt = join(project, kg_strv_get(links, i));
+            char *dg = wt ? join(wt, ".git") : NULL;
+            char *rdg = dg ? realpath(dg, NULL) : NULL;
+            /* under the project only: nothing else is writable anyway, and
+             * a symlink on the way must not pin something elsewhere */
+            if (rdg && within(rdg, rproj)) {
+                kg_strv_push(out, rdg);
+                struct stat st;
+                char *t = lstat(rdg, &st) == 0 && S_ISREG(st.st_mode)
+                              ? gitfile_target(wt, dg)
+                              : NULL;
+                char *rt = t ? realpath(t, NULL) : NULL;
+                if (rt && within(rt, rproj)) kg_strv_push(out, rt);
+                free(t);
+                free(rt);
+            }
+            free(rdg);
+            free(dg);
+            free(wt);
+        }
+    }
+    kg_strv_free(links);
+    free(rproj);
+    free(gd);
+    free(dotgit);
+}
