@@ -89,6 +89,10 @@ START_TEST(index_versions)
     ck_assert_int_eq(kg_gitguard_index_gitlinks(gd, v), 0);
     ck_assert_uint_ge(kg_strv_len(v), 2);
     kg_strv_free(v);
+    /* SHA-256 repositories have longer entries */
+    sh("git init -q --object-format=sha256 s && cd s && git init -q --object-format=sha256 n && "
+       "git -C n commit -q --allow-empty -m n && git add n");
+    expect_links(at("s/.git"), "n");
     /* not an index: refused, not read as empty */
     kgt_write_text(at("r/.git/index"), "DIRC garbage");
     v = kg_strv_new();
