@@ -301,8 +301,22 @@ static int run(run_ctx *c)
     free(envp);
     status = exit_status;
     /* Also after a failed launch: bwrap may have run part of the way.
-     * A finding leaves the exit status alone; its line says what moved. */
-    kg_gitguard_end(gg, stderr);
+     * A finding leaves the exit status alone; its line says what moved,
+     * and the audit log keeps it. */
+    kg_strv *found = kg_strv_new();
+    kg_gitguard_end(gg, found);
+    for (size_t i = 0; i < kg_strv_len(found); i++) {
+        const char *f = kg_strv_get(found, i);
+        fprintf(stderr, "kgate: git: %s\n", f);
+        kg_audit_event gev;
+        audit_base(c, &gev, "git");
+        gev.backend = chosen->name;
+        gev.reason = f;
+        kg_error aerr = {0};
+        if (kg_audit_write(c->log_path, &gev, &aerr) < 0)
+            fprintf(stderr, "kgate: audit log %s: %s\n", c->log_path, aerr.msg);
+    }
+    kg_strv_free(found);
 out_env:
     kg_strv_free(env);
     kg_strv_free(withheld);

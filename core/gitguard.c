@@ -511,9 +511,14 @@ static void put_path(FILE *out, const char *s)
     }
 }
 
-/* Renames path to a name git never reads, beside it. */
-static void quarantine(const kg_gitguard *g, FILE *out, const char *path, const char *why)
+/* Renames path to a name git never reads, beside it, and says so in one
+ * line of findings. */
+static void quarantine(const kg_gitguard *g, kg_strv *findings, const char *path,
+                       const char *why)
 {
+    char *msg = NULL;
+    size_t mlen = 0;
+    FILE *out = open_memstream(&msg, &mlen);
     char *to = NULL;
     int ok = 0;
     /* Only inside the project: a planted symlink on the way must not make
@@ -538,16 +543,18 @@ static void quarantine(const kg_gitguard *g, FILE *out, const char *path, const 
             if (!ok) break;
         }
     }
-    fputs("kgate: git: ", out);
+    if (!out) goto done;
     put_path(out, path);
     fprintf(out, " was planted by the run (%s): ", why);
     if (ok) {
         fputs("moved aside to ", out);
         put_path(out, to);
-        fputs("\n", out);
     } else {
-        fputs("could not move it aside; do not run git there before removing it\n", out);
+        fputs("could not move it aside; do not run git there before removing it", out);
     }
+    if (fclose(out) == 0 && msg) kg_strv_push(findings, msg);
+done:
+    free(msg);
     free(to);
     free(dir);
     free(rdir);
@@ -648,7 +655,7 @@ kg_gitguard *kg_gitguard_begin(const char *project, kg_error *err)
 /* A gitlink's .git after the run: the one that was there (and read-only
  * through the run), or a git directory in .git/modules (read-only when it
  * existed), or checked. */
-static int check_link(kg_gitguard *g, FILE *out, const char *rel)
+static int check_link(kg_gitguard *g, kg_strv *out, const char *rel)
 {
     char *wt = join(g->project, rel);
     char *dg = wt ? join(wt, ".git") : NULL;
@@ -681,7 +688,7 @@ out:
     return found;
 }
 
-int kg_gitguard_end(kg_gitguard *g, FILE *out)
+int kg_gitguard_end(kg_gitguard *g, kg_strv *out)
 {
     if (!g) return 0;
     int found = 0;
@@ -756,7 +763,6 @@ int kg_gitguard_end(kg_gitguard *g, FILE *out)
         free(ix);
         free(gd);
     }
-    fflush(out);
     return found;
 }
 

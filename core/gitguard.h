@@ -13,7 +13,8 @@
  *   - before the launch, a repository that is already redirected (a
  *     commondir in a main git directory) is refused;
  *   - after the run, what the program planted is moved aside under a
- *     name git never reads, with one "kgate: git:" line each.
+ *     name git never reads; cmd_run prints one "kgate: git:" line and
+ *     writes one "git" audit event for each.
  *
  * docs/escapes.md ("Host git") says what is covered and what is not. */
 #ifndef KG_GITGUARD_H
@@ -30,9 +31,10 @@ typedef struct kg_gitguard kg_gitguard;
  * have written (the launch is refused); else a snapshot to compare with. */
 kg_gitguard *kg_gitguard_begin(const char *project, kg_error *err);
 
-/* After the run: moves aside what the run planted (see above) and prints
- * one line per finding on out.  Returns the number of findings. */
-int kg_gitguard_end(kg_gitguard *g, FILE *out);
+/* After the run: moves aside what the run planted (see above) and adds
+ * one line per finding to out (what, why, where it went; control bytes
+ * shown as \xNN).  Returns the number of findings. */
+int kg_gitguard_end(kg_gitguard *g, kg_strv *out);
 
 void kg_gitguard_free(kg_gitguard *g); /* accepts NULL */
 

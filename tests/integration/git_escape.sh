@@ -108,6 +108,8 @@ for KG_WHO_NOW in $(test_users); do
         has "kgate: git: .*commondir was planted by the run" echo "$LAST_OUT"
     check "commondir: it lies beside, under a name git does not read" \
         test -e "$KG_PROJ/.git/commondir.kgate-quarantine"
+    check "commondir: the audit log keeps it (kind git)" \
+        has '"kind":"git".*commondir was planted' cat "$KG_HOME/.kgate/audit.log"
     # The next launch refuses a commondir that is there before it starts
     # (one planted by a run still going on, or left by a killed kgate).
     cp "$KG_PROJ/.git/commondir.kgate-quarantine" "$KG_PROJ/.git/commondir"
