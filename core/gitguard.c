@@ -511,44 +511,65 @@ static void put_path(FILE *out, const char *s)
     }
 }
 
+/* The directory that holds path, opened one component at a time from the
+ * project without following a symlink, and path's last component: a
+ * program still running in another box could swap a directory on the way
+ * for a symlink between a check and a rename by name, and have kgate move
+ * something of the user's outside the project.  -1 when path is not below
+ * the project or a component is not a plain directory. */
+static int open_parent(const char *project, const char *path, const char **leaf)
+{
+    size_t n = strlen(project);
+    if (strncmp(path, project, n) != 0 || path[n] != '/') return -1;
+    char *rest = strdup(path + n + 1);
+    if (!rest) return -1;
+    int fd = open(project, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    char *save = NULL, *comp = strtok_r(rest, "/", &save), *next;
+    for (; fd >= 0 && comp && (next = strtok_r(NULL, "/", &save)); comp = next) {
+        int sub = strcmp(comp, ".") && strcmp(comp, "..")
+                      ? openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                      : -1;
+        close(fd);
+        fd = sub;
+    }
+    if (fd >= 0 && (!comp || !strcmp(comp, ".") || !strcmp(comp, ".."))) {
+        close(fd);
+        fd = -1;
+    }
+    if (fd >= 0) *leaf = path + strlen(path) - strlen(comp);
+    free(rest);
+    return fd;
+}
+
 /* Renames path to a name git never reads, beside it, and says so in one
  * line of findings. */
 static void quarantine(const kg_gitguard *g, kg_strv *findings, const char *path,
                        const char *why)
 {
-    char *msg = NULL;
+    char *msg = NULL, *to = NULL;
     size_t mlen = 0;
-    FILE *out = open_memstream(&msg, &mlen);
-    char *to = NULL;
     int ok = 0;
-    /* Only inside the project: a planted symlink on the way must not make
-     * kgate move something of the user's elsewhere. */
-    char *dir = strdup(path);
-    char *slash = dir ? strrchr(dir, '/') : NULL;
-    if (slash) *slash = '\0';
-    char *rdir = dir && dir[0] ? realpath(dir, NULL) : NULL;
-    char *rproj = realpath(g->project, NULL);
-    if (rdir && rproj && within(rdir, rproj)) {
-        for (int i = 0; i < 100 && !ok; i++) {
-            free(to);
+    const char *leaf = NULL;
+    int dfd = open_parent(g->project, path, &leaf);
+    for (int i = 0; dfd >= 0 && i < 100 && !ok; i++) {
+        free(to);
+        if ((i ? asprintf(&to, "%s.kgate-quarantine.%d", leaf, i)
+               : asprintf(&to, "%s.kgate-quarantine", leaf)) < 0) {
             to = NULL;
-            if ((i ? asprintf(&to, "%s.kgate-quarantine.%d", path, i)
-                   : asprintf(&to, "%s.kgate-quarantine", path)) < 0) {
-                to = NULL;
-                break;
-            }
-            struct stat st;
-            if (lstat(to, &st) == 0) continue;
-            ok = rename(path, to) == 0;
-            if (!ok) break;
+            break;
         }
+        ok = renameat2(dfd, leaf, dfd, to, RENAME_NOREPLACE) == 0;
+        if (!ok && errno != EEXIST) break;
     }
+    if (dfd >= 0) close(dfd);
+    FILE *out = open_memstream(&msg, &mlen);
     if (!out) goto done;
     put_path(out, path);
     fprintf(out, " was planted by the run (%s): ", why);
     if (ok) {
         fputs("moved aside to ", out);
-        put_path(out, to);
+        put_path(out, path);
+        fputs(to + strlen(leaf), out);
     } else {
         fputs("could not move it aside; do not run git there before removing it", out);
     }
@@ -556,9 +577,6 @@ static void quarantine(const kg_gitguard *g, kg_strv *findings, const char *path
 done:
     free(msg);
     free(to);
-    free(dir);
-    free(rdir);
-    free(rproj);
 }
 
 static int todo_has_exec(const char *path)

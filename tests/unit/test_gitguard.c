@@ -188,6 +188,26 @@ START_TEST(end_moves_aside_what_was_planted)
 }
 END_TEST
 
+/* A symlink on the way (another box could swap one in) does not make
+ * kgate move a repository outside the project. */
+START_TEST(end_never_moves_outside)
+{
+    char out[4096];
+    struct stat st;
+    sh("git init -q r && git init -q o/n && git -C o/n commit -q --allow-empty -m n");
+    kg_error err = {0};
+    kg_gitguard *g = kg_gitguard_begin(at("r"), &err);
+    ck_assert_ptr_nonnull(g);
+    sh("cd r && mkdir x && git init -q x/n && git -C x/n commit -q --allow-empty -m n && "
+       "git add x/n && rm -rf x && ln -s ../o x && git -C ../o/n config core.fsmonitor 'touch y'");
+    ck_assert_int_eq(end_of(g, out, sizeof out), 1);
+    ck_assert_ptr_nonnull(strstr(out, "could not move it aside"));
+    ck_assert_int_eq(lstat(at("o/n/.git"), &st), 0);
+    ck_assert_int_eq(lstat(at("o/n/.git.kgate-quarantine"), &st), -1);
+    kg_gitguard_free(g);
+}
+END_TEST
+
 START_TEST(end_new_repository)
 {
     char out[4096];
@@ -230,6 +250,7 @@ int main(void)
     tcase_add_test(tc, begin_refuses_a_commondir);
     tcase_add_test(tc, end_moves_aside_what_was_planted);
     tcase_add_test(tc, end_new_repository);
+    tcase_add_test(tc, end_never_moves_outside);
     tcase_add_test(tc, pins_gitlinks);
     suite_add_tcase(s, tc);
     return kgt_run_suite(s);
