@@ -217,7 +217,7 @@ static int run(run_ctx *c)
 
     /* A repository that already sends git elsewhere is refused; else a
      * snapshot, to find what the run planted for the host's git. */
-    kg_gitguard *gg = kg_gitguard_begin(pub->project, &err);
+    kg_gitguard *gg = kg_gitguard_begin(pub->project, !c->args.dry_run, &err);
     if (!gg) return refuse(c, "refuse", KG_EXIT_REFUSED, err.msg);
 
     /* Decided before the plan: a program with a terminal of its own needs a

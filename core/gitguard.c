@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -74,6 +75,8 @@ struct kg_gitguard {
     ident git;    /* what project/.git was */
     ident index, worktree_cfg, todo[N_TODO];
     int had_modules;
+    int cfd;        /* the commondir placeholder, shared-locked; or -1 */
+    ident cid;      /* its identity */
     kg_strv *links; /* populated gitlinks at the start, relative */
     ident *link_ids;
 };
@@ -600,6 +603,119 @@ static int todo_has_exec(const char *path)
 
 /* ---- the public functions ---------------------------------------------------- */
 
+/* ---- the commondir placeholder ---------------------------------------- */
+
+/* A missing .git/commondir cannot be kept from being created by a mount
+ * without a file to mount on, and an empty or unreadable one makes every
+ * git command die.  One that holds "." names the git directory itself:
+ * git 2.39 then works as before (status, commit, stash, gc, worktree add,
+ * clone from it: measured).  So for the length of a run, .git/commondir
+ * is such a file, bound read-only inside; the host's git, run meanwhile,
+ * reads the git directory it always read.  Runs in the same repository
+ * share one: each holds a shared flock on it, and the last one to end
+ * removes it.  git ignores core.worktree and core.bare in a repository
+ * with a commondir, so a config that sets them gets no placeholder (the
+ * check after the run still applies). */
+static const char placeholder[] = ".\n";
+
+static int is_placeholder(int fd)
+{
+    char b[sizeof placeholder + 1];
+    ssize_t n = pread(fd, b, sizeof b, 0);
+    return n == (ssize_t)strlen(placeholder) && memcmp(b, placeholder, (size_t)n) == 0;
+}
+
+/* The repository's config sets core.worktree or core.bare = true (crude:
+ * any such line in any section; a false positive only costs the
+ * placeholder). */
+static int config_sets_worktree(const char *dotgit)
+{
+    char *p = join(dotgit, "config");
+    size_t n = 0;
+    unsigned char *b = p ? slurp(p, 1 << 20, &n) : NULL;
+    free(p);
+    if (!b) return 0;
+    int hit = 0;
+    for (char *line = (char *)b, *next; line && !hit; line = next) {
+        next = strchr(line, '\n');
+        if (next) *next++ = '\0';
+        while (*line == ' ' || *line == '\t') line++;
+        if (strncasecmp(line, "worktree", 8) == 0 && strchr(" \t=", line[8] ? line[8] : 'x'))
+            hit = 1;
+        if (strncasecmp(line, "bare", 4) == 0 && strchr(" \t=", line[4] ? line[4] : 'x') &&
+            strcasestr(line, "true"))
+            hit = 1;
+    }
+    free(b);
+    return hit;
+}
+
+/* Opens (making it when missing) and shared-locks the placeholder at cd.
+ * 0 with *fd set; 0 with *fd = -1 when there is none to hold (the path is
+ * taken by something else: the caller refuses that); -1 on an error. */
+static int placeholder_hold(const char *dotgit, const char *cd, int *fd)
+{
+    *fd = -1;
+    for (int tries = 0; tries < 20; tries++) {
+        int f = open(cd, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+        if (f < 0 && errno == ENOENT) {
+            /* made whole beside it, then linked: git never sees it empty */
+            char *tmp = NULL;
+            if (asprintf(&tmp, "%s/commondir.kgate-%ld", dotgit, (long)getpid()) < 0)
+                return -1;
+            int t = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+            int ok = t >= 0 &&
+                     write(t, placeholder, strlen(placeholder)) == (ssize_t)strlen(placeholder);
+            if (t >= 0) close(t);
+            int linked = ok && link(tmp, cd) == 0;
+            int e = errno;
+            unlink(tmp);
+            free(tmp);
+            if (!ok || (!linked && e != EEXIST)) return -1;
+            continue;
+        }
+        if (f < 0) return errno == ELOOP ? 0 : -1;
+        struct stat a, b;
+        if (flock(f, LOCK_SH) < 0 || fstat(f, &a) < 0) {
+            close(f);
+            return -1;
+        }
+        /* the last run may have removed it between our open and our lock */
+        if (lstat(cd, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+            close(f);
+            continue;
+        }
+        if (!S_ISREG(a.st_mode) || !is_placeholder(f)) {
+            close(f);
+            return 0;
+        }
+        *fd = f;
+        return 0;
+    }
+    return -1;
+}
+
+/* The last run to end removes it. */
+static void placeholder_release(kg_gitguard *g)
+{
+    if (g->cfd < 0) return;
+    char *cd = join(g->dotgit, "commondir");
+    if (cd && flock(g->cfd, LOCK_EX | LOCK_NB) == 0) {
+        ident now = ident_of(cd);
+        if (ident_same(&g->cid, &now, 0) && is_placeholder(g->cfd)) {
+            const char *leaf = NULL;
+            int dfd = open_parent(g->project, cd, &leaf);
+            if (dfd >= 0) {
+                unlinkat(dfd, leaf, 0);
+                close(dfd);
+            }
+        }
+    }
+    free(cd);
+    close(g->cfd);
+    g->cfd = -1;
+}
+
 /* The git directory of the project: .git itself, or what its gitfile
  * names; NULL when there is none. */
 static char *project_gitdir(const char *project, const char *dotgit)
@@ -610,9 +726,10 @@ static char *project_gitdir(const char *project, const char *dotgit)
     return S_ISREG(st.st_mode) ? gitfile_target(project, dotgit) : NULL;
 }
 
-kg_gitguard *kg_gitguard_begin(const char *project, kg_error *err)
+kg_gitguard *kg_gitguard_begin(const char *project, int place, kg_error *err)
 {
     kg_gitguard *g = calloc(1, sizeof *g);
+    if (g) g->cfd = -1;
     if (!g || !(g->project = strdup(project)) || !(g->dotgit = join(project, ".git")) ||
         !(g->links = kg_strv_new())) {
         kg_gitguard_free(g);
@@ -624,7 +741,16 @@ kg_gitguard *kg_gitguard_begin(const char *project, kg_error *err)
     if (S_ISDIR(g->git.mode) && g->git.exists) {
         char *cd = join(g->dotgit, "commondir");
         struct stat st;
-        int planted = cd && lstat(cd, &st) == 0;
+        if (cd && place && !config_sets_worktree(g->dotgit) &&
+            placeholder_hold(g->dotgit, cd, &g->cfd) == 0 && g->cfd >= 0)
+            g->cid = ident_of(cd);
+        int planted = cd && lstat(cd, &st) == 0 && g->cfd < 0;
+        if (planted && !place) {
+            /* a dry run: only another run's placeholder is fine */
+            int f = open(cd, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+            planted = !(f >= 0 && is_placeholder(f));
+            if (f >= 0) close(f);
+        }
         if (planted) {
             kg_err_set(err, EPERM,
                        "%s exists: git would take its configuration and hooks from the "
@@ -730,8 +856,8 @@ int kg_gitguard_end(kg_gitguard *g, kg_strv *out)
         }
     } else if (S_ISDIR(now.mode)) {
         if ((p = join(g->dotgit, "commondir"))) {
-            struct stat st;
-            if (lstat(p, &st) == 0) {
+            ident c = ident_of(p);
+            if (c.exists && !(g->cfd >= 0 && ident_same(&g->cid, &c, 1))) {
                 quarantine(g, out, p, "git would take its configuration from the directory it names");
                 found++;
             }
@@ -781,12 +907,14 @@ int kg_gitguard_end(kg_gitguard *g, kg_strv *out)
         free(ix);
         free(gd);
     }
+    placeholder_release(g);
     return found;
 }
 
 void kg_gitguard_free(kg_gitguard *g)
 {
     if (!g) return;
+    placeholder_release(g);
     free(g->project);
     free(g->dotgit);
     kg_strv_free(g->links);

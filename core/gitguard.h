@@ -28,8 +28,11 @@ typedef struct kg_gitguard kg_gitguard;
 
 /* Before the launch.  NULL with err set when the project's repository
  * already makes git read configuration from somewhere the program could
- * have written (the launch is refused); else a snapshot to compare with. */
-kg_gitguard *kg_gitguard_begin(const char *project, kg_error *err);
+ * have written (the launch is refused); else a snapshot to compare with.
+ * With place, a .git directory without a commondir gets a placeholder one
+ * ("."), held until kg_gitguard_end or _free, for the backend to bind
+ * read-only (gitguard.c says why); a dry run passes 0. */
+kg_gitguard *kg_gitguard_begin(const char *project, int place, kg_error *err);
 
 /* After the run: moves aside what the run planted (see above) and adds
  * one line per finding to out (what, why, where it went; control bytes

@@ -99,11 +99,17 @@ PLANT_GITDIR='mk() { git init -q "$1" && git -C "$1" config core.fsmonitor "$FSM
 
 for KG_WHO_NOW in $(test_users); do
     # ---- the git directory's own config: commondir --------------------------
-    route "commondir redirect (.git/x/config with core.fsmonitor)" proj '' '
-        mkdir .git/x && cp .git/config .git/x/config &&
+    CDPLANT='mkdir .git/x && cp .git/config .git/x/config &&
         git config -f .git/x/config core.fsmonitor "$FSM" &&
         ln -s ../objects .git/x/objects && ln -s ../refs .git/x/refs &&
         echo x > .git/commondir'
+    route "commondir redirect (.git/x/config with core.fsmonitor)" proj '' "$CDPLANT"
+    check "commondir: the placeholder is gone after the run" \
+        test ! -e "$KG_PROJ/.git/commondir"
+    # A config that sets core.worktree gets no placeholder (git would ignore
+    # the key): the check after the run moves the planted one aside.
+    route "commondir redirect, core.worktree set (checked after the run)" proj \
+        'git config core.worktree "$PWD"' "$CDPLANT"
     check "commondir: the run is told it was moved aside" \
         has "kgate: git: .*commondir was planted by the run" echo "$LAST_OUT"
     check "commondir: it lies beside, under a name git does not read" \
@@ -111,12 +117,13 @@ for KG_WHO_NOW in $(test_users); do
     check "commondir: the audit log keeps it (kind git)" \
         has '"kind":"git".*commondir was planted' cat "$KG_HOME/.kgate/audit.log"
     # The next launch refuses a commondir that is there before it starts
-    # (one planted by a run still going on, or left by a killed kgate).
-    cp "$KG_PROJ/.git/commondir.kgate-quarantine" "$KG_PROJ/.git/commondir"
+    # (one left by a killed kgate, or made outside kgate).
+    echo x >"$KG_PROJ/.git/commondir"
     kg run -- true >/dev/null 2>&1
     check "a launch in a repository with a commondir is refused (125)" test $? -eq 125
     check "and says why in one kgate: line" \
         has "^kgate: .*commondir exists" kg run -- true
+    rm -f "$KG_PROJ/.git/commondir"
 
     # ---- .git itself ----------------------------------------------------------
     route "rename .git and put a new one in its place" proj '' "
@@ -224,6 +231,10 @@ for KG_WHO_NOW in $(test_users); do
         git config -f .git/modules/sub/config core.fsmonitor \"\$FSM\"
         printf 'gitdir: ../evil/.git\n' > sub/.git
         echo \$PWD/evil/.git > .git/worktrees/wt/commondir
+        mkdir .git/x && cp .git/config .git/x/config
+        git config -f .git/x/config core.fsmonitor \"\$FSM\"
+        ln -s ../objects .git/x/objects; ln -s ../refs .git/x/refs
+        echo x > .git/commondir
         mv .git .git.old && mk .
         touch ready
         for i in \$(seq 300); do [ -e go ] && break; sleep 0.1; done" >/dev/null 2>&1 &
@@ -241,6 +252,7 @@ for KG_WHO_NOW in $(test_users); do
     rm -f "$M"
     host_git "$KG_PROJ"
     check "after it ends, host git runs nothing it planted" not_ran
+    check "and the commondir placeholder is gone" test ! -e "$KG_PROJ/.git/commondir"
 done
 
 finish

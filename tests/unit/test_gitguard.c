@@ -130,9 +130,9 @@ END_TEST
 
 START_TEST(begin_refuses_a_commondir)
 {
-    sh("git init -q r && echo . > r/.git/commondir");
+    sh("git init -q r && echo x > r/.git/commondir");
     kg_error err = {0};
-    ck_assert_ptr_null(kg_gitguard_begin(at("r"), &err));
+    ck_assert_ptr_null(kg_gitguard_begin(at("r"), 0, &err));
     ck_assert_ptr_nonnull(strstr(err.msg, "commondir exists"));
 }
 END_TEST
@@ -159,7 +159,7 @@ START_TEST(end_moves_aside_what_was_planted)
     struct stat st;
     sh(REPO_WITH_GITLINK);
     kg_error err = {0};
-    kg_gitguard *g = kg_gitguard_begin(at("r"), &err);
+    kg_gitguard *g = kg_gitguard_begin(at("r"), 0, &err);
     ck_assert_ptr_nonnull(g);
     ck_assert_int_eq(end_of(g, out, sizeof out), 0); /* nothing happened */
     /* planted: a commondir, a nested repository running fsmonitor as a
@@ -179,7 +179,7 @@ START_TEST(end_moves_aside_what_was_planted)
     kg_gitguard_free(g);
 
     /* an ordinary nested repository made by the run stays */
-    g = kg_gitguard_begin(at("r"), &err);
+    g = kg_gitguard_begin(at("r"), 0, &err);
     ck_assert_ptr_nonnull(g);
     sh("cd r && git init -q q && git -C q commit -q --allow-empty -m q && git add q");
     ck_assert_int_eq(end_of(g, out, sizeof out), 0);
@@ -196,7 +196,7 @@ START_TEST(end_never_moves_outside)
     struct stat st;
     sh("git init -q r && git init -q o/n && git -C o/n commit -q --allow-empty -m n");
     kg_error err = {0};
-    kg_gitguard *g = kg_gitguard_begin(at("r"), &err);
+    kg_gitguard *g = kg_gitguard_begin(at("r"), 0, &err);
     ck_assert_ptr_nonnull(g);
     sh("cd r && mkdir x && git init -q x/n && git -C x/n commit -q --allow-empty -m n && "
        "git add x/n && rm -rf x && ln -s ../o x && git -C ../o/n config core.fsmonitor 'touch y'");
@@ -208,14 +208,53 @@ START_TEST(end_never_moves_outside)
 }
 END_TEST
 
+/* Two runs in one repository share the placeholder; the last removes it;
+ * git works with it in place; a config with core.worktree gets none. */
+START_TEST(commondir_placeholder)
+{
+    char out[4096];
+    struct stat st;
+    sh("git init -q r && git -C r commit -q --allow-empty -m r");
+    kg_error err = {0};
+    kg_gitguard *a = kg_gitguard_begin(at("r"), 1, &err);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_int_eq(lstat(at("r/.git/commondir"), &st), 0);
+    ck_assert_int_eq(st.st_size, 2);
+    sh("cd r && git status && git commit -q --allow-empty -m two");
+    kg_gitguard *b = kg_gitguard_begin(at("r"), 1, &err);
+    ck_assert_ptr_nonnull(b);
+    kg_gitguard *dry = kg_gitguard_begin(at("r"), 0, &err); /* a dry run beside */
+    ck_assert_ptr_nonnull(dry);
+    kg_gitguard_free(dry);
+    ck_assert_int_eq(end_of(a, out, sizeof out), 0);
+    ck_assert_int_eq(lstat(at("r/.git/commondir"), &st), 0); /* b holds it */
+    kg_gitguard_free(a);
+    ck_assert_int_eq(end_of(b, out, sizeof out), 0);
+    ck_assert_int_eq(lstat(at("r/.git/commondir"), &st), -1);
+    kg_gitguard_free(b);
+
+    sh("git -C r config core.worktree ..");
+    a = kg_gitguard_begin(at("r"), 1, &err);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_int_eq(lstat(at("r/.git/commondir"), &st), -1);
+    kg_gitguard_free(a);
+
+    /* a commondir that is not a placeholder is refused, with or without */
+    kgt_write_text(at("r/.git/commondir"), "x\n");
+    ck_assert_ptr_null(kg_gitguard_begin(at("r"), 1, &err));
+    sh("git -C r config --unset core.worktree || true");
+    ck_assert_ptr_null(kg_gitguard_begin(at("r"), 1, &err));
+}
+END_TEST
+
 START_TEST(end_new_repository)
 {
     char out[4096];
     struct stat st;
     sh("mkdir a b");
     kg_error err = {0};
-    kg_gitguard *ga = kg_gitguard_begin(at("a"), &err);
-    kg_gitguard *gb = kg_gitguard_begin(at("b"), &err);
+    kg_gitguard *ga = kg_gitguard_begin(at("a"), 0, &err);
+    kg_gitguard *gb = kg_gitguard_begin(at("b"), 0, &err);
     sh("git init -q a && git -C a commit -q --allow-empty -m a && "
        "git init -q b && git -C b config core.fsmonitor 'touch x'");
     ck_assert_int_eq(end_of(ga, out, sizeof out), 0);
@@ -251,6 +290,7 @@ int main(void)
     tcase_add_test(tc, end_moves_aside_what_was_planted);
     tcase_add_test(tc, end_new_repository);
     tcase_add_test(tc, end_never_moves_outside);
+    tcase_add_test(tc, commondir_placeholder);
     tcase_add_test(tc, pins_gitlinks);
     suite_add_tcase(s, tc);
     return kgt_run_suite(s);
