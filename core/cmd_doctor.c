@@ -217,14 +217,15 @@ int kg_cmd_doctor(int argc, char **argv)
 
     kg_host host;
     kg_host_init(&host);
-    kg_registry *r = kg_registry_load(1);
+    /* The policy first: where its boxes could write, no plugin loads. */
+    env_policy e;
+    env_policy_load(&e);
+    kg_registry *r = kg_registry_load_for(e.pol ? e.pol->allow_paths : NULL, 1);
     if (!r) {
         fputs("kgate: doctor: out of memory\n", stderr);
         return KG_EXIT_FAIL;
     }
     kg_select_bind_host(&host, r);
-    env_policy e;
-    env_policy_load(&e);
 
     kg_plugin *cand = NULL;
     kgate_report *brep = NULL;
@@ -332,7 +333,10 @@ int kg_cmd_plugins(int argc, char **argv)
 
     kg_host host;
     kg_host_init(&host);
-    kg_registry *r = kg_registry_load(1);
+    /* The policy first: where its boxes could write, no plugin loads. */
+    env_policy e;
+    env_policy_load(&e);
+    kg_registry *r = kg_registry_load_for(e.pol ? e.pol->allow_paths : NULL, 1);
     if (!r) {
         fputs("kgate: plugins: out of memory\n", stderr);
         return KG_EXIT_FAIL;
@@ -341,8 +345,6 @@ int kg_cmd_plugins(int argc, char **argv)
     kg_select_probe_all(r, &host, KGATE_PROBE_THOROUGH);
 
     /* What run would pick for the working directory's policy. */
-    env_policy e;
-    env_policy_load(&e);
     kg_plugin *pick = NULL;
     char *why_none = NULL;
     if (!e.pol) {

@@ -236,11 +236,24 @@ static int run(run_ctx *c)
 
     kg_host host;
     kg_host_init(&host);
-    kg_registry *reg = kg_registry_load(0);
+    kg_registry *reg = kg_registry_load_for(c->policy->allow_paths, 0);
     kg_select_bind_host(&host, reg);
     kgate_report *rep = NULL;
     kg_plugin *chosen = NULL;
     int status;
+    if (!reg) return refuse(c, "refuse", KG_EXIT_REFUSED, "out of memory");
+    /* A box that could write a directory kgate loads plugins from would
+     * have its code run by the user's next kgate command, outside every
+     * box: such a box is not started (docs/plugins.md). */
+    if (kg_strv_len(reg->exposed) > 0) {
+        snprintf(msg, sizeof msg, "refusing to run: plugin %s: move it out or take it "
+                 "off KGATE_PLUGIN_PATH", kg_strv_get(reg->exposed, 0));
+        status = refuse(c, "refuse", KG_EXIT_REFUSED, msg);
+        goto out_registry;
+    }
+    /* A plugin that was asked for and not loaded is news, even for run. */
+    for (size_t i = 0; i < kg_strv_len(reg->refusals); i++)
+        fprintf(stderr, "kgate: plugin %s\n", kg_strv_get(reg->refusals, i));
     if (kg_select_candidate(reg, &host, pub, c->args.backend, KGATE_PROBE_QUICK, &chosen,
                             &rep, &err) < 0) {
         /* A backend named with --backend may still show what it would

@@ -323,7 +323,9 @@ char *kg_exec_resolve(const char *cmd, const char *path_env, const char *cwd)
     return resolve(cmd, path_env, cwd, NULL);
 }
 
-/* 0: different, 1: same file, 2: a copy (same bytes). */
+/* 0: different, 1: same file, 2: a copy (same bytes), 3: cannot tell (the
+ * file has the target's size but cannot be read, or changed while kgate
+ * read it): a file that could be a copy is treated as one. */
 static int compare_file(kg_denyexec *d, const char *path, const struct stat *st,
                         const target *t)
 {
@@ -331,8 +333,8 @@ static int compare_file(kg_denyexec *d, const char *path, const struct stat *st,
     if (st->st_dev == t->st.st_dev && st->st_ino == t->st.st_ino) return 1;
     if (st->st_size != t->st.st_size) return 0;
     uint64_t a, b;
-    if (kg_fpcache_get(d->fp, path, st, &a) != 0 || kg_fpcache_get(d->fp, t->path, &t->st, &b) != 0)
-        return 0;
+    if (kg_fpcache_get(d->fp, t->path, &t->st, &b) != 0) return 0; /* the target moved */
+    if (kg_fpcache_get(d->fp, path, st, &a) != 0) return 3;
     if (a != b) return 0;
     return kg_fp_same_content(path, t->path) ? 2 : 0;
 }
@@ -524,6 +526,13 @@ static int check_word(chk *c, const char *word, scope sc, const char *where,
         }
         if (m == 2) {
             r = kg_dx_block(c, t->entry, where, "%s is a copy of %s", word, t->path);
+            goto out;
+        }
+        if (m == 3) {
+            r = kg_dx_block(c, t->entry, where,
+                            "%s has the size of %s and cannot be compared with it "
+                            "(unreadable, or changed while kgate read it)",
+                            word, t->path);
             goto out;
         }
     }

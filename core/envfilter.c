@@ -14,7 +14,8 @@
  * that withholds PATH is a filter people turn off.
  *
  * Whatever the patterns say, the names in always_pass[] are never withheld
- * by the built-in patterns (only an explicit deny_env can withhold them). */
+ * by the built-in patterns (only an explicit deny_env can withhold them).
+ * Names that start with KGATE_ never reach the program at all. */
 #include "envfilter.h"
 
 #include <ctype.h>
@@ -122,6 +123,11 @@ void kg_env_filter(char *const *environ_in, const kg_strv *pass_env,
         const char *kv = environ_in[i];
         const char *eq = strchr(kv, '=');
         if (!eq || eq == kv) continue; /* not NAME=value: nobody can use it */
+        /* kgate's own settings (KGATE_PLUGIN_PATH, KGATE_DEBUG) are never
+         * the program's business: a plugin path inside would tell it where
+         * to write code that kgate runs later.  Not even pass_env passes
+         * them, and they are not secrets to report as withheld. */
+        if (strncmp(kv, "KGATE_", 6) == 0) continue;
         char *name = strndup(kv, (size_t)(eq - kv));
         if (!name) continue;
         bool deny;

@@ -97,25 +97,35 @@ static uint64_t hash_mem(const void *p, size_t len)
     return h_final(&h, len);
 }
 
-static int hash_file(const char *path, uint64_t *out)
+/* Hashes what fd holds, from its start. */
+static int hash_fd(int fd, uint64_t *out)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
     hasher h;
     h_init(&h);
     unsigned char buf[65536];
     uint64_t total = 0;
+    off_t at = 0;
     for (;;) {
-        ssize_t r = read(fd, buf, sizeof buf);
+        ssize_t r = pread(fd, buf, sizeof buf, at);
         if (r < 0 && errno == EINTR) continue;
-        if (r < 0) { close(fd); return -1; }
+        if (r < 0) return -1;
         if (r == 0) break;
         h_update(&h, buf, (size_t)r);
         total += (uint64_t)r;
+        at += r;
     }
-    close(fd);
     *out = h_final(&h, total);
     return 0;
+}
+
+/* The identity of one state of a file: a later file, or the same file
+ * with other bytes, differs in at least one of these. */
+static bool same_state(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+           a->st_mode == b->st_mode && MTIM(a).tv_sec == MTIM(b).tv_sec &&
+           MTIM(a).tv_nsec == MTIM(b).tv_nsec && CTIM(a).tv_sec == CTIM(b).tv_sec &&
+           CTIM(a).tv_nsec == CTIM(b).tv_nsec;
 }
 
 bool kg_fp_same_content(const char *a, const char *b)
@@ -140,9 +150,20 @@ bool kg_fp_same_content(const char *a, const char *b)
     return same;
 }
 
+/* The cache lives in kgate's own directory (~/.kgate/cache), which no box
+ * can write (policy.c refuses an allow_paths entry over it, and the home is
+ * an empty tmpfs inside).  A directory that is a symbolic link, or that
+ * someone else could write, is not that place: not read, not written. */
+static bool dir_is_ours(const char *dir)
+{
+    struct stat st;
+    return lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+           !(st.st_mode & 022);
+}
+
 static char *cache_file(const kg_fpcache *d)
 {
-    if (!d->dir) return NULL;
+    if (!d->dir || !dir_is_ours(d->dir)) return NULL;
     char *r = NULL;
     if (asprintf(&r, "%s/%s", d->dir, CACHE_NAME) < 0) abort();
     return r;
@@ -238,6 +259,8 @@ void kg_fpcache_save(kg_fpcache *d)
     d->dirty = false;
     /* The cache is an optimisation: failing to write it is not an error. */
     if (mkdir(d->dir, 0700) != 0 && errno != EEXIST) return;
+    char *f = cache_file(d);
+    if (!f) return;
     UT_string *s;
     utstring_new(s);
     utstring_bincpy(s, CACHE_MAGIC, strlen(CACHE_MAGIC));
@@ -252,7 +275,6 @@ void kg_fpcache_save(kg_fpcache *d)
     }
     utstring_printf(s, "end %016" PRIx64 "\n",
                     hash_mem(utstring_body(s), utstring_len(s)));
-    char *f = cache_file(d);
     char *tmpl = malloc(strlen(f) + 8);
     if (!tmpl) abort();
     sprintf(tmpl, "%s.XXXXXX", f);
@@ -274,30 +296,48 @@ void kg_fpcache_save(kg_fpcache *d)
     utstring_free(s);
 }
 
-/* The key names the exact file state: a change to the content changes
- * ctime (which no one can set back), so a cached hash never outlives the
- * bytes it was computed from. */
+/* One open file answers everything: its fstat() is the key and its bytes
+ * are the hash, so what the cache remembers was true of one inode at one
+ * state.  (A stat of the path and a hash of whatever the path held a
+ * moment later could pair one file's identity with another file's bytes:
+ * that is the poisoning this closes.)  The key names the exact state: a
+ * change to the content changes ctime, which no one can set back, and a
+ * later file at the same inode gets a ctime of its own. */
 int kg_fpcache_get(kg_fpcache *d, const char *path, const struct stat *st,
                    uint64_t *out)
 {
     if (!d->loaded) cache_load(d);
-    if (strchr(path, '\n')) return hash_file(path, out);
-    char key[PATH_MAX + 160];
-    snprintf(key, sizeof key, "%ju:%ju:%jd:%jd.%09ld:%jd.%09ld:%s",
-             (uintmax_t)st->st_dev, (uintmax_t)st->st_ino, (intmax_t)st->st_size,
-             (intmax_t)MTIM(st).tv_sec, MTIM(st).tv_nsec,
-             (intmax_t)CTIM(st).tv_sec, CTIM(st).tv_nsec, path);
-    fp_entry *e;
-    HASH_FIND_STR(d->map, key, e);
+    /* O_NONBLOCK: a FIFO swapped in would otherwise hang the open. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) return -1;
+    struct stat fst, after;
+    int rc = -1;
+    if (fstat(fd, &fst) != 0 || !S_ISREG(fst.st_mode)) goto out;
+    char key[PATH_MAX + 200];
+    snprintf(key, sizeof key, "%ju:%ju:%jd:%o:%jd.%09ld:%jd.%09ld:%s",
+             (uintmax_t)fst.st_dev, (uintmax_t)fst.st_ino, (intmax_t)fst.st_size,
+             (unsigned)fst.st_mode, (intmax_t)MTIM(&fst).tv_sec, MTIM(&fst).tv_nsec,
+             (intmax_t)CTIM(&fst).tv_sec, CTIM(&fst).tv_nsec, path);
+    fp_entry *e = NULL;
+    if (!strchr(path, '\n')) HASH_FIND_STR(d->map, key, e);
     if (e) {
         e->used = true;
         *out = e->hash;
-        return 0;
+    } else {
+        if (hash_fd(fd, out) != 0) goto out;
+        /* Written to while it was read: the hash is of no one state. */
+        if (fstat(fd, &after) != 0 || !same_state(&fst, &after)) goto out;
+        if (!strchr(path, '\n')) {
+            cache_put(d, key, *out, true);
+            d->dirty = true;
+        }
     }
-    if (hash_file(path, out) != 0) return -1;
-    cache_put(d, key, *out, true);
-    d->dirty = true;
-    return 0;
+    /* The caller judged the file it stat()ed; if the path now holds
+     * another file (or other bytes), the answer is for neither. */
+    rc = same_state(st, &fst) ? 0 : -2;
+out:
+    close(fd);
+    return rc;
 }
 
 uint64_t kg_fp_hash_mem(const void *p, size_t len)

@@ -19,10 +19,14 @@ kg_fpcache *kg_fpcache_new(const char *dir);
 /* Saves the cache if it changed, then frees it.  Accepts NULL. */
 void kg_fpcache_free(kg_fpcache *c);
 
-/* The fingerprint of path, whose stat (st) the caller just took.  Cached
- * under path, device, inode, size, mtime and ctime: any write to the file
- * changes ctime, so a cached value never answers for other bytes.  -1 when
- * the file cannot be read. */
+/* The fingerprint of path, whose stat (st) the caller just took.  The
+ * file is opened once: its fstat() is the cache key (path, device, inode,
+ * size, mode, mtime and ctime in ns) and its bytes, read through the same
+ * descriptor, the hash; any write changes ctime, so a cached value never
+ * answers for other bytes or for a later file.  -1 when the file cannot be
+ * read (or is written to while it is read), -2 when the path no longer
+ * holds the file st describes (the hash is then of what it holds now, and
+ * cached under that file's own key). */
 int kg_fpcache_get(kg_fpcache *c, const char *path, const struct stat *st,
                    uint64_t *hash);
 

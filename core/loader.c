@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "kgate-config.h"
+#include "plugtrust.h"
 
 /* ------------------------------------------------------------------------ */
 /* Registry                                                                  */
@@ -29,6 +30,7 @@ kg_registry *kg_registry_new(void)
     r->refused_files = kg_strv_new();
     r->refused_reasons = kg_strv_new();
     r->searched = kg_strv_new();
+    r->exposed = kg_strv_new();
     r->depth = KGATE_PROBE_QUICK;
     return r;
 }
@@ -48,6 +50,8 @@ void kg_registry_free(kg_registry *r)
     kg_strv_free(r->refused_files);
     kg_strv_free(r->refused_reasons);
     kg_strv_free(r->searched);
+    kg_strv_free(r->exposed);
+    kg_strv_free(r->untrusted);
     free(r);
 }
 
@@ -219,10 +223,26 @@ static const char *strip_path(const char *msg, const char *path)
     return msg;
 }
 
+/* The path rule of plugtrust.h; 0 when path may be loaded. */
+static int refuse_untrusted(kg_registry *r, const char *path, int installed, int print)
+{
+    char why[1024];
+    int t = kg_plugtrust_check(path, r->untrusted, why, sizeof why);
+    if (t == KG_TRUST_OK) return 0;
+    /* The installed directory may simply not exist (nothing packaged) and
+     * lies where only root or the user who installed kgate can create it. */
+    if (t == KG_TRUST_MISSING && installed) return 1;
+    kg_registry_refuse(r, path, why, print);
+    if (t == KG_TRUST_EXPOSED)
+        kg_strv_push(r->exposed, kg_strv_get(r->refusals, kg_strv_len(r->refusals) - 1));
+    return 1;
+}
+
 static void load_file(kg_registry *r, const char *path, int print)
 {
     struct stat st;
     char why[256];
+    if (refuse_untrusted(r, path, 0, print)) return;
     /* A symlink is followed (packagers link plugins into place), but what
      * it points to must pass the same checks as a plain file. */
     if (stat(path, &st) != 0) {
@@ -314,8 +334,17 @@ kg_strv *kg_plugin_search_path(void)
 
 kg_registry *kg_registry_load_dirs(const kg_strv *dirs, int verbose)
 {
+    return kg_registry_load_dirs_in(dirs, NULL, verbose);
+}
+
+kg_registry *kg_registry_load_dirs_in(const kg_strv *dirs, const kg_strv *untrusted,
+                                      int verbose)
+{
     kg_registry *r = kg_registry_new();
     if (!r) return NULL;
+    r->untrusted = kg_strv_new();
+    for (size_t i = 0; r->untrusted && i < kg_strv_len(untrusted); i++)
+        kg_strv_push(r->untrusted, kg_strv_get(untrusted, i));
     int print = verbose || debug_enabled();
     /* The same directory twice (KGATE_PLUGIN_PATH naming the installed one)
      * would only turn every plugin in it into a duplicate-name refusal. */
@@ -332,6 +361,7 @@ kg_registry *kg_registry_load_dirs(const kg_strv *dirs, int verbose)
             continue;
         }
         kg_strv_push(r->searched, d);
+        if (refuse_untrusted(r, d, strcmp(d, KGATE_PLUGINDIR) == 0, print)) continue;
         struct stat st;
         if (stat(d, &st) == 0 && seen_dev && seen_ino) {
             int dup = 0;
@@ -350,8 +380,15 @@ kg_registry *kg_registry_load_dirs(const kg_strv *dirs, int verbose)
 
 kg_registry *kg_registry_load(int verbose)
 {
+    return kg_registry_load_for(NULL, verbose);
+}
+
+kg_registry *kg_registry_load_for(const kg_strv *writable, int verbose)
+{
     kg_strv *dirs = kg_plugin_search_path();
-    kg_registry *r = kg_registry_load_dirs(dirs, verbose);
+    kg_strv *untrusted = kg_plugtrust_exposed(writable);
+    kg_registry *r = kg_registry_load_dirs_in(dirs, untrusted, verbose);
+    kg_strv_free(untrusted);
     kg_strv_free(dirs);
     return r;
 }

@@ -34,6 +34,13 @@ typedef struct kg_registry {
     kg_strv *refused_files;
     kg_strv *refused_reasons;
     kg_strv *searched; /* the directories looked in, in order */
+    /* Input: the places a box started from here could write (plugtrust.h);
+     * NULL when the caller has none to name. */
+    kg_strv *untrusted;
+    /* Output: the refusals ("FILE: reason") of plugin files or directories
+     * that lie in one of those places: kgate run refuses to start a box
+     * that could write code kgate loads. */
+    kg_strv *exposed;
     /* Set by kg_select_bind_host: lets host->backend_probe probe lazily. */
     struct kg_host *host;
     kgate_probe_depth depth;
@@ -47,8 +54,14 @@ typedef struct kg_registry {
  * When verbose is 0 the lines are still recorded in refusals, and printed
  * only when KGATE_DEBUG is set. */
 kg_registry *kg_registry_load(int verbose);
+/* The same, also refusing what lies where a box with the extra writable
+ * paths writable (the policy's allow_paths; may be NULL) could write. */
+kg_registry *kg_registry_load_for(const kg_strv *writable, int verbose);
 /* Loads from an explicit directory list instead of the environment. */
 kg_registry *kg_registry_load_dirs(const kg_strv *dirs, int verbose);
+/* The same, with the exposed places given (kg_plugtrust_exposed). */
+kg_registry *kg_registry_load_dirs_in(const kg_strv *dirs, const kg_strv *untrusted,
+                                      int verbose);
 void kg_registry_free(kg_registry *r); /* dlcloses; accepts NULL */
 
 kg_plugin *kg_registry_find(kg_registry *r, const char *name);

@@ -17,7 +17,18 @@
  * (a partial prefix, or a prefix with fewer than 16 token characters so
  * far) is held back, at most longest-prefix + 16 bytes, and decided when
  * more arrives or at kg_mask_flush().  Once a run is being masked its bytes
- * are dropped as they come, so an endless token costs no memory. */
+ * are dropped as they come, so an endless token costs no memory.
+ *
+ * Terminal control sequences are transparent: grep --color and ls wrap
+ * words in ESC[...m, and the mask must see the token a terminal shows, not
+ * the bytes.  So an escape sequence (CSI: ESC [ params final; and ESC,
+ * intermediates, final, which covers the two-byte escapes and the ESC ] and
+ * ESC \ that open and close OSC strings) neither separates two token
+ * characters nor counts as one, and it is always written out, also inside
+ * a masked run.  The clean spans between escapes still take the vector
+ * path; a candidate with an escape inside is decided by a scalar walk over
+ * at most `window` bytes (longest prefix + 16 + ESC_ROOM), so a token
+ * broken up by more escape bytes than that is not recognised. */
 #include "mask.h"
 
 #include <stdbool.h>
@@ -35,6 +46,10 @@ const char *const kg_mask_builtin_prefixes[] = {
 
 /* How many token characters after a prefix make it a secret. */
 #define MIN_TOKEN 16
+/* Escape bytes a candidate may hold beside its prefix and 16 token
+ * characters (grep puts 11 between a highlighted prefix and the rest). */
+#define ESC_ROOM 128
+#define ESC 0x1b
 /* Distinct first bytes the vector scan compares against; with more (only
  * possible through many user prefixes) the scan falls back to a table. */
 #define MAX_VEC_FIRST 16
@@ -93,14 +108,53 @@ struct kg_mask {
     uint64_t pair[65536 / 64];
 
     vec firstv[MAX_VEC_FIRST]; /* each first byte in every lane */
+    vec escv;                  /* ESC in every lane */
     size_t n_first; /* > MAX_VEC_FIRST: scalar scan only */
+
+    size_t window; /* raw bytes decide() looks at, escapes included */
+    unsigned char *vis; /* decide()'s scratch: visible bytes ... */
+    size_t *vis_at;     /* ... and where each one is */
 
     /* Stream state. */
     bool masking;  /* inside a masked run: drop token bytes */
-    bool prev_tok; /* the last byte consumed was a token byte */
+    bool prev_tok; /* the last visible byte consumed was a token byte */
+    unsigned char esc; /* inside an escape sequence: E_* */
     char *hold;    /* undecided candidate, carried to the next feed */
     size_t hold_len, hold_cap;
 };
+
+/* The escape sequence grammar the mask skips (ECMA-48, 7-bit). */
+enum { E_GROUND, E_ESC, E_INT, E_CSI };
+
+/* One byte c inside a sequence in state *st: 1 when c belongs to it and it
+ * goes on, 0 when c ends it, -1 when it ended before c (c is visible, or
+ * starts the next sequence). */
+static inline int esc_step(unsigned char *st, unsigned char c)
+{
+    switch (*st) {
+    case E_ESC:
+        if (c == '[') {
+            *st = E_CSI;
+            return 1;
+        }
+        if (c >= 0x20 && c <= 0x2f) {
+            *st = E_INT;
+            return 1;
+        }
+        *st = E_GROUND;
+        return (c >= 0x30 && c <= 0x7e) ? 0 : -1;
+    case E_INT:
+        if (c >= 0x20 && c <= 0x2f) return 1;
+        *st = E_GROUND;
+        return (c >= 0x30 && c <= 0x7e) ? 0 : -1;
+    case E_CSI:
+        if (c >= 0x20 && c <= 0x3f) return 1;
+        *st = E_GROUND;
+        return (c >= 0x40 && c <= 0x7e) ? 0 : -1;
+    default:
+        return -1;
+    }
+}
 
 /* Byte classes: 1 token character, 2 first byte of some prefix. */
 static const unsigned char tok_tab[256] = {
@@ -167,6 +221,7 @@ kg_mask *kg_mask_new(const kg_strv *extra, kg_mask_sink sink, void *ctx)
     for (size_t i = 0; i < kg_strv_len(extra); i++)
         if (add_prefix(m, kg_strv_get(extra, i)) < 0) goto fail;
 
+    m->escv = splat(ESC);
     qsort(m->pfx, m->n_pfx, sizeof *m->pfx, pfx_cmp);
     for (size_t i = 0; i < m->n_pfx; i++) {
         unsigned char c = (unsigned char)m->pfx[i].s[0];
@@ -190,9 +245,12 @@ kg_mask *kg_mask_new(const kg_strv *extra, kg_mask_sink sink, void *ctx)
     }
     /* An undecided candidate is shorter than max_len + MIN_TOKEN; the hold
      * takes twice that so a feed can always make progress through it. */
-    m->hold_cap = 2 * (m->max_len + MIN_TOKEN);
+    m->window = m->max_len + MIN_TOKEN + ESC_ROOM;
+    m->hold_cap = 2 * m->window;
     m->hold = malloc(m->hold_cap);
-    if (!m->hold) goto fail;
+    m->vis = malloc(m->max_len + MIN_TOKEN);
+    m->vis_at = malloc((m->max_len + MIN_TOKEN) * sizeof *m->vis_at);
+    if (!m->hold || !m->vis || !m->vis_at) goto fail;
     return m;
 fail:
     kg_mask_free(m);
@@ -205,6 +263,8 @@ void kg_mask_free(kg_mask *m)
     for (size_t i = 0; i < m->n_pfx; i++) free(m->pfx[i].s);
     free(m->pfx);
     free(m->hold);
+    free(m->vis);
+    free(m->vis_at);
     free(m);
 }
 
@@ -214,16 +274,16 @@ void kg_mask_free(kg_mask *m)
 
 enum { NO_MATCH = -1, PENDING = 0, MATCH = 1 };
 
-/* s[0..n) starts at a word boundary with a byte that begins some prefix.
- * Returns MATCH with *plen set, NO_MATCH, or PENDING when more bytes could
- * still change the answer (never when eof).  Prefixes are tried longest
- * first, and a longer one still undecided makes the answer wait, so that
- * sk-ant-... is never written as sk-*** just because its first feed ended
- * early. */
-static int decide(const kg_mask *m, const char *s, size_t n, bool eof,
-                  size_t *plen)
+/* s[0..n) starts at a word boundary with a byte that begins some prefix,
+ * and holds visible bytes only.  Returns MATCH with *plen set, NO_MATCH, or
+ * PENDING when more bytes could still change the answer (never when eof).
+ * Prefixes are tried longest first, and a longer one still undecided makes
+ * the answer wait, so that sk-ant-... is never written as sk-*** just
+ * because its first feed ended early. */
+static inline __attribute__((always_inline)) int decide_plain(const kg_mask *m, const unsigned char *s, size_t n, bool eof,
+                        size_t *plen)
 {
-    unsigned char c = (unsigned char)s[0];
+    unsigned char c = s[0];
     for (uint32_t k = m->bucket_lo[c]; k < m->bucket_hi[c]; k++) {
         const pfx *p = &m->pfx[k];
         if (n < p->len) {
@@ -232,7 +292,7 @@ static int decide(const kg_mask *m, const char *s, size_t n, bool eof,
         }
         if (memcmp(s, p->s, p->len) != 0) continue;
         size_t t = 0, end = n - p->len < MIN_TOKEN ? n - p->len : MIN_TOKEN;
-        while (t < end && is_tok((unsigned char)s[p->len + t])) t++;
+        while (t < end && is_tok(s[p->len + t])) t++;
         if (t >= MIN_TOKEN) {
             *plen = p->len;
             return MATCH;
@@ -240,6 +300,47 @@ static int decide(const kg_mask *m, const char *s, size_t n, bool eof,
         if (t == end && !eof) return PENDING; /* ran out of bytes */
     }
     return NO_MATCH;
+}
+
+/* decide() for raw bytes with an escape sequence where the rule looks:
+ * judged on the visible bytes; *plen is the raw length up to the prefix's
+ * last byte. */
+static __attribute__((noinline)) int decide_esc(kg_mask *m, const unsigned char *s, size_t n, bool eof, size_t *plen)
+{
+    size_t need = m->max_len + MIN_TOKEN;
+    /* The visible bytes, within the window: a sequence longer than the
+     * room left makes the candidate fail rather than wait for ever. */
+    size_t lim = n < m->window ? n : m->window, nv = 0, r = 0;
+    unsigned char st = E_GROUND;
+    for (; r < lim && nv < need; r++) {
+        unsigned char c = s[r];
+        if (st != E_GROUND && esc_step(&st, c) >= 0) continue;
+        if (c == ESC) {
+            st = E_ESC;
+            continue;
+        }
+        m->vis[nv] = c;
+        m->vis_at[nv++] = r;
+    }
+    bool more = !eof && n < m->window;
+    size_t vlen = 0;
+    int res = decide_plain(m, m->vis, nv, !more, &vlen);
+    if (res == MATCH) *plen = m->vis_at[vlen - 1] + 1;
+    return res;
+}
+
+/* The same for raw bytes, escape sequences included; *plen is then the raw
+ * length up to the prefix's last byte.  Without an escape where the rule
+ * looks, the bytes are decided as they are. */
+static inline __attribute__((always_inline)) int decide(kg_mask *m, const unsigned char *s,
+                                                         size_t n, bool eof, size_t *plen)
+{
+    /* Without an escape where the rule looks, the raw bytes are the
+     * visible ones.  (A raw match is not enough when there is one: a
+     * longer prefix may need the bytes after the escape.) */
+    size_t need = m->max_len + MIN_TOKEN;
+    if (!memchr(s, ESC, n < need ? n : need)) return decide_plain(m, s, n, eof, plen);
+    return decide_esc(m, s, n, eof, plen);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -282,21 +383,28 @@ static inline size_t vec_first(vec v)
 static inline bool pair_ok(const kg_mask *m, const unsigned char *p, size_t i,
                            size_t n)
 {
-    if (i + 1 >= n) return true;
+    /* An escape next: the second byte is after it (decide() will see). */
+    if (i + 1 >= n || p[i + 1] == ESC) return true;
     unsigned idx = (unsigned)p[i] << 8 | p[i + 1];
     return (m->pair[idx >> 6] >> (idx & 63)) & 1;
 }
 
 /* Index of the first candidate (a prefix's first byte after a non-token
- * byte, and a second byte that fits) in p[from..n), or n.  p[from-1] must
- * exist when from > 0; at 0 the stream state says what came before. */
+ * byte, and a second byte that fits) or ESC in p[from..n), or n.  Looking
+ * for ESC in the same vector pass costs one compare per 32 bytes, where a
+ * separate memchr() would read everything twice.  p[from-1] must be the
+ * visible byte before p[from] unless fresh: then the stream state says what
+ * came before. */
 static inline __attribute__((always_inline)) size_t find_candidate(const kg_mask *m, const unsigned char *p,
-                             size_t from, size_t n)
+                             size_t from, size_t n, bool fresh)
 {
     size_t i = from;
-    if (i == 0 && n > 0) {
-        if (!m->prev_tok && m->bucket_hi[p[0]] && pair_ok(m, p, 0, n)) return 0;
-        i = 1;
+    if (i < n && (p[i] == ESC || fresh)) {
+        /* What came before p[from] is in the stream state (the start of a
+         * feed, or an escape sequence just before). */
+        if (p[i] == ESC) return i;
+        if (!m->prev_tok && m->bucket_hi[p[i]] && pair_ok(m, p, i, n)) return i;
+        i++;
     }
     if (m->n_first <= MAX_VEC_FIRST) {
         for (; i + VW <= n; i += VW) {
@@ -307,20 +415,22 @@ static inline __attribute__((always_inline)) size_t find_candidate(const kg_mask
             for (size_t k = 1; k < m->n_first; k++)
                 hit |= (vec)(v == m->firstv[k]);
             hit &= ~vec_tok(pv);
+            hit |= (vec)(v == m->escv);
             if (!vec_any(hit)) continue;
             for (size_t half = 0; half < VW; half += 8) {
                 uint64_t w;
                 memcpy(&w, (const char *)&hit + half, 8);
                 while (w) {
                     size_t b = (size_t)__builtin_ctzll(w) / 8;
-                    if (pair_ok(m, p, i + half + b, n)) return i + half + b;
+                    if (p[i + half + b] == ESC || pair_ok(m, p, i + half + b, n))
+                        return i + half + b;
                     w &= ~((uint64_t)0xff << (b * 8));
                 }
             }
         }
     }
     for (; i < n; i++)
-        if (m->bucket_hi[p[i]] && !is_tok(p[i - 1]) && pair_ok(m, p, i, n))
+        if ((m->bucket_hi[p[i]] && !is_tok(p[i - 1]) && pair_ok(m, p, i, n)) || p[i] == ESC)
             return i;
     return n;
 }
@@ -346,33 +456,68 @@ static int emit(kg_mask *m, const unsigned char *p, size_t len)
 
 /* Masks and writes p[0..n).  Returns how many bytes were consumed (the rest,
  * an undecided candidate, is for the caller to hold), or -1 when the sink
- * failed.  With eof every byte is consumed. */
+ * failed.  With eof every byte is consumed.
+ *
+ * span is where the bytes not yet written start.  fresh: the visible byte
+ * before p[i] is described by m->prev_tok, not by p[i-1]. */
 VEC_CLONES
 static ssize_t scan(kg_mask *m, const unsigned char *p, size_t n, bool eof)
 {
     size_t i = 0, span = 0;
+    bool fresh = true;
     while (i < n) {
+        if (m->esc != E_GROUND) {
+            size_t k = i;
+            while (k < n) {
+                int r = esc_step(&m->esc, p[k]);
+                if (r < 0) break;
+                k++;
+                if (r == 0) break;
+            }
+            /* Written even inside a masked run: only token bytes go. */
+            if (m->masking) {
+                if (emit(m, p + i, k - i) < 0) return -1;
+                span = k;
+            }
+            i = k;
+            fresh = true;
+            continue;
+        }
+        if (p[i] == ESC) {
+            /* The boundary after the sequence is the one before it. */
+            if (!fresh && !m->masking) m->prev_tok = is_tok(p[i - 1]);
+            m->esc = E_ESC;
+            if (m->masking) {
+                if (emit(m, p + i, 1) < 0) return -1;
+                span = i + 1;
+            }
+            i++;
+            continue;
+        }
         if (m->masking) {
             i = skip_token(p, i, n);
-            if (i == n) break;
+            if (i == n || p[i] == ESC) continue;
             m->masking = false;
+            m->prev_tok = true;
+            fresh = true;
             span = i;
         }
-        size_t j = find_candidate(m, p, i, n);
-        if (j == n) {
-            i = n;
-            break;
+        size_t j = find_candidate(m, p, i, n, fresh);
+        if (j != i) fresh = false;
+        if (j == n || p[j] == ESC) {
+            i = j;
+            continue;
         }
+        fresh = false;
         size_t plen = 0;
-        int r = decide(m, (const char *)p + j, n - j, eof, &plen);
+        int r = decide(m, p + j, n - j, eof, &plen);
         if (r == NO_MATCH) {
             i = j + 1;
             continue;
         }
         if (emit(m, p + span, j - span) < 0) return -1;
         if (r == PENDING) {
-            /* p[j-1] was not a token byte, or j == 0 and the state said
-             * so already: the held bytes start at a boundary. */
+            /* The held bytes start at a boundary, outside any sequence. */
             m->prev_tok = false;
             return (ssize_t)j;
         }
@@ -382,7 +527,7 @@ static ssize_t scan(kg_mask *m, const unsigned char *p, size_t n, bool eof)
         i = span = j + plen;
     }
     if (!m->masking && emit(m, p + span, n - span) < 0) return -1;
-    if (n > 0) m->prev_tok = is_tok(p[n - 1]);
+    if (n > 0 && !fresh && m->esc == E_GROUND) m->prev_tok = is_tok(p[n - 1]);
     return (ssize_t)n;
 }
 
@@ -393,7 +538,7 @@ static ssize_t scan(kg_mask *m, const unsigned char *p, size_t n, bool eof)
 static int hold_rest(kg_mask *m, const unsigned char *p, size_t n)
 {
     /* scan() only leaves an undecided candidate, which is shorter than
-     * max_len + MIN_TOKEN, so this always fits. */
+     * the window, so this always fits. */
     if (n > m->hold_cap) return -1;
     memmove(m->hold, p, n);
     m->hold_len = n;
@@ -437,6 +582,7 @@ int kg_mask_flush(kg_mask *m)
     m->hold_len = 0;
     m->masking = false;
     m->prev_tok = false;
+    m->esc = E_GROUND;
     return r;
 }
 

@@ -49,6 +49,7 @@
 #include "mask.h"
 #include "os.h"
 #include "pty.h"
+#include "termfilter.h"
 
 #define RELAY_BUF (256 * 1024)
 #define PIPE_SIZE (1024 * 1024)
@@ -81,6 +82,9 @@ typedef struct stream {
     int rfd;    /* -1 once closed */
     int out_fd; /* 1 or 2 */
     kg_mask *mask;
+    /* Pty mode: after the mask, the sequences that would make the user's
+     * terminal answer (or reach its clipboard) are dropped. */
+    kg_termfilter *term;
 
     /* Zero-copy relay, when both ends are pipes (Linux): the bytes are
      * looked at through a tee'd copy in scratch, and the clean spans are
@@ -333,6 +337,7 @@ static int zc_splice(stream *st, size_t n)
 static int sink(void *ctx, const char *buf, size_t len)
 {
     stream *st = ctx;
+    if (st->term) return kg_termfilter_feed(st->term, buf, len);
     uintptr_t b = (uintptr_t)buf, c = (uintptr_t)st->chunk;
     if (st->chunk && b >= c && b < c + st->chunk_len) {
         size_t off = (size_t)(b - c);
@@ -352,6 +357,7 @@ static void stream_close(stream *st)
     st->zero_copy = false;
     if (st->rfd < 0) return;
     kg_mask_flush(st->mask);
+    if (st->term) kg_termfilter_flush(st->term);
     close(st->rfd);
     st->rfd = -1;
 }
@@ -571,6 +577,11 @@ int kg_supervise(const kgate_backend *be, const kg_host *host,
     if (opts && opts->use_pty) {
         s.pty = kg_pty_open(STDIN_FILENO, err);
         if (!s.pty) goto out;
+        s.out.term = kg_termfilter_new(write_all, &s.out);
+        if (!s.out.term) {
+            kg_err_set(err, ENOMEM, "out of memory");
+            goto out;
+        }
     }
     /* Handlers first: a Ctrl-C during launch is then forwarded, not lost. */
     if (install_signals(&s, err) < 0) goto out;
@@ -656,5 +667,6 @@ out:
     kg_pty_free(s.pty); /* the user's terminal back as it was */
     kg_mask_free(s.out.mask);
     kg_mask_free(s.err.mask);
+    kg_termfilter_free(s.out.term);
     return ret;
 }

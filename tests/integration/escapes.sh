@@ -298,10 +298,10 @@ except OSError as e:
     export GITHUB_TOKEN=ghp_kgatetestvalue0000000000000000000001
     export MY_API_KEY=kgate-test-api-key-value-2
     export AWS_SECRET_ACCESS_KEY=kgate-test-aws-value-3
-    export KGATE_HARMLESS=visible-value
+    export KG_HARMLESS=visible-value
     check "no secret-looking name reaches the program" \
         lacks "GITHUB_TOKEN\|MY_API_KEY\|AWS_SECRET_ACCESS_KEY" kg run -- env
-    check "a harmless variable does" has KGATE_HARMLESS=visible-value kg run -- env
+    check "a harmless variable does" has KG_HARMLESS=visible-value kg run -- env
     envout=$(kg run -- env 2>&1)
     check "PATH and HOME do" \
         sh -c 'printf "%s\n" "$1" | grep -q ^PATH= && printf "%s\n" "$1" | grep -q ^HOME=' _ "$envout"
@@ -315,12 +315,12 @@ except OSError as e:
     write_config <<EOF
 network: off
 pass_env: [MY_API_KEY]
-deny_env: [KGATE_HARM*]
+deny_env: [KG_HARM*]
 EOF
     check "pass_env brings one back" has MY_API_KEY=kgate-test-api-key-value-2 kg run -- env
-    check "deny_env withholds an extra one" lacks KGATE_HARMLESS kg run -- env
-    check "and the audit line says so" has '"withheld_env":\["AWS_SECRET_ACCESS_KEY","GITHUB_TOKEN","KGATE_HARMLESS"\]' tail -n 1 "$LOG"
-    unset GITHUB_TOKEN MY_API_KEY AWS_SECRET_ACCESS_KEY KGATE_HARMLESS
+    check "deny_env withholds an extra one" lacks KG_HARMLESS kg run -- env
+    check "and the audit line says so" has '"withheld_env":\["AWS_SECRET_ACCESS_KEY","GITHUB_TOKEN","KG_HARMLESS"\]' tail -n 1 "$LOG"
+    unset GITHUB_TOKEN MY_API_KEY AWS_SECRET_ACCESS_KEY KG_HARMLESS
     write_config <<EOF
 network: off
 EOF

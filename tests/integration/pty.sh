@@ -105,6 +105,10 @@ for who in $(test_users); do
         drive sane-hup
     check "a secret printed in an interactive shell is masked on the screen" \
         drive mask
+    check "control: without kgate, every terminal query reaches the terminal" \
+        drive termq-control
+    check "terminal queries and OSC 52 never reach the terminal; drawing sequences do, intact" \
+        drive termq
     check "sh -c 'exit 7' under a pty returns 7" drive exit7
     check "a program killed by SIGKILL inside returns 137" drive sigkill
     check "--no-pty at a terminal: pipes, terminal untouched" drive no-pty

@@ -523,7 +523,81 @@ def sc_tiocsti(kg):
     return t
 
 
+# Issue 13 §4: what the program may say to the user's terminal.  Each item
+# is written between markers <N| and |>; the outer terminal (this driver)
+# must see nothing between the markers of a query, and the exact bytes of
+# a sequence terminal programs need.
+TERM_QUERIES = [
+    b"\x1b[c", b"\x1b[>c", b"\x1b[=c", b"\x1bZ", b"\x1b[5n", b"\x1b[6n",
+    b"\x1b[?6n", b"\x1bP$qm\x1b\\", b"\x1bP+q544e\x1b\\", b"\x1b[>0q",
+    b"\x1b[21t", b"\x1b[18t", b"\x1b[14t", b"\x1b]10;?\x07", b"\x1b]11;?\x1b\\",
+    b"\x1b]4;1;?\x07", b"\x1b]52;c;aGVsbG8=\x07", b"\x1b]52;c;?\x07",
+    b"\x1b[?2004$p", b"\x1b_Gi=1,a=q;\x1b\\", b"\x05", b"\xc2\x9b6n",
+]
+TERM_NEEDED = [
+    b"\x1b[1;31m", b"\x1b[0m", b"\x1b[10;5H", b"\x1b[2A", b"\x1b[2J", b"\x1b[K",
+    b"\x1b[5;20r", b"\x1b[?1049h", b"\x1b[?1049l", b"\x1b[?2004h", b"\x1b[?2004l",
+    b"\x1b]0;kgate title\x07", b"\x1b[2 q", b"\x1b7", b"\x1b8", b"\x1b(B",
+    b"\x1b]8;;http://example.invalid/\x1b\\link\x1b]8;;\x1b\\",
+]
+
+
+def term_payload():
+    items = [(q, True) for q in TERM_QUERIES] + [(n, False) for n in TERM_NEEDED]
+    data = b"".join(b"<%d|" % i + seq + b"|>\n" for i, (seq, _) in enumerate(items))
+    return items, data + b"<END>\n"
+
+
+def term_emitter(data):
+    """A program that writes data one byte per write (so sequences are
+    split across the relay's reads), then exits."""
+    code = ("import os,sys\nd=bytes.fromhex(sys.argv[1])\n"
+            "for i in range(len(d)): os.write(1, d[i:i+1])\n")
+    return ["/usr/bin/python3", "-c", code, data.hex()]
+
+
+def between(out, i):
+    m = re.search(rb"<%d\|(.*?)\|>" % i, out, re.S)
+    return None if m is None else m.group(1)
+
+
+def sc_termq(kg):
+    """Queries never reach the outer terminal; what programs need does."""
+    items, data = term_payload()
+    t = Term(kg + ["--"] + term_emitter(data))
+    try:
+        t.expect(rb"<END>")
+        check(t.wait() == 0, "kgate exited %r" % t.status)
+        for i, (seq, query) in enumerate(items):
+            got = between(t.out, i)
+            check(got is not None, "marker %d missing" % i)
+            if query:
+                check(got == b"", "query %r reached the terminal as %r" % (seq, got))
+            else:
+                check(got == seq, "needed %r arrived as %r" % (seq, got))
+    finally:
+        t.close()
+    return t
+
+
+def sc_termq_control(kg):
+    """Control: the same program on the same kind of terminal without
+    kgate: every query does reach it (so sc_termq can fail)."""
+    items, data = term_payload()
+    t = Term(term_emitter(data))
+    try:
+        t.expect(rb"<END>")
+        t.wait()
+        for i, (seq, query) in enumerate(items):
+            check(between(t.out, i) == seq, "without kgate, %r did not arrive" % seq)
+    finally:
+        t.close()
+    return t
+
+
 SCENARIOS = {
+    "termq": sc_termq,
+    "termq-control": sc_termq_control,
     "shell": sc_shell,
     "ctrlc": sc_ctrlc,
     "trap": sc_trap,

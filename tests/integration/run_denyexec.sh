@@ -109,5 +109,55 @@ for who in $(test_users); do
     blocked "sh script" sh bad.sh
     blocked "script without #!" ./noshebang
     allowed "harmless script" ./good.sh
+
+    # Issue 13 §2: a program in one box swaps two directories, race/a and
+    # race/b (race/a/x a copy of denyme, race/b/x the same-sized okay), as
+    # fast as it can while the user's kgate checks race/a/x again and
+    # again.  Directory swaps leave the files' ctimes alone, so a cache
+    # keyed by one stat and filled by a later read would remember the copy
+    # under okay's hash.  After the race, with nothing racing, the copy
+    # must still be blocked.  (During the race any answer may come: that
+    # is the tripwire's check-then-exec gap, docs/deny-exec.md.)
+    mkdir -p "$KG_PROJ/race/a" "$KG_PROJ/race/b"
+    cp "$KG_PROJ/bin/denyme" "$KG_PROJ/race/a/x"
+    cp "$KG_PROJ/bin/okay" "$KG_PROJ/race/b/x"
+    cat >"$KG_PROJ/race/swap.py" <<'PY'
+import os, sys, time
+os.chdir(os.path.dirname(os.path.abspath(__file__)))
+n = 0
+end = time.monotonic() + float(sys.argv[1])
+while time.monotonic() < end and not os.path.exists("stop"):
+    os.rename("a", "t"); os.rename("b", "a"); os.rename("t", "b")
+    n += 1
+if n % 2:  # leave the copy at a/x
+    os.rename("a", "t"); os.rename("b", "a"); os.rename("t", "b")
+print("swaps", n, flush=True)
+PY
+    chown -R "$KG_UID:$KG_GID" "$KG_PROJ/race"
+    kg run -- python3 race/swap.py 60 >"$KG_TMP/swaps" 2>&1 &
+    swapper=$!
+    # Wait until the box runs: the copy starts moving.
+    for _ in $(seq 200); do
+        [ "$(stat -c %i "$KG_PROJ/race/a/x" 2>/dev/null)" != "$(stat -c %i "$KG_PROJ/race/a/x" 2>/dev/null)" ] && break
+        sleep 0.05
+    done
+    ran=0 seen_block=0 seen_ok=0
+    for _ in $(seq 150); do
+        rc=0
+        PATH="$KG_PROJ/bin:$PATH" kg run --dry-run -- ./race/a/x >/dev/null 2>&1 || rc=$?
+        ran=$((ran + 1))
+        [ "$rc" -eq 126 ] && seen_block=$((seen_block + 1))
+        [ "$rc" -eq 0 ] && seen_ok=$((seen_ok + 1))
+    done
+    touch "$KG_PROJ/race/stop"
+    wait "$swapper"
+    check "the swapper ran in its box while kgate checked (marker: its swap count)" \
+        grep -Eq '^swaps [1-9][0-9]*$' "$KG_TMP/swaps"
+    check "control: during the race both files were seen ($seen_block blocked, $seen_ok allowed of $ran)" \
+        sh -c "[ $seen_block -gt 0 ] && [ $seen_ok -gt 0 ]"
+    check "race/a/x is the copy again" cmp -s "$KG_PROJ/race/a/x" "$KG_PROJ/bin/denyme"
+    blocked "after the swap race, the copy (cache not poisoned)" ./race/a/x
+    allowed "after the swap race, the other file" ./race/b/x
+    rm -rf "$KG_PROJ/race"
 done
 finish

@@ -219,5 +219,27 @@ PY
         done
     done
     rm -f "$KG_PROJ/bin.dat" "$KG_TMP/bin.got"
+
+    # Colour codes are transparent to the mask (issue 13 §3): real grep
+    # and ls with colours forced, the token in the file, and a control that
+    # the colour codes really reached the output (so the test can fail).
+    printf 'GITHUB_TOKEN=ghp_%s\n' "$BODY40" >"$KG_PROJ/tok.txt"
+    chown "$KG_UID:$KG_GID" "$KG_PROJ/tok.txt" 2>/dev/null || true
+    esc=$(printf '\033')
+    for pat in GITHUB_TOKEN= ghp_ "${BODY16:0:6}" "ghp_${BODY16:0:4}"; do
+        kg run -- grep --color=always "$pat" tok.txt >"$KG_TMP/got" 2>/dev/null
+        check "grep --color=always $pat: the token is masked" \
+            sh -c "! grep -qF '$BODY16' '$KG_TMP/got' && ! grep -qF '${BODY16:6:10}' '$KG_TMP/got'"
+        check "grep --color=always $pat: shows ghp_***" \
+            sh -c "sed 's/$esc\\[[0-9;]*[mK]//g' '$KG_TMP/got' | grep -qxF 'GITHUB_TOKEN=ghp_***'"
+        check "grep --color=always $pat: the colours are kept" grep -qF "$esc[01;31m" "$KG_TMP/got"
+    done
+    mkdir -p "$KG_PROJ/lsdir/ghp_$BODY40"
+    chown -R "$KG_UID:$KG_GID" "$KG_PROJ/lsdir" 2>/dev/null || true
+    kg run -- ls --color=always lsdir >"$KG_TMP/got" 2>/dev/null
+    check "ls --color=always: a token as a directory name is masked" \
+        sh -c "! grep -qF '$BODY16' '$KG_TMP/got' && grep -qF 'ghp_***' '$KG_TMP/got'"
+    check "ls --color=always: the colours are kept" grep -qF "$esc[" "$KG_TMP/got"
+    rm -rf "$KG_PROJ/lsdir" "$KG_PROJ/tok.txt"
 done
 finish

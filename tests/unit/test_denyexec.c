@@ -12,6 +12,12 @@
 #include <unistd.h>
 
 #include "denyexec.h"
+#include "fpcache.h"
+
+#ifdef __APPLE__ /* macOS spells the timestamps of struct stat its own way */
+#define st_mtim st_mtimespec
+#define st_ctim st_ctimespec
+#endif
 #include "testutil.h"
 
 static char tmp[PATH_MAX];
@@ -560,6 +566,117 @@ START_TEST(cache_forget_and_denied_file_changes)
 }
 END_TEST
 
+/* Issue 13 §2: the cache must not pair one file's identity with another
+ * file's bytes.  The program swaps two directories (so neither file's
+ * ctime changes) between kgate's stat and its hash: a/x is the copy of the
+ * denied binary when stat()ed and the harmless one when read. */
+START_TEST(cache_swap_cannot_poison)
+{
+    char a[PATH_MAX + 16], b[PATH_MAX + 16], t[PATH_MAX + 16], ax[PATH_MAX + 16];
+    snprintf(a, sizeof a, "%s/a", work);
+    snprintf(b, sizeof b, "%s/b", work);
+    snprintf(t, sizeof t, "%s/t", work);
+    snprintf(ax, sizeof ax, "%s/a/x", work);
+    mkdir(a, 0755);
+    mkdir(b, 0755);
+    copy_file(pj(bin, "denyme"), ax);
+    copy_file(pj(bin, "okay"), pj(b, "x"));
+    size_t dl, ol;
+    char *dc = read_all(pj(bin, "denyme"), &dl), *oc = read_all(pj(bin, "okay"), &ol);
+    ck_assert_uint_eq(dl, ol);
+    uint64_t want = kg_fp_hash_mem(dc, dl), other = kg_fp_hash_mem(oc, ol);
+    ck_assert(want != other);
+
+    kg_fpcache *c = kg_fpcache_new(cache);
+    struct stat st, st2;
+    ck_assert_int_eq(stat(ax, &st), 0);
+    /* The swap, between the stat and the read. */
+    ck_assert_int_eq(rename(a, t), 0);
+    ck_assert_int_eq(rename(b, a), 0);
+    ck_assert_int_eq(rename(t, b), 0);
+    uint64_t h = 0;
+    ck_assert_int_eq(kg_fpcache_get(c, ax, &st, &h), -2); /* not the file stat()ed */
+    ck_assert(h == other); /* control: the path really held the other bytes */
+    /* And back: with nothing racing, a/x is the copy again, with the very
+     * identity stat() saw first.  Its hash must be its own. */
+    ck_assert_int_eq(rename(a, t), 0);
+    ck_assert_int_eq(rename(b, a), 0);
+    ck_assert_int_eq(rename(t, b), 0);
+    ck_assert_int_eq(stat(ax, &st2), 0);
+    ck_assert(st2.st_ino == st.st_ino && st2.st_ctim.tv_nsec == st.st_ctim.tv_nsec);
+    ck_assert_int_eq(kg_fpcache_get(c, ax, &st2, &h), 0);
+    ck_assert(h == want);
+    kg_fpcache_free(c); /* saved: the next run reads the file */
+    c = kg_fpcache_new(cache);
+    ck_assert_int_eq(kg_fpcache_get(c, ax, &st2, &h), 0);
+    ck_assert(h == want);
+    kg_fpcache_free(c);
+    /* Through the deny list too. */
+    kg_denyexec_free(dx);
+    dx = make("denyme", NULL);
+    BLOCKED("./a/x");
+    free(dc);
+    free(oc);
+}
+END_TEST
+
+/* A cache file someone else could write is not read: its directory is a
+ * symbolic link, or it is writable by others.  Control: the same forged
+ * file where kgate keeps its cache is believed (it is the location that
+ * protects the cache, not its checksum). */
+static void forge_cache(const char *dir, const char *path, const char *bytes_of)
+{
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
+    size_t len;
+    char *content = read_all(bytes_of, &len);
+    char *body = NULL;
+    ck_assert_int_ge(asprintf(&body, "kgate-exec-fingerprints 1\n%016llx %ju:%ju:%jd:%o:%jd.%09ld:%jd.%09ld:%s\n",
+                              (unsigned long long)kg_fp_hash_mem(content, len),
+                              (uintmax_t)st.st_dev, (uintmax_t)st.st_ino, (intmax_t)st.st_size,
+                              (unsigned)st.st_mode, (intmax_t)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+                              (intmax_t)st.st_ctim.tv_sec, st.st_ctim.tv_nsec, path), 0);
+    char *all = NULL;
+    ck_assert_int_ge(asprintf(&all, "%send %016llx\n", body,
+                              (unsigned long long)kg_fp_hash_mem(body, strlen(body))), 0);
+    kgt_write_file(pj(dir, "exec-fingerprints"), all, strlen(all), 0600);
+    free(content);
+    free(body);
+    free(all);
+}
+
+START_TEST(cache_in_a_writable_place_is_not_read)
+{
+    char real[PATH_MAX + 16], *copy = realpath(pj(work, "copy"), NULL);
+    ck_assert_ptr_nonnull(copy);
+    snprintf(real, sizeof real, "%s/elsewhere", tmp);
+    mkdir(real, 0700);
+    forge_cache(real, copy, pj(bin, "okay"));
+    /* The cache directory is a link to it. */
+    kg_denyexec_free(dx);
+    ck_assert_int_eq(symlink(real, cache), 0);
+    dx = make("denyme", NULL);
+    BLOCKED("./copy");
+    kg_denyexec_free(dx);
+    dx = NULL;
+    ck_assert_int_eq(unlink(cache), 0);
+    /* The cache directory is writable by others. */
+    mkdir(cache, 0700);
+    forge_cache(cache, copy, pj(bin, "okay"));
+    ck_assert_int_eq(chmod(cache, 0777), 0);
+    dx = make("denyme", NULL);
+    BLOCKED("./copy");
+    kg_denyexec_free(dx);
+    dx = NULL;
+    /* Control: where kgate keeps it, the forgery is believed. */
+    ck_assert_int_eq(chmod(cache, 0700), 0);
+    forge_cache(cache, copy, pj(bin, "okay"));
+    dx = make("denyme", NULL);
+    ALLOWED("./copy");
+    free(copy);
+}
+END_TEST
+
 START_TEST(bad_entries)
 {
     kg_strv *v = kg_strv_new();
@@ -630,6 +747,8 @@ int main(void)
     tcase_add_test(tc, scripts);
     tcase_add_test(tc, cache_file_written);
     tcase_add_test(tc, cache_corrupt);
+    tcase_add_test(tc, cache_swap_cannot_poison);
+    tcase_add_test(tc, cache_in_a_writable_place_is_not_read);
     tcase_add_test(tc, cache_changed_binary);
     tcase_add_test(tc, cache_forget_and_denied_file_changes);
     tcase_add_test(tc, bad_entries);

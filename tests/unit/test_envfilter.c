@@ -101,6 +101,25 @@ START_TEST(deny_env_beats_always_pass)
 }
 END_TEST
 
+/* kgate's own variables never reach the program, not even through
+ * pass_env: KGATE_PLUGIN_PATH would tell it where to write a plugin. */
+START_TEST(kgate_variables_never_pass)
+{
+    char *env[] = {"KGATE_PLUGIN_PATH=/p", "KGATE_DEBUG=1", "KGATEWAY=x", "PATH=/bin", NULL};
+    static const char *const pass[] = {"KGATE_PLUGIN_PATH", "KGATE_*", NULL};
+    kg_strv *pass_env = strv_of(pass);
+    kg_strv *out = kg_strv_new(), *withheld = kg_strv_new();
+    kg_env_filter(env, pass_env, NULL, out, withheld);
+    ck_assert_uint_eq(kg_strv_len(out), 2);
+    ck_assert_str_eq(kg_strv_get(out, 0), "KGATEWAY=x");
+    ck_assert_str_eq(kg_strv_get(out, 1), "PATH=/bin");
+    ck_assert_uint_eq(kg_strv_len(withheld), 0);
+    kg_strv_free(pass_env);
+    kg_strv_free(out);
+    kg_strv_free(withheld);
+}
+END_TEST
+
 START_TEST(empty_environment)
 {
     kg_strv *out = kg_strv_new(), *withheld = kg_strv_new();
@@ -121,6 +140,7 @@ int main(void)
     tcase_add_test(tc, filter_with_pass_and_deny);
     tcase_add_test(tc, deny_env_beats_always_pass);
     tcase_add_test(tc, empty_environment);
+    tcase_add_test(tc, kgate_variables_never_pass);
     suite_add_tcase(s, tc);
     return kgt_run_suite(s);
 }

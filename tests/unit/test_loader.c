@@ -382,16 +382,139 @@ START_TEST(refusal_lines_on_stderr_only_when_asked)
 }
 END_TEST
 
-START_TEST(missing_directory_is_silent)
+/* A named directory that does not exist is refused, not skipped: whoever
+ * can create it later would choose what kgate loads.  The installed one
+ * may be missing (nothing packaged) and stays silent. */
+START_TEST(missing_directory_is_refused)
 {
     kg_strv *dirs = kg_strv_new();
     kg_strv_push(dirs, "/nonexistent/kgate/plugins");
+    kg_strv_push(dirs, KGATE_PLUGINDIR);
     kg_registry *r = kg_registry_load_dirs(dirs, 1);
-    ck_assert_uint_eq(kg_strv_len(r->refusals), 0);
+    ck_assert_uint_eq(kg_strv_len(r->refusals), 1);
+    ck_assert_str_eq(kg_strv_get(r->refusals, 0), "/nonexistent/kgate/plugins: does not exist");
+    ck_assert_uint_eq(kg_strv_len(r->exposed), 0);
     ck_assert_uint_eq(HASH_COUNT(r->by_name), 0);
     kg_registry_free(r);
     kg_strv_free(dirs);
     kg_registry_free(NULL);
+}
+END_TEST
+
+/* Loads dir with root as the one place a box could write. */
+static kg_registry *load_exposed(const char *dir, const char *root)
+{
+    kg_strv *dirs = kg_strv_new(), *untrusted = kg_strv_new();
+    kg_strv_push(dirs, dir);
+    kg_strv_push(untrusted, root);
+    kg_registry *r = kg_registry_load_dirs_in(dirs, untrusted, 0);
+    kg_strv_free(dirs);
+    kg_strv_free(untrusted);
+    ck_assert_ptr_nonnull(r);
+    return r;
+}
+
+START_TEST(refuses_directory_a_box_could_write)
+{
+    char proj[1024], plug[1100], line[4096];
+    snprintf(proj, sizeof proj, "%s/proj", tmpdir);
+    snprintf(plug, sizeof plug, "%s/plugins", proj);
+    ck_assert_int_eq(mkdir(proj, 0755), 0);
+    ck_assert_int_eq(mkdir(plug, 0755), 0);
+    char from[1024], to[1200];
+    snprintf(from, sizeof from, "%s/tp_good%s", KG_TEST_PLUGIN_DIR, SUFFIX);
+    snprintf(to, sizeof to, "%s/good%s", plug, SUFFIX);
+    copy_file(from, to, 0644);
+
+    /* Control: with nothing exposed, the same directory loads. */
+    kg_registry *r = load_exposed(plug, "/nonexistent-root");
+    ck_assert_ptr_nonnull(kg_registry_find(r, "good"));
+    kg_registry_free(r);
+
+    r = load_exposed(plug, proj);
+    ck_assert_ptr_null(kg_registry_find(r, "good"));
+    snprintf(line, sizeof line, "%s: lies inside %s, which a program kgate runs here could write",
+             plug, proj);
+    ck_assert_uint_eq(kg_strv_len(r->refusals), 1);
+    ck_assert_str_eq(kg_strv_get(r->refusals, 0), line);
+    ck_assert_uint_eq(kg_strv_len(r->exposed), 1);
+    ck_assert_str_eq(kg_strv_get(r->exposed, 0), line);
+    kg_registry_free(r);
+
+    /* Through a symbolic link that lies outside: judged where it leads. */
+    char link[1200];
+    snprintf(link, sizeof link, "%s/link", tmpdir);
+    ck_assert_int_eq(symlink(plug, link), 0);
+    r = load_exposed(link, proj);
+    ck_assert_ptr_null(kg_registry_find(r, "good"));
+    ck_assert_uint_eq(kg_strv_len(r->exposed), 1);
+    snprintf(line, sizeof line, "%s: resolves to %s, inside %s, which a program kgate runs "
+             "here could write", link, plug, proj);
+    ck_assert_str_eq(kg_strv_get(r->exposed, 0), line);
+    kg_registry_free(r);
+
+    /* A file linked into a trusted directory from inside: the same. */
+    char trusted[1100], flink[1200];
+    snprintf(trusted, sizeof trusted, "%s/trusted", tmpdir);
+    ck_assert_int_eq(mkdir(trusted, 0755), 0);
+    snprintf(flink, sizeof flink, "%s/good%s", trusted, SUFFIX);
+    ck_assert_int_eq(symlink(to, flink), 0);
+    r = load_exposed(trusted, proj);
+    ck_assert_ptr_null(kg_registry_find(r, "good"));
+    ck_assert_uint_eq(kg_strv_len(r->exposed), 1);
+    kg_registry_free(r);
+
+    /* A directory that does not exist yet, where the box could make it. */
+    char later[1200];
+    snprintf(later, sizeof later, "%s/not/yet", proj);
+    r = load_exposed(later, proj);
+    ck_assert_uint_eq(kg_strv_len(r->exposed), 1);
+    snprintf(line, sizeof line, "%s: lies inside %s, which a program kgate runs here could write",
+             later, proj);
+    ck_assert_str_eq(kg_strv_get(r->exposed, 0), line);
+    kg_registry_free(r);
+}
+END_TEST
+
+/* Another user who can write a directory on the way can swap the plugin:
+ * refused unless the directory is sticky (/tmp), where they cannot. */
+START_TEST(refuses_directory_others_can_write)
+{
+    char mid[1024], plug[1100], line[4096];
+    snprintf(mid, sizeof mid, "%s/mid", tmpdir);
+    snprintf(plug, sizeof plug, "%s/plugins", mid);
+    ck_assert_int_eq(mkdir(mid, 0755), 0);
+    ck_assert_int_eq(mkdir(plug, 0755), 0);
+    char from[1024], to[1200];
+    snprintf(from, sizeof from, "%s/tp_good%s", KG_TEST_PLUGIN_DIR, SUFFIX);
+    snprintf(to, sizeof to, "%s/good%s", plug, SUFFIX);
+    copy_file(from, to, 0644);
+    ck_assert_int_eq(chmod(tmpdir, 0755), 0);
+
+    ck_assert_int_eq(chmod(mid, 0777), 0);
+    kg_registry *r = load_exposed(plug, "/nonexistent-root");
+    ck_assert_ptr_null(kg_registry_find(r, "good"));
+    snprintf(line, sizeof line, "%s: %s is writable by others (mode 0777)", plug, mid);
+    ck_assert_uint_eq(kg_strv_len(r->refusals), 1);
+    ck_assert_str_eq(kg_strv_get(r->refusals, 0), line);
+    ck_assert_uint_eq(kg_strv_len(r->exposed), 0);
+    kg_registry_free(r);
+
+    ck_assert_int_eq(chmod(mid, 01777), 0);
+    r = load_exposed(plug, "/nonexistent-root");
+    ck_assert_ptr_nonnull(kg_registry_find(r, "good"));
+    kg_registry_free(r);
+
+    /* The plugin directory itself: no exception for the sticky bit. */
+    ck_assert_int_eq(chmod(plug, 01777), 0);
+    r = load_exposed(plug, "/nonexistent-root");
+    ck_assert_ptr_null(kg_registry_find(r, "good"));
+    kg_registry_free(r);
+    ck_assert_int_eq(chmod(plug, 0775), 0);
+    r = load_exposed(plug, "/nonexistent-root");
+    snprintf(line, sizeof line, "%s: %s is writable by its group (mode 0775)", plug, plug);
+    ck_assert_str_eq(kg_strv_get(r->refusals, 0), line);
+    kg_registry_free(r);
 }
 END_TEST
 
@@ -546,7 +669,9 @@ int main(void)
     tcase_add_test(tc, search_path_from_environment);
     tcase_add_test(tc, relative_and_repeated_directories);
     tcase_add_test(tc, refusal_lines_on_stderr_only_when_asked);
-    tcase_add_test(tc, missing_directory_is_silent);
+    tcase_add_test(tc, missing_directory_is_refused);
+    tcase_add_test(tc, refuses_directory_a_box_could_write);
+    tcase_add_test(tc, refuses_directory_others_can_write);
     tcase_add_test(tc, in_process_registration);
     tcase_add_test(tc, abi_layout_frozen);
     suite_add_tcase(s, tc);

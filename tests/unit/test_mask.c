@@ -440,6 +440,213 @@ START_TEST(sink_failure_reported)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------ */
+/* Terminal control sequences are transparent                               */
+/* ------------------------------------------------------------------------ */
+
+/* The rule on what a terminal shows: escape sequences (ESC [ params final,
+ * ESC intermediates final) are taken out, the plain rule applied to the
+ * visible bytes, and the sequences put back where they were; "***" goes
+ * right after the prefix's last byte.  A candidate is judged within the
+ * mask's window of raw bytes (longest built-in prefix 11 + 16 + 128). */
+#define REF_WINDOW (11 + 16 + 128)
+static void reference_esc(const char *s, size_t n, UT_string *out)
+{
+    unsigned char *vis = calloc(n + 1, 1), *drop = calloc(n + 1, 1),
+                  *star = calloc(n + 1, 1);
+    size_t *pos = calloc(n + 1, sizeof *pos), nv = 0;
+    for (size_t i = 0; i < n;) {
+        if (s[i] != 0x1b) {
+            vis[i] = 1;
+            pos[nv++] = i++;
+            continue;
+        }
+        size_t k = i + 1;
+        if (k < n && s[k] == '[') {
+            k++;
+            while (k < n && s[k] >= 0x20 && s[k] <= 0x3f) k++;
+            if (k < n && s[k] >= 0x40 && s[k] <= 0x7e) k++;
+        } else {
+            while (k < n && s[k] >= 0x20 && s[k] <= 0x2f) k++;
+            if (k < n && s[k] >= 0x30 && s[k] <= 0x7e) k++;
+        }
+        i = k;
+    }
+    size_t np = builtin_count();
+    for (size_t a = 0; a < nv;) {
+        size_t best = 0, lim = pos[a] + REF_WINDOW;
+        if (a == 0 || !tokc((unsigned char)s[pos[a - 1]])) {
+            for (size_t k = 0; k < np; k++) {
+                const char *p = kg_mask_builtin_prefixes[k];
+                size_t pl = strlen(p), q = 0;
+                if (pl <= best) continue;
+                while (q < pl && a + q < nv && pos[a + q] < lim && s[pos[a + q]] == p[q]) q++;
+                if (q < pl) continue;
+                size_t t = 0;
+                while (t < 16 && a + pl + t < nv && pos[a + pl + t] < lim &&
+                       tokc((unsigned char)s[pos[a + pl + t]]))
+                    t++;
+                if (t >= 16) best = pl;
+            }
+        }
+        if (!best) {
+            a++;
+            continue;
+        }
+        star[pos[a + best - 1]] = 1;
+        a += best;
+        while (a < nv && tokc((unsigned char)s[pos[a]])) drop[pos[a++]] = 1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!drop[i]) utstring_bincpy(out, s + i, 1);
+        if (star[i]) utstring_bincpy(out, "***", 3);
+    }
+    free(vis);
+    free(drop);
+    free(star);
+    free(pos);
+}
+
+static void check_esc_cuts(const char *in, size_t len, const size_t *cuts, size_t nc)
+{
+    UT_string *want, *got;
+    utstring_new(want);
+    utstring_new(got);
+    reference_esc(in, len, want);
+    mask_cuts(NULL, in, len, cuts, nc, got);
+    ck_assert_msg(utstring_len(got) == utstring_len(want) &&
+                      memcmp(utstring_body(got), utstring_body(want), utstring_len(want)) == 0,
+                  "got '%s' want '%s'", utstring_body(got), utstring_body(want));
+    utstring_free(want);
+    utstring_free(got);
+}
+
+/* What grep --color=always writes (GREP_COLORS defaults): the match in
+ * ESC[01;31m ESC[K ... ESC[m ESC[K. */
+#define RED "\x1b[01;31m\x1b[K"
+#define OFF "\x1b[m\x1b[K"
+
+START_TEST(grep_colours)
+{
+    /* grep --color=always GITHUB_TOKEN= : the K before the token used to
+     * count as a token character, so the prefix was not at a boundary. */
+    ck_mask(RED "GITHUB_TOKEN=" OFF "ghp_0123456789abcdefghij\n",
+            RED "GITHUB_TOKEN=" OFF "ghp_***\n");
+    /* grep --color=always ghp_ : the highlighted prefix is followed by
+     * ESC[m, not by the token. */
+    ck_mask("GITHUB_TOKEN=" RED "ghp_" OFF "0123456789abcdefghij\n",
+            "GITHUB_TOKEN=" RED "ghp_***" OFF "\n");
+    /* A match inside the token: the highlight is kept, the bytes go. */
+    ck_mask("t=ghp_0123" RED "456789" OFF "abcdefghij\n", "t=ghp_***" RED OFF "\n");
+    /* The whole token highlighted, and grep -n's coloured line numbers. */
+    ck_mask("\x1b[32m\x1b[K12\x1b[m\x1b[K\x1b[36m\x1b[K:\x1b[m\x1b[K" RED
+            "sk-ant-api03-0123456789abcdefgh" OFF " x",
+            "\x1b[32m\x1b[K12\x1b[m\x1b[K\x1b[36m\x1b[K:\x1b[m\x1b[K" RED "sk-ant-***" OFF " x");
+}
+END_TEST
+
+START_TEST(ls_colours)
+{
+    /* ls --color=always: ESC[0m ESC[01;34m name ESC[0m */
+    ck_mask("\x1b[0m\x1b[01;34mghp_0123456789abcdefghij\x1b[0m  plain\n",
+            "\x1b[0m\x1b[01;34mghp_***\x1b[0m  plain\n");
+    ck_mask("\x1b[01;32mAKIAIOSFODNN7EXAMPLE\x1b[0m\n", "\x1b[01;32mAKIA***\x1b[0m\n");
+}
+END_TEST
+
+START_TEST(sequence_inside_a_token)
+{
+    /* In the prefix, between prefix and token, in the token: the token is
+     * what a terminal shows, and every sequence stays. */
+    ck_mask("gh\x1b[1mp_0123456789abcdefghij", "gh\x1b[1mp_***");
+    ck_mask("ghp_0123456789\x1b[7m\x1b(Babcdefghij end", "ghp_***\x1b[7m\x1b(B end");
+    ck_mask("sk-\x1b(B0123456789abcdefghij", "sk-***\x1b(B");
+    /* A sequence does not separate words: x ESC[1m ghp_ is the word
+     * xghp_..., not a token at a boundary. */
+    ck_mask("x\x1b[1mghp_0123456789abcdefghij", "x\x1b[1mghp_0123456789abcdefghij");
+    /* Nor do the sequence's own letters count: ESC[1m then 16 characters
+     * after a prefix are 16, not 17 with the m. */
+    ck_mask("ghp_\x1b[1m0123456789abcde", "ghp_\x1b[1m0123456789abcde");
+    ck_mask("ghp_\x1b[1m0123456789abcdef", "ghp_***\x1b[1m");
+    /* A lone ESC, or ESC before a byte no sequence takes, ends there. */
+    ck_mask("\x1b\nghp_0123456789abcdefghij", "\x1b\nghp_***");
+    /* OSC text is visible text: a token in a window title is masked. */
+    ck_mask("\x1b]0;ghp_0123456789abcdefghij\x07", "\x1b]0;ghp_***\x07");
+}
+END_TEST
+
+static const char *const esc_split_inputs[] = {
+    RED "GITHUB_TOKEN=" OFF "ghp_0123456789abcdefghij\n",
+    "GITHUB_TOKEN=" RED "ghp_" OFF "0123456789abcdefghij\n",
+    "a \x1b[38;5;196msk-ant-\x1b[0mapi03-0123456789abcdefghij \x1b[1mb",
+    "ghp_0123456789abcd\x1b[1mef gh\x1b[mp_0123456789abcdefgh",
+    "\x1b\x1b[1m\x1b(0ghp_0123456789abcdefghij\x1b",
+};
+
+START_TEST(sequences_split_across_reads)
+{
+    for (size_t s = 0; s < sizeof esc_split_inputs / sizeof *esc_split_inputs; s++) {
+        const char *in = esc_split_inputs[s];
+        size_t len = strlen(in);
+        for (size_t a = 0; a <= len; a++)
+            for (size_t b = a; b <= len; b++) {
+                size_t cuts[2] = {a, b};
+                check_esc_cuts(in, len, cuts, 2);
+            }
+        size_t cuts[256];
+        for (size_t i = 0; i + 1 < len; i++) cuts[i] = i + 1;
+        check_esc_cuts(in, len, cuts, len - 1);
+    }
+}
+END_TEST
+
+START_TEST(random_streams_with_sequences)
+{
+    static const char *const atoms[] = {
+        "sk-", "sk-ant-", "ghp_", "AKIA", "a", "Z", "0", "_", "-", " ", "\n", "m",
+        "K", "[", "\x1b", "\x1b[", "\x1b[m", "\x1b[K", "\x1b[01;31m", "\x1b]0;", "\x07",
+        "\x1b\\", "\x1b(B", "\x1b[?1049h", "aaaaaaaaaaaaaaa", "\xff"};
+    unsigned seed = 4242;
+    for (int round = 0; round < 600; round++) {
+        UT_string *in;
+        utstring_new(in);
+        int atoms_n = 1 + (int)(rand_r(&seed) % 80);
+        for (int k = 0; k < atoms_n; k++) {
+            const char *a = atoms[rand_r(&seed) % (sizeof atoms / sizeof *atoms)];
+            utstring_bincpy(in, a, strlen(a));
+        }
+        size_t len = utstring_len(in), cuts[64], nc = 0, at = 0;
+        while (nc < 64) {
+            at += (size_t)(rand_r(&seed) % 30);
+            if (at >= len) break;
+            cuts[nc++] = at;
+        }
+        check_esc_cuts(utstring_body(in), len, cuts, nc);
+        utstring_free(in);
+    }
+}
+END_TEST
+
+/* A long clean stretch with one coloured token: the vector path on both
+ * sides of the sequences, at every alignment. */
+START_TEST(sequences_in_long_inputs)
+{
+    for (size_t pad = 0; pad < 70; pad++) {
+        char buf[1024];
+        size_t n = 0;
+        for (size_t i = 0; i < pad; i++) buf[n++] = (i % 5 == 2) ? ' ' : 'q';
+        n += (size_t)snprintf(buf + n, sizeof buf - n,
+                              " x=" RED "ghp_" OFF "0123456789abcdefgh tail " RED
+                              "AIza" OFF "0123456789abcdef!" RED "zz" OFF
+                              " and a long clean run of words after it all");
+        check_esc_cuts(buf, n, NULL, 0);
+        char *got = mask_s(buf);
+        ck_assert_ptr_nonnull(strstr(got, " x=" RED "ghp_***" OFF " tail " RED "AIza***" OFF "!"));
+        free(got);
+    }
+}
+END_TEST
+
 static Suite *mask_suite(void)
 {
     Suite *s = suite_create("mask");
@@ -461,6 +668,14 @@ static Suite *mask_suite(void)
     tcase_add_test(tc, long_inputs_use_the_vector_path);
     tcase_add_test(tc, endless_token_bounded_memory);
     tcase_add_test(tc, sink_failure_reported);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("escapes");
+    tcase_add_test(tc, grep_colours);
+    tcase_add_test(tc, ls_colours);
+    tcase_add_test(tc, sequence_inside_a_token);
+    tcase_add_test(tc, sequences_split_across_reads);
+    tcase_add_test(tc, random_streams_with_sequences);
+    tcase_add_test(tc, sequences_in_long_inputs);
     suite_add_tcase(s, tc);
     return s;
 }
