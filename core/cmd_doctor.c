@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <utstring.h>
+#include "oom.h" /* uthash, utarray, utstring */
 
 #include "commands.h"
 #include "envfilter.h"
@@ -224,10 +224,7 @@ int kg_cmd_doctor(int argc, char **argv)
     kg_host host;
     kg_host_init(&host);
     kg_registry *r = kg_registry_load(1);
-    if (!r) {
-        fputs("kgate: doctor: out of memory\n", stderr);
-        return KG_EXIT_FAIL;
-    }
+    if (!r) kg_oom();
     kg_select_bind_host(&host, r);
     env_policy e;
     env_policy_load(&e);
@@ -339,10 +336,7 @@ int kg_cmd_plugins(int argc, char **argv)
     kg_host host;
     kg_host_init(&host);
     kg_registry *r = kg_registry_load(1);
-    if (!r) {
-        fputs("kgate: plugins: out of memory\n", stderr);
-        return KG_EXIT_FAIL;
-    }
+    if (!r) kg_oom();
     kg_select_bind_host(&host, r);
     kg_select_probe_all(r, &host, KGATE_PROBE_THOROUGH);
 

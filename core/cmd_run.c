@@ -237,6 +237,7 @@ static int run(run_ctx *c)
     kg_host host;
     kg_host_init(&host);
     kg_registry *reg = kg_registry_load(0);
+    if (!reg) kg_oom();
     kg_select_bind_host(&host, reg);
     kgate_report *rep = NULL;
     kg_plugin *chosen = NULL;
@@ -293,10 +294,10 @@ static int run(run_ctx *c)
         .use_pty = use_pty,
     };
     int exit_status = KG_EXIT_REFUSED;
-    if (!envp ||
-        kg_supervise(&chosen->be, &host, pub, plan, (const char *const *)envp, &opts,
+    if (!envp) kg_oom();
+    if (kg_supervise(&chosen->be, &host, pub, plan, (const char *const *)envp, &opts,
                      &exit_status, &err) < 0) {
-        fprintf(stderr, "kgate: %s: %s\n", chosen->name, envp ? err.msg : "out of memory");
+        fprintf(stderr, "kgate: %s: %s\n", chosen->name, err.msg);
         exit_status = KG_EXIT_REFUSED;
     }
     free(envp);
