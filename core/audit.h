@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 #include "error.h"
-#include <utstring.h>
+#include "oom.h" /* uthash, utarray, utstring */
 
 #include "strv.h"
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <utstring.h>
+#include "oom.h" /* uthash, utarray, utstring */
 
 #include "commands.h"
 #include "envfilter.h"
@@ -79,11 +79,13 @@ static void env_policy_free(env_policy *e)
 /* Arguments                                                                 */
 /* ------------------------------------------------------------------------ */
 
-static const char doctor_usage[] = "usage: kgate doctor [--json] [--backend NAME]";
-static const char plugins_usage[] = "usage: kgate plugins [--json]";
+static const char doctor_usage[] = "usage: kgate doctor [--json] [--backend NAME]\n";
+static const char plugins_usage[] = "usage: kgate plugins [--json]\n";
 
+/* Returns 0 to go on, or -1 with the status to exit with (--help
+ * answered, or a usage error printed). */
 static int parse(int argc, char **argv, int *json, const char **backend,
-                 const char *usage)
+                 const char *usage, int *status)
 {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -91,17 +93,17 @@ static int parse(int argc, char **argv, int *json, const char **backend,
             *json = 1;
         } else if (backend && strcmp(a, "--backend") == 0) {
             if (i + 1 >= argc) {
-                fprintf(stderr, "kgate: %s: --backend needs a NAME (%s)\n", argv[0], usage);
+                *status = kg_cli_usage_error(usage, "%s: --backend needs a NAME", argv[0]);
                 return -1;
             }
             *backend = argv[++i];
         } else if (backend && strncmp(a, "--backend=", 10) == 0) {
             *backend = a + 10;
-        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            puts(usage);
-            return 1;
+        } else if (kg_cli_is_help(a)) {
+            *status = kg_cli_help(usage);
+            return -1;
         } else {
-            fprintf(stderr, "kgate: %s: unknown argument '%s' (%s)\n", argv[0], a, usage);
+            *status = kg_cli_usage_error(usage, "%s: unknown argument '%s'", argv[0], a);
             return -1;
         }
     }
@@ -170,13 +172,17 @@ static void print_doctor_text(const kg_plugin *cand, const env_policy *e,
     for (size_t i = 0; i < rep->n_items; i++)
         printf("  %-8s  %s\n", kg_verdict_name(rep->items[i].verdict), rep->items[i].text);
 
-    kg_strv *reasons = kg_strv_new();
-    kg_report_reasons(rep, reasons);
-    printf("%s %s", kg_verdict_name(rep->verdict), cand ? cand->name : "none");
-    for (size_t i = 0; i < kg_strv_len(reasons); i++)
-        printf("%s%s", i ? "; " : ": ", kg_strv_get(reasons, i));
-    putchar('\n');
-    kg_strv_free(reasons);
+    /* The verdict line is the last line, and short (a backend name is at
+     * most 64 characters, so it stays under about 110): harnesses read its
+     * first word, people read the findings above it. */
+    size_t count[3] = {0, 0, 0};
+    for (size_t i = 0; i < rep->n_items; i++) {
+        unsigned v = (unsigned)rep->items[i].verdict;
+        if (v <= KGATE_BLOCKED) count[v]++;
+    }
+    printf("%s %s: %zu blocked, %zu degraded, %zu ready\n", kg_verdict_name(rep->verdict),
+           cand ? cand->name : "none", count[KGATE_BLOCKED], count[KGATE_DEGRADED],
+           count[KGATE_READY]);
 }
 
 /* The environment filter is the core's, not a backend's: which names of
@@ -212,8 +218,8 @@ int kg_cmd_doctor(int argc, char **argv)
 {
     int json = 0;
     const char *forced = NULL;
-    int a = parse(argc, argv, &json, &forced, doctor_usage);
-    if (a != 0) return a > 0 ? KG_EXIT_OK : KG_EXIT_USAGE;
+    int status;
+    if (parse(argc, argv, &json, &forced, doctor_usage, &status) < 0) return status;
 
     kg_host host;
     kg_host_init(&host);
@@ -221,10 +227,7 @@ int kg_cmd_doctor(int argc, char **argv)
     env_policy e;
     env_policy_load(&e);
     kg_registry *r = kg_registry_load_for(e.pol ? e.pol->allow_paths : NULL, 1);
-    if (!r) {
-        fputs("kgate: doctor: out of memory\n", stderr);
-        return KG_EXIT_FAIL;
-    }
+    if (!r) kg_oom();
     kg_select_bind_host(&host, r);
 
     kg_plugin *cand = NULL;
@@ -290,7 +293,7 @@ int kg_cmd_doctor(int argc, char **argv)
     } else {
         print_doctor_text(cand, &e, rep);
     }
-    int status = rep->verdict == KGATE_BLOCKED ? KG_EXIT_FAIL : KG_EXIT_OK;
+    status = rep->verdict == KGATE_BLOCKED ? KG_EXIT_FAIL : KG_EXIT_OK;
     kg_report_free(rep);
     kg_report_free(brep);
     env_policy_free(&e);
@@ -328,8 +331,8 @@ static void json_probe(UT_string *o, const kg_plugin *p)
 int kg_cmd_plugins(int argc, char **argv)
 {
     int json = 0;
-    int a = parse(argc, argv, &json, NULL, plugins_usage);
-    if (a != 0) return a > 0 ? KG_EXIT_OK : KG_EXIT_USAGE;
+    int status;
+    if (parse(argc, argv, &json, NULL, plugins_usage, &status) < 0) return status;
 
     kg_host host;
     kg_host_init(&host);
@@ -337,10 +340,7 @@ int kg_cmd_plugins(int argc, char **argv)
     env_policy e;
     env_policy_load(&e);
     kg_registry *r = kg_registry_load_for(e.pol ? e.pol->allow_paths : NULL, 1);
-    if (!r) {
-        fputs("kgate: plugins: out of memory\n", stderr);
-        return KG_EXIT_FAIL;
-    }
+    if (!r) kg_oom();
     kg_select_bind_host(&host, r);
     kg_select_probe_all(r, &host, KGATE_PROBE_THOROUGH);
 

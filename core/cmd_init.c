@@ -2,8 +2,8 @@
  * the user's config.  Both write through kg_config_write (mode 0600, temp
  * file + rename), so a crash never leaves half a policy behind.
  *
- * Exit statuses: 0 done; 1 refused (file exists, invalid host, unreadable
- * or broken config, I/O error); 2 usage error.  Every failure is one line
+ * Exit statuses: 0 done (or --help); 1 refused (file exists, invalid host,
+ * unreadable or broken config, I/O error); 2 usage error.  Every failure is one line
  * on stderr starting with "kgate:". */
 #include <errno.h>
 #include <stdio.h>
@@ -60,11 +60,12 @@ static int ensure_dir(const char *dir, kg_error *err)
 
 int kg_cmd_init(int argc, char **argv)
 {
+    static const char init_usage[] = "usage: kgate init [--force]\n";
     bool force = false;
     for (int i = 1; i < argc; i++) {
+        if (kg_cli_is_help(argv[i])) return kg_cli_help(init_usage);
         if (strcmp(argv[i], "--force") == 0) force = true;
-        else return fail(KG_EXIT_USAGE, "init: unknown argument '%s' (usage: kgate init [--force])",
-                         argv[i]);
+        else return kg_cli_usage_error(init_usage, "init: unknown argument '%s'", argv[i]);
     }
     kg_error err = {0};
     char *dir = NULL, *file = NULL;
@@ -96,19 +97,22 @@ out:
 }
 
 static const char network_usage[] =
-    "usage: kgate network off | open | restricted [HOST...]";
+    "usage: kgate network off | open\n"
+    "       kgate network restricted [HOST...]\n";
 
 int kg_cmd_network(int argc, char **argv)
 {
-    if (argc < 2) return fail(KG_EXIT_USAGE, "network: %s", network_usage);
+    for (int i = 1; i < argc; i++)
+        if (kg_cli_is_help(argv[i])) return kg_cli_help(network_usage);
+    if (argc < 2) return kg_cli_usage_error(network_usage, "network: no mode given");
     const char *mode = argv[1];
     kgate_network net;
     if (strcmp(mode, "off") == 0) net = KGATE_NET_OFF;
     else if (strcmp(mode, "open") == 0) net = KGATE_NET_OPEN;
     else if (strcmp(mode, "restricted") == 0) net = KGATE_NET_RESTRICTED;
-    else return fail(KG_EXIT_USAGE, "network: unknown mode '%s'; %s", mode, network_usage);
+    else return kg_cli_usage_error(network_usage, "network: unknown mode '%s'", mode);
     if (net != KGATE_NET_RESTRICTED && argc > 2)
-        return fail(KG_EXIT_USAGE, "network %s takes no host names; %s", mode, network_usage);
+        return kg_cli_usage_error(network_usage, "network %s takes no host names", mode);
 
     kg_strv *hosts = kg_strv_new();
     for (int i = 2; i < argc; i++) {

@@ -38,10 +38,9 @@ typedef struct run_args {
     int cmd_argc;
 } run_args;
 
-/* Appended to a usage error, which stays one line like every refusal. */
 static const char run_usage[] =
-    "usage: kgate run [--allow-path PATH]... [--allow-net HOST]... [--backend NAME] "
-    "[--dry-run] [--pty | --no-pty] -- COMMAND [ARG...]";
+    "usage: kgate run [--allow-path PATH]... [--allow-net HOST]... [--backend NAME]\n"
+    "                 [--dry-run] [--pty | --no-pty] -- COMMAND [ARG...]\n";
 
 /* Accepts "--opt VALUE" and "--opt=VALUE".  Returns the value or NULL. */
 static const char *opt_value(const char *opt, int argc, char **argv, int *i)
@@ -54,7 +53,9 @@ static const char *opt_value(const char *opt, int argc, char **argv, int *i)
     return argv[++*i];
 }
 
-static int parse_args(int argc, char **argv, run_args *a)
+/* Returns 0 with a command to run, or -1 with the status to exit with
+ * (--help answered, or a usage error printed). */
+static int parse_args(int argc, char **argv, run_args *a, int *status)
 {
     *a = (run_args){.pty = -1};
     a->flags.allow_paths = kg_strv_new();
@@ -62,11 +63,11 @@ static int parse_args(int argc, char **argv, run_args *a)
     int i;
     for (i = 1; i < argc; i++) {
         const char *arg = argv[i], *v;
-        if (strcmp(arg, "--") == 0) {
-            i++;
-            break;
+        if (strcmp(arg, "--") == 0) break;
+        if (kg_cli_is_help(arg)) {
+            *status = kg_cli_help(run_usage);
+            return -1;
         }
-        if (arg[0] != '-') break; /* the command starts here */
         if ((v = opt_value("--allow-path", argc, argv, &i))) {
             kg_strv_push(a->flags.allow_paths, v);
         } else if ((v = opt_value("--allow-net", argc, argv, &i))) {
@@ -79,18 +80,25 @@ static int parse_args(int argc, char **argv, run_args *a)
             a->pty = 1;
         } else if (strcmp(arg, "--no-pty") == 0) {
             a->pty = 0;
+        } else if (arg[0] != '-') {
+            /* The spec's synopsis has "--" before the command: without it,
+             * a command whose name looks like an option of ours would be
+             * taken for one. */
+            *status = kg_cli_usage_error(run_usage, "run: '--' must come before the command "
+                                                    "(kgate run [OPTION]... -- %s ...)", arg);
+            return -1;
         } else {
-            fprintf(stderr, "kgate: run: unknown or incomplete option '%s' (%s)\n", arg,
-                    run_usage);
+            *status = kg_cli_usage_error(run_usage, "run: unknown or incomplete option '%s'",
+                                         arg);
             return -1;
         }
     }
-    if (i >= argc) {
-        fprintf(stderr, "kgate: run: no command given (%s)\n", run_usage);
+    if (i + 1 >= argc) {
+        *status = kg_cli_usage_error(run_usage, "run: no command given (it goes after '--')");
         return -1;
     }
-    a->cmd = argv + i;
-    a->cmd_argc = argc - i;
+    a->cmd = argv + i + 1;
+    a->cmd_argc = argc - i - 1;
     return 0;
 }
 
@@ -237,6 +245,7 @@ static int run(run_ctx *c)
     kg_host host;
     kg_host_init(&host);
     kg_registry *reg = kg_registry_load_for(c->policy->allow_paths, 0);
+    if (!reg) kg_oom();
     kg_select_bind_host(&host, reg);
     kgate_report *rep = NULL;
     kg_plugin *chosen = NULL;
@@ -306,10 +315,10 @@ static int run(run_ctx *c)
         .use_pty = use_pty,
     };
     int exit_status = KG_EXIT_REFUSED;
-    if (!envp ||
-        kg_supervise(&chosen->be, &host, pub, plan, (const char *const *)envp, &opts,
+    if (!envp) kg_oom();
+    if (kg_supervise(&chosen->be, &host, pub, plan, (const char *const *)envp, &opts,
                      &exit_status, &err) < 0) {
-        fprintf(stderr, "kgate: %s: %s\n", chosen->name, envp ? err.msg : "out of memory");
+        fprintf(stderr, "kgate: %s: %s\n", chosen->name, err.msg);
         exit_status = KG_EXIT_REFUSED;
     }
     free(envp);
@@ -388,11 +397,12 @@ int kg_cmd_run(int argc, char **argv)
         return KG_EXIT_REFUSED;
     }
     run_ctx c = {0};
-    if (parse_args(argc, argv, &c.args) < 0) {
+    int status;
+    if (parse_args(argc, argv, &c.args, &status) < 0) {
         free_args(&c.args);
-        return KG_EXIT_REFUSED;
+        return status;
     }
-    int status = run(&c);
+    status = run(&c);
     kg_policy_free(c.policy);
     free(c.home);
     free(c.cwd);

@@ -4,15 +4,25 @@
 #ifndef KG_COMMANDS_H
 #define KG_COMMANDS_H
 
+#include <stdbool.h>
+
 /* Exit statuses of kgate itself (spec: "Exit codes of kgate run"). */
 enum {
     KG_EXIT_OK = 0,
-    KG_EXIT_FAIL = 1,      /* doctor BLOCKED, usage errors of other commands */
-    KG_EXIT_USAGE = 2,
+    KG_EXIT_FAIL = 1,      /* doctor BLOCKED, init/network refused */
+    KG_EXIT_USAGE = 2,     /* every command: unknown option, wrong arguments */
     KG_EXIT_REFUSED = 125, /* refused or failed before the program ran */
     KG_EXIT_BLOCKED = 126, /* on the exec deny list */
     KG_EXIT_NOTFOUND = 127,
 };
+
+/* Usage texts end with a newline and may span lines.  kg_cli_help prints
+ * one on stdout and returns 0; kg_cli_usage_error prints "kgate: <what>"
+ * and then the usage on stderr and returns 2. */
+bool kg_cli_is_help(const char *arg);
+int kg_cli_help(const char *usage);
+int kg_cli_usage_error(const char *usage, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 int kg_cmd_init(int argc, char **argv);
 int kg_cmd_network(int argc, char **argv);

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <utstring.h>
+#include "oom.h" /* uthash, utarray, utstring */
 #include <yaml.h>
 
 #define KG_CONFIG_MAX_BYTES (1024 * 1024)

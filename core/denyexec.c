@@ -21,8 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <uthash.h>
-#include <utstring.h>
+#include "oom.h" /* uthash, utarray, utstring */
 
 #define SCRIPT_MAX (64 * 1024)
 #define MAX_DEPTH 40
@@ -168,7 +167,7 @@ static bool is_loader_name(const char *b)
 char *kg_dx_strdup(const char *s)
 {
     char *r = strdup(s);
-    if (!r) abort(); /* the core treats allocation failure as fatal */
+    if (!r) kg_oom(); /* the core treats allocation failure as fatal */
     return r;
 }
 
@@ -176,7 +175,7 @@ char *kg_dx_join(const char *dir, const char *name)
 {
     size_t a = strlen(dir), b = strlen(name);
     char *r = malloc(a + b + 2);
-    if (!r) abort();
+    if (!r) kg_oom();
     memcpy(r, dir, a);
     size_t o = a;
     if (a == 0 || dir[a - 1] != '/') r[o++] = '/';
@@ -245,7 +244,7 @@ static char *resolve_in(kg_denyexec *d, const char *cmd, const char *path_env,
         char *r = NULL;
         if (fd != DIR_REPEATED) {
             char *dir = strndup(p, len);
-            if (!dir) abort();
+            if (!dir) kg_oom();
             if (fd >= 0) {
                 r = try_exec_at(d, k, dir, cmd, st);
             } else {
@@ -285,7 +284,7 @@ static void open_path_dirs(kg_denyexec *d)
     for (const char *c = d->path_env; *c; c++) n += *c == ':';
     d->dirfd = malloc(n * sizeof *d->dirfd);
     d->dirreal = calloc(n, sizeof *d->dirreal);
-    if (!d->dirfd || !d->dirreal) abort();
+    if (!d->dirfd || !d->dirreal) kg_oom();
     d->ndir = n;
     const char *p = d->path_env;
     for (size_t k = 0; k < n; k++) {
@@ -307,7 +306,7 @@ static void open_path_dirs(kg_denyexec *d)
             }
             if (d->dirfd[k] == DIR_BY_NAME) {
                 char *dir = strndup(p, len);
-                if (!dir) abort();
+                if (!dir) kg_oom();
                 int fd = kg_os_open_dir_handle(dir);
                 free(dir);
                 if (fd >= 0) d->dirfd[k] = fd;
@@ -355,13 +354,13 @@ kg_denyexec *kg_denyexec_new(const kg_strv *deny, const char *path_env,
                              const char *cache_dir, kg_error *err)
 {
     kg_denyexec *d = calloc(1, sizeof *d);
-    if (!d) abort();
+    if (!d) kg_oom();
     d->path_env = path_env ? kg_dx_strdup(path_env) : NULL;
     open_path_dirs(d);
     d->fp = kg_fpcache_new(cache_dir);
     size_t n = kg_strv_len(deny);
     d->deny = calloc(n ? n : 1, sizeof *d->deny);
-    if (!d->deny) abort();
+    if (!d->deny) kg_oom();
     const char *home = getenv("HOME");
     for (size_t i = 0; i < n; i++) {
         const char *e = kg_strv_get(deny, i);
@@ -601,7 +600,7 @@ static char *read_head(const char *path, size_t max, size_t *len)
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return NULL;
     char *buf = malloc(max + 1);
-    if (!buf) abort();
+    if (!buf) kg_oom();
     size_t got = 0;
     while (got < max) {
         ssize_t r = read(fd, buf + got, max - got);
@@ -664,7 +663,7 @@ static int check_exec_file(chk *c, const word_info *wi, char **w, size_t n,
         /* The argv the kernel builds: interpreter, its one argument, the
          * script, then the original arguments. */
         char **v = calloc(n + 3, sizeof *v);
-        if (!v) abort();
+        if (!v) kg_oom();
         size_t k = 0;
         v[k++] = interp;
         if (arg) v[k++] = arg;
@@ -842,7 +841,7 @@ int kg_dx_check_argv(chk *c, char **w, size_t n, scope sc, const char *where, in
     }
     char *key = NULL;
     if (asprintf(&key, "%s\x01%s\x01%s", sc.path ? sc.path : "", sc.cwd ? sc.cwd : "", w[0]) < 0)
-        abort();
+        kg_oom();
     memo *m;
     HASH_FIND_STR(c->memo, key, m);
     if (m) {
@@ -1027,7 +1026,7 @@ int kg_dx_check_argv(chk *c, char **w, size_t n, scope sc, const char *where, in
     }
     if (r == 0 && wi.k == K_NONE) {
         m = calloc(1, sizeof *m);
-        if (!m) abort();
+        if (!m) kg_oom();
         m->key = key;
         key = NULL;
         HASH_ADD_KEYPTR(hh, c->memo, m->key, strlen(m->key), m);
@@ -1055,7 +1054,7 @@ int kg_denyexec_check(kg_denyexec *d, const char *const *argv, size_t argc,
     static const UT_icd pair_icd = {2 * sizeof(uint64_t), NULL, NULL, NULL};
     utarray_new(c.seen, &pair_icd);
     char **v = calloc(argc + 1, sizeof *v);
-    if (!v) abort();
+    if (!v) kg_oom();
     for (size_t i = 0; i < argc; i++) v[i] = (char *)argv[i];
     scope sc = {.path = d->path_env, .cwd = cwd};
     int r = kg_dx_check_argv(&c, v, argc, sc, "", 0);

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <utstring.h>
+#include "oom.h" /* uthash, utarray, utstring */
 
 typedef kg_dx_scope scope;
 typedef kg_dx_chk chk;
@@ -194,7 +194,7 @@ static void walker_flush(walker *w)
     size_t n = kg_strv_len(w->words);
     if (n == 0 || w->result != 0) { kg_strv_clear(w->words); utarray_clear(w->dyn); return; }
     char **v = kg_strv_nullterm(w->words);
-    if (!v) abort();
+    if (!v) kg_oom();
     size_t skip = 0;
     /* Leading assignments apply to this command only, except PATH, whose
      * effect on the lookup matters here and which a later bare assignment
@@ -741,7 +741,7 @@ static int lex_list(lexer *lx, bool stop_at_paren)
 static int check_all_words(chk *c, const char *s, size_t len, scope sc, const char *where)
 {
     char *buf = strndup(s, len);
-    if (!buf) abort();
+    if (!buf) kg_oom();
     int r = 0;
     char *save = NULL;
     for (char *t = strtok_r(buf, " \t\r\n;&|<>()`$\"'{}\\", &save); t && !r;

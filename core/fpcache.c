@@ -12,8 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <uthash.h>
-#include <utstring.h>
+#include "oom.h" /* uthash, utarray, utstring */
 
 #include "os.h"
 
@@ -41,7 +40,7 @@ struct kg_fpcache {
 static char *strdup_or_die(const char *s)
 {
     char *r = strdup(s);
-    if (!r) abort(); /* the core treats allocation failure as fatal */
+    if (!r) kg_oom(); /* the core treats allocation failure as fatal */
     return r;
 }
 
@@ -165,7 +164,7 @@ static char *cache_file(const kg_fpcache *d)
 {
     if (!d->dir || !dir_is_ours(d->dir)) return NULL;
     char *r = NULL;
-    if (asprintf(&r, "%s/%s", d->dir, CACHE_NAME) < 0) abort();
+    if (asprintf(&r, "%s/%s", d->dir, CACHE_NAME) < 0) kg_oom();
     return r;
 }
 
@@ -185,7 +184,7 @@ static void cache_put(kg_fpcache *d, const char *key, uint64_t hash, bool used)
     HASH_FIND_STR(d->map, key, e);
     if (!e) {
         e = calloc(1, sizeof *e);
-        if (!e) abort();
+        if (!e) kg_oom();
         e->key = strdup_or_die(key);
         HASH_ADD_KEYPTR(hh, d->map, e->key, strlen(e->key), e);
     }
@@ -211,7 +210,7 @@ static void cache_load(kg_fpcache *d)
         (st.st_mode & 022) || st.st_size > 8 * 1024 * 1024)
         goto bad;
     buf = malloc((size_t)st.st_size + 1);
-    if (!buf) abort();
+    if (!buf) kg_oom();
     size_t got = 0;
     while (got < (size_t)st.st_size) {
         ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
@@ -276,7 +275,7 @@ void kg_fpcache_save(kg_fpcache *d)
     utstring_printf(s, "end %016" PRIx64 "\n",
                     hash_mem(utstring_body(s), utstring_len(s)));
     char *tmpl = malloc(strlen(f) + 8);
-    if (!tmpl) abort();
+    if (!tmpl) kg_oom();
     sprintf(tmpl, "%s.XXXXXX", f);
     int fd = mkstemp(tmpl);
     if (fd >= 0) {
@@ -348,7 +347,7 @@ uint64_t kg_fp_hash_mem(const void *p, size_t len)
 kg_fpcache *kg_fpcache_new(const char *dir)
 {
     kg_fpcache *d = calloc(1, sizeof *d);
-    if (!d) abort();
+    if (!d) kg_oom();
     d->dir = dir ? strdup_or_die(dir) : NULL;
     return d;
 }

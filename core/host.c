@@ -14,7 +14,7 @@ __attribute__((format(printf, 1, 0))) static char *vformat(const char *fmt, va_l
 kgate_plan *kg_plan_new(void)
 {
     kgate_plan *p = calloc(1, sizeof *p);
-    if (!p) return NULL;
+    if (!p) kg_oom(); /* its lists would end the same way */
     p->argv = kg_strv_new();
     p->file_labels = kg_strv_new();
     p->file_contents = kg_strv_new();
@@ -142,7 +142,7 @@ void kg_plan_print(const kgate_plan *p, FILE *out)
 kgate_report *kg_report_new(void)
 {
     kgate_report *r = calloc(1, sizeof *r);
-    if (!r) return NULL;
+    if (!r) kg_oom(); /* its lists would end the same way */
     r->detail_keys = kg_strv_new();
     r->detail_values = kg_strv_new();
     return r;

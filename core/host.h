@@ -4,7 +4,7 @@
 #define KG_HOST_H
 
 #include <stdio.h>
-#include <utstring.h>
+#include "oom.h" /* uthash, utarray, utstring */
 
 #include "kgate/kgate-plugin.h"
 #include "strv.h"
@@ -45,12 +45,14 @@ typedef struct kg_host {
 
 void kg_host_init(kg_host *host);
 
+/* Never NULL: out of memory ends in kg_oom(). */
 kgate_plan *kg_plan_new(void);
 void kg_plan_free(kgate_plan *plan); /* accepts NULL */
 /* --dry-run output: the argv as one shell-quoted line, then each helper
  * file and note. */
 void kg_plan_print(const kgate_plan *plan, FILE *out);
 
+/* Never NULL: out of memory ends in kg_oom(). */
 kgate_report *kg_report_new(void);
 void kg_report_free(kgate_report *rep); /* accepts NULL */
 const char *kg_verdict_name(kgate_verdict v);

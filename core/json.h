@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <utstring.h>
+#include "oom.h" /* uthash, utarray, utstring */
 
 #include "strv.h"
 

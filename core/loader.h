@@ -2,7 +2,7 @@
 #ifndef KG_LOADER_H
 #define KG_LOADER_H
 
-#include <uthash.h>
+#include "oom.h" /* uthash, utarray, utstring */
 
 #include "error.h"
 #include "kgate/kgate-plugin.h"

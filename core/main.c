@@ -19,15 +19,9 @@ static const char usage[] =
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fputs(usage, stderr);
-        return KG_EXIT_USAGE;
-    }
+    if (argc < 2) return kg_cli_usage_error(usage, "no command given");
     const char *cmd = argv[1];
-    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
-        fputs(usage, stdout);
-        return KG_EXIT_OK;
-    }
+    if (kg_cli_is_help(cmd) || strcmp(cmd, "help") == 0) return kg_cli_help(usage);
     if (strcmp(cmd, "--version") == 0) {
         printf("kgate %s (plugin ABI %d.%d)\n", KGATE_VERSION, KGATE_ABI_MAJOR, KGATE_ABI_MINOR);
         return KG_EXIT_OK;
@@ -42,6 +36,5 @@ int main(int argc, char **argv)
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (strcmp(cmd, cmds[i].name) == 0) return cmds[i].fn(argc - 1, argv + 1);
-    fprintf(stderr, "kgate: unknown command '%s'\n%s", cmd, usage);
-    return KG_EXIT_USAGE;
+    return kg_cli_usage_error(usage, "unknown command '%s'", cmd);
 }

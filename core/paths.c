@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <utstring.h>
+#include "oom.h" /* uthash, utarray, utstring */
 
 /* Appends component comp (len bytes) to the normalised absolute path in
  * out, handling "." and "..".  ".." at the root stays at the root, as the

@@ -3,7 +3,7 @@
 #ifndef KG_POLICY_H
 #define KG_POLICY_H
 
-#include <utstring.h>
+#include "oom.h" /* uthash, utarray, utstring */
 
 #include "config.h"
 #include "error.h"

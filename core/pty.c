@@ -32,6 +32,11 @@ static void fatal_handler(int sig)
     raise(sig);
 }
 
+void kg_pty_emergency_restore(void)
+{
+    if (restore_armed) tcsetattr(restore_fd, TCSAFLUSH, &restore_tio);
+}
+
 kg_pty *kg_pty_open(int term_fd, kg_error *err)
 {
     kg_pty *p = calloc(1, sizeof *p);

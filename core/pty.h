@@ -33,6 +33,9 @@ void kg_pty_close_slave(kg_pty *p);
 int kg_pty_make_raw(kg_pty *p, kg_error *err);
 /* Restores the user's terminal; safe to call more than once. */
 void kg_pty_restore(kg_pty *p);
+/* For a path that is about to _exit (out of memory): puts back the
+ * terminal's saved modes if a pty made it raw.  Allocates nothing. */
+void kg_pty_emergency_restore(void);
 /* Copies the user's terminal's window size to the pty (on SIGWINCH). */
 void kg_pty_sync_winsize(kg_pty *p);
 /* Sends sig to the program through its terminal, the way a terminal would:

@@ -244,7 +244,7 @@ int kg_select_candidate(kg_registry *r, kg_host *host,
         }
         *cand = p;
         *rep = kg_select_doctor(p, host, policy, depth);
-        if (!*rep) return kg_err_set(err, 0, "out of memory");
+        if (!*rep) kg_oom();
         if ((*rep)->verdict == KGATE_BLOCKED) {
             char *why = joined_reasons(*rep);
             kg_err_set(err, 0, "backend %s cannot enforce this policy: %s", p->name,
@@ -282,7 +282,7 @@ int kg_select_candidate(kg_registry *r, kg_host *host,
     }
     *cand = best;
     *rep = best_rep;
-    if (!best) return kg_err_set(err, 0, "out of memory");
+    if (!best) kg_oom(); /* every doctor report failed to allocate */
     if (best_rep->verdict == KGATE_BLOCKED)
         return kg_err_set(err, 0, "no backend can enforce this policy: %s", blocked);
     return 0;

@@ -3,10 +3,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* utarray's own ut_str_icd copies with an unchecked strdup: out of
+ * memory, a list would hold a NULL that every reader takes for a string. */
+static void str_copy(void *dst, const void *src)
+{
+    const char *s = *(const char *const *)src;
+    char *d = s ? strdup(s) : NULL;
+    if (s && !d) kg_oom();
+    *(char **)dst = d;
+}
+
+static void str_free(void *elt)
+{
+    free(*(char **)elt);
+}
+
+static const UT_icd str_icd = {sizeof(char *), NULL, str_copy, str_free};
+
 kg_strv *kg_strv_new(void)
 {
     kg_strv *v;
-    utarray_new(v, &ut_str_icd);
+    utarray_new(v, &str_icd);
     return v;
 }
 

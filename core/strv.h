@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <utarray.h>
+#include "oom.h" /* uthash, utarray, utstring */
 
 #include "kgate/kgate-plugin.h"
 

@@ -102,8 +102,8 @@ void kgbw_probe_from_sysctls(kgate_probe *p, int have_bwrap, int is_root,
                  apparmor ? " (AppArmor restricts unprivileged user namespaces)"
                           : "");
     else
-        snprintf(p->reason, sizeof p->reason, "bwrap%s%s, user namespaces %s",
-                 p->version[0] ? " " : "", p->version,
+        /* The version has its own field: `kgate plugins` prints it once. */
+        snprintf(p->reason, sizeof p->reason, "user namespaces %s",
                  trial == 1 ? "work" : "allowed by the sysctls (not tried)");
 }
 

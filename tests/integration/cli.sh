@@ -30,6 +30,22 @@ one_line_error() {
     [ "$rc" -eq "$1" ] && [ "$(wc -l <"$KG_TMP/err")" -eq 1 ] && grep -q '^kgate: ' "$KG_TMP/err"
 }
 
+# The last command was a usage error: exit 2, one "kgate:" line first and
+# no other, then the usage (of $1) on stderr, nothing on stdout.
+usage_error() {
+    [ "$rc" -eq 2 ] && [ "$(head -n 1 "$KG_TMP/err" | cut -c1-7)" = "kgate: " ] &&
+        [ "$(grep -c '^kgate: ' "$KG_TMP/err")" -eq 1 ] &&
+        grep -q "^usage: kgate $1" "$KG_TMP/err" && [ ! -s "$KG_TMP/out" ] ||
+        { echo "exit $rc"; cat "$KG_TMP/err"; return 1; }
+}
+
+# The last command answered --help: exit 0, the usage (of $1) on stdout,
+# nothing on stderr.
+help_ok() {
+    [ "$rc" -eq 0 ] && grep -q "^usage: kgate $1" "$KG_TMP/out" && [ ! -s "$KG_TMP/err" ] ||
+        { echo "exit $rc"; cat "$KG_TMP/out" "$KG_TMP/err"; return 1; }
+}
+
 run_kg() {
     kg "$@" >"$KG_TMP/out" 2>"$KG_TMP/err"
     rc=$?
@@ -66,7 +82,7 @@ test_init() {
     check "init --force keeps mode 0600" [ "$(mode_of "$(CFG)")" = 600 ]
 
     run_kg init --bogus
-    check "init with an unknown argument is a usage error (2)" one_line_error 2
+    check "init with an unknown argument is a usage error (2)" usage_error init
 
     # A dangling symlink in place of the file is an existing file too.
     rm -f "$(CFG)"
@@ -124,11 +140,11 @@ EOF
     run_kg network restricted 'x.example;rm -rf /'
     check "host with shell characters refused" one_line_error 1
     run_kg network sideways
-    check "unknown mode is a usage error (2)" one_line_error 2
+    check "unknown mode is a usage error (2)" usage_error network
     run_kg network off a.example
-    check "network off with hosts is a usage error (2)" one_line_error 2
+    check "network off with hosts is a usage error (2)" usage_error network
     run_kg network
-    check "network without a mode is a usage error (2)" one_line_error 2
+    check "network without a mode is a usage error (2)" usage_error network
     check "usage errors leave the file alone" [ "$(sha256sum <"$(CFG)")" = "$before" ]
 
     # A broken file is not rewritten: the error names file:line:column.
@@ -162,7 +178,38 @@ test_no_home() {
     check "and says HOME" grep -q "^kgate: init: HOME is not set" "$KG_TMP/err"
 }
 
+# --help on every command: the usage on stdout, exit 0, nothing done.
+test_help() {
+    rm -rf "$KG_HOME/.kgate"
+    local c
+    for c in "" run doctor init network plugins; do
+        run_kg $c --help
+        check "kgate $c --help: usage on stdout, exit 0" help_ok "${c:-init}"
+    done
+    run_kg help
+    check "kgate help: the same" help_ok init
+    run_kg network restricted --help
+    check "kgate network restricted --help: the usage, exit 0" help_ok network
+    check "--help wrote no config" [ ! -e "$KG_HOME/.kgate" ]
+    run_kg init --force --help
+    check "init --force --help wrote nothing either" [ ! -e "$KG_HOME/.kgate" ]
+    # Usage errors of the command line itself.
+    run_kg
+    check "no command: a usage error (2)" usage_error init
+    run_kg frobnicate
+    check "an unknown command: a usage error (2)" usage_error init
+    check "the line names it" grep -q "^kgate: unknown command 'frobnicate'" "$KG_TMP/err"
+    run_kg run --kg-no-such-option -- true
+    check "run with an unknown option: a usage error (2)" usage_error run
+    run_kg run true
+    check "run without --: a usage error (2)" usage_error run
+    run_kg plugins --nope
+    check "plugins with an unknown option: a usage error (2)" usage_error plugins
+}
+
 for who in $(test_users); do
+    use_user "$who"
+    test_help
     use_user "$who"
     test_init
     use_user "$who"

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # doctor.sh: `kgate doctor` with test-built plugins whose verdicts follow
-# the network mode: the last line's format, the exit status, --json, and
+# the network mode: the last line's format (verdict, backend, a count of
+# findings by level; the findings themselves above it), the exit status,
+# --json, and
 # every reason the core itself says BLOCKED (a broken policy, a working
 # directory that covers $HOME, a backend that is not there).
 . "$(dirname "$0")/lib.sh"
@@ -34,6 +36,18 @@ rc_is() { [ "$RC" -eq "$1" ] || { echo "exit $RC, wanted $1"; cat "$ERR"; return
 has_line() { grep -qxF -- "$1" "$OUT" || { echo "no line '$1' in:"; cat "$OUT"; return 1; }; }
 err_has_line() { grep -qxF -- "$1" "$ERR" || { echo "no line '$1' on stderr:"; cat "$ERR"; return 1; }; }
 json() { python3 -c "import json,sys; d=json.load(open('$OUT')); sys.exit(0 if ($1) else 1)"; }
+# finding VERDICT ERE: a finding line above the verdict line ("  BLOCKED   text").
+finding() {
+    grep -qE "^  $(printf '%-8s' "$1")  $2" "$OUT" || { echo "no $1 finding /$2/ in:"; cat "$OUT"; return 1; }
+}
+# The verdict line is short and its counts are the finding lines above it.
+verdict_line_ok() {
+    local last want
+    last=$(last_line)
+    [ "${#last}" -le 120 ] || { echo "verdict line of ${#last} characters: $last"; return 1; }
+    want="$(grep -c '^  BLOCKED   ' "$OUT") blocked, $(grep -c '^  DEGRADED  ' "$OUT") degraded, $(grep -c '^  READY     ' "$OUT") ready"
+    case "$last" in *": $want") ;; *) echo "last line: $last; findings above: $want"; return 1 ;; esac
+}
 
 for who in $(test_users); do
     use_user "$who"
@@ -41,7 +55,7 @@ for who in $(test_users); do
     # No config file: the spec's defaults, restricted with no hosts = off.
     doctor --backend good
     check "default policy is READY, exit 0" rc_is 0
-    check "last line: verdict, backend, reason" last_is "READY good: test plugin is ready"
+    check "last line: verdict, backend, counts" last_is "READY good: 0 blocked, 0 degraded, 1 ready"
     check "names the backend and its file" has_line "backend: good ($PDIR/good$SUF)"
     check "shows the backend's details" has_line "network: off"
     check "shows each finding" has_line "  READY     test plugin is ready"
@@ -57,13 +71,15 @@ for who in $(test_users); do
     printf 'network: open\n' | write_config
     doctor --backend good
     check "open network is DEGRADED, exit 0" rc_is 0
-    check "DEGRADED first word, reason" last_is "DEGRADED good: network open: no network box"
+    check "DEGRADED first word, counts" last_is "DEGRADED good: 0 blocked, 1 degraded, 0 ready"
+    check "the reason above it" finding DEGRADED "network open: no network box\$"
 
     printf 'network: restricted\nallow_hosts: [example.org]\n' | write_config
     doctor --backend good
     check "backend BLOCKED exits 1" rc_is 1
-    check "BLOCKED with the backend's reason" \
-        last_is "BLOCKED good: a host list needs a filter this plugin lacks"
+    check "BLOCKED verdict line" last_is "BLOCKED good: 1 blocked, 0 degraded, 0 ready"
+    check "with the backend's reason above it" \
+        finding BLOCKED "a host list needs a filter this plugin lacks\$"
 
     printf 'network: open\n' | write_config
     doctor --json --backend good
@@ -85,8 +101,10 @@ for who in $(test_users); do
     printf 'network: [\n' | write_config
     doctor --backend good
     check "broken config is BLOCKED, exit 1" rc_is 1
+    check "verdict line: BLOCKED good" last_starts "BLOCKED good: "
     check "the reason names the file and line" \
-        grep -q "^BLOCKED good: the policy cannot be built: .*config.yaml:1:" "$OUT"
+        finding BLOCKED "the policy cannot be built: .*config.yaml:1:"
+    check "verdict line short, counts match" verdict_line_ok
     doctor --json
     check "--json of a broken config: policy null" \
         json 'd["verdict"] == "BLOCKED" and d["policy"] is None'
@@ -99,25 +117,34 @@ for who in $(test_users); do
     # The working directory covering $HOME is refused by run: doctor says so.
     KG_CWD=$KG_HOME doctor --backend good
     check "cwd = HOME is BLOCKED, exit 1" rc_is 1
-    check "the reason says why" grep -q '^BLOCKED good: .*covers \$HOME' "$OUT"
+    check "verdict line: BLOCKED good" last_starts "BLOCKED good: "
+    check "the reason says why" finding BLOCKED '.*covers \$HOME'
 
     doctor --backend nosuch
     check "missing forced backend is BLOCKED" rc_is 1
-    check "it names what was found" last_starts "BLOCKED none: backend nosuch not found (found: good"
+    check "verdict line: BLOCKED none" last_starts "BLOCKED none: "
+    check "it names what was found" finding BLOCKED "backend nosuch not found \(found: good"
 
     if [ "$HERMETIC" = 1 ]; then
         RC=0
         KGATE_PLUGIN_PATH=$KG_TMP/nothing-here kg doctor >"$OUT" 2>"$ERR" || RC=$?
         check "no plugin at all is BLOCKED" rc_is 1
-        check "it says where it looked" grep -q "^BLOCKED none: .*$KG_TMP/nothing-here" "$OUT"
+        check "verdict line: BLOCKED none" last_starts "BLOCKED none: "
+        check "it says where it looked" finding BLOCKED ".*$KG_TMP/nothing-here"
     fi
 
     doctor --bogus
     check "unknown option is a usage error" rc_is 2
-    check "in one kgate: line" err_has_line \
-        "kgate: doctor: unknown argument '--bogus' (usage: kgate doctor [--json] [--backend NAME])"
+    check "one kgate: line, first" sh -c '[ "$(head -n 1 "$1")" = "kgate: doctor: unknown argument '"'--bogus'"'" ] && [ "$(grep -c "^kgate:" "$1")" -eq 1 ]' _ "$ERR"
+    check "then the usage, on stderr" err_has_line "usage: kgate doctor [--json] [--backend NAME]"
+    check "nothing on stdout" [ ! -s "$OUT" ]
     doctor --backend
     check "--backend without NAME is a usage error" rc_is 2
+    check "with the usage" err_has_line "usage: kgate doctor [--json] [--backend NAME]"
+    doctor --help
+    check "--help exits 0" rc_is 0
+    check "--help: the usage on stdout" has_line "usage: kgate doctor [--json] [--backend NAME]"
+    check "--help: nothing on stderr" [ ! -s "$ERR" ]
 done
 
 # The real backends, when this build has them: the spec's Linux table,
@@ -137,6 +164,7 @@ if [ "$(uname -s)" = Linux ]; then
         printf 'network: off\n' | write_config
         doctor --backend bubblewrap
         check "bubblewrap, network off: READY, exit 0" last_starts "READY bubblewrap: "
+        check "verdict line short, counts match" verdict_line_ok
         check "READY exits 0" rc_is 0
         printf 'network: open\n' | write_config
         doctor --backend bubblewrap
@@ -149,8 +177,9 @@ if [ "$(uname -s)" = Linux ]; then
         if [ "$RC" -ne 0 ]; then
             check "all BLOCKED: doctor names every backend's reason" \
                 grep -q '^  BLOCKED   selection: no backend can enforce this policy: .*bubblewrap: ' "$OUT"
-            check "and so does its verdict line" \
-                sh -c 'tail -n 1 "$1" | grep -q "^BLOCKED .*selection: no backend can enforce this policy: .*bubblewrap: "' _ "$OUT"
+            check "its verdict line: BLOCKED, short, the counts of the lines above" \
+                sh -c 'tail -n 1 "$1" | grep -q "^BLOCKED "' _ "$OUT"
+            check "verdict line short, counts match" verdict_line_ok
         fi
         # The filter needs /dev/net/tun and more: pick it only if it says READY.
         if available slirp-filter && kg doctor --backend slirp-filter >/dev/null 2>&1; then
@@ -172,8 +201,10 @@ if "$KGATE_BIN" plugins 2>/dev/null | grep -q 'seatbelt (ABI'; then
         printf 'network: off\n' | write_config
         out=$(kg doctor --backend seatbelt 2>&1); rc=$?
         check "doctor --backend seatbelt is BLOCKED on Linux (exit 1)" test "$rc" = 1
+        check "verdict line: BLOCKED seatbelt" \
+            sh -c 'printf "%s\n" "$1" | tail -n 1 | grep -q "^BLOCKED seatbelt: "' _ "$out"
         check "and says sandbox-exec is macOS-only" \
-            sh -c 'printf "%s\n" "$1" | tail -n 1 | grep -q "^BLOCKED seatbelt: .*macOS-only"' _ "$out"
+            sh -c 'printf "%s\n" "$1" | grep -q "^  BLOCKED   .*macOS-only"' _ "$out"
         out=$(kg run --dry-run --backend seatbelt -- true 2>/dev/null); rc=$?
         check "run --dry-run --backend seatbelt prints the profile (exit 0)" test "$rc" = 0
         check "the profile has the network-off rule that works" \
@@ -191,6 +222,7 @@ for who in $(test_users); do
     printf 'network: off\nallow_paths: [~/.kgate]\n' | write_config
     out=$(kg doctor 2>&1); rc=$?
     check "allow_paths: [~/.kgate]: doctor is BLOCKED (exit 1)" test "$rc" = 1
-    check "and says why" sh -c 'printf "%s\n" "$1" | tail -n 1 | grep -q "^BLOCKED .*kgate.s own"' _ "$out"
+    check "verdict line BLOCKED" sh -c 'printf "%s\n" "$1" | tail -n 1 | grep -q "^BLOCKED "' _ "$out"
+    check "and says why" sh -c 'printf "%s\n" "$1" | grep -q "^  BLOCKED   .*kgate.s own"' _ "$out"
 done
 finish

@@ -216,15 +216,35 @@ kgbogus_project_key: x'
     check "restricted with no hosts plans --unshare-net" grep -q -- '--unshare-net' "$KG_TMP/out"
     printf '%s\n' "$BASE_CONFIG" | write_config
 
-    # Usage errors start nothing either.
+    # Usage errors start nothing either: exit 2 (not 125, which says a
+    # launch was refused), one kgate: line first, then the usage.
+    usage_err() {
+        check "$1: exit 2 (got $RC)" [ "$RC" -eq 2 ]
+        check "$1: the first line starts kgate:, and only it" \
+            [ "$(head -n 1 "$KG_TMP/err" | cut -c1-7)" = "kgate: " -a "$(grep -c '^kgate: ' "$KG_TMP/err")" -eq 1 ]
+        check "$1: then the usage of run" grep -q '^usage: kgate run ' "$KG_TMP/err"
+        check "$1: nothing started" [ ! -s "$KG_TMP/out" -a ! -e "$MARK" ]
+    }
     prog --kgrefuse-no-such-option
-    check "an unknown option: exit 125 (got $RC)" [ "$RC" -eq 125 ]
-    check "an unknown option: one line, kgate: and the option" \
-        [ "$(wc -l <"$KG_TMP/err")" -eq 1 -a "$(grep -c "^kgate: .*kgrefuse-no-such-option" "$KG_TMP/err")" -eq 1 ]
-    check "an unknown option: nothing started" [ ! -s "$KG_TMP/out" -a ! -e "$MARK" ]
+    usage_err "an unknown option"
+    check "an unknown option: the line names it" \
+        [ "$(grep -c "^kgate: .*kgrefuse-no-such-option" "$KG_TMP/err")" -eq 1 ]
+    rm -f "$MARK"
+    r run
+    usage_err "no command"
     r run --
-    check "no command: exit 125 (got $RC)" [ "$RC" -eq 125 ]
-    check "no command: one kgate: line" \
-        [ "$(wc -l <"$KG_TMP/err")" -eq 1 -a "$(grep -c '^kgate: ' "$KG_TMP/err")" -eq 1 ]
+    usage_err "no command after --"
+    r run --dry-run sh -c 'touch "$0"' "$MARK"
+    usage_err "a command without -- before it"
+    check "missing --: the line says so" grep -q "^kgate: run: '--' must come before" "$KG_TMP/err"
+    # Control: the same with -- runs.
+    r run -- sh -c 'touch "$0"' "$MARK"
+    check "control: with -- it runs (exit 0, got $RC)" [ "$RC" -eq 0 -a -e "$MARK" ]
+    rm -f "$MARK"
+    r run --dry-run --help -- sh -c 'touch "$0"' "$MARK"
+    check "run --help: exit 0 (got $RC)" [ "$RC" -eq 0 ]
+    check "run --help: the usage on stdout, nothing on stderr" \
+        [ "$(head -n 1 "$KG_TMP/out" | cut -c1-16)" = "usage: kgate run" -a ! -s "$KG_TMP/err" ]
+    check "run --help: nothing started" [ ! -e "$MARK" ]
 done
 finish

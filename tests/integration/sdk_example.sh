@@ -81,6 +81,7 @@ for who in $(test_users); do
     RC=0
     KGATE_PLUGIN_PATH=$EX as_user "$PREFIX/bin/kgate" doctor --backend hello >"$OUT" 2>&1 || RC=$?
     check "the example is honest: doctor BLOCKED, exit 1" test "$RC" -eq 1
-    check "with its reason" grep -q '^BLOCKED hello: hello is an example' "$OUT"
+    check "verdict line: BLOCKED hello" sh -c 'tail -n 1 "$1" | grep -q "^BLOCKED hello: "' _ "$OUT"
+    check "with its reason above it" grep -q '^  BLOCKED   hello is an example' "$OUT"
 done
 finish

@@ -3,7 +3,7 @@
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
-#include <utstring.h>
+#include "oom.h" /* utstring, with the core's out-of-memory hook */
 
 #include "mask.h"
 #include "testutil.h"

@@ -46,8 +46,13 @@ out=$("$KGATE_BIN" run --backend seatbelt -- /bin/echo ran-outside 2>&1); rc=$?
 
 out=$(/usr/bin/sandbox-exec -p "$outer" "$KGATE_BIN" doctor --backend seatbelt 2>&1); rc=$?
 last=$(printf '%s\n' "$out" | tail -n 1)
+# The verdict line's first word; the cause is a finding above it.
 case "$rc:$last" in
-1:BLOCKED*"already runs inside a Seatbelt sandbox"*) ok "doctor inside a sandbox: BLOCKED, cause named" ;;
+1:BLOCKED*) if printf '%s\n' "$out" | grep -q '^  BLOCKED   .*already runs inside a Seatbelt sandbox'; then
+        ok "doctor inside a sandbox: BLOCKED, cause named"
+    else
+        bad "doctor inside a sandbox: BLOCKED, but the cause is not named: $out"
+    fi ;;
 *) bad "doctor inside a sandbox: exit $rc: $last" ;;
 esac
 out=$(/usr/bin/sandbox-exec -p "$outer" "$KGATE_BIN" run --backend seatbelt -- /bin/echo SHOULD-NOT-RUN 2>&1); rc=$?
