@@ -34,6 +34,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
@@ -41,6 +42,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "mask.h"
 #include "pty.h"
@@ -49,6 +53,13 @@
 #define PIPE_SIZE (1024 * 1024)
 #define DRAIN_GRACE_MS 1000
 #define HELPER_GRACE_MS 2000
+/* From the first SIGINT, SIGTERM, SIGHUP or SIGQUIT forwarded to the
+ * program until it is killed (docs/exit-codes.md). */
+#define STOP_GRACE_MS 10000
+/* How long what the backend's processes leave behind may take to end
+ * (bwrap's pid 1 dies of its parent-death signal right after the outer
+ * bwrap) before it is SIGKILLed. */
+#define ORPHAN_GRACE_MS 2000
 
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
@@ -95,6 +106,9 @@ struct sup {
 
     kgate_proc proc;
     bool exited; /* proc.pid has been reaped */
+    int64_t kill_at; /* when the program is SIGKILLed, or -1 */
+    bool killed;     /* it was, after STOP_GRACE_MS */
+    bool subreaper;  /* orphans of the backend's processes come to us */
     int status;  /* its wait status */
     int wait_errno;
 
@@ -185,6 +199,27 @@ static void reap_main(sup *s)
     }
 }
 
+/* The grace period after a forwarded signal is over: SIGKILL the
+ * backend's process (our child, so its pid cannot have been reused); with
+ * bubblewrap, --die-with-parent then takes the sandbox's pid 1 and with it
+ * the whole PID namespace. */
+static void kill_when_due(sup *s)
+{
+    if (s->exited || s->kill_at < 0 || now_ms() < s->kill_at) return;
+    s->kill_at = -1;
+    s->killed = true;
+    kill(s->proc.pid, SIGKILL);
+}
+
+/* Milliseconds poll may sleep before kill_when_due has work: -1 for no
+ * limit. */
+static int kill_timeout(const sup *s)
+{
+    if (s->exited || s->kill_at < 0) return -1;
+    int64_t rest = s->kill_at - now_ms();
+    return rest <= 0 ? 0 : rest > INT32_MAX ? INT32_MAX : (int)rest;
+}
+
 /* Reads what the handlers wrote: forwards signals while the program is
  * alive, and reaps it when it has exited. */
 static void handle_signals(sup *s)
@@ -201,14 +236,21 @@ static void handle_signals(sup *s)
             }
             reap_main(s); /* never signal a pid that may be reused */
             if (s->exited) continue;
+            pid_t t = s->proc.signal_pid ? s->proc.signal_pid : s->proc.pid;
             /* With a pty, the program may have left the group the backend
              * named (a session of its own, see kg_pty_signal). */
-            if (s->pty && kg_pty_signal(s->pty, b[i]) == 0) continue;
-            pid_t t = s->proc.signal_pid ? s->proc.signal_pid : s->proc.pid;
-            kill(t, b[i]);
+            if (!s->pty || kg_pty_signal(s->pty, b[i]) < 0) kill(t, b[i]);
+            /* A stopped program (kill -STOP $$) would keep the signal
+             * pending forever: continue it, as a shell's kill does for a
+             * stopped job.  And whatever it does with the signal, the run
+             * ends within STOP_GRACE_MS. */
+            if (s->pty) kg_pty_continue(s->pty);
+            kill(t, SIGCONT);
+            if (s->kill_at < 0) s->kill_at = now_ms() + STOP_GRACE_MS;
         }
     }
     reap_main(s);
+    kill_when_due(s);
 }
 
 /* SIGTERM, a grace period, then SIGKILL, and every pid reaped. */
@@ -258,6 +300,56 @@ static void stop_helpers(sup *s)
     if (n > KGATE_MAX_HELPERS) n = KGATE_MAX_HELPERS;
     stop_pids(s, s->proc.helpers, n);
     s->proc.n_helpers = 0;
+}
+
+/* SIGKILL to every child still there, by the list the kernel keeps of
+ * them (they are ours and unreaped: no pid can have been reused).  false
+ * when that list cannot be read. */
+static bool kill_children(void)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%ld/children", (long)getpid());
+    FILE *f = fopen(path, "re");
+    if (!f) return false;
+    long pid;
+    while (fscanf(f, "%ld", &pid) == 1)
+        if (pid > 1) kill((pid_t)pid, SIGKILL);
+    fclose(f);
+    return true;
+}
+
+/* As subreaper, wait for every child left (orphans of the backend's
+ * processes) within ORPHAN_GRACE_MS, then kill and reap what remains. */
+static void reap_orphans(sup *s)
+{
+#ifdef PR_SET_CHILD_SUBREAPER
+    if (!s->subreaper) return;
+    int64_t deadline = now_ms() + ORPHAN_GRACE_MS;
+    bool killed = false;
+    for (;;) {
+        pid_t r = waitpid(-1, NULL, WNOHANG);
+        if (r > 0 || (r < 0 && errno == EINTR)) continue;
+        if (r < 0) break; /* ECHILD: nothing left */
+        int64_t rest = deadline - now_ms();
+        if (rest <= 0) {
+            if (killed || !kill_children()) break;
+            killed = true;
+            deadline = now_ms() + ORPHAN_GRACE_MS;
+            continue;
+        }
+        /* Woken early by SIGCHLD through the self-pipe. */
+        struct pollfd p = {.fd = s->sig_r, .events = POLLIN};
+        poll(&p, s->sig_r >= 0 ? 1 : 0, rest < 20 ? (int)rest : 20);
+        if (s->sig_r >= 0) {
+            unsigned char b[64];
+            while (read(s->sig_r, b, sizeof b) > 0) {}
+        }
+    }
+    prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
+    s->subreaper = false;
+#else
+    (void)s;
+#endif
 }
 
 /* ------------------------------------------------------------------------ */
@@ -460,6 +552,7 @@ static void pump_input(sup *s, bool readable, bool writable)
         ssize_t n = write(kg_pty_master(s->pty), s->inbuf + s->in_off,
                           s->in_len - s->in_off);
         if (n > 0) {
+            kg_pty_typed(s->pty, s->inbuf + s->in_off, (size_t)n);
             s->in_off += (size_t)n;
             if (s->in_off == s->in_len) s->in_len = s->in_off = 0;
         } else if (n < 0 && errno != EINTR && errno != EAGAIN) {
@@ -523,7 +616,7 @@ static void relay(sup *s)
                 p[np++] = (struct pollfd){.fd = kg_pty_master(s->pty),
                                           .events = POLLOUT};
         }
-        int timeout = -1;
+        int timeout = kill_timeout(s);
         if (s->exited) {
             int64_t rest = deadline - now_ms();
             timeout = rest > 0 ? (int)rest : 0;
@@ -556,7 +649,7 @@ int kg_supervise(const kgate_backend *be, const kg_host *host,
     if (!be || !be->launch)
         return kg_err_set(err, ENOSYS, "backend %s: cannot launch", name);
 
-    sup s = {.sig_r = -1, .sig_w = -1, .in_fd = -1,
+    sup s = {.sig_r = -1, .sig_w = -1, .in_fd = -1, .kill_at = -1,
              .out = {.rfd = -1, .out_fd = STDOUT_FILENO, .scratch_r = -1,
                      .scratch_w = -1},
              .err = {.rfd = -1, .out_fd = STDERR_FILENO, .scratch_r = -1,
@@ -601,6 +694,13 @@ int kg_supervise(const kgate_backend *be, const kg_host *host,
         fcntl(po[0], F_SETFL, fcntl(po[0], F_GETFL) | O_NONBLOCK);
         if (kg_pty_make_raw(s.pty, err) < 0) goto out;
     }
+#ifdef PR_SET_CHILD_SUBREAPER
+    /* What the backend's processes leave when they exit (bwrap's pid 1
+     * outlives the outer bwrap by a moment) is reparented to us, not to
+     * a PID 1 that may never reap it (a container without an init), and
+     * reaped before we return (reap_orphans). */
+    s.subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0;
+#endif
     s.proc = (kgate_proc){.struct_size = sizeof s.proc};
     kgate_err kerr = {0};
     if (be->launch(&host->pub, policy, plan, &io, &s.proc, &kerr) < 0) {
@@ -640,7 +740,7 @@ int kg_supervise(const kgate_backend *be, const kg_host *host,
     relay(&s);
     while (!s.exited) { /* both pipes closed early: wait for the end */
         struct pollfd p = {.fd = s.sig_r, .events = POLLIN};
-        poll(&p, 1, -1);
+        poll(&p, 1, kill_timeout(&s));
         handle_signals(&s);
     }
     stop_helpers(&s);
@@ -654,14 +754,21 @@ int kg_supervise(const kgate_backend *be, const kg_host *host,
     else *exit_status = WEXITSTATUS(s.status);
     ret = 0;
 out:
+    reap_orphans(&s);
     for (int i = 0; i < 2; i++) {
         if (po[i] >= 0) close(po[i]);
         if (pe[i] >= 0) close(pe[i]);
     }
     stream_close(&s.out);
     stream_close(&s.err);
-    restore_signals(&s);
+    /* The terminal first: with the supervisor's handlers gone, a SIGINT
+     * would end kgate before it was restored. */
     kg_pty_free(s.pty); /* the user's terminal back as it was */
+    restore_signals(&s);
+    if (s.killed)
+        fprintf(stderr, "kgate: the program did not end within %d s of the "
+                        "signal forwarded to it: killed\n",
+                STOP_GRACE_MS / 1000);
     kg_mask_free(s.out.mask);
     kg_mask_free(s.err.mask);
     return ret;

@@ -38,7 +38,7 @@
 #include <unistd.h>
 
 /* What the child reports through the error pipe before it _exits. */
-enum { STEP_STDIO = 1, STEP_FD, STEP_CHDIR, STEP_EXEC };
+enum { STEP_STDIO = 1, STEP_FD, STEP_CHDIR, STEP_GROUP, STEP_EXEC };
 
 /* Descriptors the child passes to bwrap (-1 when not used). */
 typedef struct passfds {
@@ -53,6 +53,7 @@ static const char *step_name(int step)
     case STEP_STDIO: return "set up stdio for";
     case STEP_FD: return "pass descriptors to";
     case STEP_CHDIR: return "enter the project";
+    case STEP_GROUP: return "join the guard's process group for";
     default: return "execute";
     }
 }
@@ -62,7 +63,8 @@ static const char *step_name(int step)
 __attribute__((noreturn)) static void child(char *const *argv,
                                             const kgate_launch *io,
                                             const int hi[3], passfds pass,
-                                            int err_w, const char *project)
+                                            int err_w, const char *project,
+                                            pid_t group)
 {
     int report[2] = {0, 0};
     struct sigaction dfl, cur;
@@ -83,8 +85,12 @@ __attribute__((noreturn)) static void child(char *const *argv,
      * (io->pty): the pty must not become the controlling terminal here,
      * where bwrap's outer process would share its session and get the
      * Ctrl-C typed into it.  The shim inside the sandbox takes it
-     * (stage_pty in bwrap-plan.c). */
-    setpgid(0, 0);
+     * (stage_pty in bwrap-plan.c).  The group is the guard's
+     * (bwrap-guard.c): the sandbox's pid 1 is born in it. */
+    if (setpgid(0, group) < 0) {
+        report[0] = STEP_GROUP;
+        goto fail;
+    }
     /* hi[] are >= 10, so these never overwrite one another. */
     for (int i = 0; i < 3; i++) {
         if (dup2(hi[i], i) < 0) {
@@ -223,6 +229,7 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
     const char *const *pargv = host->plan_argv(plan, &argc);
     int info_r = -1, info_w = -1, err_r = -1, err_w = -1, hi[3] = {-1, -1, -1};
     int gate = -1, block_w = -1, filter = -1;
+    kgbw_guard guard = {.pid = -1, .wfd = -1};
     char **argv = NULL;
     int r = -1, fds[2];
     pid_t pid = -1;
@@ -277,13 +284,15 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
     argv[k++] = filternum;
     for (size_t i = 1; i < argc; i++) argv[k++] = (char *)pargv[i];
 
+    if (kgbw_guard_start(&guard, err) < 0) goto out;
+
     sigset_t all, old;
     sigfillset(&all);
     sigprocmask(SIG_SETMASK, &all, &old);
     pid = fork();
     if (pid == 0)
         child(argv, io, hi, (passfds){info_w, block_w, filter}, err_w,
-              policy->project);
+              policy->project, guard.pid);
     int fork_errno = errno;
     sigprocmask(SIG_SETMASK, &old, NULL);
     if (pid < 0) {
@@ -315,6 +324,7 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
     ssize_t n = read_full(info_r, info, sizeof info - 1);
     info[n > 0 ? n : 0] = '\0';
     pid_t sandbox = parse_child_pid(info);
+    if (sandbox) kgbw_guard_tell(&guard, sandbox);
     const char *kind;
     if (!sandbox) {
         int code = exit_code_of(reap(pid), &kind);
@@ -337,7 +347,9 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
      * (the shim); the core then signals it through the pty, and this group
      * is only the fallback for a signal that comes before the shim ran. */
     proc->signal_pid = -sandbox;
-    proc->n_helpers = 0;
+    proc->helpers[0] = guard.pid;
+    proc->n_helpers = 1;
+    guard.pid = -1; /* the core's to end now */
     host->log(host, KGATE_LOG_DEBUG, "bwrap pid %ld, sandbox pid 1 is %ld",
               (long)pid, (long)sandbox);
     r = 0;
@@ -346,6 +358,7 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
 sys_fail:
     kgate_err_set(err, errno, "cannot start bwrap: %s", strerror(errno));
 out:
+    kgbw_guard_stop(&guard);
     close_fd(&filter);
     close_fd(&gate);
     close_fd(&block_w);

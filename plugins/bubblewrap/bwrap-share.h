@@ -10,6 +10,7 @@
 #define KGBW_SHARE_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "kgate/kgate-plugin.h"
 
@@ -33,5 +34,20 @@ int kgbw_seccomp_fd(kgate_err *err);
 #define KGBW_HOSTS_SENTENCE                                                    \
     "a host allow list needs the slirp-filter backend (slirp4netns and "       \
     "iptables)"
+
+/* The guard (bwrap-guard.c): a child of kgate that SIGKILLs the sandbox
+ * when kgate dies, at any moment of the launch.  start forks it (pid, a
+ * process group of its own that the outer bwrap must join with
+ * setpgid(0, pid) before its exec); tell hands it the sandbox's pid 1 from
+ * bwrap's info; the backend then lists pid among its helpers, whose
+ * SIGTERM at the end of the run makes the guard kill what is left and
+ * exit.  stop ends it (and its group) on a launch that failed. */
+typedef struct kgbw_guard {
+    pid_t pid;
+    int wfd;
+} kgbw_guard;
+int kgbw_guard_start(kgbw_guard *g, kgate_err *err);
+void kgbw_guard_tell(kgbw_guard *g, pid_t sandbox);
+void kgbw_guard_stop(kgbw_guard *g);
 
 #endif

@@ -192,6 +192,7 @@ typedef struct sf_child_ctx {
     int block_w;          /* bwrap's --block-fd, or -1 */
     int seccomp;          /* bwrap's --seccomp: the filter's memfd */
     int pty;              /* io->pty, when the core is new enough to say */
+    pid_t group;          /* the guard's process group (bwrap-guard.c) */
 } sf_child_ctx;
 
 /* Sends "E<message>" and ends H.  One send: the parent reads to EOF. */
@@ -406,8 +407,10 @@ static _Noreturn void child_main(sf_child_ctx *c)
      * group.  With a pty too: the pty must not become the controlling
      * terminal here, where bwrap's outer process would share its session
      * and die of a Ctrl-C typed into it; the bubblewrap plan's shim takes
-     * it inside the sandbox (docs/interactive.md). */
-    setpgid(0, 0);
+     * it inside the sandbox (docs/interactive.md).  The group is the
+     * guard's, so the sandbox's pid 1 is born in it (bwrap-guard.c). */
+    if (setpgid(0, c->group) < 0)
+        child_fail(c, "joining the guard's process group: %s", strerror(errno));
 
     if (unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS) < 0)
         child_fail(c, "unshare(user, net, mount): %s", strerror(errno));
@@ -686,6 +689,19 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
         .seccomp = filter,
         .pty = KGATE_HAS_FIELD(io, kgate_launch, pty) && io->pty,
     };
+    kgbw_guard guard;
+    if (kgbw_guard_start(&guard, err) < 0) {
+        free(bargv);
+        free(v6);
+        close(sv[0]);
+        close(sv[1]);
+        close(info_r);
+        close(info_w);
+        close(filter);
+        gate_close(&gate, &block_w);
+        return -1;
+    }
+    c.group = guard.pid;
     sigset_t all, old;
     sigfillset(&all);
     sigprocmask(SIG_SETMASK, &all, &old);
@@ -708,6 +724,7 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
         close(sv[0]);
         close(info_r);
         gate_close(&gate, &block_w);
+        kgbw_guard_stop(&guard);
         return kgate_err_set(err, fork_errno, "fork: %s", strerror(fork_errno));
     }
     /* block_w stays open here until the gate is decided: while we hold
@@ -756,6 +773,7 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
      * bwrap that failed before closes it empty (its message is above). */
     got = read_until_eof(info_r, msg, sizeof msg, now_ms() + SF_WAIT_SLIRP_MS);
     pid_t sandbox = got > 0 ? parse_child_pid(msg) : 0;
+    if (sandbox) kgbw_guard_tell(&guard, sandbox);
     if (!sandbox) {
         kgate_err_set(err, 0, "bwrap could not create the sandbox; its message is above");
         goto fail;
@@ -774,7 +792,8 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
      * before the shim ran. */
     proc->signal_pid = -sandbox;
     proc->helpers[0] = slirp;
-    proc->n_helpers = 1;
+    proc->helpers[1] = guard.pid;
+    proc->n_helpers = 2;
     return 0;
 
 fail:
@@ -784,6 +803,7 @@ fail:
     if (slirp_log >= 0) close(slirp_log);
     if (ready_rd >= 0) close(ready_rd);
     kill_and_reap(h);
+    kgbw_guard_stop(&guard);
     kill_and_reap(slirp);
     return -1;
 }
