@@ -47,6 +47,7 @@
 #endif
 
 #include "mask.h"
+#include "proclimit.h"
 #include "pty.h"
 
 #define RELAY_BUF (256 * 1024)
@@ -109,6 +110,7 @@ struct sup {
     int64_t kill_at; /* when the program is SIGKILLed, or -1 */
     bool killed;     /* it was, after STOP_GRACE_MS */
     bool subreaper;  /* orphans of the backend's processes come to us */
+    char helper_gone[160]; /* why the run was ended early, or "" */
     int status;  /* its wait status */
     int wait_errno;
 
@@ -220,6 +222,51 @@ static int kill_timeout(const sup *s)
     return rest <= 0 ? 0 : rest > INT32_MAX ? INT32_MAX : (int)rest;
 }
 
+/* The program's status is its own business, its helpers' is ours: a
+ * helper that ends while the program runs (slirp4netns killed: the
+ * program has lost its network) ends the run as a forwarded SIGTERM would,
+ * and kgate says which one went.  Its name is read while it is a zombie,
+ * before it is reaped. */
+static void watch_helpers(sup *s)
+{
+    size_t n = s->proc.n_helpers;
+    if (n > KGATE_MAX_HELPERS) n = KGATE_MAX_HELPERS;
+    for (size_t i = 0; i < n; i++) {
+        pid_t pid = s->proc.helpers[i];
+        if (pid <= 0) continue;
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0 ||
+            si.si_pid != pid)
+            continue;
+        char comm[64] = "?", path[64];
+        snprintf(path, sizeof path, "/proc/%ld/comm", (long)pid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) {
+            ssize_t r = read(fd, comm, sizeof comm - 1);
+            comm[r > 0 ? r : 1] = '\0';
+            comm[strcspn(comm, "\n")] = '\0';
+            close(fd);
+        }
+        int st = 0;
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+        s->proc.helpers[i] = 0;
+        reap_main(s);
+        if (s->exited || s->helper_gone[0]) continue;
+        snprintf(s->helper_gone, sizeof s->helper_gone,
+                 "the backend's helper %s (pid %ld) %s %d during the run: "
+                 "the program was ended",
+                 comm, (long)pid,
+                 WIFSIGNALED(st) ? "died of signal" : "exited with status",
+                 WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+        pid_t t = s->proc.signal_pid ? s->proc.signal_pid : s->proc.pid;
+        if (!s->pty || kg_pty_signal(s->pty, SIGTERM) < 0) kill(t, SIGTERM);
+        if (s->pty) kg_pty_continue(s->pty);
+        kill(t, SIGCONT);
+        if (s->kill_at < 0) s->kill_at = now_ms() + STOP_GRACE_MS;
+    }
+}
+
 /* Reads what the handlers wrote: forwards signals while the program is
  * alive, and reaps it when it has exited. */
 static void handle_signals(sup *s)
@@ -228,7 +275,11 @@ static void handle_signals(sup *s)
     ssize_t n;
     while ((n = read(s->sig_r, b, sizeof b)) > 0) {
         for (ssize_t i = 0; i < n; i++) {
-            if (b[i] == SIGCHLD || b[i] == SIGPIPE) continue;
+            if (b[i] == SIGCHLD) {
+                watch_helpers(s);
+                continue;
+            }
+            if (b[i] == SIGPIPE) continue;
             if (b[i] == SIGWINCH) {
                 /* The kernel tells the program's foreground group. */
                 if (s->pty) kg_pty_sync_winsize(s->pty);
@@ -694,6 +745,15 @@ int kg_supervise(const kgate_backend *be, const kg_host *host,
         fcntl(po[0], F_SETFL, fcntl(po[0], F_GETFL) | O_NONBLOCK);
         if (kg_pty_make_raw(s.pty, err) < 0) goto out;
     }
+    /* The bound on the box's processes, on us and so on all we start now
+     * (proclimit.h).  Fail closed: a bound that cannot be set launches
+     * nothing. */
+    kg_proclimit lim;
+    if (opts && kg_proclimit_apply(opts->max_processes, &lim) < 0) {
+        kg_err_set(err, errno, "cannot bound the number of processes "
+                               "(max_processes): %s", strerror(errno));
+        goto out;
+    }
 #ifdef PR_SET_CHILD_SUBREAPER
     /* What the backend's processes leave when they exit (bwrap's pid 1
      * outlives the outer bwrap by a moment) is reparented to us, not to
@@ -765,6 +825,7 @@ out:
      * would end kgate before it was restored. */
     kg_pty_free(s.pty); /* the user's terminal back as it was */
     restore_signals(&s);
+    if (s.helper_gone[0]) fprintf(stderr, "kgate: %s\n", s.helper_gone);
     if (s.killed)
         fprintf(stderr, "kgate: the program did not end within %d s of the "
                         "signal forwarded to it: killed\n",

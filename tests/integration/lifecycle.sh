@@ -9,6 +9,8 @@
 #  - Nothing survives kgate, whatever the moment: kgate SIGKILLed at random
 #    moments of its start-up, many times, with the network off and
 #    restricted; no process of any of those sandboxes is left.
+#  - max_processes bounds a fork bomb inside (ordinary users: RLIMIT_NPROC;
+#    root: doctor says no bound applies); a project file only lowers it.
 #  - A program that stops itself (kill -STOP $$) no longer wedges kgate:
 #    SIGTERM or SIGINT ends it at once; a program that ignores SIGTERM is
 #    killed after the grace period (docs/exit-codes.md).
@@ -94,6 +96,16 @@ poll() {
     "$@"
 }
 file_has() { grep -q -- "$1" "$2" 2>/dev/null; }
+# wait_bounded SECONDS JOB [PID...]: the exit status of background JOB;
+# if it has not ended in time, JOB and the PIDs (kgate) are SIGKILLed.
+wait_bounded() {
+    local secs=$1 job=$2
+    shift 2
+    if ! timeout "$secs" tail --pid="$job" -f /dev/null; then
+        kill -KILL "$@" "$job" 2>/dev/null
+    fi
+    wait "$job"
+}
 
 no_zombies_after_20_runs() {
     local got
@@ -151,8 +163,7 @@ stopped_then() {
     poll 100 sh -c "ps -eo stat=,args= | grep -q '^T.*[s]h -c echo ready; kill -STOP'"
     local start=$SECONDS rc
     kill "-$sig" "$pid"
-    timeout 20 tail --pid="$bg" -f /dev/null
-    wait "$bg"
+    wait_bounded 20 "$bg" "$pid"
     rc=$?
     echo "# SIG$sig to kgate with the program stopped: exit $rc after $((SECONDS - start)) s"
     cleanup_marker "$mark"
@@ -176,12 +187,77 @@ term_ignored_grace() {
     sleep 2
     # Still running during the grace period: the program may clean up.
     kill -0 "$bg" 2>/dev/null || { echo "ended before the grace period"; return 1; }
-    timeout 30 tail --pid="$bg" -f /dev/null
-    wait "$bg"
+    wait_bounded 30 "$bg" "$pid"
     rc=$?
     echo "# SIGTERM ignored: exit $rc after $((SECONDS - start)) s: $(cat "$err")"
     [ "$rc" -eq 137 ] && [ $((SECONDS - start)) -ge 9 ] &&
         grep -q "^kgate: the program did not end within 10 s" "$err"
+}
+
+# A bounded fork bomb: the program forks up to 100 children that sleep.
+FORKER='import os, time
+n = 0
+for i in range(100):
+    try:
+        if os.fork() == 0:
+            time.sleep(3)
+            os._exit(0)
+        n += 1
+    except OSError:
+        pass
+print("forked", n, flush=True)'
+
+# max_processes 30: the box gets at most 30 more processes than the user
+# had (kgate's own helpers and bwrap's pid 1 among them), and the user can
+# still fork outside while the box is full.
+fork_bomb_bounded() {
+    local out=$KG_TMP/bomb.out
+    printf 'network: off\nmax_processes: 30\n' | write_config
+    kg run -- "$PY" -c "$FORKER" >"$out" 2>&1 &
+    local bg=$!
+    sleep 1
+    local outside=no
+    as_user sh -c 'sleep 0 & wait' && outside=yes
+    wait "$bg"
+    local n
+    n=$(sed -n 's/^forked //p' "$out")
+    echo "# max_processes 30: the program forked $n of 100; the user forked outside: $outside"
+    [ -n "$n" ] && [ "$n" -le 30 ] && [ "$n" -ge 20 ] && [ "$outside" = yes ]
+}
+
+fork_bomb_control() {
+    local n
+    printf 'network: off\nmax_processes: unlimited\n' | write_config
+    n=$(kg run -- "$PY" -c "$FORKER" 2>&1 | sed -n 's/^forked //p')
+    echo "# control, max_processes unlimited: the program forked $n of 100"
+    [ "$n" = 100 ]
+}
+
+project_cannot_raise_bound() {
+    local out rc
+    printf 'network: off\nmax_processes: 30\n' | write_config
+    printf 'max_processes: 100\n' >"$KG_PROJ/.kgate.yaml"
+    out=$(kg run -- sh -c 'echo started' 2>&1)
+    rc=$?
+    printf 'max_processes: 20\n' >"$KG_PROJ/.kgate.yaml"
+    local lower
+    lower=$(kg run -- sh -c 'echo started' 2>&1)
+    rm -f "$KG_PROJ/.kgate.yaml"
+    [ "$rc" -eq 125 ] && [[ $out == *"max_processes: '100' is wider"* ]] &&
+        [[ $out != *started* ]] && [ "$lower" = started ] ||
+        { echo "rc=$rc: $out / $lower"; return 1; }
+}
+
+doctor_says_bound() {
+    local out
+    printf 'network: off\nmax_processes: 30\n' | write_config
+    out=$(kg doctor 2>&1 | grep '^process bound:')
+    echo "# $out"
+    if [ "$KG_UID" -eq 0 ]; then
+        [[ $out == *"none: root is not bound"* ]]
+    else
+        [[ $out == *"RLIMIT_NPROC"*"+ max_processes 30"* ]]
+    fi
 }
 
 for who in $(test_users); do
@@ -199,6 +275,16 @@ for who in $(test_users); do
         stopped_then INT 130 10143
     check "a program ignoring SIGTERM is killed after the grace period (137, one kgate: line)" \
         term_ignored_grace
+    check "doctor says which process bound applies" doctor_says_bound
+    check "a project file cannot raise max_processes, may lower it" \
+        project_cannot_raise_bound
+    if [ "$KG_UID" -ne 0 ]; then
+        check "a fork bomb inside stops at max_processes; the user still forks outside" \
+            fork_bomb_bounded
+        check "control: with max_processes unlimited the same program forks all 100" \
+            fork_bomb_control
+    fi
+    printf 'network: off\n' | write_config
 
     if [ -z "$SLIRP" ]; then
         if [ -n "${KGATE_MUST_WORK:-}" ]; then
