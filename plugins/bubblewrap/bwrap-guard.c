@@ -88,6 +88,15 @@ __attribute__((noreturn)) static void guard_main(int rfd, pid_t kgate)
             }
         }
     }
+    /* kgate may have told us pid 1 and died at once: the number can be
+     * waiting in the pipe behind the signal.  (Non-blocking: a SIGTERM
+     * from someone else while kgate lives must not hang here.) */
+    if (rfd >= 0 && pidfd < 0) {
+        pid_t pid = 0;
+        fcntl(rfd, F_SETFL, O_NONBLOCK);
+        if (read(rfd, &pid, sizeof pid) == (ssize_t)sizeof pid && pid > 1)
+            pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    }
     if (pidfd >= 0) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
     kill(-getpid(), SIGKILL);
     _exit(0);

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -64,7 +65,7 @@ __attribute__((noreturn)) static void child(char *const *argv,
                                             const kgate_launch *io,
                                             const int hi[3], passfds pass,
                                             int err_w, const char *project,
-                                            pid_t group)
+                                            pid_t group, pid_t kgate)
 {
     int report[2] = {0, 0};
     struct sigaction dfl, cur;
@@ -91,6 +92,12 @@ __attribute__((noreturn)) static void child(char *const *argv,
         report[0] = STEP_GROUP;
         goto fail;
     }
+    /* bwrap's --die-with-parent is armed only after bwrap has started: a
+     * kgate dying before that (after the guard's group kill, which may
+     * have let us join the group of a guard not yet reaped) must take us
+     * too.  Kept across execve (bwrap is not set-user-ID). */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != kgate) _exit(127);
     /* hi[] are >= 10, so these never overwrite one another. */
     for (int i = 0; i < 3; i++) {
         if (dup2(hi[i], i) < 0) {
@@ -286,13 +293,14 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
 
     if (kgbw_guard_start(&guard, err) < 0) goto out;
 
+    pid_t self = getpid();
     sigset_t all, old;
     sigfillset(&all);
     sigprocmask(SIG_SETMASK, &all, &old);
     pid = fork();
     if (pid == 0)
         child(argv, io, hi, (passfds){info_w, block_w, filter}, err_w,
-              policy->project, guard.pid);
+              policy->project, guard.pid, self);
     int fork_errno = errno;
     sigprocmask(SIG_SETMASK, &old, NULL);
     if (pid < 0) {
