@@ -110,6 +110,8 @@ struct sup {
     int64_t kill_at; /* when the program is SIGKILLed, or -1 */
     bool killed;     /* it was, after STOP_GRACE_MS */
     bool subreaper;  /* orphans of the backend's processes come to us */
+    pid_t *before;   /* our children before the launch: never reaped here */
+    size_t n_before;
     char helper_gone[160]; /* why the run was ended early, or "" */
     int status;  /* its wait status */
     int wait_errno;
@@ -353,24 +355,45 @@ static void stop_helpers(sup *s)
     s->proc.n_helpers = 0;
 }
 
-/* SIGKILL to every child still there, by the list the kernel keeps of
- * them (they are ours and unreaped: no pid can have been reused).  false
- * when that list cannot be read. */
-static bool kill_children(void)
+/* The children of this process, from the list the kernel keeps of them
+ * (as pids, sorted): NULL when it cannot be read. */
+static pid_t *list_children(size_t *n)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/self/task/%ld/children", (long)getpid());
     FILE *f = fopen(path, "re");
-    if (!f) return false;
+    *n = 0;
+    if (!f) return NULL;
+    size_t cap = 16;
+    pid_t *v = malloc(cap * sizeof *v);
     long pid;
-    while (fscanf(f, "%ld", &pid) == 1)
-        if (pid > 1) kill((pid_t)pid, SIGKILL);
+    while (v && fscanf(f, "%ld", &pid) == 1) {
+        if (*n == cap) {
+            pid_t *nv = realloc(v, (cap *= 2) * sizeof *v);
+            if (!nv) {
+                free(v);
+                v = NULL;
+                break;
+            }
+            v = nv;
+        }
+        v[(*n)++] = (pid_t)pid;
+    }
     fclose(f);
-    return true;
+    return v;
 }
 
-/* As subreaper, wait for every child left (orphans of the backend's
- * processes) within ORPHAN_GRACE_MS, then kill and reap what remains. */
+static bool has_pid(const pid_t *v, size_t n, pid_t pid)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[i] == pid) return true;
+    return false;
+}
+
+/* As subreaper, wait for the children that came during the run (orphans
+ * of the backend's processes; never a child our caller had before) within
+ * ORPHAN_GRACE_MS, then SIGKILL and reap what remains.  They are ours and
+ * unreaped, so no pid can have been reused. */
 static void reap_orphans(sup *s)
 {
 #ifdef PR_SET_CHILD_SUBREAPER
@@ -378,19 +401,34 @@ static void reap_orphans(sup *s)
     int64_t deadline = now_ms() + ORPHAN_GRACE_MS;
     bool killed = false;
     for (;;) {
-        pid_t r = waitpid(-1, NULL, WNOHANG);
-        if (r > 0 || (r < 0 && errno == EINTR)) continue;
-        if (r < 0) break; /* ECHILD: nothing left */
-        int64_t rest = deadline - now_ms();
-        if (rest <= 0) {
-            if (killed || !kill_children()) break;
+        size_t n = 0, left = 0;
+        pid_t *now = list_children(&n);
+        if (!now) break;
+        for (size_t i = 0; i < n; i++) {
+            if (has_pid(s->before, s->n_before, now[i])) continue;
+            pid_t r;
+            do {
+                r = waitpid(now[i], NULL, killed ? 0 : WNOHANG);
+            } while (r < 0 && errno == EINTR);
+            if (r == 0) left++;
+        }
+        free(now);
+        if (left == 0) break;
+        if (now_ms() >= deadline) {
+            /* Still there after the grace period: kill them; the next
+             * round reaps them, waiting. */
+            size_t m = 0;
+            pid_t *again = list_children(&m);
+            for (size_t i = 0; again && i < m; i++)
+                if (!has_pid(s->before, s->n_before, again[i])) kill(again[i], SIGKILL);
+            free(again);
+            if (killed) break;
             killed = true;
-            deadline = now_ms() + ORPHAN_GRACE_MS;
             continue;
         }
         /* Woken early by SIGCHLD through the self-pipe. */
         struct pollfd p = {.fd = s->sig_r, .events = POLLIN};
-        poll(&p, s->sig_r >= 0 ? 1 : 0, rest < 20 ? (int)rest : 20);
+        poll(&p, s->sig_r >= 0 ? 1 : 0, 20);
         if (s->sig_r >= 0) {
             unsigned char b[64];
             while (read(s->sig_r, b, sizeof b) > 0) {}
@@ -759,7 +797,8 @@ int kg_supervise(const kgate_backend *be, const kg_host *host,
      * outlives the outer bwrap by a moment) is reparented to us, not to
      * a PID 1 that may never reap it (a container without an init), and
      * reaped before we return (reap_orphans). */
-    s.subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0;
+    s.before = list_children(&s.n_before);
+    s.subreaper = s.before && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0;
 #endif
     s.proc = (kgate_proc){.struct_size = sizeof s.proc};
     kgate_err kerr = {0};
@@ -815,6 +854,7 @@ int kg_supervise(const kgate_backend *be, const kg_host *host,
     ret = 0;
 out:
     reap_orphans(&s);
+    free(s.before);
     for (int i = 0; i < 2; i++) {
         if (po[i] >= 0) close(po[i]);
         if (pe[i] >= 0) close(pe[i]);
