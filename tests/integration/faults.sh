@@ -10,6 +10,8 @@
 #    line in `kgate plugins`, and `run` goes on with the other directories.
 #  - /tmp full: kgate and the program run (the program's /tmp is its own).
 #    Control: the host's /tmp is really full.
+#  - a plugin whose probe never returns: kgate gives up after 10 s, says so
+#    in one line and starts nothing (125).  Control: without it, it runs.
 # The filesystems are small tmpfs mounts in a private mount namespace of
 # the whole test (root only; the checks say so when they cannot run).
 
@@ -169,6 +171,24 @@ tmp_full() {
     [ "$control" = yes ] && [ "$rc" -eq 0 ] && grep -q '^inside$' "$KG_TMP/tmp.out"
 }
 
+# A plugin whose probe never returns (tests/unit/plugins, TP_HANG) in the
+# path: kgate gives up after the bound and starts nothing.
+HANG_SO=${KGATE_BUILD_ROOT:-}/tests/unit/plugins/hang/tp_hang.so
+probe_hangs() {
+    local dir=$KG_HOME/hangplugin out rc start=$SECONDS
+    mkdir -p "$dir"
+    cp "$HANG_SO" "$dir/"
+    chmod -R a+rX "$dir"
+    out=$(KGATE_PLUGIN_PATH=$dir:$KGATE_PLUGIN_PATH kg run -- sh -c 'echo started' 2>&1)
+    rc=$?
+    local took=$((SECONDS - start)) control
+    control=$(kg run -- sh -c 'echo started' 2>&1)
+    rm -rf "$dir"
+    echo "# exit $rc after $took s: $out; without it: $control"
+    [ "$rc" -eq 125 ] && [ "$took" -lt 30 ] && [ "$control" = started ] &&
+        [ "$out" = "kgate: plugin hang: its probe did not finish within 10 s: nothing was started" ]
+}
+
 for who in $(test_users); do
     use_user "$who"
     printf 'network: off\n' | write_config
@@ -179,6 +199,12 @@ for who in $(test_users); do
             audit_room_runs
         check "/tmp full on the host: kgate runs, the program writes its own /tmp" \
             tmp_full
+    fi
+    if [ -f "$HANG_SO" ]; then
+        check "a plugin whose probe never returns: 125 after 10 s, one kgate: line; control runs" \
+            probe_hangs
+    elif [ -n "${KGATE_MUST_WORK:-}" ]; then
+        check "the test plugin tp_hang is built (meson -Dtests=true)" false
     fi
     if [ "$KG_UID" -ne 0 ]; then
         check "a plugin directory that cannot be read: refused in plugins, run goes on" \
