@@ -78,7 +78,7 @@ slirp_killed() {
     local bg=$!
     poll 150 file_has ready "$out"
     local k s
-    k=$(pgrep -f "^$KGATE_BIN run -- sh -c echo ready; sleep $mark" | head -n1)
+    k=$(pgrep -o -f "^$KGATE_BIN run -- sh -c echo ready; sleep $mark")
     s=$(pgrep -P "$k" -x slirp4netns)
     if [ -z "$k" ] || [ -z "$s" ]; then
         echo "kgate or slirp4netns not found"

@@ -157,7 +157,7 @@ stopped_then() {
     local bg=$!
     poll 100 file_has ready "$out"
     local pid
-    pid=$(pgrep -f "^$KGATE_BIN run -- sh -c echo ready; kill -STOP" | head -n1)
+    pid=$(pgrep -o -f "^$KGATE_BIN run -- sh -c echo ready; kill -STOP")
     [ -n "$pid" ] || { echo "kgate not found"; kill -KILL $bg; return 1; }
     # The program has stopped once its shell shows T.
     poll 100 sh -c "ps -eo stat=,args= | grep -q '^T.*[s]h -c echo ready; kill -STOP'"
@@ -180,7 +180,7 @@ term_ignored_grace() {
     local bg=$!
     poll 100 file_has ready "$out"
     local pid
-    pid=$(pgrep -f "^$KGATE_BIN run -- sh -c trap \"\" TERM" | head -n1)
+    pid=$(pgrep -o -f "^$KGATE_BIN run -- sh -c trap \"\" TERM")
     [ -n "$pid" ] || { echo "kgate not found"; kill -KILL $bg; return 1; }
     local start=$SECONDS rc
     kill -TERM "$pid"
