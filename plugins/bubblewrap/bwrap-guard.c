@@ -12,16 +12,19 @@
  * process group of its own; the process that becomes the outer bwrap joins
  * that group before exec, so the sandbox's pid 1 is born in it and stays in
  * it until its setsid.  By then kgate has read bwrap's info and told the
- * guard pid 1's number, which the guard holds as a pidfd.  The guard waits
+ * guard pid 1's number, which the guard holds as a pidfd.  Only then does
+ * kgate queue the record bwrap's pid 1 reads from its --block-fd before its
+ * setsid; the guard holds kgate's end of that socket too, so a kgate that
+ * dies earlier leaves pid 1 waiting there, in the guard's group.  The guard waits
  * for SIGTERM: from kgate at the end of the run (it is one of the
  * backend's helpers), or as its parent-death signal when kgate dies.
  * Either way it SIGKILLs pid 1 through the pidfd (which takes the whole
  * PID namespace) and its own group (the outer bwrap, and pid 1 before its
  * setsid), and is gone.
  *
- * What remains: pid 1 between its setsid and its parent-death signal, when
- * kgate died after the setsid but before it read the info (written before
- * the mounts, read at once): the mounts take far longer than that read. */
+ * Without the gate (a kernel where the block socket does not behave, see
+ * gate_open), pid 1 could pass its setsid before a slow guard kills the
+ * group, if kgate died before it read bwrap's info. */
 #include "bwrap-share.h"
 
 #include <errno.h>
@@ -45,7 +48,7 @@
 
 /* Only system calls from here on: the guard is a fork of kgate and never
  * execs. */
-__attribute__((noreturn)) static void guard_main(int rfd, pid_t kgate)
+__attribute__((noreturn)) static void guard_main(int rfd, int hold, pid_t kgate)
 {
     /* All signals are blocked (the parent forked us so) and stay blocked:
      * SIGTERM is read from a signalfd. */
@@ -53,15 +56,20 @@ __attribute__((noreturn)) static void guard_main(int rfd, pid_t kgate)
     setpgid(0, 0);
     /* Nothing of kgate's: a copy of the program's output pipe held here
      * would keep the relay waiting for an EOF. */
-    if (rfd != 3) {
-        if (dup2(rfd, 3) < 0) _exit(1);
-        rfd = 3;
-    }
+    /* Kept: the pipe from kgate as 3, and as 4 kgate's end of bwrap's
+     * setup gate (bwrap-launch.c): while we hold it, bwrap's pid 1 sees no
+     * EOF at its block fd when kgate dies, and waits there, still in our
+     * group, for our kill. */
+    int r2 = fcntl(rfd, F_DUPFD, 100), h2 = hold >= 0 ? fcntl(hold, F_DUPFD, 100) : -1;
+    if (r2 < 0 || dup2(r2, 3) < 0) _exit(1);
+    rfd = 3;
+    if (h2 >= 0 && dup2(h2, 4) < 0) _exit(1);
     for (int fd = 0; fd < 3; fd++) close(fd);
+    unsigned first = h2 >= 0 ? 5U : 4U;
 #ifdef SYS_close_range
-    if (syscall(SYS_close_range, 4U, ~0U, 0U) < 0)
+    if (syscall(SYS_close_range, first, ~0U, 0U) < 0)
 #endif
-        for (int fd = 4; fd < 4096; fd++) close(fd);
+        for (int fd = (int)first; fd < 4096; fd++) close(fd);
 
     sigset_t term;
     sigemptyset(&term);
@@ -102,7 +110,7 @@ __attribute__((noreturn)) static void guard_main(int rfd, pid_t kgate)
     _exit(0);
 }
 
-int kgbw_guard_start(kgbw_guard *g, kgate_err *err)
+int kgbw_guard_start(kgbw_guard *g, int hold, kgate_err *err)
 {
     int p[2];
     g->pid = -1;
@@ -118,7 +126,7 @@ int kgbw_guard_start(kgbw_guard *g, kgate_err *err)
     int e = errno;
     if (pid == 0) {
         close(p[1]);
-        guard_main(p[0], self);
+        guard_main(p[0], hold, self);
     }
     sigprocmask(SIG_SETMASK, &old, NULL);
     close(p[0]);

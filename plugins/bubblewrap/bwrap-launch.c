@@ -169,7 +169,7 @@ static pid_t parse_child_pid(const char *json)
  * unwritable until bwrap reads it; *theirs is bwrap's end (>= 10).  Returns
  * -1 when this kernel does not behave that way: launch then goes on
  * without the gate. */
-static int gate_open(int *theirs)
+static int gate_open(int *theirs, size_t *reclen)
 {
     int sv[2];
     *theirs = -1;
@@ -189,6 +189,11 @@ static int gate_open(int *theirs)
     if (send(sv[0], rec, n, MSG_DONTWAIT) != (ssize_t)n) goto fail;
     struct pollfd p = {.fd = sv[0], .events = POLLOUT};
     if (poll(&p, 1, 0) != 0) goto fail; /* writable already: no gate */
+    /* Taken back: the record goes in only once the guard knows the
+     * sandbox's pid 1 (gate_arm), so bwrap's pid 1 waits at the block fd,
+     * still in the guard's process group, until then. */
+    if (recv(sv[1], rec, sizeof rec, MSG_DONTWAIT) != (ssize_t)n) goto fail;
+    *reclen = n;
     *theirs = fcntl(sv[1], F_DUPFD_CLOEXEC, 10);
     close(sv[1]);
     if (*theirs < 0) {
@@ -200,6 +205,14 @@ fail:
     close(sv[0]);
     close(sv[1]);
     return -1;
+}
+
+/* Queues the record bwrap's pid 1 waits for. */
+static int gate_arm(int ours, size_t reclen)
+{
+    char rec[2048];
+    memset(rec, 'k', sizeof rec);
+    return send(ours, rec, reclen, MSG_DONTWAIT) == (ssize_t)reclen ? 0 : -1;
 }
 
 /* 1 when bwrap consumed the record (setup done), 0 when it exited first,
@@ -265,7 +278,8 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
     filter = kgbw_seccomp_fd(err);
     if (filter < 0) goto out;
 
-    gate = gate_open(&block_w);
+    size_t reclen = 0;
+    gate = gate_open(&block_w, &reclen);
     if (gate < 0)
         host->log(host, KGATE_LOG_DEBUG,
                   "no setup gate on this kernel: a bwrap setup failure will "
@@ -291,7 +305,10 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
     argv[k++] = filternum;
     for (size_t i = 1; i < argc; i++) argv[k++] = (char *)pargv[i];
 
-    if (kgbw_guard_start(&guard, err) < 0) goto out;
+    /* The guard holds our end of the gate too: if kgate dies before it
+     * queued the record, bwrap's pid 1 waits at the block fd (no EOF) until
+     * the guard kills it. */
+    if (kgbw_guard_start(&guard, gate, err) < 0) goto out;
 
     pid_t self = getpid();
     sigset_t all, old;
@@ -333,6 +350,13 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
     info[n > 0 ? n : 0] = '\0';
     pid_t sandbox = parse_child_pid(info);
     if (sandbox) kgbw_guard_tell(&guard, sandbox);
+    if (sandbox && gate >= 0 && gate_arm(gate, reclen) < 0) {
+        kill(pid, SIGKILL);
+        reap(pid);
+        kgate_err_set(err, errno, "cannot open bwrap's setup gate: %s",
+                      strerror(errno));
+        goto out;
+    }
     const char *kind;
     if (!sandbox) {
         int code = exit_code_of(reap(pid), &kind);

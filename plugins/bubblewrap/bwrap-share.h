@@ -41,12 +41,14 @@ int kgbw_seccomp_fd(kgate_err *err);
  * setpgid(0, pid) before its exec); tell hands it the sandbox's pid 1 from
  * bwrap's info; the backend then lists pid among its helpers, whose
  * SIGTERM at the end of the run makes the guard kill what is left and
- * exit.  stop ends it (and its group) on a launch that failed. */
+ * exit.  stop ends it (and its group) on a launch that failed.  hold (or
+ * -1) is a descriptor the guard keeps open for its life: kgate's end of
+ * bwrap's setup gate. */
 typedef struct kgbw_guard {
     pid_t pid;
     int wfd;
 } kgbw_guard;
-int kgbw_guard_start(kgbw_guard *g, kgate_err *err);
+int kgbw_guard_start(kgbw_guard *g, int hold, kgate_err *err);
 void kgbw_guard_tell(kgbw_guard *g, pid_t sandbox);
 void kgbw_guard_stop(kgbw_guard *g);
 

@@ -534,7 +534,7 @@ static pid_t parse_child_pid(const char *json)
  * record is read: writable again means bwrap got that far.  Returns our
  * end, with bwrap's in *theirs (>= 10), or -1 where the kernel does not
  * behave so (launch then goes on without the gate). */
-static int gate_open(int *theirs)
+static int gate_open(int *theirs, size_t *reclen)
 {
     int sv[2], tiny = 1, sndbuf = 0;
     socklen_t len = sizeof sndbuf;
@@ -549,6 +549,10 @@ static int gate_open(int *theirs)
     if ((size_t)sndbuf < n + 64) n = sndbuf > 128 ? (size_t)sndbuf - 64 : 64;
     struct pollfd p = {.fd = sv[0], .events = POLLOUT};
     if (send(sv[0], rec, n, MSG_DONTWAIT) != (ssize_t)n || poll(&p, 1, 0) != 0) goto no;
+    /* Taken back: it goes in only once the guard knows the sandbox's pid 1
+     * (gate_arm; bwrap-guard.c). */
+    if (recv(sv[1], rec, sizeof rec, MSG_DONTWAIT) != (ssize_t)n) goto no;
+    *reclen = n;
     *theirs = fcntl(sv[1], F_DUPFD_CLOEXEC, 10);
     close(sv[1]);
     if (*theirs >= 0) return sv[0];
@@ -558,6 +562,14 @@ no:
     close(sv[0]);
     close(sv[1]);
     return -1;
+}
+
+/* Queues the record bwrap's pid 1 waits for. */
+static int gate_arm(int ours, size_t reclen)
+{
+    char rec[2048];
+    memset(rec, 0, sizeof rec);
+    return send(ours, rec, reclen, MSG_DONTWAIT) == (ssize_t)reclen ? 0 : -1;
 }
 
 static void gate_close(int *ours, int *theirs)
@@ -642,7 +654,8 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
     snprintf(infonum, sizeof infonum, "%d", info_w);
     snprintf(filternum, sizeof filternum, "%d", filter);
     int block_w = -1;
-    int gate = gate_open(&block_w);
+    size_t reclen = 0;
+    int gate = gate_open(&block_w, &reclen);
     if (gate < 0) block_w = -1;
     snprintf(blocknum, sizeof blocknum, "%d", block_w);
     /* plan_argv is not promised to be NULL-terminated. */
@@ -690,7 +703,8 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
         .pty = KGATE_HAS_FIELD(io, kgate_launch, pty) && io->pty,
     };
     kgbw_guard guard;
-    if (kgbw_guard_start(&guard, err) < 0) {
+    /* The guard holds our end of the gate too (bwrap-guard.c). */
+    if (kgbw_guard_start(&guard, gate, err) < 0) {
         free(bargv);
         free(v6);
         close(sv[0]);
@@ -774,6 +788,10 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
     got = read_until_eof(info_r, msg, sizeof msg, now_ms() + SF_WAIT_SLIRP_MS);
     pid_t sandbox = got > 0 ? parse_child_pid(msg) : 0;
     if (sandbox) kgbw_guard_tell(&guard, sandbox);
+    if (sandbox && gate >= 0 && gate_arm(gate, reclen) < 0) {
+        kgate_err_set(err, errno, "cannot open bwrap's setup gate: %s", strerror(errno));
+        goto fail;
+    }
     if (!sandbox) {
         kgate_err_set(err, 0, "bwrap could not create the sandbox; its message is above");
         goto fail;
