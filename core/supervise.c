@@ -361,6 +361,7 @@ static void stop_helpers(sup *s)
     s->proc.n_helpers = 0;
 }
 
+#ifdef PR_SET_CHILD_SUBREAPER
 /* The children of this process, from the list the kernel keeps of them
  * (as pids, sorted): NULL when it cannot be read. */
 static pid_t *list_children(size_t *n)
@@ -395,6 +396,7 @@ static bool has_pid(const pid_t *v, size_t n, pid_t pid)
         if (v[i] == pid) return true;
     return false;
 }
+#endif
 
 /* As subreaper, wait for the children that came during the run (orphans
  * of the backend's processes; never a child our caller had before) within
