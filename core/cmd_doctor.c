@@ -17,6 +17,7 @@
 #include "loader.h"
 #include "paths.h"
 #include "policy.h"
+#include "proclimit.h"
 #include "select.h"
 
 /* ------------------------------------------------------------------------ */
@@ -260,6 +261,12 @@ int kg_cmd_doctor(int argc, char **argv)
                                    kg_strv_get(brep->detail_values, i));
     }
     if (e.pol) env_detail(&host, e.pol, rep);
+    if (e.pol) {
+        /* What max_processes means for this user now (proclimit.h). */
+        kg_proclimit lim;
+        kg_proclimit_describe(e.pol->max_processes, &lim);
+        host.pub.report_detail(rep, "process bound", lim.text);
+    }
     /* The report shown is one backend's; when none could enforce the
      * policy, every backend's reason belongs in the verdict line too (the
      * one shown may only be saying "another backend does this"). */

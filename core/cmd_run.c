@@ -313,6 +313,7 @@ static int run(run_ctx *c)
     kg_supervise_opts opts = {
         .mask_prefixes = c->policy->mask_prefixes,
         .use_pty = use_pty,
+        .max_processes = c->policy->max_processes,
     };
     int exit_status = KG_EXIT_REFUSED;
     if (!envp) kg_oom();

@@ -95,6 +95,7 @@ static kg_config *config_new(const char *file)
     for (int k = 0; k < KG_N_LIST_KEYS; k++) c->lists[k] = kg_strv_new();
     c->network = KGATE_NET_RESTRICTED;
     c->macos_profile = KGATE_MACOS_PERMISSIVE;
+    c->max_processes = KG_DEFAULT_MAX_PROCESSES;
     return c;
 }
 
@@ -114,6 +115,8 @@ kg_config *kg_config_defaults(void)
     c->network = KGATE_NET_RESTRICTED;
     c->has_macos_profile = true;
     c->macos_profile = KGATE_MACOS_PERMISSIVE;
+    c->has_max_processes = true;
+    c->max_processes = KG_DEFAULT_MAX_PROCESSES;
     for (int k = 0; k < KG_N_LIST_KEYS; k++) c->has[k] = true;
     kg_strv_push(c->lists[KG_KEY_DENY_READ], ".env");
     kg_strv_push(c->lists[KG_KEY_DENY_EXEC], "curl");
@@ -240,7 +243,7 @@ typedef struct parse_ctx {
     size_t len;
     kg_error *err;
     kg_config *c;
-    bool seen_network, seen_profile;
+    bool seen_network, seen_profile, seen_max_processes;
 } parse_ctx;
 
 /* A user string made safe for a one-line message: control characters as
@@ -413,6 +416,45 @@ out:
     return rc;
 }
 
+/* A count of processes: decimal digits only (no sign, no 0x, no YAML
+ * float), 1 to KG_MAX_MAX_PROCESSES, or the word "unlimited" (0). */
+static int parse_count(parse_ctx *x, yaml_parser_t *p, const char *key, long *out)
+{
+    yaml_event_t ev;
+    if (next_event(x, p, &ev) < 0) return -1;
+    int rc = -1;
+    if (ev.type != YAML_SCALAR_EVENT) {
+        err_at(x, ev.start_mark, "%s: expected a number, got %s", key, event_kind(&ev));
+        goto out;
+    }
+    if (scalar_ok(x, &ev, key) < 0) goto out;
+    const char *v = (const char *)ev.data.scalar.value;
+    size_t len = ev.data.scalar.length;
+    if (strcmp(v, "unlimited") == 0) {
+        *out = 0;
+        rc = 0;
+        goto out;
+    }
+    long n = 0;
+    bool ok = len > 0 && len <= 8;
+    for (size_t i = 0; ok && i < len; i++) {
+        if (v[i] < '0' || v[i] > '9') ok = false;
+        else n = n * 10 + (v[i] - '0');
+    }
+    if (ok && n >= 1 && n <= KG_MAX_MAX_PROCESSES) {
+        *out = n;
+        rc = 0;
+        goto out;
+    }
+    char s[80];
+    shown(s, sizeof s, v, len);
+    err_at(x, ev.start_mark, "%s: invalid value '%s' (expected a number from 1 to %ld, "
+                             "or unlimited)", key, s, KG_MAX_MAX_PROCESSES);
+out:
+    yaml_event_delete(&ev);
+    return rc;
+}
+
 static int parse_list(parse_ctx *x, yaml_parser_t *p, kg_list_key k)
 {
     const char *key = list_keys[k].name;
@@ -499,6 +541,10 @@ static int parse_mapping(parse_ctx *x, yaml_parser_t *p)
             known = true;
             dup = x->seen_profile;
             x->seen_profile = true;
+        } else if (strcmp(key, "max_processes") == 0) {
+            known = true;
+            dup = x->seen_max_processes;
+            x->seen_max_processes = true;
         }
         int lk = -1;
         for (int k = 0; !known && k < KG_N_LIST_KEYS; k++)
@@ -521,6 +567,13 @@ static int parse_mapping(parse_ctx *x, yaml_parser_t *p)
                 x->c->network = n == 0   ? KGATE_NET_OFF
                                 : n == 1 ? KGATE_NET_RESTRICTED
                                          : KGATE_NET_OPEN;
+            }
+        } else if (strcmp(key, "max_processes") == 0) {
+            long n = 0;
+            rc = parse_count(x, p, "max_processes", &n);
+            if (rc == 0) {
+                x->c->has_max_processes = true;
+                x->c->max_processes = n;
             }
         } else {
             int n = 0;
@@ -708,6 +761,13 @@ static void config_render(const kg_config *c, UT_string *out)
                     "# macOS base profile: permissive (allow default, known doors "
                     "closed) | strict (deny default)\nmacos_profile: %s\n",
                     profile_name(prof));
+    long maxp = c->has_max_processes ? c->max_processes : d->max_processes;
+    if (maxp > 0)
+        utstring_printf(out, "# most processes in the box at once (or unlimited)\n"
+                             "max_processes: %ld\n", maxp);
+    else
+        utstring_printf(out, "# most processes in the box at once (or unlimited)\n"
+                             "max_processes: unlimited\n");
     kg_config_free(d);
 }
 
@@ -769,6 +829,10 @@ void kg_config_apply(kg_config *base, const kg_config *layer)
     if (layer->has_macos_profile) {
         base->has_macos_profile = true;
         base->macos_profile = layer->macos_profile;
+    }
+    if (layer->has_max_processes) {
+        base->has_max_processes = true;
+        base->max_processes = layer->max_processes;
     }
     for (int k = 0; k < KG_N_LIST_KEYS; k++) {
         if (!layer->has[k]) continue;

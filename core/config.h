@@ -35,6 +35,10 @@ typedef struct kg_config {
     kgate_network network;
     bool has_macos_profile;
     kgate_macos_profile macos_profile;
+    /* The bound on the box's processes (docs/config.md): a count, or 0 for
+     * "unlimited".  A project file may only lower it. */
+    bool has_max_processes;
+    long max_processes;
 
     bool has[KG_N_LIST_KEYS];
     kg_strv *lists[KG_N_LIST_KEYS]; /* never NULL; entries as written */
@@ -63,6 +67,10 @@ int kg_config_write(const kg_config *c, const char *file, kg_error *err);
 bool kg_host_name_valid(const char *name);
 
 const char *kg_network_name(kgate_network n);
+
+/* The default of max_processes, and the largest count accepted. */
+#define KG_DEFAULT_MAX_PROCESSES 4096L
+#define KG_MAX_MAX_PROCESSES 4194304L
 
 /* Overlays layer on base: every key layer sets replaces base's value (lists
  * are replaced, not joined).  How a user file sits on the defaults. */

@@ -85,6 +85,19 @@ int kg_policy_check_narrowing(const kg_config *user, const kg_config *project,
                           "%s: network: '%s' is wider than the user config's '%s'; "
                           "a project file may only narrow",
                           pf, kg_network_name(project->network), kg_network_name(unet));
+    /* 0 is unlimited: any count lowers it. */
+    long umax = user->has_max_processes ? user->max_processes : KG_DEFAULT_MAX_PROCESSES;
+    if (project->has_max_processes &&
+        (project->max_processes == 0 ? umax != 0
+                                     : umax != 0 && project->max_processes > umax)) {
+        char pv[32];
+        if (project->max_processes) snprintf(pv, sizeof pv, "%ld", project->max_processes);
+        else snprintf(pv, sizeof pv, "unlimited");
+        return kg_err_set(err, EPERM,
+                          "%s: max_processes: '%s' is wider than the user config's "
+                          "'%ld'; a project file may only narrow",
+                          pf, pv, umax);
+    }
     if (project->has_macos_profile && uprof == KGATE_MACOS_STRICT &&
         project->macos_profile != KGATE_MACOS_STRICT)
         return kg_err_set(err, EPERM,
@@ -432,6 +445,9 @@ kg_policy *kg_policy_load(const char *home, const char *cwd, const kg_flags *fla
     p->pub.configured_network = net;
     p->pub.macos_profile = proj && proj->has_macos_profile ? proj->macos_profile
                                                            : user->macos_profile;
+    p->max_processes = proj && proj->has_max_processes ? proj->max_processes
+                       : user->has_max_processes       ? user->max_processes
+                                                       : KG_DEFAULT_MAX_PROCESSES;
     merge_key(p->allow_hosts, user, proj, KG_KEY_ALLOW_HOSTS);
     merge_key(p->allow_paths, user, proj, KG_KEY_ALLOW_PATHS);
     merge_key(p->read_paths, user, proj, KG_KEY_READ_PATHS);

@@ -33,6 +33,7 @@ typedef struct kg_policy {
     kg_strv *mask_prefixes; /* user-added prefixes (built-ins live in mask.c) */
     kg_strv *pass_env;
     kg_strv *deny_env;
+    long max_processes; /* 0: unlimited (kg_proclimit.h) */
 
     /* What the one-shot flags added, resolved, for the audit line. */
     kg_strv *oneshot_paths, *oneshot_hosts;

@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -23,18 +25,78 @@ static volatile sig_atomic_t restore_armed;
 static int restore_fd = -1;
 static struct termios restore_tio;
 
-static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP};
+/* Faults: caught whatever handler was there (a sanitizer's), unless
+ * ignored. */
+static const int fault_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP};
+/* Every other signal whose default ends the process, caught while its
+ * disposition is the default.  SIGINT, SIGTERM, SIGHUP, SIGQUIT and
+ * SIGPIPE have the supervisor's handlers by then (supervise.c), which
+ * restore the terminal the ordinary way.  Real-time signals are added in
+ * kg_pty_make_raw. */
+static const int ending_signals[] = {
+    SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGIO, SIGXCPU, SIGXFSZ,
+    SIGSYS, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE,
+#ifdef SIGSTKFLT
+    SIGSTKFLT,
+#endif
+#ifdef SIGPWR
+    SIGPWR,
+#endif
+#ifdef SIGEMT
+    SIGEMT,
+#endif
+#ifdef SIGLOST
+    SIGLOST,
+#endif
+};
+
+/* What was there before, put back when the terminal is restored. */
+static struct sigaction saved_action[NSIG];
+static bool caught[NSIG];
 
 static void fatal_handler(int sig)
 {
     if (restore_armed) tcsetattr(restore_fd, TCSAFLUSH, &restore_tio);
-    /* SA_RESETHAND put the default back: die the way we would have. */
+    /* SA_RESETHAND put the default back: die the way we would have (the
+     * signal is blocked while we run, and delivered when we return). */
     raise(sig);
 }
 
 void kg_pty_emergency_restore(void)
 {
     if (restore_armed) tcsetattr(restore_fd, TCSAFLUSH, &restore_tio);
+}
+
+static void catch_signal(int sig, bool unless_handled)
+{
+    struct sigaction cur;
+    if (sig <= 0 || sig >= NSIG || caught[sig]) return;
+    if (sigaction(sig, NULL, &cur) < 0 || cur.sa_handler == SIG_IGN) return;
+    if (unless_handled && (cur.sa_flags & SA_SIGINFO || cur.sa_handler != SIG_DFL))
+        return;
+    struct sigaction sa = {.sa_handler = fatal_handler, .sa_flags = SA_RESETHAND};
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(sig, &sa, &saved_action[sig]) == 0) caught[sig] = true;
+}
+
+static void catch_ending_signals(void)
+{
+    for (size_t i = 0; i < sizeof fault_signals / sizeof fault_signals[0]; i++)
+        catch_signal(fault_signals[i], false);
+    for (size_t i = 0; i < sizeof ending_signals / sizeof ending_signals[0]; i++)
+        catch_signal(ending_signals[i], true);
+#if defined(SIGRTMIN) && defined(SIGRTMAX)
+    for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++) catch_signal(sig, true);
+#endif
+}
+
+static void release_ending_signals(void)
+{
+    for (int sig = 1; sig < NSIG; sig++) {
+        if (!caught[sig]) continue;
+        sigaction(sig, &saved_action[sig], NULL);
+        caught[sig] = false;
+    }
 }
 
 kg_pty *kg_pty_open(int term_fd, kg_error *err)
@@ -98,17 +160,14 @@ int kg_pty_make_raw(kg_pty *p, kg_error *err)
     restore_fd = p->term_fd;
     restore_tio = p->saved;
     restore_armed = 1;
-    for (size_t i = 0; i < sizeof fatal_signals / sizeof fatal_signals[0]; i++) {
-        struct sigaction sa = {.sa_handler = fatal_handler, .sa_flags = SA_RESETHAND};
-        sigemptyset(&sa.sa_mask);
-        sigaction(fatal_signals[i], &sa, NULL);
-    }
+    catch_ending_signals();
     struct termios raw = p->saved;
     cfmakeraw(&raw);
     /* TCSADRAIN, not TCSAFLUSH: what the user typed ahead while kgate was
      * starting is meant for the program and reaches it. */
     if (tcsetattr(p->term_fd, TCSADRAIN, &raw) < 0) {
         restore_armed = 0;
+        release_ending_signals();
         return kg_err_set(err, errno, "cannot put the terminal in raw mode: %s",
                           strerror(errno));
     }
@@ -124,6 +183,51 @@ void kg_pty_restore(kg_pty *p)
     tcsetattr(p->term_fd, TCSAFLUSH, &p->saved);
     p->raw = false;
     restore_armed = 0;
+    release_ending_signals();
+}
+
+/* The pty's foreground group and the session's group (the program
+ * kgate started), continued: a program stopped there would otherwise keep
+ * a signal kgate forwarded pending forever. */
+void kg_pty_continue(kg_pty *p)
+{
+    pid_t pg = 0;
+    if (ioctl(p->master, TIOCGPGRP, &pg) == 0 && pg > 0) kill(-pg, SIGCONT);
+#ifdef TIOCGSID
+    pid_t sid = 0;
+    if (ioctl(p->master, TIOCGSID, &sid) == 0 && sid > 0 && sid != pg)
+        kill(-sid, SIGCONT);
+#endif
+}
+
+/* 'T' for a stopped process (its state in /proc), else 0. */
+static char proc_state(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return 0;
+    buf[n] = '\0';
+    const char *paren = strrchr(buf, ')');
+    return paren && paren[1] == ' ' ? paren[2] : 0;
+}
+
+void kg_pty_typed(kg_pty *p, const char *buf, size_t len)
+{
+    struct termios tio;
+    if (len == 0 || tcgetattr(p->master, &tio) < 0 || !(tio.c_lflag & ISIG)) return;
+    bool intr = false;
+    for (size_t i = 0; i < len && !intr; i++) {
+        cc_t c = (cc_t)buf[i];
+        intr = c != _POSIX_VDISABLE && (c == tio.c_cc[VINTR] || c == tio.c_cc[VQUIT]);
+    }
+    pid_t pg = 0;
+    if (!intr || ioctl(p->master, TIOCGPGRP, &pg) < 0 || pg <= 0) return;
+    char st = proc_state(pg);
+    if (st == 'T' || st == 't') kill(-pg, SIGCONT);
 }
 
 void kg_pty_sync_winsize(kg_pty *p)

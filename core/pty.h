@@ -5,12 +5,13 @@
  * TIOCSTI and friends reach only that pty.  kgate keeps the master side,
  * puts the real terminal in raw mode, and relays both ways (output through
  * the secret mask).  The real terminal is restored on every exit path kgate
- * can see: normal exit, a signal death of the program, and a fatal signal to
- * kgate itself. */
+ * can see: normal exit, a signal death of the program, and any signal that
+ * ends kgate itself but SIGKILL. */
 #ifndef KG_PTY_H
 #define KG_PTY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "error.h"
 
@@ -45,5 +46,12 @@ void kg_pty_sync_winsize(kg_pty *p);
  * session holds the pty as its controlling terminal (yet): the caller then
  * signals the pids it knows. */
 int kg_pty_signal(kg_pty *p, int sig);
+/* SIGCONT to the pty's foreground group and to the session's group. */
+void kg_pty_continue(kg_pty *p);
+/* Called with the bytes just written to the master: when they hold the
+ * pty's interrupt or quit character (and ISIG is on) and the foreground
+ * group is stopped, continues it, so the signal the key raised is not
+ * left pending in a program that stopped itself. */
+void kg_pty_typed(kg_pty *p, const char *buf, size_t len);
 
 #endif

@@ -6,8 +6,13 @@
  * at all counts as BLOCKED, whatever else it said. */
 #include "select.h"
 
+#include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
 
 /* ------------------------------------------------------------------------ */
 /* Calling into a plugin                                                     */
@@ -23,6 +28,41 @@ static void tidy(char *s, size_t len)
 }
 
 static const kgate_probe *find_probe(void *ctx, const char *name);
+
+/* A probe that never returns (a tool it asks hangs, a plugin loops) would
+ * hang every kgate command.  It runs in our process, so it cannot be
+ * stopped and let go on: an alarm ends kgate instead, with one kgate: line
+ * naming the plugin, and nothing is started (fail closed).  Two syscalls on
+ * the normal path.  The bound is generous: QUICK is meant to stat a binary,
+ * THOROUGH may run the tool once. */
+#define PROBE_QUICK_S 10
+#define PROBE_THOROUGH_S 30
+
+static const char *volatile alarm_plugin; /* the outermost probe's name */
+static volatile sig_atomic_t alarm_secs;
+
+static void put(const char *s)
+{
+    if (s) (void)!write(STDERR_FILENO, s, strlen(s));
+}
+
+static void on_probe_alarm(int sig)
+{
+    (void)sig;
+    char secs[8];
+    int n = alarm_secs, i = (int)sizeof secs - 1;
+    secs[i] = '\0';
+    do {
+        secs[--i] = (char)('0' + n % 10);
+        n /= 10;
+    } while (n > 0 && i > 0);
+    put("kgate: plugin ");
+    put(alarm_plugin);
+    put(": its probe did not finish within ");
+    put(secs + i);
+    put(" s: nothing was started\n");
+    _exit(KG_EXIT_REFUSED);
+}
 
 void kg_select_probe(kg_plugin *p, kg_host *host, kgate_probe_depth depth)
 {
@@ -43,7 +83,23 @@ void kg_select_probe(kg_plugin *p, kg_host *host, kgate_probe_depth depth)
         if (r) r->depth = depth;
         host->current = p->name;
         p->probing = 1;
+        /* Only the outermost probe arms the alarm (a backend may ask for
+         * another's probe): its bound covers both. */
+        bool arm = alarm_plugin == NULL;
+        struct sigaction sa = {.sa_handler = on_probe_alarm}, old_sa;
+        if (arm) {
+            sigemptyset(&sa.sa_mask);
+            alarm_plugin = p->name;
+            alarm_secs = depth == KGATE_PROBE_THOROUGH ? PROBE_THOROUGH_S : PROBE_QUICK_S;
+            sigaction(SIGALRM, &sa, &old_sa);
+            alarm((unsigned)alarm_secs);
+        }
         int rc = p->be.probe(&host->pub, depth, &p->probe, &e);
+        if (arm) {
+            alarm(0);
+            sigaction(SIGALRM, &old_sa, NULL);
+            alarm_plugin = NULL;
+        }
         p->probing = 0;
         host->current = prev;
         if (r) r->depth = prev_depth;

@@ -38,6 +38,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
@@ -45,9 +46,13 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "mask.h"
 #include "os.h"
+#include "proclimit.h"
 #include "pty.h"
 #include "termfilter.h"
 
@@ -56,6 +61,13 @@
 #define DRAIN_GRACE_MS 1000
 #define DRAIN_CAP_MS 30000
 #define HELPER_GRACE_MS 2000
+/* From the first SIGINT, SIGTERM, SIGHUP or SIGQUIT forwarded to the
+ * program until it is killed (docs/exit-codes.md). */
+#define STOP_GRACE_MS 10000
+/* How long what the backend's processes leave behind may take to end
+ * (bwrap's pid 1 dies of its parent-death signal right after the outer
+ * bwrap) before it is SIGKILLed. */
+#define ORPHAN_GRACE_MS 2000
 
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
@@ -105,6 +117,12 @@ struct sup {
 
     kgate_proc proc;
     bool exited; /* proc.pid has been reaped */
+    int64_t kill_at; /* when the program is SIGKILLed, or -1 */
+    bool killed;     /* it was, after STOP_GRACE_MS */
+    bool subreaper;  /* orphans of the backend's processes come to us */
+    pid_t *before;   /* our children before the launch: never reaped here */
+    size_t n_before;
+    char helper_gone[160]; /* why the run was ended early, or "" */
     int status;  /* its wait status */
     int wait_errno;
 
@@ -195,6 +213,72 @@ static void reap_main(sup *s)
     }
 }
 
+/* The grace period after a forwarded signal is over: SIGKILL the
+ * backend's process (our child, so its pid cannot have been reused); with
+ * bubblewrap, --die-with-parent then takes the sandbox's pid 1 and with it
+ * the whole PID namespace. */
+static void kill_when_due(sup *s)
+{
+    if (s->exited || s->kill_at < 0 || now_ms() < s->kill_at) return;
+    s->kill_at = -1;
+    s->killed = true;
+    kill(s->proc.pid, SIGKILL);
+}
+
+/* Milliseconds poll may sleep before kill_when_due has work: -1 for no
+ * limit. */
+static int kill_timeout(const sup *s)
+{
+    if (s->exited || s->kill_at < 0) return -1;
+    int64_t rest = s->kill_at - now_ms();
+    return rest <= 0 ? 0 : rest > INT32_MAX ? INT32_MAX : (int)rest;
+}
+
+/* The program's status is its own business, its helpers' is ours: a
+ * helper that ends while the program runs (slirp4netns killed: the
+ * program has lost its network) ends the run as a forwarded SIGTERM would,
+ * and kgate says which one went.  Its name is read while it is a zombie,
+ * before it is reaped. */
+static void watch_helpers(sup *s)
+{
+    size_t n = s->proc.n_helpers;
+    if (n > KGATE_MAX_HELPERS) n = KGATE_MAX_HELPERS;
+    for (size_t i = 0; i < n; i++) {
+        pid_t pid = s->proc.helpers[i];
+        if (pid <= 0) continue;
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0 ||
+            si.si_pid != pid)
+            continue;
+        char comm[64] = "?", path[64];
+        snprintf(path, sizeof path, "/proc/%ld/comm", (long)pid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) {
+            ssize_t r = read(fd, comm, sizeof comm - 1);
+            comm[r > 0 ? r : 1] = '\0';
+            comm[strcspn(comm, "\n")] = '\0';
+            close(fd);
+        }
+        int st = 0;
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+        s->proc.helpers[i] = 0;
+        reap_main(s);
+        if (s->exited || s->helper_gone[0]) continue;
+        snprintf(s->helper_gone, sizeof s->helper_gone,
+                 "the backend's helper %s (pid %ld) %s %d during the run: "
+                 "the program was ended",
+                 comm, (long)pid,
+                 WIFSIGNALED(st) ? "died of signal" : "exited with status",
+                 WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+        pid_t t = s->proc.signal_pid ? s->proc.signal_pid : s->proc.pid;
+        if (!s->pty || kg_pty_signal(s->pty, SIGTERM) < 0) kill(t, SIGTERM);
+        if (s->pty) kg_pty_continue(s->pty);
+        kill(t, SIGCONT);
+        if (s->kill_at < 0) s->kill_at = now_ms() + STOP_GRACE_MS;
+    }
+}
+
 /* Reads what the handlers wrote: forwards signals while the program is
  * alive, and reaps it when it has exited. */
 static void handle_signals(sup *s)
@@ -203,7 +287,11 @@ static void handle_signals(sup *s)
     ssize_t n;
     while ((n = read(s->sig_r, b, sizeof b)) > 0) {
         for (ssize_t i = 0; i < n; i++) {
-            if (b[i] == SIGCHLD || b[i] == SIGPIPE) continue;
+            if (b[i] == SIGCHLD) {
+                watch_helpers(s);
+                continue;
+            }
+            if (b[i] == SIGPIPE) continue;
             if (b[i] == SIGWINCH) {
                 /* The kernel tells the program's foreground group. */
                 if (s->pty) kg_pty_sync_winsize(s->pty);
@@ -211,14 +299,21 @@ static void handle_signals(sup *s)
             }
             reap_main(s); /* never signal a pid that may be reused */
             if (s->exited) continue;
+            pid_t t = s->proc.signal_pid ? s->proc.signal_pid : s->proc.pid;
             /* With a pty, the program may have left the group the backend
              * named (a session of its own, see kg_pty_signal). */
-            if (s->pty && kg_pty_signal(s->pty, b[i]) == 0) continue;
-            pid_t t = s->proc.signal_pid ? s->proc.signal_pid : s->proc.pid;
-            kill(t, b[i]);
+            if (!s->pty || kg_pty_signal(s->pty, b[i]) < 0) kill(t, b[i]);
+            /* A stopped program (kill -STOP $$) would keep the signal
+             * pending forever: continue it, as a shell's kill does for a
+             * stopped job.  And whatever it does with the signal, the run
+             * ends within STOP_GRACE_MS. */
+            if (s->pty) kg_pty_continue(s->pty);
+            kill(t, SIGCONT);
+            if (s->kill_at < 0) s->kill_at = now_ms() + STOP_GRACE_MS;
         }
     }
     reap_main(s);
+    kill_when_due(s);
 }
 
 /* SIGTERM, a grace period, then SIGKILL, and every pid reaped. */
@@ -268,6 +363,94 @@ static void stop_helpers(sup *s)
     if (n > KGATE_MAX_HELPERS) n = KGATE_MAX_HELPERS;
     stop_pids(s, s->proc.helpers, n);
     s->proc.n_helpers = 0;
+}
+
+#ifdef PR_SET_CHILD_SUBREAPER
+/* The children of this process, from the list the kernel keeps of them
+ * (as pids, sorted): NULL when it cannot be read. */
+static pid_t *list_children(size_t *n)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%ld/children", (long)getpid());
+    FILE *f = fopen(path, "re");
+    *n = 0;
+    if (!f) return NULL;
+    size_t cap = 16;
+    pid_t *v = malloc(cap * sizeof *v);
+    long pid;
+    while (v && fscanf(f, "%ld", &pid) == 1) {
+        if (*n == cap) {
+            pid_t *nv = realloc(v, (cap *= 2) * sizeof *v);
+            if (!nv) {
+                free(v);
+                v = NULL;
+                break;
+            }
+            v = nv;
+        }
+        v[(*n)++] = (pid_t)pid;
+    }
+    fclose(f);
+    return v;
+}
+
+static bool has_pid(const pid_t *v, size_t n, pid_t pid)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[i] == pid) return true;
+    return false;
+}
+#endif
+
+/* As subreaper, wait for the children that came during the run (orphans
+ * of the backend's processes; never a child our caller had before) within
+ * ORPHAN_GRACE_MS, then SIGKILL and reap what remains.  They are ours and
+ * unreaped, so no pid can have been reused. */
+static void reap_orphans(sup *s)
+{
+#ifdef PR_SET_CHILD_SUBREAPER
+    if (!s->subreaper) return;
+    int64_t deadline = now_ms() + ORPHAN_GRACE_MS;
+    bool killed = false;
+    for (;;) {
+        size_t n = 0, left = 0;
+        pid_t *now = list_children(&n);
+        if (!now) break;
+        for (size_t i = 0; i < n; i++) {
+            if (has_pid(s->before, s->n_before, now[i])) continue;
+            pid_t r;
+            do {
+                r = waitpid(now[i], NULL, killed ? 0 : WNOHANG);
+            } while (r < 0 && errno == EINTR);
+            if (r == 0) left++;
+        }
+        free(now);
+        if (left == 0) break;
+        if (now_ms() >= deadline) {
+            /* Still there after the grace period: kill them; the next
+             * round reaps them, waiting. */
+            size_t m = 0;
+            pid_t *again = list_children(&m);
+            for (size_t i = 0; again && i < m; i++)
+                if (!has_pid(s->before, s->n_before, again[i])) kill(again[i], SIGKILL);
+            free(again);
+            if (killed) break;
+            killed = true;
+            continue;
+        }
+        /* Woken early by SIGCHLD through the self-pipe. */
+        struct pollfd p = {.fd = s->sig_r, .events = POLLIN};
+        poll(&p, s->sig_r >= 0 ? 1 : 0, 20);
+        if (s->sig_r >= 0) {
+            unsigned char b[64];
+            while (read(s->sig_r, b, sizeof b) > 0) {}
+        }
+    }
+    prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
+    s->subreaper = false;
+#else
+    (void)s;
+#endif
 }
 
 /* ------------------------------------------------------------------------ */
@@ -457,6 +640,7 @@ static void pump_input(sup *s, bool readable, bool writable)
         ssize_t n = write(kg_pty_master(s->pty), s->inbuf + s->in_off,
                           s->in_len - s->in_off);
         if (n > 0) {
+            kg_pty_typed(s->pty, s->inbuf + s->in_off, (size_t)n);
             s->in_off += (size_t)n;
             if (s->in_off == s->in_len) s->in_len = s->in_off = 0;
         } else if (n < 0 && errno != EINTR && errno != EAGAIN) {
@@ -516,7 +700,7 @@ static void relay(sup *s)
                 p[np++] = (struct pollfd){.fd = kg_pty_master(s->pty),
                                           .events = POLLOUT};
         }
-        int timeout = -1;
+        int timeout = kill_timeout(s);
         if (s->exited) {
             int64_t rest = deadline - now_ms();
             timeout = rest > 0 ? (int)rest : 0;
@@ -554,7 +738,7 @@ int kg_supervise(const kgate_backend *be, const kg_host *host,
     if (!be || !be->launch)
         return kg_err_set(err, ENOSYS, "backend %s: cannot launch", name);
 
-    sup s = {.sig_r = -1, .sig_w = -1, .in_fd = -1,
+    sup s = {.sig_r = -1, .sig_w = -1, .in_fd = -1, .kill_at = -1,
              .out = {.rfd = -1, .out_fd = STDOUT_FILENO, .scratch_r = -1,
                      .scratch_w = -1},
              .err = {.rfd = -1, .out_fd = STDERR_FILENO, .scratch_r = -1,
@@ -604,6 +788,23 @@ int kg_supervise(const kgate_backend *be, const kg_host *host,
         fcntl(po[0], F_SETFL, fcntl(po[0], F_GETFL) | O_NONBLOCK);
         if (kg_pty_make_raw(s.pty, err) < 0) goto out;
     }
+    /* The bound on the box's processes, on us and so on all we start now
+     * (proclimit.h).  Fail closed: a bound that cannot be set launches
+     * nothing. */
+    kg_proclimit lim;
+    if (opts && kg_proclimit_apply(opts->max_processes, &lim) < 0) {
+        kg_err_set(err, errno, "cannot bound the number of processes "
+                               "(max_processes): %s", strerror(errno));
+        goto out;
+    }
+#ifdef PR_SET_CHILD_SUBREAPER
+    /* What the backend's processes leave when they exit (bwrap's pid 1
+     * outlives the outer bwrap by a moment) is reparented to us, not to
+     * a PID 1 that may never reap it (a container without an init), and
+     * reaped before we return (reap_orphans). */
+    s.before = list_children(&s.n_before);
+    s.subreaper = s.before && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0;
+#endif
     s.proc = (kgate_proc){.struct_size = sizeof s.proc};
     kgate_err kerr = {0};
     if (be->launch(&host->pub, policy, plan, &io, &s.proc, &kerr) < 0) {
@@ -643,7 +844,7 @@ int kg_supervise(const kgate_backend *be, const kg_host *host,
     relay(&s);
     while (!s.exited) { /* both pipes closed early: wait for the end */
         struct pollfd p = {.fd = s.sig_r, .events = POLLIN};
-        poll(&p, 1, -1);
+        poll(&p, 1, kill_timeout(&s));
         handle_signals(&s);
     }
     stop_helpers(&s);
@@ -657,14 +858,23 @@ int kg_supervise(const kgate_backend *be, const kg_host *host,
     else *exit_status = WEXITSTATUS(s.status);
     ret = 0;
 out:
+    reap_orphans(&s);
+    free(s.before);
     for (int i = 0; i < 2; i++) {
         if (po[i] >= 0) close(po[i]);
         if (pe[i] >= 0) close(pe[i]);
     }
     stream_close(&s.out);
     stream_close(&s.err);
-    restore_signals(&s);
+    /* The terminal first: with the supervisor's handlers gone, a SIGINT
+     * would end kgate before it was restored. */
     kg_pty_free(s.pty); /* the user's terminal back as it was */
+    restore_signals(&s);
+    if (s.helper_gone[0]) fprintf(stderr, "kgate: %s\n", s.helper_gone);
+    if (s.killed)
+        fprintf(stderr, "kgate: the program did not end within %d s of the "
+                        "signal forwarded to it: killed\n",
+                STOP_GRACE_MS / 1000);
     kg_mask_free(s.out.mask);
     kg_mask_free(s.err.mask);
     kg_termfilter_free(s.out.term);

@@ -17,6 +17,7 @@ typedef struct kg_supervise_opts {
                      stdout, stderr and controlling terminal); fd 0 must be
                      the user's terminal.  No fallback to pipes: the plan
                      (policy->pty) was made for a pty. */
+    long max_processes; /* the box's process bound (proclimit.h); 0: none */
 } kg_supervise_opts;
 
 /* Calls be->launch and supervises: SIGINT, SIGTERM, SIGHUP and SIGQUIT

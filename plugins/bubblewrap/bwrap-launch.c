@@ -32,13 +32,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 /* What the child reports through the error pipe before it _exits. */
-enum { STEP_STDIO = 1, STEP_FD, STEP_CHDIR, STEP_EXEC };
+enum { STEP_STDIO = 1, STEP_FD, STEP_CHDIR, STEP_GROUP, STEP_EXEC };
 
 /* Descriptors the child passes to bwrap (-1 when not used). */
 typedef struct passfds {
@@ -55,6 +56,7 @@ static const char *step_name(int step)
     case STEP_STDIO: return "set up stdio for";
     case STEP_FD: return "pass descriptors to";
     case STEP_CHDIR: return "enter the project";
+    case STEP_GROUP: return "join the guard's process group for";
     default: return "execute";
     }
 }
@@ -64,7 +66,8 @@ static const char *step_name(int step)
 __attribute__((noreturn)) static void child(char *const *argv,
                                             const kgate_launch *io,
                                             const int hi[3], passfds pass,
-                                            int err_w, const char *project)
+                                            int err_w, const char *project,
+                                            pid_t group, pid_t kgate)
 {
     int report[2] = {0, 0};
     struct sigaction dfl, cur;
@@ -85,8 +88,18 @@ __attribute__((noreturn)) static void child(char *const *argv,
      * (io->pty): the pty must not become the controlling terminal here,
      * where bwrap's outer process would share its session and get the
      * Ctrl-C typed into it.  The shim inside the sandbox takes it
-     * (stage_pty in bwrap-plan.c). */
-    setpgid(0, 0);
+     * (stage_pty in bwrap-plan.c).  The group is the guard's
+     * (bwrap-guard.c): the sandbox's pid 1 is born in it. */
+    if (setpgid(0, group) < 0) {
+        report[0] = STEP_GROUP;
+        goto fail;
+    }
+    /* bwrap's --die-with-parent is armed only after bwrap has started: a
+     * kgate dying before that (after the guard's group kill, which may
+     * have let us join the group of a guard not yet reaped) must take us
+     * too.  Kept across execve (bwrap is not set-user-ID). */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != kgate) _exit(127);
     /* hi[] are >= 10, so these never overwrite one another. */
     for (int i = 0; i < 3; i++) {
         if (dup2(hi[i], i) < 0) {
@@ -163,7 +176,7 @@ static pid_t parse_child_pid(const char *json)
  * unwritable until bwrap reads it; *theirs is bwrap's end (>= 10).  Returns
  * -1 when this kernel does not behave that way: launch then goes on
  * without the gate. */
-static int gate_open(int *theirs)
+static int gate_open(int *theirs, size_t *reclen)
 {
     int sv[2];
     *theirs = -1;
@@ -183,6 +196,11 @@ static int gate_open(int *theirs)
     if (send(sv[0], rec, n, MSG_DONTWAIT) != (ssize_t)n) goto fail;
     struct pollfd p = {.fd = sv[0], .events = POLLOUT};
     if (poll(&p, 1, 0) != 0) goto fail; /* writable already: no gate */
+    /* Taken back: the record goes in only once the guard knows the
+     * sandbox's pid 1 (gate_arm), so bwrap's pid 1 waits at the block fd,
+     * still in the guard's process group, until then. */
+    if (recv(sv[1], rec, sizeof rec, MSG_DONTWAIT) != (ssize_t)n) goto fail;
+    *reclen = n;
     *theirs = fcntl(sv[1], F_DUPFD_CLOEXEC, 10);
     close(sv[1]);
     if (*theirs < 0) {
@@ -194,6 +212,14 @@ fail:
     close(sv[0]);
     close(sv[1]);
     return -1;
+}
+
+/* Queues the record bwrap's pid 1 waits for. */
+static int gate_arm(int ours, size_t reclen)
+{
+    char rec[2048];
+    memset(rec, 'k', sizeof rec);
+    return send(ours, rec, reclen, MSG_DONTWAIT) == (ssize_t)reclen ? 0 : -1;
 }
 
 /* 1 when bwrap consumed the record (setup done), 0 when it exited first,
@@ -246,6 +272,7 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
     int info_r = -1, info_w = -1, err_r = -1, err_w = -1, hi[3] = {-1, -1, -1};
     int gate = -1, block_w = -1, filter = -1, filter_w = -1;
     kgbw_pins pins = {0};
+    kgbw_guard guard = {.pid = -1, .wfd = -1};
     char **argv = NULL;
     int r = -1, fds[2];
     pid_t pid = -1;
@@ -281,7 +308,8 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
 
     /* The gate says when the mounts are done, which is when they can be
      * checked; without it they cannot, and nothing starts. */
-    gate = gate_open(&block_w);
+    size_t reclen = 0;
+    gate = gate_open(&block_w, &reclen);
     if (gate < 0) {
         kgate_err_set(err, ENOTSUP,
                       "cannot tell when bwrap has made its mounts on this "
@@ -309,6 +337,12 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
     argv[k++] = filternum;
     for (size_t i = 1; i < pins.argc; i++) argv[k++] = (char *)pins.argv[i];
 
+    /* The guard holds our end of the gate too: if kgate dies before it
+     * queued the record, bwrap's pid 1 waits at the block fd (no EOF) until
+     * the guard kills it. */
+    if (kgbw_guard_start(&guard, gate, err) < 0) goto out;
+
+    pid_t self = getpid();
     sigset_t all, old;
     sigfillset(&all);
     sigprocmask(SIG_SETMASK, &all, &old);
@@ -316,7 +350,7 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
     if (pid == 0)
         child(argv, io, hi,
               (passfds){info_w, block_w, filter, pins.fds, pins.n_fds}, err_w,
-              policy->project);
+              policy->project, guard.pid, self);
     int fork_errno = errno;
     sigprocmask(SIG_SETMASK, &old, NULL);
     if (pid < 0) {
@@ -349,6 +383,14 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
     ssize_t n = read_full(info_r, info, sizeof info - 1);
     info[n > 0 ? n : 0] = '\0';
     pid_t sandbox = parse_child_pid(info);
+    if (sandbox) kgbw_guard_tell(&guard, sandbox);
+    if (sandbox && gate >= 0 && gate_arm(gate, reclen) < 0) {
+        kill(pid, SIGKILL);
+        reap(pid);
+        kgate_err_set(err, errno, "cannot open bwrap's setup gate: %s",
+                      strerror(errno));
+        goto out;
+    }
     const char *kind;
     if (!sandbox) {
         int code = exit_code_of(reap(pid), &kind);
@@ -385,7 +427,9 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
      * (the shim); the core then signals it through the pty, and this group
      * is only the fallback for a signal that comes before the shim ran. */
     proc->signal_pid = -sandbox;
-    proc->n_helpers = 0;
+    proc->helpers[0] = guard.pid;
+    proc->n_helpers = 1;
+    guard.pid = -1; /* the core's to end now */
     host->log(host, KGATE_LOG_DEBUG, "bwrap pid %ld, sandbox pid 1 is %ld",
               (long)pid, (long)sandbox);
     r = 0;
@@ -401,6 +445,7 @@ kill_sandbox:
 sys_fail:
     kgate_err_set(err, errno, "cannot start bwrap: %s", strerror(errno));
 out:
+    kgbw_guard_stop(&guard);
     close_fd(&filter_w);
     kgbw_pins_free(&pins);
     close_fd(&filter);

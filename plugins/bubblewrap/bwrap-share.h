@@ -83,4 +83,21 @@ void kgbw_pins_free(kgbw_pins *p);
     "a host allow list needs the slirp-filter backend (slirp4netns and "       \
     "iptables)"
 
+/* The guard (bwrap-guard.c): a child of kgate that SIGKILLs the sandbox
+ * when kgate dies, at any moment of the launch.  start forks it (pid, a
+ * process group of its own that the outer bwrap must join with
+ * setpgid(0, pid) before its exec); tell hands it the sandbox's pid 1 from
+ * bwrap's info; the backend then lists pid among its helpers, whose
+ * SIGTERM at the end of the run makes the guard kill what is left and
+ * exit.  stop ends it (and its group) on a launch that failed.  hold (or
+ * -1) is a descriptor the guard keeps open for its life: kgate's end of
+ * bwrap's setup gate. */
+typedef struct kgbw_guard {
+    pid_t pid;
+    int wfd;
+} kgbw_guard;
+int kgbw_guard_start(kgbw_guard *g, int hold, kgate_err *err);
+void kgbw_guard_tell(kgbw_guard *g, pid_t sandbox);
+void kgbw_guard_stop(kgbw_guard *g);
+
 #endif

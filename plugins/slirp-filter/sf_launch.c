@@ -194,6 +194,7 @@ typedef struct sf_child_ctx {
     const int *pins;      /* bind sources as descriptors (bwrap-pin.c) */
     size_t n_pins;
     int pty;              /* io->pty, when the core is new enough to say */
+    pid_t group;          /* the guard's process group (bwrap-guard.c) */
 } sf_child_ctx;
 
 /* Sends "E<message>" and ends H.  One send: the parent reads to EOF. */
@@ -408,8 +409,10 @@ static _Noreturn void child_main(sf_child_ctx *c)
      * group.  With a pty too: the pty must not become the controlling
      * terminal here, where bwrap's outer process would share its session
      * and die of a Ctrl-C typed into it; the bubblewrap plan's shim takes
-     * it inside the sandbox (docs/interactive.md). */
-    setpgid(0, 0);
+     * it inside the sandbox (docs/interactive.md).  The group is the
+     * guard's, so the sandbox's pid 1 is born in it (bwrap-guard.c). */
+    if (setpgid(0, c->group) < 0)
+        child_fail(c, "joining the guard's process group: %s", strerror(errno));
 
     if (unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS) < 0)
         child_fail(c, "unshare(user, net, mount): %s", strerror(errno));
@@ -536,7 +539,7 @@ static pid_t parse_child_pid(const char *json)
  * record is read: writable again means bwrap got that far.  Returns our
  * end, with bwrap's in *theirs (>= 10), or -1 where the kernel does not
  * behave so (launch then goes on without the gate). */
-static int gate_open(int *theirs)
+static int gate_open(int *theirs, size_t *reclen)
 {
     int sv[2], tiny = 1, sndbuf = 0;
     socklen_t len = sizeof sndbuf;
@@ -551,6 +554,10 @@ static int gate_open(int *theirs)
     if ((size_t)sndbuf < n + 64) n = sndbuf > 128 ? (size_t)sndbuf - 64 : 64;
     struct pollfd p = {.fd = sv[0], .events = POLLOUT};
     if (send(sv[0], rec, n, MSG_DONTWAIT) != (ssize_t)n || poll(&p, 1, 0) != 0) goto no;
+    /* Taken back: it goes in only once the guard knows the sandbox's pid 1
+     * (gate_arm; bwrap-guard.c). */
+    if (recv(sv[1], rec, sizeof rec, MSG_DONTWAIT) != (ssize_t)n) goto no;
+    *reclen = n;
     *theirs = fcntl(sv[1], F_DUPFD_CLOEXEC, 10);
     close(sv[1]);
     if (*theirs >= 0) return sv[0];
@@ -560,6 +567,14 @@ no:
     close(sv[0]);
     close(sv[1]);
     return -1;
+}
+
+/* Queues the record bwrap's pid 1 waits for. */
+static int gate_arm(int ours, size_t reclen)
+{
+    char rec[2048];
+    memset(rec, 0, sizeof rec);
+    return send(ours, rec, reclen, MSG_DONTWAIT) == (ssize_t)reclen ? 0 : -1;
 }
 
 static void gate_close(int *ours, int *theirs)
@@ -671,7 +686,8 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
     snprintf(infonum, sizeof infonum, "%d", info_w);
     snprintf(filternum, sizeof filternum, "%d", filter);
     int block_w = -1;
-    int gate = gate_open(&block_w);
+    size_t reclen = 0;
+    int gate = gate_open(&block_w, &reclen);
     if (gate < 0) {
         /* It says when the mounts are done: without it they cannot be
          * checked, and nothing starts. */
@@ -733,6 +749,22 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
         .n_pins = pins.n_fds,
         .pty = KGATE_HAS_FIELD(io, kgate_launch, pty) && io->pty,
     };
+    kgbw_guard guard;
+    /* The guard holds our end of the gate too (bwrap-guard.c). */
+    if (kgbw_guard_start(&guard, gate, err) < 0) {
+        free(bargv);
+        free(v6);
+        close(sv[0]);
+        close(sv[1]);
+        close(info_r);
+        close(info_w);
+        close(filter);
+        close(filter_w);
+        kgbw_pins_free(&pins);
+        gate_close(&gate, &block_w);
+        return -1;
+    }
+    c.group = guard.pid;
     sigset_t all, old;
     sigfillset(&all);
     sigprocmask(SIG_SETMASK, &all, &old);
@@ -761,6 +793,7 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
         close(filter_w);
         kgbw_pins_free(&pins);
         gate_close(&gate, &block_w);
+        kgbw_guard_stop(&guard);
         return kgate_err_set(err, fork_errno, "fork: %s", strerror(fork_errno));
     }
     /* block_w stays open here until the gate is decided: while we hold
@@ -809,6 +842,11 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
      * bwrap that failed before closes it empty (its message is above). */
     got = read_until_eof(info_r, msg, sizeof msg, now_ms() + SF_WAIT_SLIRP_MS);
     pid_t sandbox = got > 0 ? parse_child_pid(msg) : 0;
+    if (sandbox) kgbw_guard_tell(&guard, sandbox);
+    if (sandbox && gate >= 0 && gate_arm(gate, reclen) < 0) {
+        kgate_err_set(err, errno, "cannot open bwrap's setup gate: %s", strerror(errno));
+        goto fail;
+    }
     if (!sandbox) {
         kgate_err_set(err, 0, "bwrap could not create the sandbox; its message is above");
         goto fail;
@@ -845,7 +883,8 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
      * before the shim ran. */
     proc->signal_pid = -sandbox;
     proc->helpers[0] = slirp;
-    proc->n_helpers = 1;
+    proc->helpers[1] = guard.pid;
+    proc->n_helpers = 2;
     return 0;
 
 fail:
@@ -857,6 +896,7 @@ fail:
     kgbw_pins_free(&pins);
     if (slirp_log >= 0) close(slirp_log);
     if (ready_rd >= 0) close(ready_rd);
+    kgbw_guard_stop(&guard);
     kill_and_reap(slirp);
     return -1;
 }

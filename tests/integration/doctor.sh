@@ -90,9 +90,11 @@ for who in $(test_users); do
     check "--json findings" \
         json 'd["findings"] == [{"verdict": "DEGRADED", "text": "network open: no network box"}]'
     check "--json details" \
-        json '{k: v for k, v in d["details"].items() if k != "environment"} == {"network": "open"}'
+        json '{k: v for k, v in d["details"].items() if k not in ("environment", "process bound")} == {"network": "open"}'
     check "--json: the core's environment detail" \
         json '"secret-looking variable" in d["details"]["environment"]'
+    check "--json: the core's process bound detail (max_processes)" \
+        json '"RLIMIT_NPROC" in d["details"]["process bound"] or "root is not bound" in d["details"]["process bound"]'
     check "--json carries the merged policy" json 'isinstance(d["policy"], dict)'
     check "--json lists refused plugins" \
         json 'd["plugins_refused"] == [{"file": "'"$PDIR/broken$SUF"'", "reason": "no kgate_plugin_entry symbol"}]'

@@ -130,11 +130,12 @@ else
     say "zsh is not installed: the zsh syntax check did not run"
 fi
 
-# Config keys: the list keys of core/config.h plus the two scalar keys.
+# Config keys: the list keys of core/config.h plus the scalar keys.
 keys_of_config_h() {
     sed -n 's/^ *KG_KEY_\([A-Z_]*\),.*/\1/p' "$SRC/core/config.h" | tr '[:upper:]' '[:lower:]'
     echo network
     echo macos_profile
+    echo max_processes
 }
 KEYS=$(keys_of_config_h)
 check "core/config.h names at least the spec's ten keys" test "$(echo "$KEYS" | wc -l)" -ge 10

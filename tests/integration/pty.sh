@@ -103,6 +103,12 @@ for who in $(test_users); do
         drive sane-term
     check "SIGHUP to kgate kills the program (129); terminal restored" \
         drive sane-hup
+    check "every signal that ends kgate (but SIGKILL) restores the terminal; the sandbox goes too" \
+        drive sane-signals
+    check "a program that stopped itself: Ctrl-C ends it at once (130); terminal restored" \
+        drive stopped-ctrlc
+    check "a program that stopped itself: SIGTERM to kgate ends it at once (143)" \
+        drive stopped-term
     check "a secret printed in an interactive shell is masked on the screen" \
         drive mask
     check "control: without kgate, every terminal query reaches the terminal" \

@@ -40,6 +40,8 @@ class Term:
         if self.pid == 0:
             try:
                 os.setsid()
+                # Python ignores SIGXFSZ for itself; a login shell does not.
+                signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
                 fcntl.ioctl(self.slave, termios.TIOCSCTTY, 0)
                 for fd in (0, 1, 2):
                     os.dup2(self.slave, fd)
@@ -370,6 +372,99 @@ def sc_sane_hup(kg):
     return t
 
 
+# Every signal whose default action ends a process, but SIGKILL (which no
+# one can catch) and SIGSTOP (which does not end it).  SIGINT, SIGTERM,
+# SIGHUP and SIGQUIT are forwarded to the program instead (other scenarios);
+# SIGPIPE is kgate's own to survive (a closed output, docs/exit-codes.md).
+ENDING = [getattr(signal, n) for n in (
+    "SIGUSR1", "SIGUSR2", "SIGALRM", "SIGVTALRM", "SIGPROF", "SIGIO",
+    "SIGXCPU", "SIGXFSZ", "SIGSTKFLT", "SIGPWR", "SIGTRAP", "SIGSYS",
+    "SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL", "SIGABRT")
+    if hasattr(signal, n)] + list(range(signal.SIGRTMIN, signal.SIGRTMAX + 1))
+
+
+def sc_sane_signals(kg):
+    """kgate killed by each signal that ends a process: the terminal is
+    restored (stty -g the same before and after), kgate dies of that very
+    signal, and the sandbox is gone."""
+    bad = []
+    for sig in ENDING:
+        mark = str(3000 + int(sig))
+        t = Term(kg + ["--", "/bin/sleep", mark])
+        try:
+            pid = wait_for_process(["/bin/sleep", mark])
+            raw_now(t)
+            os.kill(t.pid, sig)
+            st = t.wait()
+            if t.attr() != t.before:
+                bad.append("%s: terminal left changed" % signal.Signals(sig).name
+                           if sig < signal.SIGRTMIN else "RT%d: terminal left changed" % sig)
+            elif st not in (-sig, 128 + sig):
+                bad.append("signal %d: status %r" % (sig, st))
+            end = time.monotonic() + DEADLINE
+            while not process_gone(pid) and time.monotonic() < end:
+                time.sleep(0.05)
+            if not process_gone(pid):
+                bad.append("signal %d: sleep %s survived" % (sig, mark))
+                os.kill(pid, signal.SIGKILL)
+        finally:
+            t.close()
+    print("signals tried:", len(ENDING))
+    check(not bad, "; ".join(bad))
+    return t
+
+
+STOPPER = 'echo R$((1))DY; kill -STOP $$; echo CONTINUED; sleep 1013'
+
+
+def stopped_program(kg):
+    """kgate running a shell that has stopped itself."""
+    t = Term(kg + ["--", "/bin/bash", "-c", STOPPER])
+    t.expect(rb"R1DY")
+    pid = wait_for_process(["/bin/bash", "-c", STOPPER])
+    end = time.monotonic() + DEADLINE
+    while time.monotonic() < end:
+        with open("/proc/%d/stat" % pid) as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "T":
+                return t, pid
+        time.sleep(0.02)
+    raise Fail("the program never stopped")
+
+
+def sc_stopped_ctrlc(kg):
+    """A program that stopped itself (kill -STOP $$): Ctrl-C still ends it
+    (130), at once, and the terminal is restored."""
+    t, pid = stopped_program(kg)
+    try:
+        start = time.monotonic()
+        t.send(b"\x03")
+        st = t.wait()
+        check(st == 130, "exit status %r, not 130" % st)
+        check(time.monotonic() - start < 5, "took %.1f s" % (time.monotonic() - start))
+        check(process_gone(pid), "the stopped program survived")
+        restored(t)
+    finally:
+        t.close()
+    return t
+
+
+def sc_stopped_term(kg):
+    """A program that stopped itself: SIGTERM to kgate ends it (143) at
+    once; the terminal is restored."""
+    t, pid = stopped_program(kg)
+    try:
+        start = time.monotonic()
+        os.kill(t.pid, signal.SIGTERM)
+        st = t.wait()
+        check(st == 143, "exit status %r, not 143" % st)
+        check(time.monotonic() - start < 5, "took %.1f s" % (time.monotonic() - start))
+        check(process_gone(pid), "the stopped program survived")
+        restored(t)
+    finally:
+        t.close()
+    return t
+
+
 def sc_mask(kg):
     """A secret printed by an interactive program is masked on the screen.
     The typed line is echoed unmasked ("$(("... is no token), the output
@@ -612,6 +707,9 @@ SCENARIOS = {
     "no-pty": sc_forced_nopty,
     "tiocsti": sc_tiocsti,
     "no-shim": sc_no_shim,
+    "sane-signals": sc_sane_signals,
+    "stopped-ctrlc": sc_stopped_ctrlc,
+    "stopped-term": sc_stopped_term,
 }
 
 

@@ -41,6 +41,38 @@ static void assert_list(const kg_strv *v, const char *const *want, size_t n)
     for (size_t i = 0; i < n; i++) ck_assert_str_eq(kg_strv_get(v, i), want[i]);
 }
 
+/* max_processes: a count, or unlimited; nothing else (issue 18). */
+START_TEST(test_max_processes)
+{
+    kg_error err = {0};
+    kg_config *c = parse("max_processes: 30\n", &err);
+    ck_assert_msg(c != NULL, "%s", err.msg);
+    ck_assert(c->has_max_processes);
+    ck_assert_int_eq(c->max_processes, 30);
+    kg_config_free(c);
+    c = parse("max_processes: unlimited\n", &err);
+    ck_assert_msg(c != NULL, "%s", err.msg);
+    ck_assert_int_eq(c->max_processes, 0);
+    kg_config_free(c);
+    c = parse("network: off\n", &err);
+    ck_assert(!c->has_max_processes);
+    kg_config_free(c);
+    c = kg_config_defaults();
+    ck_assert_int_eq(c->max_processes, KG_DEFAULT_MAX_PROCESSES);
+    kg_config_free(c);
+    const char *bad[] = {"max_processes: 0\n", "max_processes: -1\n",
+                         "max_processes: 1e3\n", "max_processes: 0x10\n",
+                         "max_processes: 99999999\n", "max_processes: [1]\n",
+                         "max_processes: ''\n", "max_processes: 10\nmax_processes: 20\n"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        memset(&err, 0, sizeof err);
+        c = parse(bad[i], &err);
+        ck_assert_msg(c == NULL, "accepted: %s", bad[i]);
+        ck_assert_msg(strstr(err.msg, "max_processes") != NULL, "%s: %s", bad[i], err.msg);
+    }
+}
+END_TEST
+
 START_TEST(test_every_key)
 {
     const char *yaml = "network: open\n"
@@ -525,6 +557,7 @@ int main(void)
     TCase *tc = tcase_create("config");
     tcase_add_checked_fixture(tc, NULL, remove_tmp);
     tcase_add_test(tc, test_every_key);
+    tcase_add_test(tc, test_max_processes);
     tcase_add_test(tc, test_enum_values);
     tcase_add_test(tc, test_absent_and_empty);
     tcase_add_test(tc, test_wrong_types);

@@ -203,6 +203,37 @@ START_TEST(test_narrowing_table)
 }
 END_TEST
 
+/* max_processes: a project file may lower it, never raise it, and never
+ * make it unlimited under a bound. */
+START_TEST(test_narrowing_max_processes)
+{
+    static const struct {
+        const char *user, *proj;
+        int ok;
+    } mp_cases[] = {
+        {"max_processes: 30\n", "max_processes: 20\n", 1},
+        {"max_processes: 30\n", "max_processes: 30\n", 1},
+        {"max_processes: 30\n", "max_processes: 31\n", 0},
+        {"max_processes: 30\n", "max_processes: unlimited\n", 0},
+        {"max_processes: unlimited\n", "max_processes: 100000\n", 1},
+        {"max_processes: unlimited\n", "max_processes: unlimited\n", 1},
+        {"", "max_processes: 4096\n", 1}, /* the default */
+        {"", "max_processes: 4097\n", 0},
+    };
+    for (size_t i = 0; i < sizeof mp_cases / sizeof *mp_cases; i++) {
+        kg_error err = {0};
+        kg_config *u = kg_config_parse("u", mp_cases[i].user, strlen(mp_cases[i].user), &err);
+        kg_config *pr = kg_config_parse("proj.yaml", mp_cases[i].proj, strlen(mp_cases[i].proj), &err);
+        ck_assert(u && pr);
+        int rc = kg_policy_check_narrowing(u, pr, &err);
+        ck_assert_msg((rc == 0) == mp_cases[i].ok, "case %zu: rc %d: %s", i, rc, err.msg);
+        if (!mp_cases[i].ok) ck_assert_ptr_nonnull(strstr(err.msg, "max_processes"));
+        kg_config_free(u);
+        kg_config_free(pr);
+    }
+}
+END_TEST
+
 /* The pure function on hand-built layers: every key, both directions. */
 START_TEST(test_check_narrowing_pure)
 {
@@ -550,6 +581,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_loop_test(tc, test_narrowing_table, 0, (int)(sizeof cases / sizeof cases[0]));
     tcase_add_test(tc, test_check_narrowing_pure);
+    tcase_add_test(tc, test_narrowing_max_processes);
     tcase_add_test(tc, test_defaults_without_files);
     tcase_add_test(tc, test_user_file_replaces_defaults);
     tcase_add_test(tc, test_bad_files);

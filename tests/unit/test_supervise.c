@@ -345,10 +345,12 @@ START_TEST(background_child_does_not_hang)
     /* A child that keeps the pipe open after the program exits: no PID
      * namespace here, so the drain grace period ends the relay. */
     ck_assert_int_eq(run_sh("sleep 30 & echo $!; exit 7", NULL, NULL), 7);
-    /* The output before the exit arrived; the straggler is ours to end. */
+    /* The output before the exit arrived.  The straggler came to kgate
+     * (a subreaper during the run), which ended and reaped it: nothing of
+     * a run outlives it, not even as a zombie (issue 18). */
     pid_t straggler = (pid_t)atol(slurp(outpath));
     ck_assert_int_gt(straggler, 1);
-    ck_assert_int_eq(kill(straggler, SIGKILL), 0);
+    ck_assert_int_eq(kill(straggler, 0), -1);
 }
 END_TEST
 

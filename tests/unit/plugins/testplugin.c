@@ -53,7 +53,31 @@ __attribute__((unused)) static int tp_launch(const kgate_host *host, const kgate
     return kgate_err_set(err, ENOSYS, "test plugin does not launch");
 }
 
-#if defined(TP_GOOD) || defined(TP_DUP)
+#if defined(TP_HANG)
+#include <unistd.h>
+/* A probe that never returns (faults.sh): the core's alarm must end it. */
+static int hang_probe(const kgate_host *host, kgate_probe_depth depth,
+                      kgate_probe *probe, kgate_err *err)
+{
+    (void)host;
+    (void)depth;
+    (void)probe;
+    (void)err;
+    for (;;) sleep(600);
+    return 0;
+}
+static const kgate_backend backend = {
+    KGATE_BACKEND_INIT,
+    .name = "hang",
+    .description = "a backend whose probe never returns",
+    .probe = hang_probe,
+    .doctor = tp_doctor,
+    .plan = tp_plan,
+    .launch = tp_launch,
+};
+KGATE_PLUGIN_DEFINE(backend)
+
+#elif defined(TP_GOOD) || defined(TP_DUP)
 static const kgate_backend backend = {
     KGATE_BACKEND_INIT,
     .name = "good",
