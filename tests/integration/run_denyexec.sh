@@ -109,5 +109,9 @@ for who in $(test_users); do
     blocked "sh script" sh bad.sh
     blocked "script without #!" ./noshebang
     allowed "harmless script" ./good.sh
+
+    # Nesting is refused past the limit, never a crash (it was exit 139).
+    blocked "20,000 nested \$(" sh -c "$(printf '$(%.0s' $(seq 20000))"
+    allowed "30 nested \$( )" sh -c "$(printf 'echo $(%.0s' $(seq 30))true$(printf ')%.0s' $(seq 30))"
 done
 finish
