@@ -636,6 +636,11 @@ START_TEST(nesting_bounded)
         if (levels == 30) ALLOWED("sh", "-c", buf);
         else BLOCKED("sh", "-c", buf);
     }
+    /* env -C twice: the second is relative to the first (a use after
+     * free once, found by fuzz-denyexec). */
+    BLOCKED("env", "-C", "..", "-C", "hidden", "./x");
+    ALLOWED("env", "-C", "..", "-C", "work", "./other");
+    BLOCKED("sh", "-c", "env -C .. -C hidden ./x");
     /* A here-document inside a $( ) inside a here-document. */
     ck_assert_int_ge(run("sh", "-c", "cat <<EOF\n$(t.t <<EOF\n$(t.ra`ra`", NULL), 0);
     BLOCKED("sh", "-c", "cat <<EOF\n$(cat <<END\n$(denyme)\nEND\n)\nEOF\n");
