@@ -23,5 +23,7 @@ int kg_plugin_file_check(const char *path, char *why, size_t len);
 /* The ELF check over a file held in memory (size bytes), for the tests and
  * the fuzzer.  Same answers as kg_plugin_file_check on a file. */
 int kg_elf_check_mem(const void *data, size_t size, char *why, size_t len);
+/* The Mach-O check over a file in memory (thin 64-bit, or universal). */
+int kg_macho_check_mem(const void *data, size_t size, char *why, size_t len);
 
 #endif

@@ -1,7 +1,8 @@
 /* test_plugin_check.c: a plugin file cut short, empty, random or not a
  * library is refused with one line before dlopen() can map it; whole
  * libraries (ours, the test plugins, every shared library of the system)
- * are accepted.  Linux only: the file format is ELF. */
+ * are accepted.  Linux only: the plugins here are ELF (the Mach-O check is
+ * tested on images made here). */
 #include <check.h>
 #include <dirent.h>
 #include <elf.h>
@@ -257,6 +258,67 @@ START_TEST(real_libraries_accepted)
 }
 END_TEST
 
+/* The Mach-O check (used on macOS) on images made here: a 64-bit header
+ * and one LC_SEGMENT_64 whose file bytes are the image's tail. */
+static void le32put(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+static void le64put(unsigned char *p, uint64_t v)
+{
+    le32put(p, (uint32_t)v);
+    le32put(p + 4, (uint32_t)(v >> 32));
+}
+static void be32put(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (24 - 8 * i));
+}
+
+static size_t macho(unsigned char *b, uint64_t seg_size)
+{
+    memset(b, 0, 4096);
+    le32put(b, 0xfeedfacf);  /* MH_MAGIC_64 */
+    le32put(b + 12, 6);      /* MH_DYLIB */
+    le32put(b + 16, 1);      /* ncmds */
+    le32put(b + 20, 72);     /* sizeofcmds */
+    unsigned char *lc = b + 32;
+    le32put(lc, 0x19);       /* LC_SEGMENT_64 */
+    le32put(lc + 4, 72);
+    le64put(lc + 40, 512);   /* fileoff */
+    le64put(lc + 48, seg_size);
+    return 512 + 1024;
+}
+
+START_TEST(macho_extents)
+{
+    unsigned char b[8192];
+    char why[256];
+    size_t n = macho(b, 1024);
+    ck_assert_int_eq(kg_macho_check_mem(b, n, why, sizeof why), 0);
+    ck_assert_int_lt(kg_macho_check_mem(b, n - 1, why, sizeof why), 0);
+    ck_assert_str_eq(why, "cut short: segment 0 ends past the end of the file");
+    ck_assert_int_lt(kg_macho_check_mem(b, 40, why, sizeof why), 0);
+    ck_assert_int_lt(kg_macho_check_mem(b, 0, why, sizeof why), 0);
+    ck_assert_int_lt(kg_macho_check_mem(good, good_len, why, sizeof why), 0);
+    macho(b, UINT64_MAX - 100); /* a size that wraps */
+    ck_assert_int_lt(kg_macho_check_mem(b, n, why, sizeof why), 0);
+    macho(b, 1024);
+    le32put(b + 20, 4000); /* commands past the end */
+    ck_assert_int_lt(kg_macho_check_mem(b, 200, why, sizeof why), 0);
+    /* A universal file with the image as its one slice at 4096. */
+    unsigned char u[8192];
+    memset(u, 0, sizeof u);
+    be32put(u, 0xcafebabe);
+    be32put(u + 4, 1);
+    be32put(u + 8 + 8, 4096);
+    be32put(u + 8 + 12, (uint32_t)n);
+    macho(u + 4096, 1024);
+    ck_assert_int_eq(kg_macho_check_mem(u, 4096 + n, why, sizeof why), 0);
+    ck_assert_int_lt(kg_macho_check_mem(u, 4096 + n - 1, why, sizeof why), 0);
+    ck_assert_str_eq(why, "cut short: slice 0 ends past the end of the file");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("plugin_check");
@@ -268,6 +330,7 @@ int main(void)
     tcase_add_test(tc, empty_random_and_text_refused);
     tcase_add_test(tc, each_field_checked);
     tcase_add_test(tc, real_libraries_accepted);
+    tcase_add_test(tc, macho_extents);
     suite_add_tcase(s, tc);
     return kgt_run_suite(s);
 }
