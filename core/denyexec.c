@@ -891,8 +891,11 @@ int kg_dx_check_argv(chk *c, char **w, size_t n, scope sc, const char *where, in
             i++;
             if (!val) continue;
             if (opt == 'C') {
+                /* Joined before the old one is freed: a second -C is
+                 * relative to the first (found by fuzz-denyexec). */
+                char *nc = val[0] == '/' ? kg_dx_strdup(val) : kg_dx_join(in.cwd ? in.cwd : ".", val);
                 free(cwd_own);
-                cwd_own = val[0] == '/' ? kg_dx_strdup(val) : kg_dx_join(in.cwd ? in.cwd : ".", val);
+                cwd_own = nc;
                 in.cwd = cwd_own;
             } else if (opt == 'P') {
                 free(path_own);

@@ -405,6 +405,16 @@ static int nested_string(lexer *lx, const char *s, size_t len)
 static void nested_paren(lexer *lx)
 {
     walker *outer = lx->w;
+    /* Each level is a few C stack frames: counted with every other kind of
+     * nesting, so "$($($(..." refuses at the limit instead of overflowing
+     * the stack. */
+    if (!kg_dx_enter(outer->c)) {
+        if (!outer->result)
+            outer->result = kg_dx_block(outer->c, NULL, outer->where,
+                                        "commands nested too deeply to check");
+        lx->failed = true;
+        return;
+    }
     walker inner = *outer;
     inner.path_own = inner.cwd_own = NULL;
     inner.words = kg_strv_new();
@@ -424,6 +434,7 @@ static void nested_paren(lexer *lx)
     kg_strv_free(inner.vars);
     free(inner.path_own);
     free(inner.cwd_own);
+    kg_dx_leave(outer->c);
 }
 
 /* Skips a balanced region opened by open (already consumed). */
@@ -587,8 +598,15 @@ static bool read_word(lexer *lx, UT_string *lit, bool *dyn, bool *quoted)
  * delimiter means $( ) and backticks inside run. */
 static void heredoc_bodies(lexer *lx)
 {
-    for (int h = 0; h < lx->nhd; h++) {
-        heredoc *hd = &lx->hd[h];
+    /* Taken off the lexer first: a $( ) in a body is lexed with this same
+     * lexer, and a here-document it opens must start a list of its own,
+     * not see (and free) these. */
+    heredoc pending[16];
+    int np = lx->nhd;
+    memcpy(pending, lx->hd, (size_t)np * sizeof *pending);
+    lx->nhd = 0;
+    for (int h = 0; h < np; h++) {
+        heredoc *hd = &pending[h];
         size_t body_start = lx->i, body_end = lx->n;
         while (lx->i < lx->n) {
             size_t ls = lx->i;
@@ -629,7 +647,6 @@ static void heredoc_bodies(lexer *lx)
         }
         free(hd->delim);
     }
-    lx->nhd = 0;
 }
 
 static int lex_list(lexer *lx, bool stop_at_paren)

@@ -17,6 +17,7 @@
 
 #include "kgate-config.h"
 #include "plugtrust.h"
+#include "plugin-check.h"
 
 /* ------------------------------------------------------------------------ */
 /* Registry                                                                  */
@@ -251,6 +252,11 @@ static void load_file(kg_registry *r, const char *path, int print)
         return;
     }
     if (unsafe_file(&st, why, sizeof why)) {
+        kg_registry_refuse(r, path, why, print);
+        return;
+    }
+    /* A file cut short would be mapped past its end: SIGBUS, not an error. */
+    if (kg_plugin_file_check(path, why, sizeof why) < 0) {
         kg_registry_refuse(r, path, why, print);
         return;
     }

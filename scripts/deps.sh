@@ -8,7 +8,8 @@ KGATE_BUILD_DEPS=(gcc g++ make meson ninja-build pkg-config libyaml-dev check ut
                   libseccomp-dev)
 KGATE_RUN_DEPS=(bubblewrap slirp4netns iptables)
 KGATE_TEST_DEPS=(iproute2 python3 util-linux procps git groff-base man-db
-                 dpkg-dev debhelper build-essential fakeroot zsh tmux valgrind)
+                 dpkg-dev debhelper build-essential fakeroot zsh tmux valgrind
+                 clang)
 # The macOS cross build (scripts/macos-cross): llvm-nm/llvm-objdump and
 # ld64.lld inspect and relink the Mach-O files; dpkg-dev (above) unpacks
 # libyaml's source package.  zig itself comes from npm, which only needs

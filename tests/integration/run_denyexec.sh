@@ -159,5 +159,8 @@ PY
     blocked "after the swap race, the copy (cache not poisoned)" ./race/a/x
     allowed "after the swap race, the other file" ./race/b/x
     rm -rf "$KG_PROJ/race"
+    # Nesting is refused past the limit, never a crash (it was exit 139).
+    blocked "20,000 nested \$(" sh -c "$(printf '$(%.0s' $(seq 20000))"
+    allowed "30 nested \$( )" sh -c "$(printf 'echo $(%.0s' $(seq 30))true$(printf ')%.0s' $(seq 30))"
 done
 finish

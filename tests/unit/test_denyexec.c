@@ -730,6 +730,41 @@ START_TEST(path_shapes)
 }
 END_TEST
 
+/* Found by fuzz-denyexec and by issue 18: the lexer must neither recurse
+ * without bound nor free what a nested here-document shares with it. */
+START_TEST(nesting_bounded)
+{
+    /* sh -c "$(printf '$(%.0s' $(seq 20000))": a stack overflow once. */
+    size_t n = 20000;
+    char *deep = malloc(2 * n + 1);
+    for (size_t i = 0; i < n; i++) memcpy(deep + 2 * i, "$(", 2);
+    deep[2 * n] = '\0';
+    BLOCKED("sh", "-c", deep);
+    ck_assert_msg(strstr(reason, "nested too deeply") != NULL, "%s", reason);
+    free(deep);
+    /* The limit, not the shape, refuses: 30 levels are read, 45 are not. */
+    char buf[1024];
+    for (int levels = 30; levels <= 45; levels += 15) {
+        size_t o = 0;
+        for (int i = 0; i < levels; i++) o += (size_t)snprintf(buf + o, sizeof buf - o, "echo $(");
+        o += (size_t)snprintf(buf + o, sizeof buf - o, "true");
+        for (int i = 0; i < levels; i++) buf[o++] = ')';
+        buf[o] = '\0';
+        if (levels == 30) ALLOWED("sh", "-c", buf);
+        else BLOCKED("sh", "-c", buf);
+    }
+    /* env -C twice: the second is relative to the first (a use after
+     * free once, found by fuzz-denyexec). */
+    BLOCKED("env", "-C", "..", "-C", "hidden", "./x");
+    ALLOWED("env", "-C", "..", "-C", "work", "./other");
+    BLOCKED("sh", "-c", "env -C .. -C hidden ./x");
+    /* A here-document inside a $( ) inside a here-document. */
+    ck_assert_int_ge(run("sh", "-c", "cat <<EOF\n$(t.t <<EOF\n$(t.ra`ra`", NULL), 0);
+    BLOCKED("sh", "-c", "cat <<EOF\n$(cat <<END\n$(denyme)\nEND\n)\nEOF\n");
+    ALLOWED("sh", "-c", "cat <<EOF\n$(cat <<END\ndenyme\nEND\n)\nEOF\n");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("denyexec");
@@ -744,6 +779,7 @@ int main(void)
     tcase_add_test(tc, shell_strings);
     tcase_add_test(tc, keywords);
     tcase_add_test(tc, parse_failures);
+    tcase_add_test(tc, nesting_bounded);
     tcase_add_test(tc, scripts);
     tcase_add_test(tc, cache_file_written);
     tcase_add_test(tc, cache_corrupt);
