@@ -50,7 +50,12 @@ void kg_json_str(UT_string *out, const char *str)
         } else {
             size_t n = utf8_seq_len(s);
             if (n == 0) {
-                utstring_printf(out, "\\u%04x", c);
+                /* A byte that is not UTF-8 (always 0x80..0xff here) is
+                 * written as the lone surrogate U+DC00+byte, Python's
+                 * "surrogateescape": valid UTF-8 never encodes a
+                 * surrogate, so the escape cannot be confused with a
+                 * character, and a reader gets the exact bytes back. */
+                utstring_printf(out, "\\udc%02x", c);
                 s++;
             } else {
                 utstring_bincpy(out, s, n);

@@ -9,9 +9,13 @@
 
 #include "strv.h"
 
-/* Appends s as a JSON string literal (quotes included).  Bytes that are not
- * valid UTF-8 are written as \u00XX of the byte, so every line stays valid
- * JSON whatever a command line contains. */
+/* Appends s as a JSON string literal (quotes included).  Control bytes are
+ * escaped (\n, \t, \r, \u00XX).  A byte that is not part of valid UTF-8
+ * (0x80..0xff) is written as \udcXX, the lone low surrogate U+DC00+byte
+ * (Python's "surrogateescape"), which no valid UTF-8 text can produce: so
+ * every line stays one valid JSON line whatever a command line contains,
+ * and the exact bytes can be recovered
+ * (json.loads(line)[...].encode("utf-8", "surrogateescape")). */
 void kg_json_str(UT_string *out, const char *s);
 /* Appends an array of strings. */
 void kg_json_strv(UT_string *out, const kg_strv *v);

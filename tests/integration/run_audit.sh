@@ -78,7 +78,16 @@ EOF
     r run -- sh -c 'exit 0' kgaudit-a1 'q"uote \back' $'tab\tnl\nend' $'bad\xffbyte'
     check "launch: exit 0" rc_is 0
     check "launch: one line, every field" \
-        audit "len(L) == 1 and common(e, 'launch', ['sh', '-c', 'exit 0', 'kgaudit-a1', 'q\"uote \\\\back', 'tab\\tnl\\nend', 'bad\\u00ffbyte'], '$P')"
+        audit "len(L) == 1 and common(e, 'launch', ['sh', '-c', 'exit 0', 'kgaudit-a1', 'q\"uote \\\\back', 'tab\\tnl\\nend', 'bad\\udcffbyte'], '$P')"
+    # Bytes that are not UTF-8 are lone surrogates (surrogateescape): the
+    # exact argv bytes come back, and caf\xe9 is not café.
+    r run -- true $'caf\xe9' 'café' $'\xed\xa0\x80' $'\xc0\xaf' $'\xf0\x9f\x98\x80'
+    check "non-UTF-8 argv: exit 0" rc_is 0
+    check "non-UTF-8 argv: the exact bytes round-trip" \
+        audit "[a.encode('utf-8', 'surrogateescape') for a in e['argv']] == [b'true', b'caf\\xe9', 'café'.encode(), b'\\xed\\xa0\\x80', b'\\xc0\\xaf', b'\\xf0\\x9f\\x98\\x80']"
+    check "non-UTF-8 argv: a byte is told from the character" \
+        audit "e['argv'][1] != e['argv'][2] and e['argv'][1] == 'caf\\udce9'"
+    r run -- sh -c 'exit 0' kgaudit-a1b
     check "launch: backend and network" \
         audit "e['backend'] == 'bubblewrap' and e['network'] == 'off'"
     check "launch: no reason, no one-shot keys" \
@@ -136,7 +145,7 @@ EOF
 
     # Every line so far is one JSON object with the common fields.
     check "all lines valid, each with time, kind, argv, cwd, pid" \
-        audit "len(L) == 9 and all(rfc3339_utc_now(x['time']) and x['kind'] in ('launch', 'block', 'refuse') and type(x['argv']) is list and x['cwd'] and x['pid'] > 1 for x in L)"
+        audit "len(L) == 11 and all(rfc3339_utc_now(x['time']) and x['kind'] in ('launch', 'block', 'refuse') and type(x['argv']) is list and x['cwd'] and x['pid'] > 1 for x in L)"
     check "launch lines, and only they, have backend and network" \
         audit "all(('backend' in x and 'network' in x) == (x['kind'] == 'launch') for x in L)"
     check "block and refuse lines, and only they, have a reason" \

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "json.h"
 #include "testutil.h"
 
 static char tmpdir[64];
@@ -120,11 +121,46 @@ START_TEST(hostile_argv_stays_one_line)
     ck_assert_ptr_eq(strchr(buf, '\n'), buf + len - 1);
     check_line(buf, len - 1);
     ck_assert_ptr_nonnull(strstr(buf, "\\\"hi\\\"\\n\\r"));
-    ck_assert_ptr_nonnull(strstr(buf, "\\u00ff\\u00fe invalid \\u00c3( utf8"));
+    /* Bytes that are not UTF-8 are lone surrogates U+DC00+byte, never the
+     * character of the same number: caf\xe9 and café stay apart. */
+    ck_assert_ptr_nonnull(strstr(buf, "\\udcff\\udcfe invalid \\udcc3( utf8"));
+    ck_assert_ptr_null(strstr(buf, "\\u00ff"));
     ck_assert_ptr_nonnull(strstr(buf, "ok \xc3\xa9"));
     ck_assert_ptr_nonnull(strstr(buf, "\"withheld_env\":[\"GITHUB_TOKEN\"]"));
     free(buf);
     kg_strv_free(withheld);
+}
+END_TEST
+
+/* The JSON string of s, for comparing escapes. */
+static char *json_of(const char *s)
+{
+    UT_string *u;
+    utstring_new(u);
+    kg_json_str(u, s);
+    char *r = strdup(utstring_body(u));
+    utstring_free(u);
+    return r;
+}
+
+START_TEST(invalid_utf8_is_told_from_characters)
+{
+    static const struct { const char *in, *out; } cases[] = {
+        {"caf\xe9", "\"caf\\udce9\""},
+        {"caf\xc3\xa9", "\"caf\xc3\xa9\""},              /* a real e-acute */
+        {"\xed\xa0\x80", "\"\\udced\\udca0\\udc80\""},  /* an encoded surrogate */
+        {"\xc0\xaf", "\"\\udcc0\\udcaf\""},              /* overlong '/' */
+        {"\xf4\x90\x80\x80", "\"\\udcf4\\udc90\\udc80\\udc80\""}, /* past U+10FFFF */
+        {"x\xe2\x82", "\"x\\udce2\\udc82\""},            /* cut short */
+        {"\xf0\x9f\x98\x80", "\"\xf0\x9f\x98\x80\""},  /* U+1F600 stays itself */
+        {"\\udce9", "\"\\\\udce9\""},                 /* the text is not the escape */
+        {"\x1b[2J\x7f", "\"\\u001b[2J\\u007f\""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *got = json_of(cases[i].in);
+        ck_assert_msg(strcmp(got, cases[i].out) == 0, "case %zu: %s", i, got);
+        free(got);
+    }
 }
 END_TEST
 
@@ -267,6 +303,7 @@ int main(int argc, char **argv)
     tcase_set_timeout(tc, 110);
     tcase_add_test(tc, format_keys_in_order);
     tcase_add_test(tc, hostile_argv_stays_one_line);
+    tcase_add_test(tc, invalid_utf8_is_told_from_characters);
     tcase_add_test(tc, creates_private_dir_and_file);
     tcase_add_test(tc, unwritable_logs_fail);
     tcase_add_test(tc, concurrent_writers_whole_lines);
