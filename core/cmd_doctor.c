@@ -15,6 +15,7 @@
 #include "envfilter.h"
 #include "json.h"
 #include "loader.h"
+#include "msg.h"
 #include "paths.h"
 #include "policy.h"
 #include "select.h"
@@ -91,7 +92,7 @@ static int parse(int argc, char **argv, int *json, const char **backend,
             *json = 1;
         } else if (backend && strcmp(a, "--backend") == 0) {
             if (i + 1 >= argc) {
-                fprintf(stderr, "kgate: %s: --backend needs a NAME (%s)\n", argv[0], usage);
+                kg_say("%s: --backend needs a NAME (%s)", argv[0], usage);
                 return -1;
             }
             *backend = argv[++i];
@@ -101,7 +102,7 @@ static int parse(int argc, char **argv, int *json, const char **backend,
             puts(usage);
             return 1;
         } else {
-            fprintf(stderr, "kgate: %s: unknown argument '%s' (%s)\n", argv[0], a, usage);
+            kg_say("%s: unknown argument '%s' (%s)", argv[0], a, usage);
             return -1;
         }
     }
@@ -153,29 +154,37 @@ static void json_refused(UT_string *o, const kg_registry *r)
 static void print_doctor_text(const kg_plugin *cand, const env_policy *e,
                               const kgate_report *rep)
 {
+    /* Every line escaped (msg.h): paths and findings quote what the user
+     * and the project chose. */
     if (cand) {
-        printf("backend: %s (%s)\n", cand->name, cand->path);
-        printf("version: %s\n", cand->probe.version[0] ? cand->probe.version : "unknown");
+        kg_msg_line(stdout, NULL, "backend: %s (%s)", cand->name, cand->path);
+        kg_msg_line(stdout, NULL, "version: %s",
+                    cand->probe.version[0] ? cand->probe.version : "unknown");
     } else {
-        printf("backend: none\n");
+        kg_msg_line(stdout, NULL, "backend: none");
     }
     if (e->pol) {
-        printf("config: %s%s\n", e->pol->user_file ? e->pol->user_file : "?",
-               e->pol->user_file_missing ? " (missing: defaults apply)" : "");
-        if (e->pol->project_file) printf("project file: %s\n", e->pol->project_file);
+        kg_msg_line(stdout, NULL, "config: %s%s", e->pol->user_file ? e->pol->user_file : "?",
+                    e->pol->user_file_missing ? " (missing: defaults apply)" : "");
+        if (e->pol->project_file)
+            kg_msg_line(stdout, NULL, "project file: %s", e->pol->project_file);
     }
     for (size_t i = 0; i < kg_strv_len(rep->detail_keys); i++)
-        printf("%s: %s\n", kg_strv_get(rep->detail_keys, i),
-               kg_strv_get(rep->detail_values, i));
+        kg_msg_line(stdout, NULL, "%s: %s", kg_strv_get(rep->detail_keys, i),
+                    kg_strv_get(rep->detail_values, i));
     for (size_t i = 0; i < rep->n_items; i++)
-        printf("  %-8s  %s\n", kg_verdict_name(rep->items[i].verdict), rep->items[i].text);
+        kg_msg_line(stdout, NULL, "  %-8s  %s", kg_verdict_name(rep->items[i].verdict),
+                    rep->items[i].text);
 
     kg_strv *reasons = kg_strv_new();
     kg_report_reasons(rep, reasons);
-    printf("%s %s", kg_verdict_name(rep->verdict), cand ? cand->name : "none");
+    UT_string *last;
+    utstring_new(last);
+    utstring_printf(last, "%s %s", kg_verdict_name(rep->verdict), cand ? cand->name : "none");
     for (size_t i = 0; i < kg_strv_len(reasons); i++)
-        printf("%s%s", i ? "; " : ": ", kg_strv_get(reasons, i));
-    putchar('\n');
+        utstring_printf(last, "%s%s", i ? "; " : ": ", kg_strv_get(reasons, i));
+    kg_msg_line(stdout, NULL, "%s", utstring_body(last));
+    utstring_free(last);
     kg_strv_free(reasons);
 }
 
@@ -395,26 +404,29 @@ int kg_cmd_plugins(int argc, char **argv)
     } else {
         kg_plugin *p, *tmp;
         HASH_ITER(hh, r->by_name, p, tmp) {
-            printf("%s%s (ABI %d.%u) %s\n", p == pick ? "* " : "  ", p->name,
-                   KGATE_ABI_MAJOR, (unsigned)p->abi_minor, p->path);
-            if (p->be.description) printf("    %s\n", p->be.description);
+            kg_msg_line(stdout, NULL, "%s%s (ABI %d.%u) %s", p == pick ? "* " : "  ", p->name,
+                        KGATE_ABI_MAJOR, (unsigned)p->abi_minor, p->path);
+            if (p->be.description) kg_msg_line(stdout, NULL, "    %s", p->be.description);
             if (p->probe_failed)
-                printf("    probe failed: %s\n", p->probe_error);
+                kg_msg_line(stdout, NULL, "    probe failed: %s", p->probe_error);
             else
-                printf("    %s, score %d, version %s%s%s\n",
-                       p->probe.available ? "available" : "not available", p->probe.score,
-                       p->probe.version[0] ? p->probe.version : "unknown",
-                       p->probe.reason[0] ? ": " : "", p->probe.reason);
+                kg_msg_line(stdout, NULL, "    %s, score %d, version %s%s%s",
+                            p->probe.available ? "available" : "not available",
+                            p->probe.score, p->probe.version[0] ? p->probe.version : "unknown",
+                            p->probe.reason[0] ? ": " : "", p->probe.reason);
         }
-        if (!r->by_name) printf("no plugin found\n");
+        if (!r->by_name) kg_msg_line(stdout, NULL, "no plugin found");
         for (size_t i = 0; i < kg_strv_len(r->refusals); i++)
-            printf("refused: %s\n", kg_strv_get(r->refusals, i));
-        printf("searched:");
+            kg_msg_line(stdout, NULL, "refused: %s", kg_strv_get(r->refusals, i));
+        UT_string *searched;
+        utstring_new(searched);
+        utstring_printf(searched, "searched:");
         for (size_t i = 0; i < kg_strv_len(r->searched); i++)
-            printf(" %s", kg_strv_get(r->searched, i));
-        putchar('\n');
-        if (pick) printf("run would pick: %s\n", pick->name);
-        else printf("run would pick: none (%s)\n", why_none ? why_none : "unknown");
+            utstring_printf(searched, " %s", kg_strv_get(r->searched, i));
+        kg_msg_line(stdout, NULL, "%s", utstring_body(searched));
+        utstring_free(searched);
+        if (pick) kg_msg_line(stdout, NULL, "run would pick: %s", pick->name);
+        else kg_msg_line(stdout, NULL, "run would pick: none (%s)", why_none ? why_none : "unknown");
     }
     free(why_none);
     env_policy_free(&e);

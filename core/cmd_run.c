@@ -20,6 +20,7 @@
 #include "envfilter.h"
 #include "host.h"
 #include "loader.h"
+#include "msg.h"
 #include "paths.h"
 #include "policy.h"
 #include "select.h"
@@ -78,13 +79,12 @@ static int parse_args(int argc, char **argv, run_args *a)
         } else if (strcmp(arg, "--no-pty") == 0) {
             a->pty = 0;
         } else {
-            fprintf(stderr, "kgate: run: unknown or incomplete option '%s' (%s)\n", arg,
-                    run_usage);
+            kg_say("run: unknown or incomplete option '%s' (%s)", arg, run_usage);
             return -1;
         }
     }
     if (i >= argc) {
-        fprintf(stderr, "kgate: run: no command given (%s)\n", run_usage);
+        kg_say("run: no command given (%s)", run_usage);
         return -1;
     }
     a->cmd = argv + i;
@@ -135,10 +135,12 @@ static int refuse(const run_ctx *c, const char *kind, int status, const char *re
         ev.reason = reason;
         logged = kg_audit_write(c->log_path, &ev, &aerr) == 0;
     }
+    /* kg_say escapes: the reason holds the command line, paths and YAML
+     * values, and must stay one line that forges nothing. */
     if (logged)
-        fprintf(stderr, "kgate: %s\n", reason);
+        kg_say("%s", reason);
     else
-        fprintf(stderr, "kgate: %s (not in the audit log: %s)\n", reason, aerr.msg);
+        kg_say("%s (not in the audit log: %s)", reason, aerr.msg);
     return status;
 }
 
@@ -155,8 +157,7 @@ static int run(run_ctx *c)
 
     const char *home = getenv("HOME");
     if (!home || home[0] != '/') {
-        fprintf(stderr, "kgate: HOME is not set to an absolute path: nothing to hide, "
-                        "refusing to guess\n");
+        kg_say("HOME is not set to an absolute path: nothing to hide, refusing to guess");
         return KG_EXIT_REFUSED;
     }
     c->home = strdup(home);
@@ -242,7 +243,7 @@ static int run(run_ctx *c)
             status = refuse(c, "refuse", KG_EXIT_REFUSED, err.msg);
             goto out_registry;
         }
-        fprintf(stderr, "kgate: note: %s; showing its plan anyway (dry run)\n", err.msg);
+        kg_say("note: %s; showing its plan anyway (dry run)", err.msg);
     }
     kg_report_free(rep);
     host.current = chosen->name;
@@ -272,8 +273,7 @@ static int run(run_ctx *c)
     ev.network = kg_network_name(pub->network);
     ev.withheld_env = withheld;
     if (kg_audit_write(c->log_path, &ev, &err) < 0) {
-        fprintf(stderr, "kgate: audit log %s: %s: nothing was started\n", c->log_path,
-                err.msg);
+        kg_say("audit log %s: %s: nothing was started", c->log_path, err.msg);
         status = KG_EXIT_REFUSED;
         goto out_env;
     }
@@ -287,7 +287,7 @@ static int run(run_ctx *c)
     if (!envp ||
         kg_supervise(&chosen->be, &host, pub, plan, (const char *const *)envp, &opts,
                      &exit_status, &err) < 0) {
-        fprintf(stderr, "kgate: %s: %s\n", chosen->name, envp ? err.msg : "out of memory");
+        kg_say("%s: %s", chosen->name, envp ? err.msg : "out of memory");
         exit_status = KG_EXIT_REFUSED;
     }
     free(envp);
@@ -345,8 +345,8 @@ static int prepare_fds(void)
 int kg_cmd_run(int argc, char **argv)
 {
     if (prepare_fds() < 0) {
-        fprintf(stderr, "kgate: cannot close the descriptors inherited from the caller: "
-                        "%s: nothing was started\n", strerror(errno));
+        kg_say("cannot close the descriptors inherited from the caller: %s: nothing was "
+               "started", strerror(errno));
         return KG_EXIT_REFUSED;
     }
     run_ctx c = {0};

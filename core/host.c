@@ -1,4 +1,5 @@
 #include "host.h"
+#include "msg.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -197,13 +198,16 @@ __attribute__((format(printf, 3, 4))) static void host_log(const kgate_host *h, 
 {
     const kg_host *host = (const kg_host *)h;
     if (level == KGATE_LOG_DEBUG && !host->debug) return;
+    /* A plugin's message may quote anything (a host name a program asked
+     * for, a path): escaped like every other line, one line. */
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "kgate: %s%s", host->current ? host->current : "",
-            host->current ? ": " : "");
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    char *text = NULL;
+    if (vasprintf(&text, fmt, ap) < 0) text = NULL;
     va_end(ap);
+    kg_say("%s%s%s", host->current ? host->current : "", host->current ? ": " : "",
+           text ? text : "(out of memory)");
+    free(text);
 }
 
 static const kgate_backend *host_backend(const kgate_host *h, const char *name)

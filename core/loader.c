@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "kgate-config.h"
+#include "msg.h"
 
 /* ------------------------------------------------------------------------ */
 /* Registry                                                                  */
@@ -85,7 +86,7 @@ void kg_registry_refuse(kg_registry *r, const char *file, const char *reason,
             kg_strv_push(r->refusals, line);
             kg_strv_push(r->refused_files, f);
             kg_strv_push(r->refused_reasons, why);
-            if (print) fprintf(stderr, "kgate: plugin %s\n", line);
+            if (print) kg_say("plugin %s", line);
             free(line);
         }
     }

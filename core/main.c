@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "kgate-config.h"
+#include "msg.h"
 #include "kgate/kgate-plugin.h"
 
 static const char usage[] =
@@ -42,6 +43,7 @@ int main(int argc, char **argv)
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (strcmp(cmd, cmds[i].name) == 0) return cmds[i].fn(argc - 1, argv + 1);
-    fprintf(stderr, "kgate: unknown command '%s'\n%s", cmd, usage);
+    kg_say("unknown command '%s'", cmd);
+    fputs(usage, stderr);
     return KG_EXIT_USAGE;
 }

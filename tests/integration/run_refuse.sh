@@ -226,5 +226,35 @@ kgbogus_project_key: x'
     check "no command: exit 125 (got $RC)" [ "$RC" -eq 125 ]
     check "no command: one kgate: line" \
         [ "$(wc -l <"$KG_TMP/err")" -eq 1 -a "$(grep -c '^kgate: ' "$KG_TMP/err")" -eq 1 ]
+
+    # A refusal that quotes user text is still one line and forges nothing
+    # (issue 12, section 6): newline and ESC are shown escaped.
+    forged=$(printf 'kgrefuse-nosuch\nkgate: forged \033[2J')
+    check "control: the forged name holds a newline and an ESC" \
+        [ "$(printf '%s' "$forged" | wc -l)" -eq 1 -a "$(printf '%s' "$forged" | tr -dc '\033' | wc -c)" -eq 1 ]
+    rm -f "$MARK" "$(LOG)"
+    r run -- "$forged"
+    refused 127 refuse "a command name with a newline and an ESC" \
+        'kgrefuse-nosuch\\nkgate: forged \\e\[2J' 'not found'
+    check "a forged name: no raw ESC on stderr" bash -c "! grep -q $'\033' '$KG_TMP/err'"
+    rm -f "$(LOG)"
+    r run -- sh -c "$(printf 'echo kgrefuse-ran-4417\nkgrefuse-denied \033]0;x\007')"
+    refused 126 block "a denied command in a string with a newline and OSC" 'kgrefuse-denied'
+    check "a blocked string: no raw control byte on stderr" \
+        bash -c "! grep -q '[[:cntrl:]]' '$KG_TMP/err'"
+    prog --allow-path "$(printf '/kgrefuse-nonexist\nkgate: forged\033[2J')"
+    refused 125 refuse "an --allow-path with a newline and an ESC" \
+        'kgrefuse-nonexist\\nkgate: forged\\e\[2J'
+    check "an --allow-path: no raw ESC on stderr" bash -c "! grep -q $'\033' '$KG_TMP/err'"
+    r "$forged"
+    check "an unknown kgate command: the first line is the only kgate: line, escaped" \
+        [ "$(grep -c '^kgate:' "$KG_TMP/err")" -eq 1 -a "$(head -n1 "$KG_TMP/err")" = "kgate: unknown command 'kgrefuse-nosuch\\nkgate: forged \\e[2J'" ]
+    proj_file '"kgrefuse\e[2Jkey\nkgate: forged": 1'
+    RC=0
+    kg doctor >"$KG_TMP/out" 2>&1 || RC=$?
+    check "doctor on a hostile key: BLOCKED (got $RC)" [ "$RC" -eq 1 ]
+    check "doctor on a hostile key: no line starts with the forged text, no raw ESC" \
+        bash -c "! grep -q '^kgate: forged' '$KG_TMP/out' && ! grep -q $'\033' '$KG_TMP/out'"
+    rm -f "$KG_PROJ/.kgate.yaml"
 done
 finish
