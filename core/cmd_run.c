@@ -180,21 +180,9 @@ static int run(run_ctx *c)
 
     const char *path_env = getenv("PATH");
     if (!path_env) path_env = "/usr/local/bin:/usr/bin:/bin";
-    char *command_path = kg_exec_resolve(c->args.cmd[0], path_env, pub->project);
-    if (!command_path) {
-        /* Still 127 (126 means the deny list), but say what is wrong with
-         * a path that is there. */
-        struct stat st;
-        if (strchr(c->args.cmd[0], '/') && stat(c->args.cmd[0], &st) == 0)
-            snprintf(msg, sizeof msg, "%s: not an executable file", c->args.cmd[0]);
-        else
-            snprintf(msg, sizeof msg, "%s: command not found", c->args.cmd[0]);
-        return refuse(c, "refuse", KG_EXIT_NOTFOUND, msg);
-    }
-    kg_policy_set_command(c->policy, (const char *const *)c->args.cmd,
-                          (size_t)c->args.cmd_argc, command_path);
-    free(command_path);
-
+    /* The deny list first: a denied name is blocked (126, an audit line of
+     * kind block) whether or not it is installed here, so the attempt is on
+     * record and the answer does not depend on the machine. */
     char *cache_dir = NULL;
     if (asprintf(&cache_dir, "%s/.kgate/cache", pub->home) < 0) cache_dir = NULL;
     kg_denyexec *deny = kg_denyexec_new(c->policy->deny_exec, path_env, cache_dir, &err);
@@ -214,6 +202,21 @@ static int run(run_ctx *c)
         snprintf(msg, sizeof msg, "blocked: %s", reason);
         return refuse(c, "block", KG_EXIT_BLOCKED, msg);
     }
+
+    char *command_path = kg_exec_resolve(c->args.cmd[0], path_env, pub->project);
+    if (!command_path) {
+        /* Still 127 (126 means the deny list), but say what is wrong with
+         * a path that is there. */
+        struct stat st;
+        if (strchr(c->args.cmd[0], '/') && stat(c->args.cmd[0], &st) == 0)
+            snprintf(msg, sizeof msg, "%s: not an executable file", c->args.cmd[0]);
+        else
+            snprintf(msg, sizeof msg, "%s: command not found", c->args.cmd[0]);
+        return refuse(c, "refuse", KG_EXIT_NOTFOUND, msg);
+    }
+    kg_policy_set_command(c->policy, (const char *const *)c->args.cmd,
+                          (size_t)c->args.cmd_argc, command_path);
+    free(command_path);
 
     /* Decided before the plan: a program with a terminal of its own needs a
      * different session layout from one on pipes. */

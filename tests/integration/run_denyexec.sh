@@ -29,7 +29,7 @@ SH
     chown -R "$KG_UID:$KG_GID" "$KG_PROJ"
     write_config <<YAML
 network: off
-deny_exec: [curl, wget, denyme]
+deny_exec: [curl, wget, denyme, kgdx-absent-4471]
 YAML
 }
 
@@ -64,7 +64,19 @@ for who in $(test_users); do
     setup_proj
 
     blocked "bare name" denyme
-    blocked "name of a program not installed" curl https://198.18.0.2/
+    # A denied name that is installed nowhere is blocked (126, audit
+    # block), not "not found": curl and wget need not exist for this.
+    blocked "a denied name installed nowhere" kgdx-absent-4471 x
+    check "control: kgdx-absent-4471 is not installed" \
+        bash -c '! PATH="$1/bin:$PATH" command -v kgdx-absent-4471' _ "$KG_PROJ"
+    rc=0
+    PATH="$KG_PROJ/bin:$PATH" kg run -- kgdx-absent-4472 x >/dev/null 2>&1 || rc=$?
+    check "control: an absent name off the list is 127 (got $rc)" [ "$rc" -eq 127 ]
+    blocked "curl by name, installed or not" curl https://198.18.0.2/
+    blocked "curl with a PATH that holds no curl" env PATH=/nonexistent curl x
+    rc=0
+    as_user env PATH=/nonexistent "$KGATE_BIN" run -- curl x >/dev/null 2>&1 || rc=$?
+    check "kgate's own PATH without curl: still a block (got $rc)" [ "$rc" -eq 126 ]
     allowed "a neighbour" okay
     allowed "name as an argument" echo denyme
     allowed "name in a message" printf '%s\n' 'denyme is bad'
