@@ -117,6 +117,22 @@ for who in $(test_users); do
     blocked "find -exec" find . -maxdepth 0 -exec denyme {} ';'
     allowed "wrappers around an allowed command" env nice timeout 5 true
 
+    # The routes docs/deny-exec.md names (issue 12, section 8).
+    blocked "env -" env - PATH="$KG_PROJ/bin:/usr/bin:/bin" denyme
+    blocked "\$'\\x..' in bash -c" bash -c "\$'\\x64enyme' x"
+    blocked "\$'\\x63url' in bash -c" bash -c "\$'\\x63url' x"
+    blocked "coproc" bash -c 'coproc denyme x; wait'
+    blocked "coproc NAME { }" bash -c 'coproc F { denyme x; }; wait'
+    blocked "set -- and \"\$@\"" bash -c 'set -- denyme x; "$@"'
+    blocked "a for loop variable" bash -c 'for c in denyme; do $c; done'
+    blocked "a value built from variables" bash -c 'x=d; y=${x}enyme; $y'
+    allowed "set -- as data" bash -c 'set -- a denyme; echo "$@"'
+    allowed "a for loop over data" bash -c 'for c in denyme; do echo "$c"; done'
+    allowed "env - and an allowed command" env - /bin/true
+    rm -f "$KG_PROJ/ran-okayyy"
+    allowed "control: the loop form runs an allowed program" bash -c 'for c in okay; do $c; done'
+    check "control: the loop ran it (marker)" [ -e "$KG_PROJ/ran-okayyy" ]
+
     blocked "script run directly" ./bad.sh
     blocked "sh script" sh bad.sh
     blocked "script without #!" ./noshebang
