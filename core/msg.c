@@ -77,6 +77,23 @@ void kg_msg_escape(UT_string *out, const char *in)
     }
 }
 
+bool kg_msg_is_plain(const char *in)
+{
+    const unsigned char *s = (const unsigned char *)(in ? in : "");
+    while (*s) {
+        if (*s < 0x20 || *s == 0x7f) return false;
+        if (*s < 0x80) {
+            s++;
+            continue;
+        }
+        uint32_t cp;
+        size_t n = utf8_decode(s, &cp);
+        if (n == 0 || invisible(cp)) return false;
+        s += n;
+    }
+    return true;
+}
+
 void kg_msg_vline(FILE *f, const char *prefix, const char *fmt, va_list ap)
 {
     char *text = NULL;

@@ -11,6 +11,7 @@
 #define KG_MSG_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <utstring.h>
 
@@ -24,6 +25,10 @@
  *     U+200F, U+202A..U+202E, U+2066..U+2069) -> \u{XXXX}
  * Everything else (printable ASCII, other valid UTF-8) is copied. */
 void kg_msg_escape(UT_string *out, const char *in);
+
+/* True when kg_msg_escape would change nothing but backslashes: no
+ * control byte, no invalid UTF-8, nothing invisible. */
+bool kg_msg_is_plain(const char *in);
 
 /* Formats fmt, escapes the result and writes prefix (not escaped: a
  * constant of kgate's), the text and one newline with a single fwrite. */

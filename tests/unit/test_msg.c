@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host.h"
 #include "msg.h"
 #include "testutil.h"
 
@@ -73,12 +74,41 @@ START_TEST(every_byte_gives_one_printable_line)
 }
 END_TEST
 
+/* --dry-run prints the plan through kg_shell_quote: a word with a control
+ * byte is written as bash's $'...', exact and without the raw byte. */
+START_TEST(dry_run_words_stay_printable)
+{
+    static const struct { const char *in, *out; } cases[] = {
+        {"plain/path", "plain/path"},
+        {"two words", "'two words'"},
+        {"it's", "'it'\\''s'"},
+        {"caf\xc3\xa9", "'caf\xc3\xa9'"},
+        {"a\033[2Jb\nc", "$'a\\x1b[2Jb\\x0ac'"},
+        {"q'\\\x01", "$'q\\'\\\\\\x01'"},
+        {"bad\xff", "$'bad\\xff'"},
+        {"\xe2\x80\xae", "$'\\xe2\\x80\\xae'"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        UT_string *u;
+        utstring_new(u);
+        kg_shell_quote(u, cases[i].in);
+        ck_assert_msg(strcmp(utstring_body(u), cases[i].out) == 0, "case %zu: %s", i,
+                      utstring_body(u));
+        utstring_free(u);
+    }
+    ck_assert(kg_msg_is_plain("caf\xc3\xa9 back\\slash"));
+    ck_assert(!kg_msg_is_plain("a\tb"));
+    ck_assert(!kg_msg_is_plain("\xc2\x9b"));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("msg");
     TCase *tc = tcase_create("escape");
     tcase_add_test(tc, escapes_what_a_terminal_acts_on);
     tcase_add_test(tc, every_byte_gives_one_printable_line);
+    tcase_add_test(tc, dry_run_words_stay_printable);
     suite_add_tcase(s, tc);
     return kgt_run_suite(s);
 }
