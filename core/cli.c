@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "msg.h"
 
 bool kg_cli_is_help(const char *arg)
 {
@@ -24,9 +25,8 @@ int kg_cli_usage_error(const char *usage, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("kgate: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    /* The wrong argument is the caller's text: one escaped line (msg.h). */
+    kg_msg_vline(stderr, "kgate: ", fmt, ap);
     va_end(ap);
     fputs(usage, stderr);
     return KG_EXIT_USAGE;

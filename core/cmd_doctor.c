@@ -15,6 +15,7 @@
 #include "envfilter.h"
 #include "json.h"
 #include "loader.h"
+#include "msg.h"
 #include "paths.h"
 #include "policy.h"
 #include "proclimit.h"
@@ -156,22 +157,27 @@ static void json_refused(UT_string *o, const kg_registry *r)
 static void print_doctor_text(const kg_plugin *cand, const env_policy *e,
                               const kgate_report *rep)
 {
+    /* Every line escaped (msg.h): paths and findings quote what the user
+     * and the project chose. */
     if (cand) {
-        printf("backend: %s (%s)\n", cand->name, cand->path);
-        printf("version: %s\n", cand->probe.version[0] ? cand->probe.version : "unknown");
+        kg_msg_line(stdout, NULL, "backend: %s (%s)", cand->name, cand->path);
+        kg_msg_line(stdout, NULL, "version: %s",
+                    cand->probe.version[0] ? cand->probe.version : "unknown");
     } else {
-        printf("backend: none\n");
+        kg_msg_line(stdout, NULL, "backend: none");
     }
     if (e->pol) {
-        printf("config: %s%s\n", e->pol->user_file ? e->pol->user_file : "?",
-               e->pol->user_file_missing ? " (missing: defaults apply)" : "");
-        if (e->pol->project_file) printf("project file: %s\n", e->pol->project_file);
+        kg_msg_line(stdout, NULL, "config: %s%s", e->pol->user_file ? e->pol->user_file : "?",
+                    e->pol->user_file_missing ? " (missing: defaults apply)" : "");
+        if (e->pol->project_file)
+            kg_msg_line(stdout, NULL, "project file: %s", e->pol->project_file);
     }
     for (size_t i = 0; i < kg_strv_len(rep->detail_keys); i++)
-        printf("%s: %s\n", kg_strv_get(rep->detail_keys, i),
-               kg_strv_get(rep->detail_values, i));
+        kg_msg_line(stdout, NULL, "%s: %s", kg_strv_get(rep->detail_keys, i),
+                    kg_strv_get(rep->detail_values, i));
     for (size_t i = 0; i < rep->n_items; i++)
-        printf("  %-8s  %s\n", kg_verdict_name(rep->items[i].verdict), rep->items[i].text);
+        kg_msg_line(stdout, NULL, "  %-8s  %s", kg_verdict_name(rep->items[i].verdict),
+                    rep->items[i].text);
 
     /* The verdict line is the last line, and short (a backend name is at
      * most 64 characters, so it stays under about 110): harnesses read its
@@ -181,9 +187,9 @@ static void print_doctor_text(const kg_plugin *cand, const env_policy *e,
         unsigned v = (unsigned)rep->items[i].verdict;
         if (v <= KGATE_BLOCKED) count[v]++;
     }
-    printf("%s %s: %zu blocked, %zu degraded, %zu ready\n", kg_verdict_name(rep->verdict),
-           cand ? cand->name : "none", count[KGATE_BLOCKED], count[KGATE_DEGRADED],
-           count[KGATE_READY]);
+    kg_msg_line(stdout, NULL, "%s %s: %zu blocked, %zu degraded, %zu ready",
+                kg_verdict_name(rep->verdict), cand ? cand->name : "none",
+                count[KGATE_BLOCKED], count[KGATE_DEGRADED], count[KGATE_READY]);
 }
 
 /* The environment filter is the core's, not a backend's: which names of
@@ -408,26 +414,29 @@ int kg_cmd_plugins(int argc, char **argv)
     } else {
         kg_plugin *p, *tmp;
         HASH_ITER(hh, r->by_name, p, tmp) {
-            printf("%s%s (ABI %d.%u) %s\n", p == pick ? "* " : "  ", p->name,
-                   KGATE_ABI_MAJOR, (unsigned)p->abi_minor, p->path);
-            if (p->be.description) printf("    %s\n", p->be.description);
+            kg_msg_line(stdout, NULL, "%s%s (ABI %d.%u) %s", p == pick ? "* " : "  ", p->name,
+                        KGATE_ABI_MAJOR, (unsigned)p->abi_minor, p->path);
+            if (p->be.description) kg_msg_line(stdout, NULL, "    %s", p->be.description);
             if (p->probe_failed)
-                printf("    probe failed: %s\n", p->probe_error);
+                kg_msg_line(stdout, NULL, "    probe failed: %s", p->probe_error);
             else
-                printf("    %s, score %d, version %s%s%s\n",
-                       p->probe.available ? "available" : "not available", p->probe.score,
-                       p->probe.version[0] ? p->probe.version : "unknown",
-                       p->probe.reason[0] ? ": " : "", p->probe.reason);
+                kg_msg_line(stdout, NULL, "    %s, score %d, version %s%s%s",
+                            p->probe.available ? "available" : "not available",
+                            p->probe.score, p->probe.version[0] ? p->probe.version : "unknown",
+                            p->probe.reason[0] ? ": " : "", p->probe.reason);
         }
-        if (!r->by_name) printf("no plugin found\n");
+        if (!r->by_name) kg_msg_line(stdout, NULL, "no plugin found");
         for (size_t i = 0; i < kg_strv_len(r->refusals); i++)
-            printf("refused: %s\n", kg_strv_get(r->refusals, i));
-        printf("searched:");
+            kg_msg_line(stdout, NULL, "refused: %s", kg_strv_get(r->refusals, i));
+        UT_string *searched;
+        utstring_new(searched);
+        utstring_printf(searched, "searched:");
         for (size_t i = 0; i < kg_strv_len(r->searched); i++)
-            printf(" %s", kg_strv_get(r->searched, i));
-        putchar('\n');
-        if (pick) printf("run would pick: %s\n", pick->name);
-        else printf("run would pick: none (%s)\n", why_none ? why_none : "unknown");
+            utstring_printf(searched, " %s", kg_strv_get(r->searched, i));
+        kg_msg_line(stdout, NULL, "%s", utstring_body(searched));
+        utstring_free(searched);
+        if (pick) kg_msg_line(stdout, NULL, "run would pick: %s", pick->name);
+        else kg_msg_line(stdout, NULL, "run would pick: none (%s)", why_none ? why_none : "unknown");
     }
     free(why_none);
     env_policy_free(&e);

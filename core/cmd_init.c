@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "config.h"
+#include "msg.h"
 #include "strv.h"
 
 static int fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -20,9 +21,7 @@ static int fail(int status, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("kgate: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    kg_msg_vline(stderr, "kgate: ", fmt, ap);
     va_end(ap);
     return status;
 }
@@ -87,7 +86,7 @@ int kg_cmd_init(int argc, char **argv)
         fail(KG_EXIT_FAIL, "init: %s", c ? err.msg : "out of memory");
         goto out;
     }
-    printf("kgate: wrote %s\n", file);
+    kg_msg_line(stdout, "kgate: ", "wrote %s", file);
     status = KG_EXIT_OK;
 out:
     kg_config_free(c);
@@ -169,13 +168,17 @@ int kg_cmd_network(int argc, char **argv)
         fail(KG_EXIT_FAIL, "network: %s", err.msg);
         goto out;
     }
-    printf("kgate: network %s", kg_network_name(net));
+    UT_string *line;
+    utstring_new(line);
+    utstring_printf(line, "network %s", kg_network_name(net));
     if (net == KGATE_NET_RESTRICTED) {
         const kg_strv *h = c->lists[KG_KEY_ALLOW_HOSTS];
-        if (kg_strv_len(h) == 0) printf(" (no hosts: behaves as off)");
-        for (size_t i = 0; i < kg_strv_len(h); i++) printf("%s%s", i ? " " : ": ", kg_strv_get(h, i));
+        if (kg_strv_len(h) == 0) utstring_printf(line, " (no hosts: behaves as off)");
+        for (size_t i = 0; i < kg_strv_len(h); i++)
+            utstring_printf(line, "%s%s", i ? " " : ": ", kg_strv_get(h, i));
     }
-    printf("\n");
+    kg_msg_line(stdout, "kgate: ", "%s", utstring_body(line));
+    utstring_free(line);
     status = KG_EXIT_OK;
 out:
     kg_strv_free(hosts);

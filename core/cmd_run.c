@@ -21,6 +21,7 @@
 #include "gitguard.h"
 #include "host.h"
 #include "loader.h"
+#include "msg.h"
 #include "os.h"
 #include "paths.h"
 #include "policy.h"
@@ -145,10 +146,12 @@ static int refuse(const run_ctx *c, const char *kind, int status, const char *re
         ev.reason = reason;
         logged = kg_audit_write(c->log_path, &ev, &aerr) == 0;
     }
+    /* kg_say escapes: the reason holds the command line, paths and YAML
+     * values, and must stay one line that forges nothing. */
     if (logged)
-        fprintf(stderr, "kgate: %s\n", reason);
+        kg_say("%s", reason);
     else
-        fprintf(stderr, "kgate: %s (not in the audit log: %s)\n", reason, aerr.msg);
+        kg_say("%s (not in the audit log: %s)", reason, aerr.msg);
     return status;
 }
 
@@ -165,8 +168,7 @@ static int run(run_ctx *c)
 
     const char *home = getenv("HOME");
     if (!home || home[0] != '/') {
-        fprintf(stderr, "kgate: HOME is not set to an absolute path: nothing to hide, "
-                        "refusing to guess\n");
+        kg_say("HOME is not set to an absolute path: nothing to hide, refusing to guess");
         return KG_EXIT_REFUSED;
     }
     c->home = strdup(home);
@@ -189,21 +191,9 @@ static int run(run_ctx *c)
 
     const char *path_env = getenv("PATH");
     if (!path_env) path_env = "/usr/local/bin:/usr/bin:/bin";
-    char *command_path = kg_exec_resolve(c->args.cmd[0], path_env, pub->project);
-    if (!command_path) {
-        /* Still 127 (126 means the deny list), but say what is wrong with
-         * a path that is there. */
-        struct stat st;
-        if (strchr(c->args.cmd[0], '/') && stat(c->args.cmd[0], &st) == 0)
-            snprintf(msg, sizeof msg, "%s: not an executable file", c->args.cmd[0]);
-        else
-            snprintf(msg, sizeof msg, "%s: command not found", c->args.cmd[0]);
-        return refuse(c, "refuse", KG_EXIT_NOTFOUND, msg);
-    }
-    kg_policy_set_command(c->policy, (const char *const *)c->args.cmd,
-                          (size_t)c->args.cmd_argc, command_path);
-    free(command_path);
-
+    /* The deny list first: a denied name is blocked (126, an audit line of
+     * kind block) whether or not it is installed here, so the attempt is on
+     * record and the answer does not depend on the machine. */
     char *cache_dir = NULL;
     if (asprintf(&cache_dir, "%s/.kgate/cache", pub->home) < 0) cache_dir = NULL;
     kg_denyexec *deny = kg_denyexec_new(c->policy->deny_exec, path_env, cache_dir, &err);
@@ -223,6 +213,21 @@ static int run(run_ctx *c)
         snprintf(msg, sizeof msg, "blocked: %s", reason);
         return refuse(c, "block", KG_EXIT_BLOCKED, msg);
     }
+
+    char *command_path = kg_exec_resolve(c->args.cmd[0], path_env, pub->project);
+    if (!command_path) {
+        /* Still 127 (126 means the deny list), but say what is wrong with
+         * a path that is there. */
+        struct stat st;
+        if (strchr(c->args.cmd[0], '/') && stat(c->args.cmd[0], &st) == 0)
+            snprintf(msg, sizeof msg, "%s: not an executable file", c->args.cmd[0]);
+        else
+            snprintf(msg, sizeof msg, "%s: command not found", c->args.cmd[0]);
+        return refuse(c, "refuse", KG_EXIT_NOTFOUND, msg);
+    }
+    kg_policy_set_command(c->policy, (const char *const *)c->args.cmd,
+                          (size_t)c->args.cmd_argc, command_path);
+    free(command_path);
 
     /* A repository that already sends git elsewhere is refused; else a
      * snapshot, to find what the run planted for the host's git. */
@@ -273,7 +278,7 @@ static int run(run_ctx *c)
             status = refuse(c, "refuse", KG_EXIT_REFUSED, err.msg);
             goto out_registry;
         }
-        fprintf(stderr, "kgate: note: %s; showing its plan anyway (dry run)\n", err.msg);
+        kg_say("note: %s; showing its plan anyway (dry run)", err.msg);
     }
     kg_report_free(rep);
     host.current = chosen->name;
@@ -303,8 +308,7 @@ static int run(run_ctx *c)
     ev.network = kg_network_name(pub->network);
     ev.withheld_env = withheld;
     if (kg_audit_write(c->log_path, &ev, &err) < 0) {
-        fprintf(stderr, "kgate: audit log %s: %s: nothing was started\n", c->log_path,
-                err.msg);
+        kg_say("audit log %s: %s: nothing was started", c->log_path, err.msg);
         status = KG_EXIT_REFUSED;
         goto out_env;
     }
@@ -319,7 +323,7 @@ static int run(run_ctx *c)
     if (!envp) kg_oom();
     if (kg_supervise(&chosen->be, &host, pub, plan, (const char *const *)envp, &opts,
                      &exit_status, &err) < 0) {
-        fprintf(stderr, "kgate: %s: %s\n", chosen->name, err.msg);
+        kg_say("%s: %s", chosen->name, err.msg);
         exit_status = KG_EXIT_REFUSED;
     }
     free(envp);
@@ -331,14 +335,14 @@ static int run(run_ctx *c)
     kg_gitguard_end(gg, found);
     for (size_t i = 0; i < kg_strv_len(found); i++) {
         const char *f = kg_strv_get(found, i);
-        fprintf(stderr, "kgate: git: %s\n", f);
+        kg_say("git: %s", f); /* names files the program chose: escaped */
         kg_audit_event gev;
         audit_base(c, &gev, "git");
         gev.backend = chosen->name;
         gev.reason = f;
         kg_error aerr = {0};
         if (kg_audit_write(c->log_path, &gev, &aerr) < 0)
-            fprintf(stderr, "kgate: audit log %s: %s\n", c->log_path, aerr.msg);
+            kg_say("audit log %s: %s", c->log_path, aerr.msg);
     }
     kg_strv_free(found);
 out_env:
@@ -393,8 +397,8 @@ static int prepare_fds(void)
 int kg_cmd_run(int argc, char **argv)
 {
     if (prepare_fds() < 0) {
-        fprintf(stderr, "kgate: cannot close the descriptors inherited from the caller: "
-                        "%s: nothing was started\n", strerror(errno));
+        kg_say("cannot close the descriptors inherited from the caller: %s: nothing was "
+               "started", strerror(errno));
         return KG_EXIT_REFUSED;
     }
     run_ctx c = {0};

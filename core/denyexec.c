@@ -868,6 +868,7 @@ int kg_dx_check_argv(chk *c, char **w, size_t n, scope sc, const char *where, in
         for (i = 1; i < n && !r;) {
             const char *a = w[i];
             if (strcmp(a, "--") == 0) { i++; break; }
+            if (strcmp(a, "-") == 0) { i++; continue; } /* "env -" is env -i */
             if (a[0] != '-' || !a[1]) break;
             const char *val = NULL;
             char opt = 0;

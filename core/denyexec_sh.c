@@ -34,6 +34,12 @@ typedef struct walker {
     bool redir_target;
     bool funcdef;   /* NAME ( seen: a function definition */
     bool fn_parens; /* after "function NAME": optional () */
+    bool coproc_next; /* "coproc" seen: a NAME may come before a compound */
+    bool coproc_name; /* words[0] may be that NAME */
+    char *for_var;    /* for NAME [in WORDS]; do: NAME, once seen */
+    bool for_in;
+    kg_strv *pos_own; /* positional parameters after "set --" or "shift" */
+    char **pos_vec;
     int case_depth;
     int result; /* 0, 1 blocked, -1 error */
 } walker;
@@ -92,7 +98,23 @@ static char *subst_path(const char *value, const char *old)
     return r;
 }
 
-static void walker_assign(walker *w, const char *word)
+static char *expand_simple(walker *w, const char *lit, bool keep_unknown);
+
+static void walker_assign_one(walker *w, const char *word);
+
+/* NAME=VALUE as written, and, when the value holds an expansion, once more
+ * with it expanded from what the string assigned so far: y=${x}url after
+ * x=c gives y the value curl, which a later $y runs. */
+static void walker_assign(walker *w, const char *word, bool dyn)
+{
+    walker_assign_one(w, word);
+    if (!dyn || !strchr(word, '$')) return;
+    char *x = expand_simple(w, word, false);
+    if (strcmp(x, word) != 0) walker_assign_one(w, x);
+    free(x);
+}
+
+static void walker_assign_one(walker *w, const char *word)
 {
     kg_strv_push(w->vars, word);
     if (strncmp(word, "PATH=", 5) == 0) {
@@ -188,6 +210,64 @@ static void check_split(walker *w, const char *value, char **rest, size_t nrest)
     kg_strv_free(nv);
 }
 
+/* The positional parameters become words[from..n) (set -- a b), or lose
+ * their first k (shift k).  $0 stays. */
+static void set_positional(walker *w, char **words, size_t n, size_t from, const int *dyn,
+                           size_t drop)
+{
+    kg_strv *nv = kg_strv_new();
+    kg_strv_push(nv, w->npos > 0 ? w->pos[0] : "sh");
+    if (words) {
+        for (size_t i = from; i < n; i++) {
+            if (!dyn[i] || !strchr(words[i], '$')) { kg_strv_push(nv, words[i]); continue; }
+            char *x = expand_simple(w, words[i], false), *sv = NULL;
+            for (char *t = strtok_r(x, " \t\n", &sv); t; t = strtok_r(NULL, " \t\n", &sv))
+                kg_strv_push(nv, t);
+            free(x);
+        }
+    } else {
+        for (size_t i = 1 + drop; i < w->npos; i++) kg_strv_push(nv, w->pos[i]);
+    }
+    char **vec = kg_strv_nullterm(nv);
+    if (!vec) abort();
+    free(w->pos_vec);
+    kg_strv_free(w->pos_own);
+    w->pos_own = nv;
+    w->pos_vec = vec;
+    w->pos = vec;
+    w->npos = kg_strv_len(nv);
+}
+
+/* set [options] [--] [ARG...] and shift [N]: the arguments "$@" gives
+ * from now on. */
+static void walker_setpos(walker *w, char **v, size_t n, size_t skip, const int *dyn)
+{
+    const char *cw = v[skip];
+    if (strcmp(cw, "shift") == 0) {
+        size_t k = 1;
+        if (n - skip > 1) {
+            char *end;
+            unsigned long u = strtoul(v[skip + 1], &end, 10);
+            if (*end || dyn[skip + 1]) return;
+            k = (size_t)u;
+        }
+        if (k < w->npos) set_positional(w, NULL, 0, 0, NULL, k);
+        return;
+    }
+    for (size_t i = skip + 1; i < n; i++) {
+        if (strcmp(v[i], "--") == 0) {
+            set_positional(w, v, n, i + 1, dyn, 0);
+            return;
+        }
+        if ((v[i][0] == '-' || v[i][0] == '+') && v[i][1] && !dyn[i]) {
+            if (strcmp(v[i] + 1, "o") == 0) i++; /* -o NAME */
+            continue;
+        }
+        set_positional(w, v, n, i, dyn, 0);
+        return;
+    }
+}
+
 /* Runs the collected simple command through check_argv. */
 static void walker_flush(walker *w)
 {
@@ -199,8 +279,9 @@ static void walker_flush(walker *w)
     /* Leading assignments apply to this command only, except PATH, whose
      * effect on the lookup matters here and which a later bare assignment
      * would make permanent anyway. */
+    const int *dv = (const int *)utarray_front(w->dyn);
     while (skip < n && assignment_len(v[skip])) {
-        walker_assign(w, v[skip]);
+        walker_assign(w, v[skip], dv[skip]);
         skip++;
     }
     if (skip < n) {
@@ -213,8 +294,10 @@ static void walker_flush(walker *w)
              strcmp(cw, "readonly") == 0 || strcmp(cw, "declare") == 0 ||
              strcmp(cw, "typeset") == 0)) {
             for (size_t i = skip + 1; i < n; i++)
-                if (assignment_len(v[i])) walker_assign(w, v[i]);
+                if (assignment_len(v[i])) walker_assign(w, v[i], dv[i]);
         }
+        if (!dyn && (strcmp(cw, "set") == 0 || strcmp(cw, "shift") == 0))
+            walker_setpos(w, v, n, skip, dv);
         if (dyn && cw[0] == '$') {
             /* $NAME, ${NAME}, $1, "$@": what the string assigned, or the
              * positional parameters it was given. */
@@ -297,6 +380,7 @@ done:
     free(v);
     kg_strv_clear(w->words);
     utarray_clear(w->dyn);
+    w->coproc_name = false;
 }
 
 static bool kw_is(const char *word, int dyn, const char *kw) { return !dyn && strcmp(word, kw) == 0; }
@@ -310,7 +394,31 @@ static void walker_word(walker *w, const char *word, bool dyn, bool quoted)
     switch (w->st) {
     case ST_SKIP: return;
     case ST_FOR:
-        if (kw_is(word, d, "do")) w->st = ST_CMD;
+        /* for NAME in WORDS; do: each word is a value NAME takes in the
+         * body (for c in curl; do $c; done); without "in", the positional
+         * parameters. */
+        if (kw_is(word, d, "do")) {
+            if (w->for_var && !w->for_in)
+                for (size_t i = 1; i < w->npos; i++) {
+                    char *a = NULL;
+                    if (asprintf(&a, "%s=%s", w->for_var, w->pos[i]) < 0) abort();
+                    walker_assign_one(w, a);
+                    free(a);
+                }
+            free(w->for_var);
+            w->for_var = NULL;
+            w->for_in = false;
+            w->st = ST_CMD;
+        } else if (!w->for_var) {
+            w->for_var = kg_dx_strdup(word);
+        } else if (!w->for_in && kw_is(word, d, "in")) {
+            w->for_in = true;
+        } else if (w->for_in) {
+            char *a = NULL;
+            if (asprintf(&a, "%s=%s", w->for_var, word) < 0) abort();
+            walker_assign(w, a, dyn);
+            free(a);
+        }
         return;
     case ST_CASE_WORD: w->st = ST_CASE_IN; return;
     case ST_CASE_IN: if (kw_is(word, d, "in")) w->st = ST_CASE_PAT; return;
@@ -322,9 +430,21 @@ static void walker_word(walker *w, const char *word, bool dyn, bool quoted)
         return;
     case ST_FUNCNAME: w->st = ST_CMD; w->fn_parens = true; return;
     case ST_CMD:
+        if (kg_strv_len(w->words) == 0 && w->coproc_next) {
+            /* coproc [NAME] COMPOUND: a NAME here is the coprocess's name
+             * when a compound command follows; that is known one word
+             * later (walker_word below, OP_OPEN). */
+            w->coproc_next = false;
+            static const char *const compound[] = {"{", "while", "until", "if", "for",
+                "select", "case", "[[", NULL};
+            bool kw = false;
+            for (int i = 0; compound[i]; i++) kw = kw || kw_is(word, d, compound[i]);
+            if (!kw && !d && is_name_start(word[0])) w->coproc_name = true;
+        }
         if (kg_strv_len(w->words) == 0) {
+            if (kw_is(word, d, "coproc")) { w->coproc_next = true; return; }
             static const char *const next_cmd[] = {"if", "then", "else", "elif", "while",
-                "until", "do", "!", "{", "coproc", NULL};
+                "until", "do", "!", "{", NULL};
             for (int i = 0; next_cmd[i]; i++)
                 if (kw_is(word, d, next_cmd[i])) return;
             static const char *const ends[] = {"fi", "done", "}", NULL};
@@ -339,7 +459,22 @@ static void walker_word(walker *w, const char *word, bool dyn, bool quoted)
         /* Leading assignments keep the command position open. */
         if (!assignment_len(word)) w->st = ST_ARGS;
         break;
-    case ST_ARGS: break;
+    case ST_ARGS:
+        if (w->coproc_name && kg_strv_len(w->words) == 1) {
+            w->coproc_name = false;
+            static const char *const compound[] = {"{", "while", "until", "if", "for",
+                "select", "case", "[[", NULL};
+            for (int i = 0; compound[i]; i++)
+                if (kw_is(word, d, compound[i])) {
+                    /* The first word was the coprocess's name. */
+                    kg_strv_clear(w->words);
+                    utarray_clear(w->dyn);
+                    w->st = ST_CMD;
+                    walker_word(w, word, dyn, quoted);
+                    return;
+                }
+        }
+        break;
     }
     kg_strv_push(w->words, word);
     int di = dyn;
@@ -369,6 +504,14 @@ static void walker_op(walker *w, opkind op)
         return;
     case OP_OPEN:
         if (w->st == ST_DBRACKET || w->st == ST_CASE_PAT || w->fn_parens) return;
+        if (w->coproc_name && kg_strv_len(w->words) == 1) {
+            /* coproc NAME ( ... ): a subshell, not a function NAME(). */
+            w->coproc_name = false;
+            kg_strv_clear(w->words);
+            utarray_clear(w->dyn);
+            w->st = ST_CMD;
+            return;
+        }
         if (kg_strv_len(w->words) == 1 && w->st == ST_ARGS) { w->funcdef = true; return; }
         walker_flush(w);
         w->st = ST_CMD;
@@ -422,6 +565,10 @@ static void nested_paren(lexer *lx)
     inner.vars = kg_strv_dup(outer->vars);
     inner.st = ST_CMD;
     inner.redir_target = inner.funcdef = inner.fn_parens = false;
+    inner.coproc_next = inner.coproc_name = inner.for_in = false;
+    inner.for_var = NULL;
+    inner.pos_own = NULL;
+    inner.pos_vec = NULL;
     inner.case_depth = 0;
     inner.result = 0;
     lx->w = &inner;
@@ -434,6 +581,9 @@ static void nested_paren(lexer *lx)
     kg_strv_free(inner.vars);
     free(inner.path_own);
     free(inner.cwd_own);
+    free(inner.for_var);
+    kg_strv_free(inner.pos_own);
+    free(inner.pos_vec);
     kg_dx_leave(outer->c);
 }
 
@@ -535,6 +685,83 @@ static bool dquote(lexer *lx, UT_string *lit, bool *dyn)
     return true;
 }
 
+static int hexval(char ch)
+{
+    if (ch >= '0' && ch <= '9') return ch - '0';
+    if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
+    return -1;
+}
+
+static void put_utf8(UT_string *lit, unsigned long cp)
+{
+    char b[4];
+    size_t n;
+    if (cp < 0x80) b[0] = (char)cp, n = 1;
+    else if (cp < 0x800) b[0] = (char)(0xC0 | (cp >> 6)), b[1] = (char)(0x80 | (cp & 0x3F)), n = 2;
+    else if (cp < 0x10000) b[0] = (char)(0xE0 | (cp >> 12)), b[1] = (char)(0x80 | ((cp >> 6) & 0x3F)),
+                           b[2] = (char)(0x80 | (cp & 0x3F)), n = 3;
+    else if (cp <= 0x10FFFF) b[0] = (char)(0xF0 | (cp >> 18)), b[1] = (char)(0x80 | ((cp >> 12) & 0x3F)),
+                             b[2] = (char)(0x80 | ((cp >> 6) & 0x3F)), b[3] = (char)(0x80 | (cp & 0x3F)), n = 4;
+    else return;
+    utstring_bincpy(lit, b, n);
+}
+
+/* One backslash escape of $'...' at s[i] (the backslash), decoded the way
+ * bash decodes it: \a \b \e \E \f \n \r \t \v \\ \' \" \?, \NNN octal,
+ * \xHH, \uHHHH, \UHHHHHHHH, \cX.  An unknown escape keeps its backslash.
+ * A NUL ends the string's value (*cut).  Returns the index after it. */
+static size_t ansi_c_escape(const char *s, size_t n, size_t i, UT_string *lit, bool *cut)
+{
+    char e = s[i + 1];
+    i += 2;
+    unsigned long v = 0;
+    int digits = 0;
+    char out;
+    switch (e) {
+    case 'a': out = '\a'; break;
+    case 'b': out = '\b'; break;
+    case 'e': case 'E': out = 0x1b; break;
+    case 'f': out = '\f'; break;
+    case 'n': out = '\n'; break;
+    case 'r': out = '\r'; break;
+    case 't': out = '\t'; break;
+    case 'v': out = '\v'; break;
+    case '\\': case '\'': case '"': case '?': out = e; break;
+    case 'c':
+        if (i >= n) return i;
+        out = (char)(s[i++] & 0x1f);
+        break;
+    case 'x': case 'u': case 'U': {
+        int max = e == 'x' ? 2 : e == 'u' ? 4 : 8;
+        while (digits < max && i < n && hexval(s[i]) >= 0) v = v * 16 + (unsigned long)hexval(s[i++]), digits++;
+        if (!digits) { /* not an escape after all */
+            if (!*cut) { utstring_bincpy(lit, "\\", 1); utstring_bincpy(lit, &e, 1); }
+            return i;
+        }
+        if (e != 'x') {
+            if (!*cut && v) put_utf8(lit, v);
+            if (!v) *cut = true;
+            return i;
+        }
+        out = (char)v;
+        break;
+    }
+    default:
+        if (e >= '0' && e <= '7') {
+            v = (unsigned long)(e - '0');
+            while (digits < 2 && i < n && s[i] >= '0' && s[i] <= '7') v = v * 8 + (unsigned long)(s[i++] - '0'), digits++;
+            out = (char)(v & 0xff);
+            break;
+        }
+        if (!*cut) { utstring_bincpy(lit, "\\", 1); utstring_bincpy(lit, &e, 1); }
+        return i;
+    }
+    if (out == 0) *cut = true;
+    if (!*cut) utstring_bincpy(lit, &out, 1);
+    return i;
+}
+
 /* Reads one word at lx->i.  Returns false on a parse failure. */
 static bool read_word(lexer *lx, UT_string *lit, bool *dyn, bool *quoted)
 {
@@ -571,15 +798,14 @@ static bool read_word(lexer *lx, UT_string *lit, bool *dyn, bool *quoted)
         if (ch == '$' && lx->i + 1 < lx->n && s[lx->i + 1] == '\'') { /* $'...' */
             lx->i += 2;
             *quoted = true;
+            bool cut = false; /* after \0: bash drops the rest */
             while (lx->i < lx->n && s[lx->i] != '\'') {
                 if (s[lx->i] == '\\' && lx->i + 1 < lx->n) {
-                    char e = s[lx->i + 1];
-                    char out = e == 'n' ? '\n' : e == 't' ? '\t' : e;
-                    utstring_bincpy(lit, &out, 1);
-                    lx->i += 2;
+                    lx->i = ansi_c_escape(s, lx->n, lx->i, lit, &cut);
                     continue;
                 }
-                utstring_bincpy(lit, s + lx->i++, 1);
+                if (!cut) utstring_bincpy(lit, s + lx->i, 1);
+                lx->i++;
             }
             if (lx->i >= lx->n) return false;
             lx->i++;
@@ -791,6 +1017,9 @@ int kg_dx_check_string(chk *c, const char *s, size_t len, scope sc,
     kg_strv_free(w.vars);
     free(w.path_own);
     free(w.cwd_own);
+    free(w.for_var);
+    kg_strv_free(w.pos_own);
+    free(w.pos_vec);
     kg_dx_leave(c);
     return r;
 }

@@ -1,4 +1,5 @@
 #include "host.h"
+#include "msg.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -110,6 +111,19 @@ void kg_shell_quote(UT_string *out, const char *s)
         utstring_bincpy(out, s, strlen(s));
         return;
     }
+    if (!kg_msg_is_plain(s)) {
+        /* Control bytes, bytes that are not UTF-8, invisible characters:
+         * bash's $'...' with \xHH, so the plan stays exact and prints no
+         * raw escape sequence (msg.h). */
+        utstring_bincpy(out, "$'", 2);
+        for (const unsigned char *u = (const unsigned char *)s; *u; u++) {
+            if (*u == '\\' || *u == '\'') utstring_printf(out, "\\%c", *u);
+            else if (*u < 0x20 || *u >= 0x7f) utstring_printf(out, "\\x%02x", *u);
+            else utstring_bincpy(out, u, 1);
+        }
+        utstring_bincpy(out, "'", 1);
+        return;
+    }
     utstring_bincpy(out, "'", 1);
     for (; *s; s++) {
         if (*s == '\'') utstring_bincpy(out, "'\\''", 4);
@@ -136,7 +150,7 @@ void kg_plan_print(const kgate_plan *p, FILE *out)
                 (n && c[n - 1] == '\n') ? "" : "\n", kg_strv_get(p->file_labels, i));
     }
     for (size_t i = 0; i < kg_strv_len(p->notes); i++)
-        fprintf(out, "note: %s\n", kg_strv_get(p->notes, i));
+        kg_msg_line(out, "note: ", "%s", kg_strv_get(p->notes, i));
 }
 
 kgate_report *kg_report_new(void)
@@ -197,13 +211,16 @@ __attribute__((format(printf, 3, 4))) static void host_log(const kgate_host *h, 
 {
     const kg_host *host = (const kg_host *)h;
     if (level == KGATE_LOG_DEBUG && !host->debug) return;
+    /* A plugin's message may quote anything (a host name a program asked
+     * for, a path): escaped like every other line, one line. */
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "kgate: %s%s", host->current ? host->current : "",
-            host->current ? ": " : "");
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    char *text = NULL;
+    if (vasprintf(&text, fmt, ap) < 0) text = NULL;
     va_end(ap);
+    kg_say("%s%s%s", host->current ? host->current : "", host->current ? ": " : "",
+           text ? text : "(out of memory)");
+    free(text);
 }
 
 static const kgate_backend *host_backend(const kgate_host *h, const char *name)

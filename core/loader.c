@@ -18,6 +18,7 @@
 #include "kgate-config.h"
 #include "plugtrust.h"
 #include "plugin-check.h"
+#include "msg.h"
 
 /* ------------------------------------------------------------------------ */
 /* Registry                                                                  */
@@ -90,7 +91,7 @@ void kg_registry_refuse(kg_registry *r, const char *file, const char *reason,
             kg_strv_push(r->refusals, line);
             kg_strv_push(r->refused_files, f);
             kg_strv_push(r->refused_reasons, why);
-            if (print) fprintf(stderr, "kgate: plugin %s\n", line);
+            if (print) kg_say("plugin %s", line);
             free(line);
         }
     }

@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "kgate-config.h"
+#include "msg.h"
 #include "kgate/kgate-plugin.h"
 
 static const char usage[] =

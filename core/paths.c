@@ -214,7 +214,33 @@ bool kg_path_is_within(const char *path, const char *dir)
     return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
+bool kg_path_inside_by_id(const char *path, const char *dir)
+{
+    struct stat d, c;
+    if (!path || path[0] != '/' || !dir || stat(dir, &d) < 0) return false;
+    char *cur = strdup(path);
+    if (!cur) return false;
+    bool inside = false;
+    for (;;) {
+        if (stat(cur, &c) == 0 && c.st_dev == d.st_dev && c.st_ino == d.st_ino) {
+            inside = true;
+            break;
+        }
+        char *slash = strrchr(cur, '/');
+        if (!slash || slash == cur) {
+            if (strcmp(cur, "/") == 0) break;
+            strcpy(cur, "/"); /* the last step: the root itself */
+            continue;
+        }
+        *slash = '\0';
+    }
+    free(cur);
+    return inside;
+}
+
 bool kg_path_covers_home(const char *dir, const char *home)
 {
-    return kg_path_is_within(home, dir);
+    /* By name, and by identity: a bind mount of the home (or of one of its
+     * ancestors) elsewhere is the home under another name. */
+    return kg_path_is_within(home, dir) || kg_path_inside_by_id(home, dir);
 }

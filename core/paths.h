@@ -28,6 +28,12 @@ char *kg_path_lexical(const char *path, const char *base, const char *home,
  * whole home directory in scope. */
 bool kg_path_covers_home(const char *dir, const char *home);
 
+/* True when path, or one of its ancestors by name, is the directory dir
+ * by identity (device and inode): path lies in dir even when it reaches it
+ * through a bind mount or another spelling.  path must be absolute; false
+ * when dir does not exist. */
+bool kg_path_inside_by_id(const char *path, const char *dir);
+
 /* True when path is dir or lies below it (both resolved). */
 bool kg_path_is_within(const char *path, const char *dir);
 

@@ -340,6 +340,26 @@ static int refuse_own_dir(const kg_policy *p, kg_error *err)
     char *real = realpath(own, NULL);
     const char *dir = real ? real : own;
     int rc = 0;
+    /* The project is writable inside: it may not be ~/.kgate, lie in it,
+     * or hold it (~/.kgate may be a symlink into a project, or reached
+     * through a bind mount: compared by name and by identity).  A project
+     * that covers the whole home holds it too, but gets the home's own
+     * refusal from run and doctor. */
+    if (!kg_path_covers_home(p->project, p->home)) {
+        if (kg_path_is_within(p->project, dir) || kg_path_inside_by_id(p->project, dir))
+            rc = kg_err_set(err, EPERM,
+                            "refusing to run in %s: it is inside kgate's own directory %s "
+                            "(config, audit log, cache), which the program could then "
+                            "rewrite; cd into a project",
+                            p->project, dir);
+        else if (kg_path_is_within(dir, p->project) ||
+                 (real && kg_path_inside_by_id(dir, p->project)))
+            rc = kg_err_set(err, EPERM,
+                            "refusing to run in %s: it contains kgate's own directory %s "
+                            "(config, audit log, cache), which the program could then "
+                            "rewrite; move %s out of the project",
+                            p->project, dir, own);
+    }
     for (size_t i = 0; i < kg_strv_len(p->allow_paths) && rc == 0; i++) {
         const char *w = kg_strv_get(p->allow_paths, i);
         if (kg_path_is_within(w, dir) || kg_path_is_within(dir, w))

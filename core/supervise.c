@@ -3,7 +3,10 @@
  * Shape: the program's stdout and stderr are pipes that only kgate reads;
  * each goes through its own kg_mask to kgate's fd 1 and 2 (by splice(2),
  * without a copy, when fd 1 or 2 is a pipe: see struct stream).  Stdin is fd 0,
- * handed over untouched.  One poll loop waits on both pipes and on a
+ * handed over untouched, unless it is a terminal: the program then gets a
+ * pipe that kgate fills from the terminal (see relay_stdin), so that it never
+ * holds a descriptor of the user's terminal (no tcsetattr, no writing to
+ * the screen past the mask, no TIOCSTI).  One poll loop waits on both pipes and on a
  * self-pipe that the signal handlers write to, so a signal is never lost
  * between a check and a sleep, and nothing is ever blocked with
  * sigprocmask (a blocked mask would be inherited by the program across
@@ -44,6 +47,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 #ifdef __linux__
@@ -51,6 +55,7 @@
 #endif
 
 #include "mask.h"
+#include "msg.h"
 #include "os.h"
 #include "proclimit.h"
 #include "pty.h"
@@ -112,7 +117,7 @@ typedef struct stream {
 struct sup {
     int sig_r, sig_w;
     struct sigaction old[sizeof forwarded / sizeof *forwarded];
-    struct sigaction old_chld, old_pipe, old_winch;
+    struct sigaction old_chld, old_pipe, old_winch, old_ttin;
     bool installed;
 
     kgate_proc proc;
@@ -136,6 +141,14 @@ struct sup {
     int in_fd; /* -1 once stdin is done */
     char inbuf[4096];
     size_t in_len, in_off;
+    /* Without a pty, a terminal on fd 0 is relayed into this pipe (the
+     * program's stdin) instead of being handed over; -1 otherwise. */
+    int in_pipe;
+    /* The user's terminal settings at the start, put back at the end
+     * whatever happened in between. */
+    int tty_fd;
+    bool tty_saved;
+    struct termios tty;
 };
 
 static int64_t now_ms(void)
@@ -173,6 +186,10 @@ static int install_signals(sup *s, kg_error *err)
     sigaction(SIGPIPE, NULL, &s->old_pipe);
     if (s->old_pipe.sa_handler != SIG_IGN) sigaction(SIGPIPE, &sa, NULL);
     if (s->pty) sigaction(SIGWINCH, &sa, &s->old_winch);
+    /* A read of the terminal from the background: EINTR through our
+     * handler rather than kgate stopped (relay_stdin checks the foreground
+     * first; this closes the race). */
+    if (s->in_pipe >= 0) sigaction(SIGTTIN, &sa, &s->old_ttin);
     sa.sa_flags = SA_NOCLDSTOP;
     sigaction(SIGCHLD, &sa, &s->old_chld);
     s->installed = true;
@@ -187,6 +204,7 @@ static void restore_signals(sup *s)
         sigaction(SIGPIPE, &s->old_pipe, NULL);
         sigaction(SIGCHLD, &s->old_chld, NULL);
         if (s->pty) sigaction(SIGWINCH, &s->old_winch, NULL);
+        if (s->in_pipe >= 0) sigaction(SIGTTIN, &s->old_ttin, NULL);
         s->installed = false;
     }
     sig_wfd = -1;
@@ -291,7 +309,7 @@ static void handle_signals(sup *s)
                 watch_helpers(s);
                 continue;
             }
-            if (b[i] == SIGPIPE) continue;
+            if (b[i] == SIGPIPE || b[i] == SIGTTIN) continue;
             if (b[i] == SIGWINCH) {
                 /* The kernel tells the program's foreground group. */
                 if (s->pty) kg_pty_sync_winsize(s->pty);
@@ -624,7 +642,35 @@ static int make_pipe(int p[2], kg_error *err)
     return 0;
 }
 
-/* Moves kgate's stdin to the pty master, as much as it takes now. */
+/* Where kgate's stdin goes: the pty master, or the program's stdin pipe. */
+static int input_dst(const sup *s)
+{
+    return s->pty ? kg_pty_master(s->pty) : s->in_pipe;
+}
+
+/* No more input for the program: with a pipe, it sees EOF. */
+static void input_done(sup *s)
+{
+    s->in_fd = -1;
+    s->in_len = s->in_off = 0;
+    if (s->in_pipe >= 0) {
+        close(s->in_pipe);
+        s->in_pipe = -1;
+    }
+}
+
+/* Reading a terminal is only done in its foreground process group: a
+ * kgate in the background (kgate run ... &) leaves the terminal to the
+ * shell, as the program itself would have been stopped by reading it. */
+static bool may_read_input(const sup *s)
+{
+    if (s->pty || s->in_fd < 0) return true;
+    pid_t fg = tcgetpgrp(s->in_fd);
+    return fg < 0 || fg == getpgrp();
+}
+
+/* Moves kgate's stdin to the pty master or the program's stdin pipe, as
+ * much as it takes now. */
 static void pump_input(sup *s, bool readable, bool writable)
 {
     if (readable && s->in_len == 0) {
@@ -632,20 +678,28 @@ static void pump_input(sup *s, bool readable, bool writable)
         if (n > 0) {
             s->in_len = (size_t)n;
             s->in_off = 0;
-        } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
-            s->in_fd = -1; /* end of input: the program keeps its pty */
+        } else if (n == 0 || (errno != EINTR && errno != EAGAIN &&
+                              !(errno == EIO && !may_read_input(s)))) {
+            /* End of input: the program keeps its pty, a pipe is closed. */
+            if (s->pty) s->in_fd = -1;
+            else input_done(s);
+            return;
         }
     }
     if (writable && s->in_len > 0) {
-        ssize_t n = write(kg_pty_master(s->pty), s->inbuf + s->in_off,
-                          s->in_len - s->in_off);
+        ssize_t n = write(input_dst(s), s->inbuf + s->in_off, s->in_len - s->in_off);
         if (n > 0) {
             kg_pty_typed(s->pty, s->inbuf + s->in_off, (size_t)n);
             s->in_off += (size_t)n;
             if (s->in_off == s->in_len) s->in_len = s->in_off = 0;
         } else if (n < 0 && errno != EINTR && errno != EAGAIN) {
-            s->in_fd = -1;
-            s->in_len = s->in_off = 0;
+            /* EPIPE: the program closed its stdin or ended. */
+            if (s->pty) {
+                s->in_fd = -1;
+                s->in_len = s->in_off = 0;
+            } else {
+                input_done(s);
+            }
         }
     }
 }
@@ -688,19 +742,24 @@ static void relay(sup *s)
             at[np++] = streams[i];
         }
         nfds_t in_at = 0;
-        bool input = s->pty && s->in_fd >= 0 && s->out.rfd >= 0 && !s->exited;
+        bool input = s->in_fd >= 0 && !s->exited &&
+                     ((s->pty && s->out.rfd >= 0) || s->in_pipe >= 0);
+        int timeout = kill_timeout(s);
+        if (input && s->in_len == 0 && !may_read_input(s)) {
+            /* In the background: look again in a while. */
+            input = false;
+            if (timeout < 0 || timeout > 200) timeout = 200;
+        }
         if (input) {
             /* Read stdin only when the last input went out; wait for the
-             * master to take it otherwise (the master is polled above for
-             * reading through out.rfd, a duplicate). */
+             * master or pipe to take it otherwise (the master is polled
+             * above for reading through out.rfd, a duplicate). */
             in_at = np;
             if (s->in_len == 0)
                 p[np++] = (struct pollfd){.fd = s->in_fd, .events = POLLIN};
             else
-                p[np++] = (struct pollfd){.fd = kg_pty_master(s->pty),
-                                          .events = POLLOUT};
+                p[np++] = (struct pollfd){.fd = input_dst(s), .events = POLLOUT};
         }
-        int timeout = kill_timeout(s);
         if (s->exited) {
             int64_t rest = deadline - now_ms();
             timeout = rest > 0 ? (int)rest : 0;
@@ -738,7 +797,8 @@ int kg_supervise(const kgate_backend *be, const kg_host *host,
     if (!be || !be->launch)
         return kg_err_set(err, ENOSYS, "backend %s: cannot launch", name);
 
-    sup s = {.sig_r = -1, .sig_w = -1, .in_fd = -1, .kill_at = -1,
+    sup s = {.sig_r = -1, .sig_w = -1, .in_fd = -1, .kill_at = -1, .in_pipe = -1,
+             .tty_fd = -1,
              .out = {.rfd = -1, .out_fd = STDOUT_FILENO, .scratch_r = -1,
                      .scratch_w = -1},
              .err = {.rfd = -1, .out_fd = STDERR_FILENO, .scratch_r = -1,
@@ -767,12 +827,36 @@ int kg_supervise(const kgate_backend *be, const kg_host *host,
             goto out;
         }
     }
+    /* Without a pty the program must not get the user's terminal: a
+     * terminal on fd 0 becomes a pipe that kgate fills (fds 1 and 2 are
+     * always pipes).  Whatever happens, the terminal's settings are put
+     * back at the end. */
+    int pi[2] = {-1, -1};
+    for (int fd = 0; fd <= 2; fd++)
+        if (s.tty_fd < 0 && isatty(fd) && tcgetattr(fd, &s.tty) == 0) {
+            s.tty_fd = fd;
+            s.tty_saved = true;
+        }
+    if (!s.pty && isatty(STDIN_FILENO)) {
+        if (kg_os_pipe(pi, false) < 0) {
+            kg_err_set(err, errno, "pipe: %s", strerror(errno));
+            goto out;
+        }
+        fcntl(pi[1], F_SETFL, fcntl(pi[1], F_GETFL) | O_NONBLOCK);
+        s.in_pipe = pi[1];
+    }
     /* Handlers first: a Ctrl-C during launch is then forwarded, not lost. */
-    if (install_signals(&s, err) < 0) goto out;
-    if (!s.pty && (make_pipe(po, err) < 0 || make_pipe(pe, err) < 0)) goto out;
+    if (install_signals(&s, err) < 0) {
+        if (pi[0] >= 0) close(pi[0]);
+        goto out;
+    }
+    if (!s.pty && (make_pipe(po, err) < 0 || make_pipe(pe, err) < 0)) {
+        if (pi[0] >= 0) close(pi[0]);
+        goto out;
+    }
 
     kgate_launch io = {.struct_size = sizeof io,
-                       .stdin_fd = STDIN_FILENO,
+                       .stdin_fd = pi[0] >= 0 ? pi[0] : STDIN_FILENO,
                        .stdout_fd = po[1],
                        .stderr_fd = pe[1],
                        .envp = envp};
@@ -807,7 +891,10 @@ int kg_supervise(const kgate_backend *be, const kg_host *host,
 #endif
     s.proc = (kgate_proc){.struct_size = sizeof s.proc};
     kgate_err kerr = {0};
-    if (be->launch(&host->pub, policy, plan, &io, &s.proc, &kerr) < 0) {
+    int launched = be->launch(&host->pub, policy, plan, &io, &s.proc, &kerr);
+    /* Only the program holds the read end of its stdin pipe now. */
+    if (pi[0] >= 0) close(pi[0]);
+    if (launched < 0) {
         kg_err_set(err, kerr.code, "backend %s: %s", name,
                    kerr.msg[0] ? kerr.msg : "launch failed");
         /* The contract says nothing is left; make it so anyway. */
@@ -829,6 +916,8 @@ int kg_supervise(const kgate_backend *be, const kg_host *host,
     po[1] = pe[1] = -1;
     if (s.pty) {
         kg_pty_close_slave(s.pty);
+        s.in_fd = STDIN_FILENO;
+    } else if (s.in_pipe >= 0) {
         s.in_fd = STDIN_FILENO;
     }
     s.out.rfd = po[0];
@@ -866,15 +955,34 @@ out:
     }
     stream_close(&s.out);
     stream_close(&s.err);
+    if (s.in_pipe >= 0) close(s.in_pipe);
     /* The terminal first: with the supervisor's handlers gone, a SIGINT
      * would end kgate before it was restored. */
     kg_pty_free(s.pty); /* the user's terminal back as it was */
+    /* And in every case the settings it had when kgate started: nothing
+     * the program did (it had no descriptor of it) or kgate did stays. */
+    if (s.tty_saved) {
+        struct termios now;
+        memset(&now, 0, sizeof now);
+        if (tcgetattr(s.tty_fd, &now) == 0 &&
+            (now.c_iflag != s.tty.c_iflag || now.c_oflag != s.tty.c_oflag ||
+             now.c_cflag != s.tty.c_cflag || now.c_lflag != s.tty.c_lflag ||
+             memcmp(now.c_cc, s.tty.c_cc, sizeof now.c_cc) != 0)) {
+            /* From the background tcsetattr would stop kgate (SIGTTOU):
+             * blocked for this one call; nothing is exec'd after it. */
+            sigset_t ttou, old;
+            sigemptyset(&ttou);
+            sigaddset(&ttou, SIGTTOU);
+            sigprocmask(SIG_BLOCK, &ttou, &old);
+            tcsetattr(s.tty_fd, TCSANOW, &s.tty);
+            sigprocmask(SIG_SETMASK, &old, NULL);
+        }
+    }
     restore_signals(&s);
-    if (s.helper_gone[0]) fprintf(stderr, "kgate: %s\n", s.helper_gone);
+    if (s.helper_gone[0]) kg_say("%s", s.helper_gone);
     if (s.killed)
-        fprintf(stderr, "kgate: the program did not end within %d s of the "
-                        "signal forwarded to it: killed\n",
-                STOP_GRACE_MS / 1000);
+        kg_say("the program did not end within %d s of the signal forwarded to it: killed",
+               STOP_GRACE_MS / 1000);
     kg_mask_free(s.out.mask);
     kg_mask_free(s.err.mask);
     kg_termfilter_free(s.out.term);

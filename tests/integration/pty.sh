@@ -65,6 +65,30 @@ pipes_without_terminal() {
     [ "$out" = pipes ] || { echo "got: $out"; return 1; }
 }
 
+# kgate run -- cmd | cat at a terminal (no pty: stdout is a pipe): the
+# program's fd 0 is not the terminal.  The driver's pty plays the terminal.
+nopty_by_pipe() {
+    local out
+    out=$(as_user "$PY" -c '
+import os, pty, sys
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp("sh", ["sh", "-c", sys.argv[1] + " run -- sh -c \"[ -t 0 ] && echo STDIN_IS_TTY || echo STDIN_NOT_TTY\" | cat"])
+out = b""
+while True:
+    try:
+        d = os.read(fd, 4096)
+    except OSError:
+        break
+    if not d:
+        break
+    out += d
+os.waitpid(pid, 0)
+sys.stdout.write(out.decode(errors="replace"))
+' "$KGATE_BIN" 2>&1)
+    [[ $out == *STDIN_NOT_TTY* ]] || { echo "got: $out"; return 1; }
+}
+
 # --pty without a terminal on stdin is refused before anything starts.
 forced_pty_needs_terminal() {
     local out rc
@@ -120,6 +144,14 @@ for who in $(test_users); do
     check "--no-pty at a terminal: pipes, terminal untouched" drive no-pty
     check "TIOCSTI inside reaches only the program's own pty (control: it works without kgate)" \
         drive tiocsti
+    check "--no-pty: stty, tcsetattr, TIOCSTI and a write to fd 0 reach no terminal (control: all work without kgate)" \
+        drive nopty-attack
+    check "--no-pty: the same, program killed (137), terminal as before" \
+        drive nopty-attack-killed
+    check "--no-pty: typed input reaches the program through a pipe; Ctrl-D ends it" \
+        drive nopty-stdin
+    check "stdout a pipe at a terminal: the program gets no terminal on fd 0" \
+        nopty_by_pipe
     check "not a terminal: pipes, as before" pipes_without_terminal
     check "--pty without a terminal on stdin: refused (125)" forced_pty_needs_terminal
     check "--dry-run in pty mode: --new-session and the shim" dry_run_shows_shim

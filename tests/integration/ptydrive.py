@@ -617,6 +617,115 @@ def sc_tiocsti(kg):
             t.close()
     return t
 
+# Without a pty (--no-pty, or stdout not a terminal) the program must not
+# hold the user's terminal (issue 12, section 5).  It tries what a program
+# with the terminal on fd 0 can do: change its settings (stty, tcsetattr
+# on fd 0 and /dev/tty), push input (TIOCSTI), and write a secret to the
+# screen through fd 0, past the mask.
+NOPTY_ATTACK = r"""
+import fcntl, os, sys, termios
+res = []
+fds = [0, 1, 2]
+try:
+    fds.append(os.open("/dev/tty", os.O_RDWR))
+except OSError:
+    res.append("NO_DEVTTY")
+for fd in fds:
+    try:
+        a = termios.tcgetattr(fd)
+        a[3] &= ~(termios.ECHO | termios.ICANON | termios.ISIG)
+        termios.tcsetattr(fd, termios.TCSANOW, a)
+        res.append("TCSETATTR_OK_%d" % fd)
+    except (OSError, termios.error):
+        pass
+    try:
+        for c in b"echo INJECTED\n":
+            fcntl.ioctl(fd, termios.TIOCSTI, bytes([c]))
+        res.append("TIOCSTI_OK_%d" % fd)
+    except OSError:
+        pass
+try:
+    os.write(0, b"ghp_" + b"NOPTYSECRETTOKEN" + b"0123456789abcdefghij\r\n")
+    res.append("WRITE0_OK")
+except OSError:
+    res.append("WRITE0_REFUSED")
+sys.stdout.write("stdout ghp_" + "NOPTYSECRETTOKEN" + "0123456789abcdefghij\n")
+print("RESULT", " ".join(res))
+print("ATTACK_DONE")
+sys.stdout.flush()
+if sys.argv[1:] == ["kill"]:
+    os.kill(os.getpid(), 9)
+"""
+
+
+def nopty_attack(kg, mode):
+    for under_kgate in (False, True):
+        prog = ['/bin/sh', '-c',
+                'if stty raw -echo 2>/dev/null; then echo STTY_OK; else echo STTY_REFUSED; fi; '
+                'exec /usr/bin/python3 -c "$0" "$@"', NOPTY_ATTACK, mode]
+        argv = kg[:2] + ["--no-pty"] + kg[2:] + ["--"] + prog if under_kgate else prog
+        t = Term(argv)
+        try:
+            t.expect(rb"ATTACK_DONE")
+            t.wait()
+            left = outer_queue(t)
+            changed = t.attr() != t.before
+            if not under_kgate:
+                # The control: on the terminal, every attack works.
+                check(b"STTY_OK" in t.out, "control: stty did not work")
+                check(changed, "control: the settings did not stay changed")
+                check(b"NOPTYSECRETTOKEN" in t.out,
+                      "control: the secret written to fd 0 is not on the screen")
+                check(b"INJECTED" in left or b"TIOCSTI_OK" not in t.out,
+                      "control: TIOCSTI worked but nothing waits")
+                termios.tcsetattr(t.slave, termios.TCSANOW, t.before)
+            else:
+                want = 137 if mode == "kill" else 0
+                check(t.status == want, "exit status %r, not %r" % (t.status, want))
+                check(b"STTY_REFUSED" in t.out, "stty changed the user's terminal")
+                check(b"TCSETATTR_OK" not in t.out, "tcsetattr reached a terminal")
+                check(b"TIOCSTI_OK" not in t.out, "TIOCSTI reached a terminal")
+                check(b"WRITE0_REFUSED" in t.out, "the program could write to fd 0")
+                check(b"NOPTYSECRETTOKEN" not in t.out,
+                      "a secret reached the screen unmasked: %r" % t.out)
+                check(b"stdout ghp_***" in t.out, "stdout was not masked")
+                check(not changed, "terminal settings changed: before %r, after %r"
+                      % (t.before, t.attr()))
+                check(left == b"", "the outer terminal has %r waiting" % left)
+        finally:
+            t.close()
+    return t
+
+
+def sc_nopty_attack(kg):
+    """--no-pty at a terminal: the program holds no descriptor of it."""
+    return nopty_attack(kg, "exit")
+
+
+def sc_nopty_attack_killed(kg):
+    """The same, and the program dies of SIGKILL afterwards (137)."""
+    return nopty_attack(kg, "kill")
+
+
+def sc_nopty_stdin(kg):
+    """--no-pty at a terminal: typed input still reaches the program (through
+    kgate's pipe), Ctrl-D ends it, and the program sees no terminal."""
+    t = Term(kg[:2] + ["--no-pty"] + kg[2:] +
+             ["--", "/bin/sh", "-c",
+              '[ -t 0 ] || echo NOT$((1))TTY; read x; echo "GOT:$x"; '
+              'cat >/dev/null; echo E$((1))OF'])
+    try:
+        t.expect(rb"NOT1TTY")
+        t.send(b"hello kgate\r")
+        t.expect(rb"GOT:hello kgate")
+        t.send(b"more\r\x04")
+        t.expect(rb"E1OF")
+        check(t.wait() == 0, "exit status %r" % t.status)
+        restored(t)
+    finally:
+        t.close()
+    return t
+
 
 # Issue 13 §4: what the program may say to the user's terminal.  Each item
 # is written between markers <N| and |>; the outer terminal (this driver)
@@ -710,6 +819,9 @@ SCENARIOS = {
     "sane-signals": sc_sane_signals,
     "stopped-ctrlc": sc_stopped_ctrlc,
     "stopped-term": sc_stopped_term,
+    "nopty-attack": sc_nopty_attack,
+    "nopty-attack-killed": sc_nopty_attack_killed,
+    "nopty-stdin": sc_nopty_stdin,
 }
 
 

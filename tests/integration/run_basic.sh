@@ -203,7 +203,7 @@ EOF
     check "an oddly named project runs (exit 0)" rc_is 0
     check "and its file is read there" out_is kgbasic-odd
     check "the audit line records that cwd exactly" \
-        audit_last "e['kind'] == 'launch' and e['cwd'].encode('latin-1') == b\"$KG_HOME/kg odd 'q\\\"x\\ny\\xff\""
+        audit_last "e['kind'] == 'launch' and e['cwd'].encode('utf-8', 'surrogateescape') == b\"$KG_HOME/kg odd 'q\\\"x\\ny\\xff\""
     KG_CWD=$odd kg run -- sh -c 'echo kgbasic-odd-written > g' >/dev/null 2>&1
     check "and the write lands in the real odd project" grep -qx kgbasic-odd-written "$odd/g"
 

@@ -29,7 +29,7 @@ SH
     chown -R "$KG_UID:$KG_GID" "$KG_PROJ"
     write_config <<YAML
 network: off
-deny_exec: [curl, wget, denyme]
+deny_exec: [curl, wget, denyme, kgdx-absent-4471]
 YAML
 }
 
@@ -64,7 +64,19 @@ for who in $(test_users); do
     setup_proj
 
     blocked "bare name" denyme
-    blocked "name of a program not installed" curl https://198.18.0.2/
+    # A denied name that is installed nowhere is blocked (126, audit
+    # block), not "not found": curl and wget need not exist for this.
+    blocked "a denied name installed nowhere" kgdx-absent-4471 x
+    check "control: kgdx-absent-4471 is not installed" \
+        bash -c '! PATH="$1/bin:$PATH" command -v kgdx-absent-4471' _ "$KG_PROJ"
+    rc=0
+    PATH="$KG_PROJ/bin:$PATH" kg run -- kgdx-absent-4472 x >/dev/null 2>&1 || rc=$?
+    check "control: an absent name off the list is 127 (got $rc)" [ "$rc" -eq 127 ]
+    blocked "curl by name, installed or not" curl https://198.18.0.2/
+    blocked "curl with a PATH that holds no curl" env PATH=/nonexistent curl x
+    rc=0
+    as_user env PATH=/nonexistent "$KGATE_BIN" run -- curl x >/dev/null 2>&1 || rc=$?
+    check "kgate's own PATH without curl: still a block (got $rc)" [ "$rc" -eq 126 ]
     allowed "a neighbour" okay
     allowed "name as an argument" echo denyme
     allowed "name in a message" printf '%s\n' 'denyme is bad'
@@ -104,6 +116,22 @@ for who in $(test_users); do
     blocked "nested wrappers" env nice timeout 5 denyme
     blocked "find -exec" find . -maxdepth 0 -exec denyme {} ';'
     allowed "wrappers around an allowed command" env nice timeout 5 true
+
+    # The routes docs/deny-exec.md names (issue 12, section 8).
+    blocked "env -" env - PATH="$KG_PROJ/bin:/usr/bin:/bin" denyme
+    blocked "\$'\\x..' in bash -c" bash -c "\$'\\x64enyme' x"
+    blocked "\$'\\x63url' in bash -c" bash -c "\$'\\x63url' x"
+    blocked "coproc" bash -c 'coproc denyme x; wait'
+    blocked "coproc NAME { }" bash -c 'coproc F { denyme x; }; wait'
+    blocked "set -- and \"\$@\"" bash -c 'set -- denyme x; "$@"'
+    blocked "a for loop variable" bash -c 'for c in denyme; do $c; done'
+    blocked "a value built from variables" bash -c 'x=d; y=${x}enyme; $y'
+    allowed "set -- as data" bash -c 'set -- a denyme; echo "$@"'
+    allowed "a for loop over data" bash -c 'for c in denyme; do echo "$c"; done'
+    allowed "env - and an allowed command" env - /bin/true
+    rm -f "$KG_PROJ/ran-okayyy"
+    allowed "control: the loop form runs an allowed program" bash -c 'for c in okay; do $c; done'
+    check "control: the loop ran it (marker)" [ -e "$KG_PROJ/ran-okayyy" ]
 
     blocked "script run directly" ./bad.sh
     blocked "sh script" sh bad.sh

@@ -146,6 +146,69 @@ macos_profile: strict'
     refused 125 refuse "allow_paths: [~/.kgate] in the user config" "kgate's own"
     printf '%s\n' "$BASE_CONFIG" | write_config
 
+    # Nor is it the project, inside the project, or around it (issue 12,
+    # section 4).  The attacker's command appends to config.yaml; the
+    # control runs the same command in a project directory, where it works.
+    printf '%s\n' "$BASE_CONFIG" | write_config
+    cp "$KG_HOME/.kgate/config.yaml" "$KG_TMP/config.before"
+    printf 'kgown\n' >"$KG_PROJ/config.yaml"
+    chown "$KG_UID:$KG_GID" "$KG_PROJ/config.yaml"
+    RC=0
+    KG_CWD=$KG_PROJ kg run -- sh -c 'echo kgown-appended >> config.yaml' >/dev/null 2>&1 || RC=$?
+    check "control: the append works in a project (rc $RC)" \
+        [ "$RC" -eq 0 -a "$(tail -n1 "$KG_PROJ/config.yaml")" = kgown-appended ]
+    rm -f "$KG_PROJ/config.yaml"
+    for sub in "" /cache; do
+        rm -f "$(LOG)"
+        RC=0
+        KG_CWD=$KG_HOME/.kgate$sub kg run -- sh -c 'echo kgown-appended >> config.yaml; echo kgrefuse-ran-4417' \
+            >"$KG_TMP/out" 2>"$KG_TMP/err" || RC=$?
+        MARK=$KG_HOME/.kgate/kgrefuse-ran refused 125 refuse "cwd ~/.kgate$sub" \
+            'refusing to run in' "inside kgate's own directory"
+        check "cwd ~/.kgate$sub: the config is unchanged" cmp -s "$KG_TMP/config.before" "$KG_HOME/.kgate/config.yaml"
+        RC=0
+        KG_CWD=$KG_HOME/.kgate$sub kg doctor >"$KG_TMP/out" 2>&1 || RC=$?
+        check "cwd ~/.kgate$sub: doctor agrees (BLOCKED, exit 1, got $RC)" \
+            [ "$RC" -eq 1 -a "$(tail -n1 "$KG_TMP/out" | cut -d' ' -f1)" = BLOCKED ]
+        check "cwd ~/.kgate$sub: doctor names kgate's own directory" grep -q "kgate's own directory" "$KG_TMP/out"
+    done
+    # ~/.kgate as a symlink to a directory inside a project: that project
+    # holds it.
+    store=$(mktemp -d "$KG_TMP/store.XXXXXX")
+    mv "$KG_HOME/.kgate" "$store/kg"
+    ln -s "$store/kg" "$KG_HOME/.kgate"
+    chown -R "$KG_UID:$KG_GID" "$store"
+    chown -h "$KG_UID:$KG_GID" "$KG_HOME/.kgate"
+    rm -f "$(LOG)"
+    RC=0
+    KG_CWD=$store kg run -- sh -c 'echo kgown-appended >> kg/config.yaml; echo kgrefuse-ran-4417' \
+        >"$KG_TMP/out" 2>"$KG_TMP/err" || RC=$?
+    MARK=$store/kgrefuse-ran refused 125 refuse "a project that holds ~/.kgate (a symlink into it)" \
+        'refusing to run in' "contains kgate's own directory"
+    check "a project that holds ~/.kgate: the config is unchanged" cmp -s "$KG_TMP/config.before" "$store/kg/config.yaml"
+    KG_CWD=$store/kg kg run -- true >/dev/null 2>"$KG_TMP/err" || true
+    check "the symlinked ~/.kgate as cwd: refused" grep -q "inside kgate's own directory" "$KG_TMP/err"
+    prog
+    ran "the symlinked ~/.kgate leaves other projects alone"
+    rm "$KG_HOME/.kgate"
+    mv "$store/kg" "$KG_HOME/.kgate"
+    # The same directory through a bind mount (another name, same inode):
+    # in a private mount namespace of the test user.
+    if command -v unshare >/dev/null && as_user unshare -rm true 2>/dev/null; then
+        alias=$(mktemp -d "$KG_TMP/alias.XXXXXX")
+        chown "$KG_UID:$KG_GID" "$alias"
+        RC=0
+        KG_CWD=/ as_user unshare -rm sh -c 'mount --bind "$1" "$2" && cd "$2" && exec "$3" run -- sh -c "echo kgown-appended >> config.yaml"' \
+            _ "$KG_HOME/.kgate" "$alias" "$KGATE_BIN" >"$KG_TMP/out" 2>"$KG_TMP/err" || RC=$?
+        check "~/.kgate through a bind mount: refused (125, got $RC)" [ "$RC" -eq 125 ]
+        check "~/.kgate through a bind mount: the line says why" \
+            grep -q "inside kgate's own directory" "$KG_TMP/err"
+        check "~/.kgate through a bind mount: the config is unchanged" \
+            cmp -s "$KG_TMP/config.before" "$KG_HOME/.kgate/config.yaml"
+    elif [ -n "${KGATE_MUST_WORK:-}" ]; then
+        check "unshare -rm works for the bind mount case" false
+    fi
+
     # Broken configs: file, line and column.
     printf 'network: off\ndeny_read: [a, b\n' | write_config
     prog
@@ -246,5 +309,35 @@ kgbogus_project_key: x'
     check "run --help: the usage on stdout, nothing on stderr" \
         [ "$(head -n 1 "$KG_TMP/out" | cut -c1-16)" = "usage: kgate run" -a ! -s "$KG_TMP/err" ]
     check "run --help: nothing started" [ ! -e "$MARK" ]
+
+    # A refusal that quotes user text is still one line and forges nothing
+    # (issue 12, section 6): newline and ESC are shown escaped.
+    forged=$(printf 'kgrefuse-nosuch\nkgate: forged \033[2J')
+    check "control: the forged name holds a newline and an ESC" \
+        [ "$(printf '%s' "$forged" | wc -l)" -eq 1 -a "$(printf '%s' "$forged" | tr -dc '\033' | wc -c)" -eq 1 ]
+    rm -f "$MARK" "$(LOG)"
+    r run -- "$forged"
+    refused 127 refuse "a command name with a newline and an ESC" \
+        'kgrefuse-nosuch\\nkgate: forged \\e\[2J' 'not found'
+    check "a forged name: no raw ESC on stderr" bash -c "! grep -q $'\033' '$KG_TMP/err'"
+    rm -f "$(LOG)"
+    r run -- sh -c "$(printf 'echo kgrefuse-ran-4417\nkgrefuse-denied \033]0;x\007')"
+    refused 126 block "a denied command in a string with a newline and OSC" 'kgrefuse-denied'
+    check "a blocked string: no raw control byte on stderr" \
+        bash -c "! grep -q '[[:cntrl:]]' '$KG_TMP/err'"
+    prog --allow-path "$(printf '/kgrefuse-nonexist\nkgate: forged\033[2J')"
+    refused 125 refuse "an --allow-path with a newline and an ESC" \
+        'kgrefuse-nonexist\\nkgate: forged\\e\[2J'
+    check "an --allow-path: no raw ESC on stderr" bash -c "! grep -q $'\033' '$KG_TMP/err'"
+    r "$forged"
+    check "an unknown kgate command: the first line is the only kgate: line, escaped" \
+        [ "$(grep -c '^kgate:' "$KG_TMP/err")" -eq 1 -a "$(head -n1 "$KG_TMP/err")" = "kgate: unknown command 'kgrefuse-nosuch\\nkgate: forged \\e[2J'" ]
+    proj_file '"kgrefuse\e[2Jkey\nkgate: forged": 1'
+    RC=0
+    kg doctor >"$KG_TMP/out" 2>&1 || RC=$?
+    check "doctor on a hostile key: BLOCKED (got $RC)" [ "$RC" -eq 1 ]
+    check "doctor on a hostile key: no line starts with the forged text, no raw ESC" \
+        bash -c "! grep -q '^kgate: forged' '$KG_TMP/out' && ! grep -q $'\033' '$KG_TMP/out'"
+    rm -f "$KG_PROJ/.kgate.yaml"
 done
 finish

@@ -421,6 +421,55 @@ START_TEST(keywords)
 }
 END_TEST
 
+START_TEST(documented_routes)
+{
+    /* env - (the same as env -i) */
+    BLOCKED("env", "-", "denyme");
+    BLOCKED("env", "-", "PATH=/nonexistent", "denyme");
+    ALLOWED("env", "-", "true");
+    /* $'...' decoded as bash decodes it */
+    BLOCKED("bash", "-c", "$'\\x64enyme' x");
+    BLOCKED("bash", "-c", "$'\\144enyme'");
+    BLOCKED("bash", "-c", "$'\\u0064enyme'");
+    BLOCKED("bash", "-c", "$'\\U00000064enyme'");
+    BLOCKED("bash", "-c", "$'d\\x65nym\\x65'");
+    BLOCKED("bash", "-c", "$'c\\x75rl'");
+    ALLOWED("bash", "-c", "echo $'\\x64enyme'");
+    ALLOWED("bash", "-c", "$'\\x64eny\\x00me'"); /* bash stops at the NUL: "deny" */
+    /* coproc, with and without a name */
+    BLOCKED("bash", "-c", "coproc denyme x");
+    BLOCKED("bash", "-c", "coproc F { denyme x; }");
+    BLOCKED("bash", "-c", "coproc F (denyme x)");
+    BLOCKED("bash", "-c", "coproc F while true; do denyme; done");
+    BLOCKED("bash", "-c", "coproc { denyme; }");
+    ALLOWED("bash", "-c", "coproc F { sleep 1; }; echo denyme");
+    /* set -- and shift change "$@" */
+    BLOCKED("bash", "-c", "set -- denyme x; \"$@\"");
+    BLOCKED("bash", "-c", "set -e -- denyme x; \"$@\"");
+    BLOCKED("bash", "-c", "set denyme x; $1 y");
+    BLOCKED("bash", "-c", "set -- true denyme; shift; \"$@\"");
+    BLOCKED("bash", "-c", "x=denyme; set -- $x; \"$@\"");
+    ALLOWED("bash", "-c", "set -- a denyme; echo \"$@\"");
+    ALLOWED("bash", "-c", "set -e; echo denyme");
+    /* a for (or select) loop variable takes each word of its list */
+    BLOCKED("bash", "-c", "for c in denyme; do $c x; done");
+    BLOCKED("bash", "-c", "for c in ls denyme; do \"$c\" x; done");
+    BLOCKED("bash", "-c", "for c in $'\\x64enyme'; do $c; done");
+    BLOCKED("bash", "-c", "for c; do $c x; done", "_", "denyme");
+    BLOCKED("bash", "-c", "select c in denyme; do $c; done");
+    BLOCKED("bash", "-c", "for i in 1; do for c in denyme; do ${c}; done; done");
+    ALLOWED("bash", "-c", "for c in deny me; do $c; done");
+    ALLOWED("bash", "-c", "for c in denyme; do echo $c; done");
+    /* a value built from other variables */
+    BLOCKED("bash", "-c", "x=d; y=${x}enyme; $y");
+    BLOCKED("bash", "-c", "x=d; y=\"${x}enyme\"; \"$y\" z");
+    BLOCKED("sh", "-c", "x=d; y=${x}en; z=${y}yme; $z");
+    BLOCKED("bash", "-c", "x=d; export y=${x}enyme; $y");
+    BLOCKED("bash", "-c", "x=c; y=${x}url; $y");
+    ALLOWED("bash", "-c", "x=d; y=${x}enyme; echo $y");
+}
+END_TEST
+
 START_TEST(parse_failures)
 {
     /* Unparseable: every word is taken as a possible command. */
@@ -778,6 +827,7 @@ int main(void)
     tcase_add_test(tc, find_exec);
     tcase_add_test(tc, shell_strings);
     tcase_add_test(tc, keywords);
+    tcase_add_test(tc, documented_routes);
     tcase_add_test(tc, parse_failures);
     tcase_add_test(tc, nesting_bounded);
     tcase_add_test(tc, scripts);

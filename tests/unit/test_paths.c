@@ -232,6 +232,24 @@ START_TEST(test_within)
     ck_assert(!kg_path_covers_home("/home/u/proj", "/home/u"));
     ck_assert(!kg_path_covers_home("/home/user", "/home/u"));
     ck_assert(!kg_path_covers_home("/srv", "/home/u"));
+    /* By identity: a path that reaches the directory under another name
+     * (a symlinked parent here; a bind mount in the integration test). */
+    char d[PATH_MAX + 16], alias[PATH_MAX + 16], inside[PATH_MAX + 32];
+    snprintf(d, sizeof d, "%s/id-dir", root);
+    snprintf(alias, sizeof alias, "%s/id-alias", root);
+    snprintf(inside, sizeof inside, "%s/id-alias/sub", root);
+    ck_assert_int_eq(mkdir(d, 0755), 0);
+    ck_assert_int_eq(symlink(d, alias), 0);
+    char sub[PATH_MAX + 32];
+    snprintf(sub, sizeof sub, "%s/sub", d);
+    ck_assert_int_eq(mkdir(sub, 0755), 0);
+    ck_assert(kg_path_inside_by_id(inside, d));
+    ck_assert(kg_path_inside_by_id(d, d));
+    ck_assert(kg_path_inside_by_id(sub, "/"));
+    ck_assert(!kg_path_inside_by_id(d, sub));
+    ck_assert(!kg_path_inside_by_id(d, "/nonexistent-kg"));
+    ck_assert(!kg_path_inside_by_id("relative", d));
+    ck_assert(kg_path_covers_home(d, inside)); /* home spelled through the alias */
 }
 END_TEST
 

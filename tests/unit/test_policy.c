@@ -419,6 +419,38 @@ START_TEST(test_bad_files)
     ck_assert_ptr_null(kg_policy_load(home, proj, NULL, &err));
     ck_assert_msg(strstr(err.msg, "would make kgate's own"), "%s", err.msg);
 
+    /* The project may not be kgate's own directory or lie in it... */
+    write_user("network: off\n");
+    char own[PATH_MAX * 2], sub[PATH_MAX * 2], store[PATH_MAX * 2], real_own[PATH_MAX * 2];
+    snprintf(own, sizeof own, "%s/.kgate", home);
+    snprintf(sub, sizeof sub, "%s/.kgate/cache", home);
+    ck_assert_int_eq(mkdir(sub, 0700), 0);
+    ck_assert_ptr_null(kg_policy_load(home, own, NULL, &err));
+    ck_assert_msg(strstr(err.msg, "inside kgate's own directory"), "%s", err.msg);
+    ck_assert_ptr_null(kg_policy_load(home, sub, NULL, &err));
+    ck_assert_msg(strstr(err.msg, "inside kgate's own directory"), "%s", err.msg);
+    /* ...nor hold it: ~/.kgate a symlink to a directory in a project */
+    snprintf(store, sizeof store, "%s/store", proj);
+    snprintf(real_own, sizeof real_own, "%s/store/kg", proj);
+    ck_assert_int_eq(mkdir(store, 0700), 0);
+    ck_assert_int_eq(rename(own, real_own), 0);
+    ck_assert_int_eq(symlink(real_own, own), 0);
+    ck_assert_ptr_null(kg_policy_load(home, proj, NULL, &err));
+    ck_assert_msg(strstr(err.msg, "contains kgate's own directory"), "%s", err.msg);
+    ck_assert_ptr_null(kg_policy_load(home, store, NULL, &err));
+    ck_assert_msg(strstr(err.msg, "contains kgate's own directory"), "%s", err.msg);
+    ck_assert_ptr_null(kg_policy_load(home, real_own, NULL, &err));
+    ck_assert_msg(strstr(err.msg, "inside kgate's own directory"), "%s", err.msg);
+    /* the control: a sibling of the store is an ordinary project */
+    mkdirs("other");
+    char other[PATH_MAX * 2];
+    snprintf(other, sizeof other, "%s/other", home);
+    kg_policy *ok = kg_policy_load(home, other, NULL, &err);
+    ck_assert_msg(ok != NULL, "%s", err.msg);
+    kg_policy_free(ok);
+    ck_assert_int_eq(unlink(own), 0);
+    ck_assert_int_eq(rename(real_own, own), 0);
+
     /* HOME and cwd that do not exist */
     write_user(NULL);
     ck_assert_ptr_null(kg_policy_load("/nonexistent-kgate-home", proj, NULL, &err));

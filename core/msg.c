@@ -1,0 +1,119 @@
+/* msg.c: escaping what kgate prints for a person; see msg.h. */
+#include "msg.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Length (2..4) and code point of a valid multi-byte UTF-8 sequence at s,
+ * or 0 when s does not start one. */
+static size_t utf8_decode(const unsigned char *s, uint32_t *cp)
+{
+    size_t n;
+    uint32_t c;
+    if ((s[0] & 0xE0) == 0xC0) n = 2, c = s[0] & 0x1F;
+    else if ((s[0] & 0xF0) == 0xE0) n = 3, c = s[0] & 0x0F;
+    else if ((s[0] & 0xF8) == 0xF0) n = 4, c = s[0] & 0x07;
+    else return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xC0) != 0x80) return 0;
+        c = (c << 6) | (s[i] & 0x3F);
+    }
+    if ((n == 2 && c < 0x80) || (n == 3 && c < 0x800) || (n == 4 && c < 0x10000) ||
+        c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
+        return 0;
+    *cp = c;
+    return n;
+}
+
+/* Code points a terminal acts on or that reorder or break the line. */
+static int invisible(uint32_t c)
+{
+    return (c >= 0x80 && c <= 0x9F) || c == 0x061C || c == 0x200E || c == 0x200F ||
+           c == 0x2028 || c == 0x2029 || (c >= 0x202A && c <= 0x202E) ||
+           (c >= 0x2066 && c <= 0x2069);
+}
+
+void kg_msg_escape(UT_string *out, const char *in)
+{
+    const unsigned char *s = (const unsigned char *)(in ? in : "");
+    while (*s) {
+        unsigned char c = *s;
+        if (c == '\\') {
+            utstring_bincpy(out, "\\\\", 2);
+            s++;
+        } else if (c == '\n') {
+            utstring_bincpy(out, "\\n", 2);
+            s++;
+        } else if (c == '\t') {
+            utstring_bincpy(out, "\\t", 2);
+            s++;
+        } else if (c == '\r') {
+            utstring_bincpy(out, "\\r", 2);
+            s++;
+        } else if (c == 0x1b) {
+            utstring_bincpy(out, "\\e", 2);
+            s++;
+        } else if (c < 0x20 || c == 0x7f) {
+            utstring_printf(out, "\\x%02x", c);
+            s++;
+        } else if (c < 0x80) {
+            utstring_bincpy(out, s, 1);
+            s++;
+        } else {
+            uint32_t cp;
+            size_t n = utf8_decode(s, &cp);
+            if (n == 0) {
+                utstring_printf(out, "\\x%02x", c);
+                s++;
+            } else if (invisible(cp)) {
+                utstring_printf(out, "\\u{%04x}", (unsigned)cp);
+                s += n;
+            } else {
+                utstring_bincpy(out, s, n);
+                s += n;
+            }
+        }
+    }
+}
+
+bool kg_msg_is_plain(const char *in)
+{
+    const unsigned char *s = (const unsigned char *)(in ? in : "");
+    while (*s) {
+        if (*s < 0x20 || *s == 0x7f) return false;
+        if (*s < 0x80) {
+            s++;
+            continue;
+        }
+        uint32_t cp;
+        size_t n = utf8_decode(s, &cp);
+        if (n == 0 || invisible(cp)) return false;
+        s += n;
+    }
+    return true;
+}
+
+void kg_msg_vline(FILE *f, const char *prefix, const char *fmt, va_list ap)
+{
+    char *text = NULL;
+    if (vasprintf(&text, fmt, ap) < 0) text = NULL;
+    UT_string *line;
+    utstring_new(line);
+    if (prefix) utstring_bincpy(line, prefix, strlen(prefix));
+    kg_msg_escape(line, text ? text : "(out of memory formatting a message)");
+    utstring_bincpy(line, "\n", 1);
+    /* One write: a harness reading stderr line by line never sees half. */
+    fwrite(utstring_body(line), 1, utstring_len(line), f);
+    fflush(f);
+    utstring_free(line);
+    free(text);
+}
+
+void kg_msg_line(FILE *f, const char *prefix, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    kg_msg_vline(f, prefix, fmt, ap);
+    va_end(ap);
+}

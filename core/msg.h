@@ -1,0 +1,43 @@
+/* msg.h: every line kgate prints for a person (refusals, notes, doctor).
+ *
+ * Such a line often holds text the user or a program chose: a command
+ * name, a path, a YAML value, a host name a program asked for.  Printed
+ * raw, a newline in it forges a second "kgate:" line and an escape
+ * sequence rewrites the terminal.  So every such line goes through
+ * kg_msg_escape, the one function that decides what a message may
+ * contain: printable ASCII and valid UTF-8 pass; everything a terminal or
+ * a line-reading harness could act on is written as a visible escape. */
+#ifndef KG_MSG_H
+#define KG_MSG_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <utstring.h>
+
+/* Appends in to out, escaped:
+ *   \  -> \\            (so that an escape in the output is always ours)
+ *   newline, tab, CR -> \n \t \r; ESC -> \e; other bytes < 0x20 and 0x7f
+ *     -> \xHH
+ *   a byte that is not part of valid UTF-8 -> \xHH
+ *   C1 controls (U+0080..U+009F), line and paragraph separators
+ *     (U+2028, U+2029) and bidirectional controls (U+061C, U+200E,
+ *     U+200F, U+202A..U+202E, U+2066..U+2069) -> \u{XXXX}
+ * Everything else (printable ASCII, other valid UTF-8) is copied. */
+void kg_msg_escape(UT_string *out, const char *in);
+
+/* True when kg_msg_escape would change nothing but backslashes: no
+ * control byte, no invalid UTF-8, nothing invisible. */
+bool kg_msg_is_plain(const char *in);
+
+/* Formats fmt, escapes the result and writes prefix (not escaped: a
+ * constant of kgate's), the text and one newline with a single fwrite. */
+void kg_msg_line(FILE *f, const char *prefix, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void kg_msg_vline(FILE *f, const char *prefix, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+
+/* kg_msg_line(stderr, "kgate: ", ...): the one-line refusal or note. */
+#define kg_say(...) kg_msg_line(stderr, "kgate: ", __VA_ARGS__)
+
+#endif

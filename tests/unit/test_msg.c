@@ -1,0 +1,114 @@
+/* test_msg.c: the one escaping function every printed message goes
+ * through (issue 12, section 6): a refusal is one line and forges nothing. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host.h"
+#include "msg.h"
+#include "testutil.h"
+
+static char *esc(const char *s)
+{
+    UT_string *u;
+    utstring_new(u);
+    kg_msg_escape(u, s);
+    char *r = strdup(utstring_body(u));
+    utstring_free(u);
+    return r;
+}
+
+START_TEST(escapes_what_a_terminal_acts_on)
+{
+    static const struct { const char *in, *out; } cases[] = {
+        {"plain /path/to x", "plain /path/to x"},
+        {"nosuch\nkgate: forged \033[2J", "nosuch\\nkgate: forged \\e[2J"},
+        {"a\tb\rc", "a\\tb\\rc"},
+        {"back\\slash", "back\\\\slash"},                 /* our escapes stay ours */
+        {"\\n", "\\\\n"},                                  /* text that looks escaped */
+        {"\x01\x07\x08\x7f", "\\x01\\x07\\x08\\x7f"},
+        {"caf\xc3\xa9 \xe2\x9c\x93", "caf\xc3\xa9 \xe2\x9c\x93"}, /* printable UTF-8 */
+        {"bad\xff\xfe", "bad\\xff\\xfe"},
+        {"\xc2\x9b" "31m", "\\u{009b}31m"},                /* C1 CSI */
+        {"\xc2\x85", "\\u{0085}"},                         /* NEL */
+        {"a\xe2\x80\xa8" "b", "a\\u{2028}b"},              /* line separator */
+        {"x\xe2\x80\xae" "gpj.exe", "x\\u{202e}gpj.exe"},  /* right-to-left override */
+        {"\xe2\x81\xa6", "\\u{2066}"},
+        {"\xed\xa0\x80", "\\xed\\xa0\\x80"},               /* an encoded surrogate */
+        {"\xe2\x82", "\\xe2\\x82"},                        /* cut short */
+        {"", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *got = esc(cases[i].in);
+        ck_assert_msg(strcmp(got, cases[i].out) == 0, "case %zu: got %s", i, got);
+        free(got);
+    }
+    char *n = esc(NULL);
+    ck_assert_str_eq(n, "");
+    free(n);
+}
+END_TEST
+
+/* Whatever the bytes, the line is one line of printable text. */
+START_TEST(every_byte_gives_one_printable_line)
+{
+    char all[256];
+    for (int i = 1; i < 256; i++) all[i - 1] = (char)i;
+    all[255] = '\0';
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ck_assert_ptr_nonnull(f);
+    kg_msg_line(f, "kgate: ", "refused %s and %s", all, "x\n");
+    fclose(f);
+    ck_assert_uint_gt(len, 0);
+    ck_assert_ptr_eq(strchr(buf, '\n'), buf + len - 1);
+    ck_assert_int_eq(strncmp(buf, "kgate: refused ", 15), 0);
+    for (size_t i = 0; i + 1 < len; i++)
+        ck_assert_msg((unsigned char)buf[i] >= 0x20 && (unsigned char)buf[i] != 0x7f &&
+                      (unsigned char)buf[i] < 0x80,
+                      "byte %zu is 0x%02x", i, (unsigned char)buf[i]);
+    ck_assert_ptr_nonnull(strstr(buf, " and x\\n\n"));
+    free(buf);
+}
+END_TEST
+
+/* --dry-run prints the plan through kg_shell_quote: a word with a control
+ * byte is written as bash's $'...', exact and without the raw byte. */
+START_TEST(dry_run_words_stay_printable)
+{
+    static const struct { const char *in, *out; } cases[] = {
+        {"plain/path", "plain/path"},
+        {"two words", "'two words'"},
+        {"it's", "'it'\\''s'"},
+        {"caf\xc3\xa9", "'caf\xc3\xa9'"},
+        {"a\033[2Jb\nc", "$'a\\x1b[2Jb\\x0ac'"},
+        {"q'\\\x01", "$'q\\'\\\\\\x01'"},
+        {"bad\xff", "$'bad\\xff'"},
+        {"\xe2\x80\xae", "$'\\xe2\\x80\\xae'"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        UT_string *u;
+        utstring_new(u);
+        kg_shell_quote(u, cases[i].in);
+        ck_assert_msg(strcmp(utstring_body(u), cases[i].out) == 0, "case %zu: %s", i,
+                      utstring_body(u));
+        utstring_free(u);
+    }
+    ck_assert(kg_msg_is_plain("caf\xc3\xa9 back\\slash"));
+    ck_assert(!kg_msg_is_plain("a\tb"));
+    ck_assert(!kg_msg_is_plain("\xc2\x9b"));
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("msg");
+    TCase *tc = tcase_create("escape");
+    tcase_add_test(tc, escapes_what_a_terminal_acts_on);
+    tcase_add_test(tc, every_byte_gives_one_printable_line);
+    tcase_add_test(tc, dry_run_words_stay_printable);
+    suite_add_tcase(s, tc);
+    return kgt_run_suite(s);
+}
