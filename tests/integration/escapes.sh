@@ -23,6 +23,17 @@ has() { # has PATTERN CMD...: CMD's stdout+stderr matches PATTERN
         return 1
     }
 }
+# ran_lacks PATTERN CMD...: CMD printed kg-ran (its run happened; a run
+# kgate refused prints nothing either) and not PATTERN.
+ran_lacks() {
+    local pat=$1 out
+    shift
+    out=$("$@" 2>&1)
+    printf '%s\n' "$out" | grep -q kg-ran && ! printf '%s\n' "$out" | grep -q -- "$pat" || {
+        printf 'want kg-ran and no "%s" in:\n%s\n' "$pat" "$out" | head -20
+        return 1
+    }
+}
 lacks() { # lacks PATTERN CMD...
     local pat=$1 out
     shift
@@ -359,7 +370,7 @@ except OSError as e:
     export AWS_SECRET_ACCESS_KEY=kgate-test-aws-value-3
     export KGATE_HARMLESS=visible-value
     check "no secret-looking name reaches the program" \
-        lacks "GITHUB_TOKEN\|MY_API_KEY\|AWS_SECRET_ACCESS_KEY" kg run -- env
+        ran_lacks "GITHUB_TOKEN\|MY_API_KEY\|AWS_SECRET_ACCESS_KEY" kg run -- sh -c 'echo kg-ran; env'
     check "a harmless variable does" has KGATE_HARMLESS=visible-value kg run -- env
     envout=$(kg run -- env 2>&1)
     check "PATH and HOME do" \
@@ -377,7 +388,8 @@ pass_env: [MY_API_KEY]
 deny_env: [KGATE_HARM*]
 EOF
     check "pass_env brings one back" has MY_API_KEY=kgate-test-api-key-value-2 kg run -- env
-    check "deny_env withholds an extra one" lacks KGATE_HARMLESS kg run -- env
+    check "deny_env withholds an extra one" \
+        ran_lacks KGATE_HARMLESS kg run -- sh -c 'echo kg-ran; env'
     check "and the audit line says so" has '"withheld_env":\["AWS_SECRET_ACCESS_KEY","GITHUB_TOKEN","KGATE_HARMLESS"\]' tail -n 1 "$LOG"
     unset GITHUB_TOKEN MY_API_KEY AWS_SECRET_ACCESS_KEY KGATE_HARMLESS
     write_config <<EOF
