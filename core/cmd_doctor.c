@@ -182,6 +182,10 @@ static void print_doctor_text(const kg_plugin *cand, const env_policy *e,
 /* The environment filter is the core's, not a backend's: which names of
  * this environment `kgate run` would withhold (names only, as in the audit
  * line). */
+/* POSIX: the application declares it (glibc's unistd.h does too, macOS's
+ * does not). */
+extern char **environ;
+
 static void env_detail(kg_host *host, const kg_policy *pol, kgate_report *rep)
 {
     kg_strv *out = kg_strv_new(), *withheld = kg_strv_new();

@@ -20,6 +20,7 @@
 #include "envfilter.h"
 #include "host.h"
 #include "loader.h"
+#include "os.h"
 #include "paths.h"
 #include "policy.h"
 #include "select.h"
@@ -321,10 +322,8 @@ static int prepare_fds(void)
             return -1;
         }
     }
-#ifdef CLOSE_RANGE_CLOEXEC
-    if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) == 0) return 0;
-#endif
-    DIR *d = opendir("/proc/self/fd");
+    if (kg_os_cloexec_range(3) == 0) return 0;
+    DIR *d = opendir(kg_os_fd_dir());
     if (!d) d = opendir("/dev/fd");
     if (!d) return -1;
     struct dirent *e;

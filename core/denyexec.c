@@ -8,6 +8,7 @@
 #include "denyexec.h"
 #include "denyexec_int.h"
 #include "fpcache.h"
+#include "os.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -130,7 +131,7 @@ struct kg_denyexec {
     target tool[NTOOLS];
     size_t ntool;
     char *path_env;
-    /* One per entry of path_env, in order: an O_PATH descriptor of an
+    /* One per entry of path_env, in order: a kg_os_open_dir_handle of an
      * absolute directory, DIR_BY_NAME (look it up by its name, as before:
      * relative, empty, or could not be opened), or DIR_REPEATED (the same
      * text as an earlier entry, which was already tried). */
@@ -307,7 +308,7 @@ static void open_path_dirs(kg_denyexec *d)
             if (d->dirfd[k] == DIR_BY_NAME) {
                 char *dir = strndup(p, len);
                 if (!dir) abort();
-                int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                int fd = kg_os_open_dir_handle(dir);
                 free(dir);
                 if (fd >= 0) d->dirfd[k] = fd;
             }

@@ -15,14 +15,11 @@
 #include <uthash.h>
 #include <utstring.h>
 
-/* macOS spells the timestamps of struct stat its own way. */
-#ifdef __APPLE__
-#define MTIM(st) ((st)->st_mtimespec)
-#define CTIM(st) ((st)->st_ctimespec)
-#else
-#define MTIM(st) ((st)->st_mtim)
-#define CTIM(st) ((st)->st_ctim)
-#endif
+#include "os.h"
+
+/* macOS spells the timestamps of struct stat its own way (os.h). */
+#define MTIM(st) (kg_os_stat_mtime(st))
+#define CTIM(st) (kg_os_stat_ctime(st))
 
 #define CACHE_MAX_ENTRIES 4096
 #define CACHE_NAME "exec-fingerprints"

@@ -60,8 +60,10 @@ static inline vec splat(unsigned char c)
 }
 
 /* On x86-64 the scan also gets an AVX2 build, chosen at load time;
- * everywhere else (arm64 included) the one portable build. */
-#if defined(__x86_64__) && defined(__has_attribute)
+ * everywhere else (arm64 included) the one portable build.  The choice
+ * is an ELF ifunc: Mach-O has none (and macOS's libSystem no __cpu_model),
+ * so an x86-64 Mac gets the portable build. */
+#if defined(__x86_64__) && defined(__ELF__) && defined(__has_attribute)
 #if __has_attribute(target_clones) && !defined(__SANITIZE_ADDRESS__)
 #define VEC_CLONES __attribute__((target_clones("avx2", "default")))
 #endif

@@ -45,7 +45,7 @@ static void push_components(UT_string *out, const char *p)
 {
     while (*p) {
         while (*p == '/') p++;
-        const char *end = strchrnul(p, '/');
+        const char *end = p + strcspn(p, "/");
         push_component(out, p, (size_t)(end - p));
         p = end;
     }
@@ -150,7 +150,7 @@ char *kg_path_resolve(const char *path, const char *base, const char *home,
     while (*p) {
         while (*p == '/') p++;
         if (!*p) break;
-        const char *end = strchrnul(p, '/');
+        const char *end = p + strcspn(p, "/");
         size_t len = (size_t)(end - p);
         bool dotdot = len == 2 && p[0] == '.' && p[1] == '.';
         if (missing && dotdot) {

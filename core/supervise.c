@@ -23,11 +23,15 @@
  * stream: its read end is closed, so the program's next write there fails
  * with EPIPE or SIGPIPE, exactly as if it wrote to the closed pipe itself.
  *
- * After the program's pid has exited, the pipes are drained until EOF or
- * for at most DRAIN_GRACE_MS: under bubblewrap the PID namespace dies with
- * its first process, so EOF comes at once; a backend without a PID
- * namespace may leave a background child holding the pipe, and kgate must
- * not wait for it forever. */
+ * After the program's pid has exited, the pipes are drained until EOF, or
+ * until nothing has come for DRAIN_GRACE_MS, and never longer than
+ * DRAIN_CAP_MS in all: under bubblewrap the PID namespace dies with its
+ * first process, so EOF comes at once; a backend without a PID namespace
+ * may leave a background child holding the pipe, and kgate must not wait
+ * for it forever.  The grace runs from the last data, not from the exit:
+ * what the program wrote before it ended (up to a full pipe) is delivered
+ * however slowly kgate is scheduled (a fixed second lost 155 KB of output
+ * once on a machine at load 27). */
 #include "supervise.h"
 
 #include <errno.h>
@@ -43,11 +47,13 @@
 #include <unistd.h>
 
 #include "mask.h"
+#include "os.h"
 #include "pty.h"
 
 #define RELAY_BUF (256 * 1024)
 #define PIPE_SIZE (1024 * 1024)
 #define DRAIN_GRACE_MS 1000
+#define DRAIN_CAP_MS 30000
 #define HELPER_GRACE_MS 2000
 
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
@@ -124,7 +130,7 @@ static int64_t now_ms(void)
 static int install_signals(sup *s, kg_error *err)
 {
     int p[2];
-    if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
+    if (kg_os_pipe(p, true) < 0)
         return kg_err_set(err, errno, "pipe: %s", strerror(errno));
     s->sig_r = p[0];
     s->sig_w = p[1];
@@ -287,7 +293,6 @@ static int write_all(void *ctx, const char *buf, size_t len)
     return 0;
 }
 
-#ifdef SPLICE_F_MOVE
 /* Consumes n bytes of rfd that the mask held back or dropped.  They are in
  * the pipe (tee saw them), so the reads do not wait. */
 static int zc_discard(stream *st, size_t n)
@@ -305,7 +310,7 @@ static int zc_discard(stream *st, size_t n)
 static int zc_splice(stream *st, size_t n)
 {
     while (n > 0) {
-        ssize_t r = splice(st->rfd, NULL, st->out_fd, NULL, n, SPLICE_F_MOVE);
+        ssize_t r = kg_os_splice(st->rfd, st->out_fd, n);
         if (r > 0) {
             n -= (size_t)r;
         } else if (r < 0 && errno == EINTR) {
@@ -321,7 +326,6 @@ static int zc_splice(stream *st, size_t n)
     }
     return 0;
 }
-#endif
 
 /* The mask's sink.  A span that lies in the tee'd chunk is spliced from
  * the pipe (after consuming what came before it); anything else (held
@@ -329,7 +333,6 @@ static int zc_splice(stream *st, size_t n)
 static int sink(void *ctx, const char *buf, size_t len)
 {
     stream *st = ctx;
-#ifdef SPLICE_F_MOVE
     uintptr_t b = (uintptr_t)buf, c = (uintptr_t)st->chunk;
     if (st->chunk && b >= c && b < c + st->chunk_len) {
         size_t off = (size_t)(b - c);
@@ -338,7 +341,6 @@ static int sink(void *ctx, const char *buf, size_t len)
         st->taken = off + len;
         return 0;
     }
-#endif
     return write_all(ctx, buf, len);
 }
 
@@ -358,26 +360,22 @@ static void stream_close(stream *st)
  * without either the stream is relayed with read and write. */
 static void zc_setup(stream *st)
 {
-#ifdef SPLICE_F_MOVE
     struct stat sb;
     int p[2];
+    if (!kg_os_relay_zero_copy()) return;
     if (fstat(st->out_fd, &sb) < 0 || !S_ISFIFO(sb.st_mode)) return;
-    if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0) return;
-    (void)fcntl(p[1], F_SETPIPE_SZ, PIPE_SIZE);
+    if (kg_os_pipe(p, true) < 0) return;
+    kg_os_pipe_grow(p[1], PIPE_SIZE);
     st->scratch_r = p[0];
     st->scratch_w = p[1];
     st->zero_copy = true;
-#else
-    (void)st;
-#endif
 }
 
 /* One tee'd chunk through the mask: 1 while the stream stays open, 0 once
  * closed, -1 when tee cannot be used here (the caller falls back). */
 static int stream_pump_zc(stream *st, char *buf)
 {
-#ifdef SPLICE_F_MOVE
-    ssize_t n = tee(st->rfd, st->scratch_w, RELAY_BUF, SPLICE_F_NONBLOCK);
+    ssize_t n = kg_os_tee(st->rfd, st->scratch_w, RELAY_BUF);
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) return 1;
     if (n < 0) return -1;
     if (n == 0) { /* no writer left and nothing in the pipe */
@@ -401,11 +399,6 @@ static int stream_pump_zc(stream *st, char *buf)
         return 0;
     }
     return 1;
-#else
-    (void)st;
-    (void)buf;
-    return -1;
-#endif
 }
 
 /* One read from the program: 1 while the stream stays open, 0 once closed. */
@@ -433,13 +426,11 @@ static int stream_pump(stream *st, char *buf)
 
 static int make_pipe(int p[2], kg_error *err)
 {
-    if (pipe2(p, O_CLOEXEC) < 0)
+    if (kg_os_pipe(p, false) < 0)
         return kg_err_set(err, errno, "pipe: %s", strerror(errno));
-#ifdef F_SETPIPE_SZ
     /* Fewer, larger reads: the relay's cost is per read, not per byte.
      * Failing (a lower pipe-max-size) only costs speed. */
-    (void)fcntl(p[1], F_SETPIPE_SZ, PIPE_SIZE);
-#endif
+    kg_os_pipe_grow(p[1], PIPE_SIZE);
     fcntl(p[0], F_SETFL, fcntl(p[0], F_GETFL) | O_NONBLOCK);
     return 0;
 }
@@ -475,25 +466,21 @@ static void pump_input(sup *s, bool readable, bool writable)
  * pace.  The pipe only gets bigger; failing only costs speed. */
 static void grow_output_pipe(int fd)
 {
-#ifdef F_SETPIPE_SZ
     struct stat st;
-    if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
-        int cur = fcntl(fd, F_GETPIPE_SZ);
-        if (cur > 0 && cur < PIPE_SIZE) (void)fcntl(fd, F_SETPIPE_SZ, PIPE_SIZE);
-    }
-#else
-    (void)fd;
-#endif
+    if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) kg_os_pipe_grow(fd, PIPE_SIZE);
 }
 
 static void relay(sup *s)
 {
     char *buf = malloc(RELAY_BUF);
-    int64_t deadline = -1;
+    int64_t deadline = -1, cap = -1;
     stream *streams[2] = {&s->out, &s->err};
     for (;;) {
         handle_signals(s);
-        if (s->exited && deadline < 0) deadline = now_ms() + DRAIN_GRACE_MS;
+        if (s->exited && deadline < 0) {
+            deadline = now_ms() + DRAIN_GRACE_MS;
+            cap = deadline - DRAIN_GRACE_MS + DRAIN_CAP_MS;
+        }
         bool any_open = s->out.rfd >= 0 || s->err.rfd >= 0;
         if (s->exited && (!any_open || now_ms() >= deadline)) break;
         if (!buf) { /* no memory to relay with: wait for the end only */
@@ -532,10 +519,15 @@ static void relay(sup *s)
         if (r < 0) continue; /* EINTR: the self-pipe has it */
         for (nfds_t i = 1; i < np; i++) {
             if (!p[i].revents) continue;
-            if (input && i == in_at)
+            if (input && i == in_at) {
                 pump_input(s, s->in_len == 0, s->in_len > 0);
-            else
+            } else {
                 stream_pump(at[i], buf);
+                if (s->exited) {
+                    int64_t next = now_ms() + DRAIN_GRACE_MS;
+                    deadline = next < cap ? next : cap;
+                }
+            }
         }
     }
     stream_close(&s->out);

@@ -9,6 +9,12 @@ KGATE_BUILD_DEPS=(gcc g++ make meson ninja-build pkg-config libyaml-dev check ut
 KGATE_RUN_DEPS=(bubblewrap slirp4netns iptables)
 KGATE_TEST_DEPS=(iproute2 python3 util-linux procps git groff-base man-db
                  dpkg-dev debhelper build-essential fakeroot zsh tmux valgrind)
+# The macOS cross build (scripts/macos-cross): llvm-nm/llvm-objdump and
+# ld64.lld inspect and relink the Mach-O files; dpkg-dev (above) unpacks
+# libyaml's source package.  zig itself comes from npm, which only needs
+# to be there: a nodejs that bundles npm is as good as Debian's npm.
+KGATE_CROSS_DEPS=(llvm lld)
+KGATE_CROSS_COMMANDS=(npm)
 
 kgate_install_deps() {
     local want=("$@") missing=() p
@@ -25,4 +31,11 @@ kgate_install_deps() {
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# Installs the package named like each command that is not on PATH.
+kgate_install_commands() {
+    local c missing=()
+    for c in "$@"; do command -v "$c" >/dev/null || missing+=("$c"); done
+    [ "${#missing[@]}" -eq 0 ] || kgate_install_deps "${missing[@]}"
 }

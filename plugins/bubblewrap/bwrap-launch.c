@@ -45,6 +45,8 @@ typedef struct passfds {
     int info;
     int block;
     int seccomp;
+    const int *pins; /* the bind sources (bwrap-pin.c) */
+    size_t n_pins;
 } passfds;
 
 static const char *step_name(int step)
@@ -98,6 +100,11 @@ __attribute__((noreturn)) static void child(char *const *argv,
         report[0] = STEP_FD;
         goto fail;
     }
+    for (size_t i = 0; i < pass.n_pins; i++)
+        if (fcntl(pass.pins[i], F_SETFD, 0) < 0) {
+            report[0] = STEP_FD;
+            goto fail;
+        }
     if (chdir(project) < 0) {
         report[0] = STEP_CHDIR;
         goto fail;
@@ -190,11 +197,26 @@ fail:
 }
 
 /* 1 when bwrap consumed the record (setup done), 0 when it exited first,
- * -1 when this cannot be told (no pidfd on this kernel). */
+ * -1 when poll fails. */
 static int gate_wait(int ours, pid_t pid)
 {
     int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-    if (pidfd < 0) return -1;
+    if (pidfd < 0) {
+        /* No pidfd (a kernel before 5.3, or valgrind): the same question,
+         * asked every 10 ms.  WNOWAIT leaves bwrap for the caller to reap. */
+        for (;;) {
+            struct pollfd g = {.fd = ours, .events = POLLOUT};
+            if (poll(&g, 1, 10) == 1 && (g.revents & POLLOUT)) return 1;
+            siginfo_t si;
+            memset(&si, 0, sizeof si);
+            if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+                si.si_pid == pid) {
+                /* It read the record before it could exit, if it did. */
+                struct pollfd again = {.fd = ours, .events = POLLOUT};
+                return poll(&again, 1, 0) == 1 && (again.revents & POLLOUT) ? 1 : 0;
+            }
+        }
+    }
     struct pollfd p[2] = {{.fd = ours, .events = POLLOUT},
                           {.fd = pidfd, .events = POLLIN}};
     while (poll(p, 2, -1) < 0)
@@ -222,7 +244,8 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
     size_t argc = 0;
     const char *const *pargv = host->plan_argv(plan, &argc);
     int info_r = -1, info_w = -1, err_r = -1, err_w = -1, hi[3] = {-1, -1, -1};
-    int gate = -1, block_w = -1, filter = -1;
+    int gate = -1, block_w = -1, filter = -1, filter_w = -1;
+    kgbw_pins pins = {0};
     char **argv = NULL;
     int r = -1, fds[2];
     pid_t pid = -1;
@@ -247,21 +270,30 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
     err_r = fds[0];
     err_w = fds[1];
 
-    /* Fail closed: a sandbox without its filter does not start. */
-    filter = kgbw_seccomp_fd(err);
+    /* Every bind source becomes a descriptor opened here (bwrap-pin.c). */
+    if (kgbw_pins_open(pargv, argc, &pins, err) < 0) goto out;
+
+    /* Fail closed: a sandbox without its filter does not start.  Through a
+     * pipe that stays empty until the mounts are checked: bwrap waits for
+     * it after its last mount, before the program. */
+    filter = kgbw_seccomp_pipe(&filter_w, err);
     if (filter < 0) goto out;
 
+    /* The gate says when the mounts are done, which is when they can be
+     * checked; without it they cannot, and nothing starts. */
     gate = gate_open(&block_w);
-    if (gate < 0)
-        host->log(host, KGATE_LOG_DEBUG,
-                  "no setup gate on this kernel: a bwrap setup failure will "
-                  "show as the program's exit status 1");
+    if (gate < 0) {
+        kgate_err_set(err, ENOTSUP,
+                      "cannot tell when bwrap has made its mounts on this "
+                      "kernel, so they cannot be checked; nothing was started");
+        goto out;
+    }
 
     char infonum[16], blocknum[16], filternum[16];
     snprintf(infonum, sizeof infonum, "%d", info_w);
     snprintf(blocknum, sizeof blocknum, "%d", block_w);
     snprintf(filternum, sizeof filternum, "%d", filter);
-    argv = calloc(argc + 7, sizeof *argv);
+    argv = calloc(pins.argc + 7, sizeof *argv);
     if (!argv) goto sys_fail;
     size_t k = 0;
     argv[k++] = (char *)pargv[0];
@@ -275,14 +307,15 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
      * own setup (mounts, pivot_root) is not subject to it. */
     argv[k++] = (char *)"--seccomp";
     argv[k++] = filternum;
-    for (size_t i = 1; i < argc; i++) argv[k++] = (char *)pargv[i];
+    for (size_t i = 1; i < pins.argc; i++) argv[k++] = (char *)pins.argv[i];
 
     sigset_t all, old;
     sigfillset(&all);
     sigprocmask(SIG_SETMASK, &all, &old);
     pid = fork();
     if (pid == 0)
-        child(argv, io, hi, (passfds){info_w, block_w, filter}, err_w,
+        child(argv, io, hi,
+              (passfds){info_w, block_w, filter, pins.fds, pins.n_fds}, err_w,
               policy->project);
     int fork_errno = errno;
     sigprocmask(SIG_SETMASK, &old, NULL);
@@ -293,6 +326,7 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
     close_fd(&err_w);
     close_fd(&info_w);
     close_fd(&filter);
+    for (size_t i = 0; i < pins.n_fds; i++) close_fd(&pins.fds[i]);
     /* block_w stays open here until the gate is decided: while we hold the
      * peer too, bwrap closing or dying does not purge the record (that
      * would look like a read); only bwrap reading it does. */
@@ -324,7 +358,8 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
                       kind, code);
         goto out;
     }
-    if (gate >= 0 && gate_wait(gate, pid) == 0) {
+    int gated = gate_wait(gate, pid);
+    if (gated == 0) {
         int code = exit_code_of(reap(pid), &kind);
         kgate_err_set(err, 0,
                       "bwrap could not set up the sandbox (%s %d); its "
@@ -332,6 +367,19 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
                       kind, code);
         goto out;
     }
+    /* bwrap is past its last mount and waits for the filter: the program
+     * has not started.  Check what it would see, then let it go. */
+    if (gated < 0) {
+        kgate_err_set(err, errno,
+                      "cannot tell when bwrap has made its mounts (%s), so "
+                      "they cannot be checked; nothing was started",
+                      strerror(errno));
+        goto kill_sandbox;
+    }
+    if (kgbw_pins_verify(&pins, sandbox, err) < 0 ||
+        kgbw_seccomp_send(filter_w, err) < 0)
+        goto kill_sandbox;
+    close_fd(&filter_w);
     proc->pid = pid;
     /* In pty mode the program leaves this group for a session of its own
      * (the shim); the core then signals it through the pty, and this group
@@ -343,9 +391,18 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
     r = 0;
     goto out;
 
+kill_sandbox:
+    /* While filter_w is open bwrap is still waiting: nothing ran. */
+    kill(sandbox, SIGKILL);
+    kill(pid, SIGKILL);
+    reap(pid);
+    goto out;
+
 sys_fail:
     kgate_err_set(err, errno, "cannot start bwrap: %s", strerror(errno));
 out:
+    close_fd(&filter_w);
+    kgbw_pins_free(&pins);
     close_fd(&filter);
     close_fd(&gate);
     close_fd(&block_w);

@@ -10,6 +10,48 @@
 
 #include "kgbw-seccomp-program.h"
 
+static int write_program(int fd)
+{
+    const unsigned char *p = kgbw_seccomp_program;
+    size_t left = sizeof kgbw_seccomp_program;
+    while (left > 0) {
+        ssize_t n = write(fd, p, left);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return n < 0 ? errno : EIO;
+        p += n;
+        left -= (size_t)n;
+    }
+    return 0;
+}
+
+int kgbw_seccomp_pipe(int *write_end, kgate_err *err)
+{
+    int fds[2];
+    *write_end = -1;
+    if (pipe2(fds, O_CLOEXEC) < 0)
+        return kgate_err_set(err, errno, "seccomp filter: cannot create a pipe: %s",
+                             strerror(errno));
+    /* The program is 2.5 KiB: it fits in the pipe without a reader. */
+    int r = fcntl(fds[0], F_DUPFD_CLOEXEC, 10);
+    int saved = errno;
+    close(fds[0]);
+    if (r < 0) {
+        close(fds[1]);
+        return kgate_err_set(err, saved, "seccomp filter: cannot move the pipe: %s",
+                             strerror(saved));
+    }
+    *write_end = fds[1];
+    return r;
+}
+
+int kgbw_seccomp_send(int write_end, kgate_err *err)
+{
+    int e = write_program(write_end);
+    return e ? kgate_err_set(err, e, "seccomp filter: cannot write the program: %s",
+                             strerror(e))
+             : 0;
+}
+
 int kgbw_seccomp_fd(kgate_err *err)
 {
     int mfd = memfd_create("kgate-seccomp", MFD_CLOEXEC);
@@ -23,19 +65,10 @@ int kgbw_seccomp_fd(kgate_err *err)
     if (fd < 0)
         return kgate_err_set(err, saved, "seccomp filter: cannot move the memfd: %s",
                              strerror(saved));
-    const unsigned char *p = kgbw_seccomp_program;
-    size_t left = sizeof kgbw_seccomp_program;
-    while (left > 0) {
-        ssize_t n = write(fd, p, left);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            saved = n < 0 ? errno : EIO;
-            close(fd);
-            return kgate_err_set(err, saved, "seccomp filter: cannot write the program: %s",
-                                 strerror(saved));
-        }
-        p += n;
-        left -= (size_t)n;
+    if ((saved = write_program(fd)) != 0) {
+        close(fd);
+        return kgate_err_set(err, saved, "seccomp filter: cannot write the program: %s",
+                             strerror(saved));
     }
     if (lseek(fd, 0, SEEK_SET) != 0) {
         saved = errno;

@@ -13,43 +13,18 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "kgate/kgate-plugin.h"
+#include "sb-host.h"
 #include "sb-profile.h"
-
-#define SB_TOOL "/usr/bin/sandbox-exec"
+#include "sb-watch.h"
 
 static int sb_probe(const kgate_host *host, kgate_probe_depth depth,
                     kgate_probe *probe, kgate_err *err)
 {
-#ifdef __APPLE__
-    kgate_probe_set_fact(probe, "macos", 1);
-    int present = access(SB_TOOL, X_OK) == 0;
-    kgate_probe_set_fact(probe, "sandbox_exec", present);
-    if (present) {
-        probe->available = 1;
-        /* Seatbelt is the only kernel box macOS offers to a plain process. */
-        probe->score = 50;
-        snprintf(probe->tool_path, sizeof probe->tool_path, "%s", SB_TOOL);
-        snprintf(probe->reason, sizeof probe->reason,
-                 "Seatbelt profile through %s", SB_TOOL);
-    } else {
-        snprintf(probe->reason, sizeof probe->reason,
-                 "%s not found or not executable", SB_TOOL);
-    }
-#else
-    kgate_probe_set_fact(probe, "macos", 0);
-    kgate_probe_set_fact(probe, "sandbox_exec", 0);
-    snprintf(probe->reason, sizeof probe->reason,
-             "sandbox-exec is macOS-only (this is %s)",
-#ifdef __linux__
-             "Linux"
-#else
-             "not macOS"
-#endif
-    );
-#endif
+    sb_host_probe(probe); /* sb-host-<os>.c */
     return 0;
 }
 
@@ -60,11 +35,16 @@ static int sb_doctor(const kgate_host *host, const kgate_policy *pol,
     const char *base = sb_profile_name(pol->macos_profile);
     host->report_detail(rep, "profile", base);
 
-    if (!kgate_probe_fact(probe, "macos", 0))
+    sb_host_state hs = sb_host_decide(kgate_probe_fact(probe, "macos", 0),
+                                      kgate_probe_fact(probe, "sandbox_exec", 0),
+                                      kgate_probe_fact(probe, "sandboxed", -1));
+    if (hs == SB_HOST_NOT_MACOS)
         host->report(rep, KGATE_BLOCKED, "%s",
                      probe->reason[0] ? probe->reason
                                       : "sandbox-exec is macOS-only");
-    else if (!probe->available || !kgate_probe_fact(probe, "sandbox_exec", 0))
+    else if (hs == SB_HOST_NESTED)
+        host->report(rep, KGATE_BLOCKED, "%s", sb_nested_sentence());
+    else if (hs == SB_HOST_NO_TOOL || !probe->available)
         host->report(rep, KGATE_BLOCKED, "sandbox-exec missing: %s",
                      probe->reason[0] ? probe->reason : SB_TOOL " not found");
     else
@@ -72,6 +52,10 @@ static int sb_doctor(const kgate_host *host, const kgate_policy *pol,
                      "filesystem: Seatbelt profile (%s base): $HOME hidden, "
                      "project read-write, writes elsewhere denied",
                      base);
+    if (hs == SB_HOST_READY && kgate_probe_fact(probe, "sandboxed", -1) < 0)
+        host->report(rep, KGATE_READY,
+                     "nested sandbox: not known (sandbox_check failed); "
+                     "sandbox-exec refuses by itself inside another profile");
 
     /* restricted with no hosts arrives as off; checked again here so a
      * made-up policy in a test cannot read better than plan would. */
@@ -173,14 +157,28 @@ static int sb_launch(const kgate_host *host, const kgate_policy *pol,
     for (size_t i = 0; i < argc; i++) av[i] = (char *)argv[i];
     /* A core older than the pty field never asks for one. */
     int want_pty = KGATE_HAS_FIELD(io, kgate_launch, pty) && io->pty;
+    /* The program waits at this pipe until the watcher (sb-watch.h) is in
+     * place, so there is no moment in which a killed kgate would leave it
+     * running.  EOF instead of the byte: it exits 127 unstarted. */
+    int go[2];
+    if (pipe(go) < 0) {
+        int e = errno;
+        free(av);
+        return kgate_err_set(err, e, "pipe: %s", strerror(e));
+    }
+    (void)fcntl(go[0], F_SETFD, FD_CLOEXEC);
+    (void)fcntl(go[1], F_SETFD, FD_CLOEXEC);
 
     pid_t pid = fork();
     if (pid < 0) {
         int e = errno;
         free(av);
+        close(go[0]);
+        close(go[1]);
         return kgate_err_set(err, e, "fork: %s", strerror(e));
     }
     if (pid == 0) {
+        close(go[1]);
         int fds[3] = {io->stdin_fd, io->stdout_fd, io->stderr_fd};
         /* Move the sources above 2 first so one dup2 cannot clobber a
          * source another one still needs. */
@@ -191,9 +189,12 @@ static int sb_launch(const kgate_host *host, const kgate_policy *pol,
             }
         for (int i = 0; i < 3; i++)
             if (fds[i] >= 0 && dup2(fds[i], i) < 0) _exit(127);
-        /* The core's pty becomes the program's controlling terminal, so
-         * Ctrl-C and job control reach it and not the user's terminal. */
-        if (want_pty && (setsid() < 0 || ioctl(0, TIOCSCTTY, 0) < 0))
+        /* A session of its own, as bubblewrap's --new-session gives: its
+         * process group is what the core signals and the watcher kills.
+         * With a pty, that becomes the program's controlling terminal, so
+         * Ctrl-C and job control reach it and not the user's terminal;
+         * without one, the program has no controlling terminal. */
+        if (setsid() < 0 || (want_pty && ioctl(0, TIOCSCTTY, 0) < 0))
             _exit(127);
         /* The program starts with no signal blocked, whatever the core
          * was doing while it forked. */
@@ -201,13 +202,42 @@ static int sb_launch(const kgate_host *host, const kgate_policy *pol,
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
         if (chdir(pol->project) < 0) _exit(127);
+        char b;
+        ssize_t n;
+        do {
+            n = read(go[0], &b, 1);
+        } while (n < 0 && errno == EINTR);
+        if (n != 1) _exit(127);
         execve(av[0], av, (char *const *)io->envp);
         _exit(127);
     }
     free(av);
+    close(go[0]);
+    pid_t watch = sb_watch_start(pid);
+    if (watch < 0) {
+        int e = errno;
+        close(go[1]);
+        kill(pid, SIGKILL);
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
+        return kgate_err_set(err, e,
+                             "cannot watch for kgate's end, so the program "
+                             "could outlive it: %s",
+                             strerror(e));
+    }
+    /* A child that failed before reading (its _exit(127) is the answer)
+     * must not kill kgate with SIGPIPE: ignored for this one write, which
+     * discards the signal, then put back as it was. */
+    struct sigaction ign = {.sa_handler = SIG_IGN}, old;
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGPIPE, &ign, &old);
+    (void)!write(go[1], "g", 1);
+    sigaction(SIGPIPE, &old, NULL);
+    close(go[1]);
     proc->pid = pid;
-    proc->signal_pid = 0;
-    proc->n_helpers = 0;
+    /* The whole group, as under bubblewrap: the program's children too. */
+    proc->signal_pid = -pid;
+    proc->helpers[0] = watch;
+    proc->n_helpers = 1;
     return 0;
 }
 

@@ -190,7 +190,9 @@ typedef struct sf_child_ctx {
     const char *rules_v6; /* NULL: ip6tables-restore not installed */
     int info_w;           /* bwrap's --info-fd, already in bwrap_argv */
     int block_w;          /* bwrap's --block-fd, or -1 */
-    int seccomp;          /* bwrap's --seccomp: the filter's memfd */
+    int seccomp;          /* bwrap's --seccomp: the read end of the filter's pipe */
+    const int *pins;      /* bind sources as descriptors (bwrap-pin.c) */
+    size_t n_pins;
     int pty;              /* io->pty, when the core is new enough to say */
 } sf_child_ctx;
 
@@ -447,6 +449,9 @@ static _Noreturn void child_main(sf_child_ctx *c)
         (c->block_w >= 0 && fcntl(c->block_w, F_SETFD, 0) < 0) ||
         fcntl(c->seccomp, F_SETFD, 0) < 0)
         child_fail(c, "passing descriptors to bwrap: %s", strerror(errno));
+    for (size_t i = 0; i < c->n_pins; i++)
+        if (fcntl(c->pins[i], F_SETFD, 0) < 0)
+            child_fail(c, "passing descriptors to bwrap: %s", strerror(errno));
     sigaction(SIGPIPE, &pipe_inherited, NULL);
     unblock_signals();
 
@@ -565,11 +570,26 @@ static void gate_close(int *ours, int *theirs)
 }
 
 /* 1: bwrap read the record (setup done); 0: pid ended first; -1: cannot
- * tell (no pidfd). */
+ * tell. */
 static int gate_wait(int ours, pid_t pid)
 {
     int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-    if (pidfd < 0) return -1;
+    if (pidfd < 0) {
+        /* No pidfd (a kernel before 5.3, or valgrind): the same question,
+         * asked every 10 ms.  WNOWAIT leaves bwrap for the caller to reap. */
+        for (;;) {
+            struct pollfd g = {.fd = ours, .events = POLLOUT};
+            if (poll(&g, 1, 10) == 1 && (g.revents & POLLOUT)) return 1;
+            siginfo_t si;
+            memset(&si, 0, sizeof si);
+            if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+                si.si_pid == pid) {
+                /* It read the record before it could exit, if it did. */
+                struct pollfd again = {.fd = ours, .events = POLLOUT};
+                return poll(&again, 1, 0) == 1 && (again.revents & POLLOUT) ? 1 : 0;
+            }
+        }
+    }
     struct pollfd p[2] = {{.fd = ours, .events = POLLOUT}, {.fd = pidfd, .events = POLLIN}};
     while (poll(p, 2, -1) < 0 && errno == EINTR) {
     }
@@ -627,12 +647,24 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
         close(info_r);
         return kgate_err_set(err, errno, "fcntl: %s", strerror(errno));
     }
+    /* Bind sources as descriptors, destinations checked before the
+     * program starts: as the bubblewrap backend does (bwrap-pin.c). */
+    kgbw_pins pins;
+    if (kgbw_pins_open(argv, argc, &pins, err) < 0) {
+        close(info_r);
+        close(info_w);
+        return -1;
+    }
     /* Fail closed, as the bubblewrap backend does: a sandbox without its
-     * filter does not start.  >= 10 and close-on-exec, like info_w. */
-    int filter = kgbw_seccomp_fd(err);
+     * filter does not start.  >= 10 and close-on-exec, like info_w.  A
+     * pipe written only once the mounts are checked: bwrap waits for it
+     * after its last mount. */
+    int filter_w = -1;
+    int filter = kgbw_seccomp_pipe(&filter_w, err);
     if (filter < 0) {
         close(info_r);
         close(info_w);
+        kgbw_pins_free(&pins);
         return -1;
     }
     char infonum[16], blocknum[16], filternum[16];
@@ -640,10 +672,21 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
     snprintf(filternum, sizeof filternum, "%d", filter);
     int block_w = -1;
     int gate = gate_open(&block_w);
-    if (gate < 0) block_w = -1;
+    if (gate < 0) {
+        /* It says when the mounts are done: without it they cannot be
+         * checked, and nothing starts. */
+        close(info_r);
+        close(info_w);
+        close(filter);
+        close(filter_w);
+        kgbw_pins_free(&pins);
+        return kgate_err_set(err, ENOTSUP,
+                             "cannot tell when bwrap has made its mounts on this "
+                             "kernel, so they cannot be checked; nothing was started");
+    }
     snprintf(blocknum, sizeof blocknum, "%d", block_w);
     /* plan_argv is not promised to be NULL-terminated. */
-    const char **bargv = calloc(argc + 7, sizeof *bargv);
+    const char **bargv = calloc(pins.argc + 7, sizeof *bargv);
     char *v6 = tools->ip6t[0] ? sf_rules_v6() : NULL;
     int sv[2] = {-1, -1};
     if (!bargv || (tools->ip6t[0] && !v6) ||
@@ -654,6 +697,8 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
         close(info_r);
         close(info_w);
         close(filter);
+        close(filter_w);
+        kgbw_pins_free(&pins);
         gate_close(&gate, &block_w);
         return kgate_err_set(err, e, "cannot start the network helper: %s", strerror(e));
     }
@@ -669,7 +714,7 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
      * program (bwrap-launch.c passes it the same way). */
     bargv[k++] = "--seccomp";
     bargv[k++] = filternum;
-    memcpy(bargv + k, argv + 1, (argc - 1) * sizeof *bargv);
+    memcpy(bargv + k, pins.argv + 1, (pins.argc - 1) * sizeof *bargv);
     sf_child_ctx c = {
         .ctl = sv[1],
         .kgate_pid = getpid(),
@@ -684,6 +729,8 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
         .info_w = info_w,
         .block_w = block_w,
         .seccomp = filter,
+        .pins = pins.fds,
+        .n_pins = pins.n_fds,
         .pty = KGATE_HAS_FIELD(io, kgate_launch, pty) && io->pty,
     };
     sigset_t all, old;
@@ -702,11 +749,17 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
     close(info_w);
     /* H has its copy; slirp4netns, forked next, must not get one. */
     close(filter);
+    for (size_t i = 0; i < pins.n_fds; i++) {
+        close(pins.fds[i]);
+        pins.fds[i] = -1;
+    }
     free(bargv);
     free(v6);
     if (h < 0) {
         close(sv[0]);
         close(info_r);
+        close(filter_w);
+        kgbw_pins_free(&pins);
         gate_close(&gate, &block_w);
         return kgate_err_set(err, fork_errno, "fork: %s", strerror(fork_errno));
     }
@@ -760,10 +813,28 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
         kgate_err_set(err, 0, "bwrap could not create the sandbox; its message is above");
         goto fail;
     }
-    if (gate >= 0 && gate_wait(gate, h) == 0) {
+    int gated = gate_wait(gate, h);
+    if (gated == 0) {
         kgate_err_set(err, 0, "bwrap could not set up the sandbox; its message is above");
         goto fail;
     }
+    /* bwrap is past its last mount, waiting for the filter: check what
+     * the program would see before it exists (bwrap-pin.c). */
+    if (gated < 0) {
+        kgate_err_set(err, ENOTSUP,
+                      "cannot tell when bwrap has made its mounts, so they "
+                      "cannot be checked; nothing was started");
+        kill(sandbox, SIGKILL);
+        goto fail;
+    }
+    if (kgbw_pins_verify(&pins, sandbox, err) < 0 ||
+        kgbw_seccomp_send(filter_w, err) < 0) {
+        kill(sandbox, SIGKILL);
+        goto fail;
+    }
+    close(filter_w);
+    filter_w = -1;
+    kgbw_pins_free(&pins);
     gate_close(&gate, &block_w);
     close(sv[0]);
     close(info_r);
@@ -781,9 +852,11 @@ fail:
     close(sv[0]);
     close(info_r);
     gate_close(&gate, &block_w);
+    kill_and_reap(h);
+    if (filter_w >= 0) close(filter_w);
+    kgbw_pins_free(&pins);
     if (slirp_log >= 0) close(slirp_log);
     if (ready_rd >= 0) close(ready_rd);
-    kill_and_reap(h);
     kill_and_reap(slirp);
     return -1;
 }

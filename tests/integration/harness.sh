@@ -5,7 +5,10 @@
 . "$(dirname "$0")/lib.sh"
 need_cmd python3
 need_bwrap
-HARNESS=$KGATE_SOURCE_ROOT/docs/examples/agent-harness.py
+# A copy the test user can read: the clone may sit under a private
+# directory such as /root (lib.sh does the same for the binary).
+HARNESS=$KG_TMP/agent-harness.py
+install -m 0644 "$KGATE_SOURCE_ROOT/docs/examples/agent-harness.py" "$HARNESS"
 
 field() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
 

@@ -6,6 +6,15 @@
 # for_each_user does that; as_user runs a command as the current test user.
 set -u
 
+# A suite started as a background job of a non-interactive shell inherits
+# SIGINT and SIGQUIT ignored, kgate keeps an ignored signal ignored in the
+# program on purpose, and bash cannot undo an ignore it started with.  The
+# suites test the default case: start again from default dispositions.
+if [ -z "${KG_SIGNALS_RESET:-}" ]; then
+    export KG_SIGNALS_RESET=1
+    exec env --default-signal=INT,QUIT bash "$0" "$@"
+fi
+
 : "${KGATE_BIN:?run through meson test}"
 : "${KGATE_PLUGIN_PATH?run through meson test}"
 export KGATE_PLUGIN_PATH

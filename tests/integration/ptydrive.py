@@ -275,9 +275,12 @@ def sc_winch(kg):
         # trap is not: between two commands bash may hold a WINCH trap
         # until the next line is typed, which made this check flaky.)
         mark = len(t.out)
-        t.send(b"python3 -c 'import signal, sys; "
-               b"signal.signal(signal.SIGWINCH, lambda *a: (print(\"W\" + \"1INCH\", flush=True), sys.exit(0))); "
-               b"print(\"RE\" + \"ADY\", flush=True); signal.pause()'\r")
+        # The handler writes with os.write: a print there can land while
+        # the main thread is still inside print("READY") and raise
+        # "reentrant call" (seen once on a loaded machine).
+        t.send(b"python3 -c 'import os, signal; "
+               b"signal.signal(signal.SIGWINCH, lambda *a: (os.write(1, b\"W\" + b\"1INCH\\n\"), os._exit(0))); "
+               b"os.write(1, b\"RE\" + b\"ADY\\n\"); signal.pause()'\r")
         t.expect(rb"READY", mark)
         mark = len(t.out)
         t.resize(30, 100)

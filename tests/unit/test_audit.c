@@ -13,6 +13,9 @@
 #include "audit.h"
 #include "testutil.h"
 
+/* POSIX: declared by the application (macOS's unistd.h does not). */
+extern char **environ;
+
 static char tmpdir[64];
 
 static void setup(void)

@@ -558,6 +558,12 @@ END_TEST
 
 int main(void)
 {
+    /* A test runner started as a background job of a non-interactive shell
+     * ignores SIGINT and SIGQUIT, and kgate passes an ignored signal on to
+     * the program on purpose.  These tests are about the default case:
+     * start from default dispositions. */
+    signal(SIGINT, SIG_DFL);
+    signal(SIGQUIT, SIG_DFL);
     Suite *s = suite_create("supervise");
     TCase *tc = tcase_create("run");
     tcase_add_checked_fixture(tc, setup, teardown);

@@ -417,6 +417,63 @@ out:
 }
 END_TEST
 
+/* bwrap follows a symlink above a destination (its own check after
+ * --bind-fd looks only at the last component), so launch checks each
+ * destination inside the sandbox before the program starts
+ * (bwrap-pin.c).  proj/link -> private: the bind lands on private/sub,
+ * the check walks proj/link/sub without following links, and nothing
+ * runs.  The control: the same plan through proj/private/sub runs, and
+ * the program holds none of the bind descriptors. */
+START_TEST(symlinked_destination_fails_closed)
+{
+    sandbox s;
+    if (prepare(_i)) return;
+    char sub[256], link[256], marker[256], dest[256], src[256];
+    snprintf(sub, sizeof sub, "%s/sub", privdir);
+    snprintf(link, sizeof link, "%s/link", proj);
+    snprintf(dest, sizeof dest, "%s/link/sub", proj);
+    snprintf(src, sizeof src, "%s/hooks", proj);
+    snprintf(marker, sizeof marker, "%s/ran", proj);
+    ck_assert_int_eq(mkdir(sub, 0755), 0);
+    ck_assert_int_eq(symlink("private", link), 0);
+    for (int round = 0; round < 2; round++) {
+        if (sandbox_init(&s, "echo fds; ls /proc/self/fd; touch ran") < 0) goto out;
+        kg_plan_free(s.plan);
+        s.plan = kg_plan_new();
+        const kgate_host *h = &s.host.pub;
+        const char *args[] = {s.probe.tool_path, "--unshare-user", "--ro-bind", "/",
+                              "/", "--bind", proj, proj, "--ro-bind", src,
+                              round ? sub : dest, "--chdir", proj, "--",
+                              "/bin/sh", "-c", "ls -l /proc/self/fd; touch ran"};
+        for (size_t i = 0; i < sizeof args / sizeof args[0]; i++)
+            h->plan_arg(s.plan, args[i]);
+        int r = sandbox_launch(&s);
+        char out[512] = "";
+        if (round == 0) {
+            ck_assert_int_eq(r, -1);
+            ck_assert_msg(strstr(s.err.msg, "not the one kgate checked") &&
+                              strstr(s.err.msg, "symbolic link"),
+                          "%s", s.err.msg);
+            ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
+            ck_assert_int_eq(access(marker, F_OK), -1);
+        } else {
+            ck_assert_msg(r == 0, "control: %s", s.err.msg);
+            read_until(s.out_r, out, sizeof out, NULL);
+            ck_assert_int_eq(wait_status(s.proc.pid), 0);
+            ck_assert_int_eq(access(marker, F_OK), 0);
+            /* no descriptor of a bind source reached the program */
+            ck_assert_msg(strstr(out, "/dev/null") && !strstr(out, src) &&
+                              !strstr(out, proj),
+                          "fds: %s", out);
+        }
+        close(s.out_r);
+        kg_plan_free(s.plan);
+    }
+out:
+    cleanup();
+}
+END_TEST
+
 START_TEST(bwrap_failure_is_a_launch_error)
 {
     if (prepare(_i)) return;
@@ -426,7 +483,8 @@ START_TEST(bwrap_failure_is_a_launch_error)
     s.plan = kg_plan_new();
     const kgate_host *h = &s.host.pub;
     h->plan_arg(s.plan, s.probe.tool_path);
-    h->plan_arg(s.plan, "--no-such-option");
+    h->plan_arg(s.plan, "--uid");
+    h->plan_arg(s.plan, "not-a-number");
     h->plan_arg(s.plan, "--");
     h->plan_arg(s.plan, "/bin/true");
     ck_assert_int_eq(sandbox_launch(&s), -1);
@@ -436,8 +494,8 @@ START_TEST(bwrap_failure_is_a_launch_error)
     close(s.out_r);
     kg_plan_free(s.plan);
 
-    /* A mount that fails after the namespaces exist (the source vanished
-     * between plan and launch) is still a launch error, not exit 1. */
+    /* A bind source that vanished between plan and launch: launch opens
+     * it itself (bwrap-pin.c), so bwrap never starts. */
     s.plan = kg_plan_new();
     h->plan_arg(s.plan, s.probe.tool_path);
     h->plan_arg(s.plan, "--unshare-user");
@@ -447,6 +505,24 @@ START_TEST(bwrap_failure_is_a_launch_error)
     h->plan_arg(s.plan, "--ro-bind");
     h->plan_arg(s.plan, "/nonexistent/kgbw-source");
     h->plan_arg(s.plan, "/mnt");
+    h->plan_arg(s.plan, "--");
+    h->plan_arg(s.plan, "/bin/true");
+    ck_assert_int_eq(sandbox_launch(&s), -1);
+    ck_assert_msg(strstr(s.err.msg, "/nonexistent/kgbw-source changed"), "%s", s.err.msg);
+    ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
+    close(s.out_r);
+    kg_plan_free(s.plan);
+
+    /* A mount that fails after the namespaces exist (no mount point can be
+     * made in the read-only root) is still a launch error, not exit 1. */
+    s.plan = kg_plan_new();
+    h->plan_arg(s.plan, s.probe.tool_path);
+    h->plan_arg(s.plan, "--unshare-user");
+    h->plan_arg(s.plan, "--ro-bind");
+    h->plan_arg(s.plan, "/");
+    h->plan_arg(s.plan, "/");
+    h->plan_arg(s.plan, "--tmpfs");
+    h->plan_arg(s.plan, "/nonexistent/kgbw-source");
     h->plan_arg(s.plan, "--");
     h->plan_arg(s.plan, "/bin/true");
     ck_assert_int_eq(sandbox_launch(&s), -1);
@@ -483,6 +559,7 @@ int main(void)
     tcase_add_loop_test(tc, no_orphans_when_launcher_killed, 0, variants);
     tcase_add_loop_test(tc, bwrap_failure_is_a_launch_error, 0, variants);
     tcase_add_loop_test(tc, escapes_closed_at_launch, 0, variants);
+    tcase_add_loop_test(tc, symlinked_destination_fails_closed, 0, variants);
     suite_add_tcase(su, tc);
     return kgt_run_suite(su);
 }

@@ -262,6 +262,146 @@ START_TEST(order_of_covers)
 }
 END_TEST
 
+/* deny_read across runs (issue 12 §3): each directory between the project
+ * and an existing nested deny_read entry is bound onto itself, in path
+ * order after the project and before the cover, so no run can rename it;
+ * a deny_read file with a second hard link, and a deny_read directory with
+ * one inside or a symlink that leads out, are refused with the path. */
+START_TEST(deny_read_parents_pinned)
+{
+    fixture f;
+    char a[200], b[220], file[240], other[240];
+    snprintf(a, sizeof a, "%s/config", proj);
+    snprintf(b, sizeof b, "%s/config/prod", proj);
+    snprintf(file, sizeof file, "%s/config/prod/secrets.env", proj);
+    ck_assert_int_eq(mkdir(a, 0755), 0);
+    ck_assert_int_eq(mkdir(b, 0755), 0);
+    kgt_write_text(file, "S=1\n");
+    fixture_init(&f);
+    const char *denies[] = {file, envfile};
+    f.pol.deny_read = (kgate_strlist){denies, 2};
+    ck_assert_int_eq(run_plan(&f), 0);
+    long project = find3(&f, "--bind", proj, proj);
+    long pa = find3(&f, "--bind", a, a);
+    long pb = find3(&f, "--bind", b, b);
+    long cover = find3(&f, "--dev-bind", "/dev/null", file);
+    ck_assert_int_gt(pa, project);
+    ck_assert_int_gt(pb, pa);
+    ck_assert_int_gt(cover, pb);
+    /* .env sits in the project itself: no pin but the project */
+    ck_assert_int_ge(find3(&f, "--dev-bind", "/dev/null", envfile), 0);
+    kg_plan_free(f.plan);
+
+    /* A second link: refused, naming the file. */
+    snprintf(other, sizeof other, "%s/.cache-x", proj);
+    ck_assert_int_eq(link(envfile, other), 0);
+    fixture_init(&f);
+    f.pol.deny_read = (kgate_strlist){denies, 2};
+    ck_assert_int_eq(run_plan(&f), -1);
+    ck_assert_msg(strstr(f.err.msg, envfile) && strstr(f.err.msg, "2 hard links"),
+                  "%s", f.err.msg);
+    kg_plan_free(f.plan);
+    ck_assert_int_eq(unlink(other), 0);
+
+    /* A directory: a file inside with two links, then a symlink out. */
+    char inner[240], in2[240];
+    snprintf(inner, sizeof inner, "%s/key", privdir);
+    snprintf(in2, sizeof in2, "%s/key2", privdir);
+    kgt_write_text(inner, "K\n");
+    ck_assert_int_eq(link(inner, in2), 0);
+    const char *dirdeny[] = {privdir};
+    fixture_init(&f);
+    f.pol.deny_read = (kgate_strlist){dirdeny, 1};
+    ck_assert_int_eq(run_plan(&f), -1);
+    ck_assert_msg(strstr(f.err.msg, privdir) && strstr(f.err.msg, "hard links"),
+                  "%s", f.err.msg);
+    kg_plan_free(f.plan);
+    ck_assert_int_eq(unlink(in2), 0);
+    ck_assert_int_eq(symlink("key", in2), 0); /* stays inside: fine */
+    fixture_init(&f);
+    f.pol.deny_read = (kgate_strlist){dirdeny, 1};
+    ck_assert_msg(run_plan(&f) == 0, "%s", f.err.msg);
+    kg_plan_free(f.plan);
+    char out[240];
+    snprintf(out, sizeof out, "%s/out", privdir);
+    ck_assert_int_eq(symlink("../.env", out), 0);
+    fixture_init(&f);
+    f.pol.deny_read = (kgate_strlist){dirdeny, 1};
+    ck_assert_int_eq(run_plan(&f), -1);
+    ck_assert_msg(strstr(f.err.msg, "out is a symbolic link"), "%s", f.err.msg);
+    kg_plan_free(f.plan);
+}
+END_TEST
+
+/* Launch's rewrite of a plan (bwrap-pin.c): every bind but / becomes a
+ * descriptor of the object at that path, /dev/null covers stay paths, each
+ * destination gets its check, a mount that a later one covers is not
+ * checked, and a plan option launch does not know fails it. */
+START_TEST(pins_rewrite_the_plan)
+{
+    fixture f;
+    fixture_init(&f);
+    const char *denies[] = {envfile, privdir};
+    const char *prot[] = {hooks};
+    f.pol.deny_read = (kgate_strlist){denies, 2};
+    f.pol.protect_paths = (kgate_strlist){prot, 1};
+    ck_assert_int_eq(run_plan(&f), 0);
+    size_t argc = 0;
+    const char *const *argv = f.host.pub.plan_argv(f.plan, &argc);
+    kgbw_pins p;
+    kgate_err err = {0};
+    ck_assert_msg(kgbw_pins_open(argv, argc, &p, &err) == 0, "%s", err.msg);
+    int binds = 0, fdbinds = 0, slash = 0, devnull = 0;
+    for (size_t i = 0; i < p.argc; i++) {
+        if (!strcmp(p.argv[i], "--bind") || !strcmp(p.argv[i], "--ro-bind")) {
+            binds++;
+            slash += !strcmp(p.argv[i + 1], "/");
+        }
+        if (!strcmp(p.argv[i], "--bind-fd") || !strcmp(p.argv[i], "--ro-bind-fd"))
+            fdbinds++;
+        if (!strcmp(p.argv[i], "--dev-bind")) devnull += !strcmp(p.argv[i + 1], "/dev/null");
+    }
+    ck_assert_int_eq(binds, 1); /* only --ro-bind / / */
+    ck_assert_int_eq(slash, 1);
+    ck_assert_int_ge(fdbinds, 2); /* the project and the hooks */
+    ck_assert_int_eq(devnull, 1);
+    ck_assert_uint_eq(p.n_fds, (size_t)fdbinds);
+    ck_assert_str_eq(p.argv[p.argc - 1], argv[argc - 1]);
+    int proj_checked = 0, env_checked = 0, priv_ro = 0;
+    struct stat st;
+    ck_assert_int_eq(stat(proj, &st), 0);
+    for (size_t c = 0; c < p.n_checks; c++) {
+        const kgbw_check *k = &p.checks[c];
+        if (!strcmp(k->dest, proj) && k->kind == KGBW_CHECK_OBJECT) {
+            proj_checked = !k->hidden && k->dev == st.st_dev && k->ino == st.st_ino;
+        }
+        if (!strcmp(k->dest, envfile)) env_checked = k->kind == KGBW_CHECK_DEVNULL;
+        if (!strcmp(k->dest, privdir)) priv_ro = k->kind == KGBW_CHECK_TMPFS && k->ro;
+        if (!strcmp(k->dest, "/")) ck_assert_int_eq(k->hidden, 0);
+    }
+    ck_assert(proj_checked && env_checked && priv_ro);
+    kgbw_pins_free(&p);
+    kg_plan_free(f.plan);
+
+    /* Hidden: a bind under a later tmpfs is not checked. */
+    const char *hid[] = {"/usr/bin/bwrap", "--bind", proj, envfile, "--tmpfs", proj,
+                         "--", "/bin/true"};
+    ck_assert_int_eq(kgbw_pins_open(hid, 8, &p, &err), 0);
+    ck_assert_uint_eq(p.n_checks, 2);
+    ck_assert_int_eq(p.checks[0].hidden, 1);
+    ck_assert_int_eq(p.checks[1].hidden, 0);
+    kgbw_pins_free(&p);
+
+    const char *unknown[] = {"/usr/bin/bwrap", "--bind-try", proj, proj, "--", "/bin/true"};
+    ck_assert_int_eq(kgbw_pins_open(unknown, 6, &p, &err), -1);
+    ck_assert_msg(strstr(err.msg, "--bind-try"), "%s", err.msg);
+    const char *symlinked[] = {"/usr/bin/bwrap", "--ro-bind", "/proc/self/root/etc",
+                               "/etc", "--", "/bin/true"};
+    ck_assert_int_eq(kgbw_pins_open(symlinked, 6, &p, &err), -1);
+    ck_assert_msg(strstr(err.msg, "symbolic link"), "%s", err.msg);
+}
+END_TEST
+
 START_TEST(nested_paths_most_specific_last)
 {
     fixture f;
@@ -763,6 +903,8 @@ int main(void)
     tcase_add_test(tc, refusals);
     tcase_add_test(tc, tmpdir_and_pty);
     tcase_add_test(tc, pty_shim_bound_when_hidden);
+    tcase_add_test(tc, deny_read_parents_pinned);
+    tcase_add_test(tc, pins_rewrite_the_plan);
     tcase_add_test(tc, missing_read_path_is_a_note);
     tcase_add_test(tc, missing_home_is_not_mounted);
     tcase_add_test(tc, socket_cover_and_resolv_link);

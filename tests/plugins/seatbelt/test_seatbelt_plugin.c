@@ -7,11 +7,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "host.h"
 #include "kgate/kgate-plugin.h"
+#include "loader.h"
+#include "select.h"
 #include "sbpl-eval.h"
 #include "testutil.h"
 
@@ -71,6 +74,7 @@ static kgate_probe mac_probe(int sandbox_exec)
     kgate_probe_init(&p);
     kgate_probe_set_fact(&p, "macos", 1);
     kgate_probe_set_fact(&p, "sandbox_exec", sandbox_exec);
+    kgate_probe_set_fact(&p, "sandboxed", 0);
     p.available = sandbox_exec;
     if (sandbox_exec)
         snprintf(p.tool_path, sizeof p.tool_path, "/usr/bin/sandbox-exec");
@@ -122,6 +126,7 @@ START_TEST(probe_here)
     ck_assert_int_eq(p.available, 0);
     ck_assert_int_eq(kgate_probe_fact(&p, "macos", -1), 0);
     ck_assert_int_eq(kgate_probe_fact(&p, "sandbox_exec", -1), 0);
+    ck_assert_int_eq(kgate_probe_fact(&p, "sandboxed", -1), 0);
 #ifdef __linux__
     ck_assert_str_eq(p.reason, "sandbox-exec is macOS-only (this is Linux)");
 #endif
@@ -331,6 +336,16 @@ START_TEST(plan_refuses)
 }
 END_TEST
 
+/* What the core's stop_helpers does with the watcher. */
+static void stop_watcher(const kgate_proc *proc)
+{
+    for (size_t i = 0; i < proc->n_helpers; i++) {
+        kill(proc->helpers[i], SIGTERM);
+        int st;
+        ck_assert_int_eq(waitpid(proc->helpers[i], &st, 0), proc->helpers[i]);
+    }
+}
+
 /* launch wires stdio and the working directory and execs the plan's argv;
  * a plan of /bin/sh stands in for sandbox-exec, which Linux lacks. */
 START_TEST(launch_stdio_cwd)
@@ -361,6 +376,10 @@ START_TEST(launch_stdio_cwd)
     int status;
     ck_assert_int_eq(waitpid(proc.pid, &status, 0), proc.pid);
     ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    /* A session of its own, and the watcher as the one helper. */
+    ck_assert_int_eq(proc.signal_pid, -proc.pid);
+    ck_assert_int_eq(proc.n_helpers, 1);
+    stop_watcher(&proc);
     char buf[512] = "", ebuf[128] = "";
     ssize_t n = read(out[0], buf, sizeof buf - 1);
     ck_assert_int_gt(n, 0);
@@ -383,6 +402,7 @@ START_TEST(launch_stdio_cwd)
     ck_assert_int_eq(be->launch(&host.pub, &pol, plan, &io, &proc, &err), 0);
     ck_assert_int_eq(waitpid(proc.pid, &status, 0), proc.pid);
     ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 127);
+    stop_watcher(&proc);
     kg_plan_free(plan);
 }
 END_TEST
@@ -415,6 +435,7 @@ START_TEST(launch_pty)
     ck_assert_int_eq(waitpid(proc.pid, &status, 0), proc.pid);
     ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
                   "status %d", status);
+    stop_watcher(&proc);
     char buf[256] = "";
     ssize_t n = read(m, buf, sizeof buf - 1);
     ck_assert_int_gt(n, 0);
@@ -422,6 +443,94 @@ START_TEST(launch_pty)
     ck_assert_ptr_nonnull(strstr(buf, "ctty-ok"));
     close(m);
     kg_plan_free(plan);
+}
+END_TEST
+
+/* A probe as sb-host-macos.c fills it inside another Seatbelt profile. */
+static kgate_probe nested_probe(int sandboxed)
+{
+    kgate_probe p = mac_probe(1);
+    kgate_probe_set_fact(&p, "sandboxed", sandboxed);
+    if (sandboxed == 1) {
+        p.available = 0;
+        snprintf(p.reason, sizeof p.reason, "inside another profile");
+    }
+    return p;
+}
+
+/* Doctor's answer inside another agent's Seatbelt sandbox: BLOCKED, with
+ * the sentence that names the cause, whatever the policy.  The same facts
+ * with sandboxed 0 (the control) are READY, and a sandbox_check that
+ * failed (-1) is not taken for nesting. */
+START_TEST(doctor_nested)
+{
+    static const kgate_network nets[] = {KGATE_NET_OFF, KGATE_NET_OPEN};
+    for (size_t i = 0; i < 2; i++) {
+        kgate_policy pol = policy(nets[i]);
+        kgate_probe p = nested_probe(1);
+        kgate_report *r = kg_report_new();
+        ck_assert_int_eq(be->doctor(&host.pub, &pol, &p, r), 0);
+        ck_assert_int_eq(r->verdict, KGATE_BLOCKED);
+        ck_assert(report_has(r, KGATE_BLOCKED,
+                             "kgate already runs inside a Seatbelt sandbox"));
+        ck_assert(report_has(r, KGATE_BLOCKED,
+                             "lets no sandboxed process apply another profile"));
+        /* Not mistaken for a missing sandbox-exec. */
+        ck_assert(!report_has(r, KGATE_BLOCKED, "sandbox-exec missing"));
+        kg_report_free(r);
+
+        p = nested_probe(0);
+        r = kg_report_new();
+        ck_assert_int_eq(be->doctor(&host.pub, &pol, &p, r), 0);
+        ck_assert_int_ne(r->verdict, KGATE_BLOCKED);
+        ck_assert(!report_has(r, KGATE_BLOCKED, "Seatbelt sandbox"));
+        kg_report_free(r);
+
+        p = nested_probe(-1);
+        r = kg_report_new();
+        ck_assert_int_eq(be->doctor(&host.pub, &pol, &p, r), 0);
+        ck_assert_int_ne(r->verdict, KGATE_BLOCKED);
+        ck_assert(report_has(r, KGATE_READY, "nested sandbox: not known"));
+        kg_report_free(r);
+    }
+}
+END_TEST
+
+/* What `kgate run` does with it: the selection it runs refuses the
+ * backend with one line that carries the sentence (run prints it after
+ * "kgate: " and exits 125), and the control with sandboxed 0 is chosen. */
+START_TEST(run_refuses_nested)
+{
+    for (int sandboxed = 1; sandboxed >= 0; sandboxed--) {
+        kg_registry *reg = kg_registry_new();
+        kg_error err = {0};
+        kg_plugin *p = kg_registry_add(reg, be, SB_PLUGIN_PATH, NULL, &err);
+        ck_assert_msg(p != NULL, "%s", err.msg);
+        /* The probe's facts as given, not this machine's. */
+        p->probe = nested_probe(sandboxed);
+        p->probed = 1;
+        p->probe_depth = KGATE_PROBE_THOROUGH;
+        kg_host h;
+        kg_host_init(&h);
+        kg_select_bind_host(&h, reg);
+        kgate_policy pol = policy(KGATE_NET_OFF);
+        kg_plugin *chosen = NULL;
+        kgate_report *rep = NULL;
+        int rc = kg_select_candidate(reg, &h, &pol, "seatbelt", KGATE_PROBE_QUICK,
+                                     &chosen, &rep, &err);
+        if (sandboxed) {
+            ck_assert_int_eq(rc, -1);
+            ck_assert_ptr_nonnull(strstr(err.msg, "backend seatbelt cannot enforce "
+                                                  "this policy: kgate already runs "
+                                                  "inside a Seatbelt sandbox"));
+            ck_assert_ptr_null(strchr(err.msg, '\n'));
+        } else {
+            ck_assert_msg(rc == 0, "control refused: %s", err.msg);
+            ck_assert_ptr_eq(chosen, p);
+        }
+        kg_report_free(rep);
+        kg_registry_free(reg);
+    }
 }
 END_TEST
 
@@ -439,6 +548,8 @@ static Suite *plugin_suite(void)
     tcase_add_test(tc, plan_refuses);
     tcase_add_test(tc, launch_stdio_cwd);
     tcase_add_test(tc, launch_pty);
+    tcase_add_test(tc, doctor_nested);
+    tcase_add_test(tc, run_refuses_nested);
     suite_add_tcase(s, tc);
     return s;
 }

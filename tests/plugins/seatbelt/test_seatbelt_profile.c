@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sb-host.h"
 #include "sb-profile.h"
 #include "sbpl-eval.h"
 #include "testutil.h"
@@ -690,6 +691,27 @@ START_TEST(evaluator_is_strict)
 }
 END_TEST
 
+/* What the machine allows, from the probe's facts alone (1, 0, -1 for not
+ * known): every combination, so each rule is seen deciding. */
+START_TEST(host_decide_table)
+{
+    for (int m = -1; m <= 1; m++)
+        for (int t = -1; t <= 1; t++)
+            for (int n = -1; n <= 1; n++) {
+                sb_host_state want = m != 1   ? SB_HOST_NOT_MACOS
+                                     : t != 1 ? SB_HOST_NO_TOOL
+                                     : n == 1 ? SB_HOST_NESTED
+                                              : SB_HOST_READY;
+                ck_assert_msg(sb_host_decide(m, t, n) == want,
+                              "macos %d sandbox_exec %d sandboxed %d", m, t, n);
+            }
+    /* The sentence names the cause and what to do, on one line. */
+    ck_assert_ptr_nonnull(strstr(sb_nested_sentence(), "Seatbelt sandbox"));
+    ck_assert_ptr_nonnull(strstr(sb_nested_sentence(), "another profile"));
+    ck_assert_ptr_null(strchr(sb_nested_sentence(), '\n'));
+}
+END_TEST
+
 static Suite *profile_suite(void)
 {
     Suite *s = suite_create("seatbelt-profile");
@@ -707,6 +729,7 @@ static Suite *profile_suite(void)
     tcase_add_loop_test(tc, hostile_paths, 0,
                         (int)(sizeof hostile / sizeof hostile[0]));
     tcase_add_test(tc, evaluator_is_strict);
+    tcase_add_test(tc, host_decide_table);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,0 +1,48 @@
+/* os-fd-linux.c: descriptors and file metadata on Linux (see os.h). */
+#include "os.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+int kg_os_pipe(int p[2], bool nonblock)
+{
+    return pipe2(p, O_CLOEXEC | (nonblock ? O_NONBLOCK : 0));
+}
+
+void kg_os_pipe_grow(int fd, int size)
+{
+    /* Failing (a lower /proc/sys/fs/pipe-max-size) only costs speed. */
+    int cur = fcntl(fd, F_GETPIPE_SZ);
+    if (cur > 0 && cur < size) (void)fcntl(fd, F_SETPIPE_SZ, size);
+}
+
+int kg_os_open_dir_handle(const char *path)
+{
+    return open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
+int kg_os_cloexec_range(int lowfd)
+{
+    /* glibc declares close_range from 2.34; older headers walk the list. */
+#ifdef CLOSE_RANGE_CLOEXEC
+    return close_range((unsigned)lowfd, ~0U, CLOSE_RANGE_CLOEXEC) == 0 ? 0 : -1;
+#else
+    (void)lowfd;
+    return -1;
+#endif
+}
+
+const char *kg_os_fd_dir(void)
+{
+    return "/proc/self/fd";
+}
+
+struct timespec kg_os_stat_mtime(const struct stat *st)
+{
+    return st->st_mtim;
+}
+
+struct timespec kg_os_stat_ctime(const struct stat *st)
+{
+    return st->st_ctim;
+}

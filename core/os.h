@@ -1,0 +1,67 @@
+/* os.h: the few things the core needs that POSIX does not give it the same
+ * way on every kernel.  Each group is one subsystem with one file per
+ * system, chosen in core/meson.build by host_machine.system():
+ *
+ *   os-fd-linux.c    / os-fd-macos.c     descriptors and file metadata
+ *   os-relay-linux.c / os-relay-macos.c  copy-free output relay (or none)
+ *
+ * Shared core files call these and carry no #ifdef for the system.  Where
+ * macOS cannot do what Linux does, the macOS file says what is lost, and
+ * docs/seatbelt.md lists it. */
+#ifndef KG_OS_H
+#define KG_OS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+
+/* ---- descriptors and file metadata (os-fd-*.c) --------------------------- */
+
+/* A pipe whose two ends are close-on-exec, and non-blocking when asked.
+ * Linux sets the flags atomically (pipe2); macOS right after pipe(), which
+ * is the same thing for kgate: it has one thread, so no fork can come
+ * between.  Returns 0, or -1 with errno. */
+int kg_os_pipe(int p[2], bool nonblock);
+
+/* Asks for a pipe of at least size bytes, best effort (F_SETPIPE_SZ).
+ * macOS sizes its pipes itself (they grow to 64 KiB on demand): a no-op
+ * there.  Only ever grows the pipe. */
+void kg_os_pipe_grow(int fd, int size);
+
+/* A descriptor of a directory that is used only as the dirfd of fstatat and
+ * faccessat.  Linux opens it with O_PATH (works on a directory that may
+ * only be searched); macOS needs read permission on it (O_RDONLY), and a
+ * directory it cannot open is looked up by name as before.  -1 on failure. */
+int kg_os_open_dir_handle(const char *path);
+
+/* Makes every descriptor from lowfd up close-on-exec in one call where the
+ * kernel offers one (close_range).  Returns 0 when done, -1 when the caller
+ * must walk kg_os_fd_dir() itself. */
+int kg_os_cloexec_range(int lowfd);
+
+/* The directory that lists this process's open descriptors. */
+const char *kg_os_fd_dir(void);
+
+/* The modification and status-change times of a stat result: struct stat
+ * spells them st_mtim on Linux and st_mtimespec on macOS. */
+struct timespec kg_os_stat_mtime(const struct stat *st);
+struct timespec kg_os_stat_ctime(const struct stat *st);
+
+/* ---- copy-free relay (os-relay-*.c) --------------------------------------- */
+
+/* Whether kg_os_tee and kg_os_splice work here.  false on macOS: the output
+ * relay reads into kgate's buffer and writes from it (the same bytes reach
+ * the same place, at the cost of one copy). */
+bool kg_os_relay_zero_copy(void);
+
+/* tee(2) without blocking: duplicates up to n bytes of the pipe in into the
+ * pipe out without consuming them.  -1 with ENOSYS where it does not exist. */
+ssize_t kg_os_tee(int in, int out, size_t n);
+
+/* splice(2): moves up to n bytes from the pipe in to the pipe out.  -1 with
+ * ENOSYS where it does not exist. */
+ssize_t kg_os_splice(int in, int out, size_t n);
+
+#endif

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# mount_race.sh: issue 12 §2.  A program in one sandbox swaps a name that
+# kgate checks before it launches (.vscode, a built-in protected path that
+# did not exist at that sandbox's launch) with a symlink to ".." as fast as
+# it can, while hundreds of other launches happen in the same project.  Each
+# launch tries to read the real home's ~/.ssh/id_rsa through .vscode.  The
+# control runs the construction kgate used before (lstat, then bwrap binds
+# by path) against the same racer and must leak at least once, or the race
+# was not raced and the test proves nothing.  docs/bubblewrap.md ("Mount
+# sources and destinations").
+. "$(dirname "$0")/lib.sh"
+need_bwrap
+PY=/usr/bin/python3
+[ -x "$PY" ] || skip_all "$PY is not installed"
+RACER=$(cd "$(dirname "$0")" && pwd)/mount_racer.py
+
+LAUNCHES=${KGATE_RACE_LAUNCHES:-150} # per user
+CONTROL_MAX=${KGATE_RACE_CONTROL:-150}
+
+setup() {
+    use_user "$1"
+    SECRET=secret-$RANDOM$RANDOM
+    mkdir -p "$KG_HOME/.ssh"
+    echo "$SECRET" >"$KG_HOME/.ssh/id_rsa"
+    chown -R "$KG_UID:$KG_GID" "$KG_HOME"
+    cp "$RACER" "$KG_PROJ/racer.py"
+    chmod a+r "$KG_PROJ/racer.py"
+    rm -f "$KG_PROJ/stop"
+}
+
+# The racer, inside a sandbox of this project (network off, the default
+# protections).  .vscode does not exist at its launch, so it may create it.
+start_racer() {
+    as_user "$KGATE_BIN" run --no-pty -- sh -c \
+        'mkdir .vscode && ln -s .. swap && exec /usr/bin/python3 racer.py .vscode swap stop' \
+        >"$KG_TMP/racer.$KG_WHO" 2>&1 &
+    RACER_PID=$!
+    for _ in $(seq 100); do
+        grep -q racing "$KG_TMP/racer.$KG_WHO" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+stop_racer() {
+    touch "$KG_PROJ/stop"
+    wait "$RACER_PID"
+    grep swaps "$KG_TMP/racer.$KG_WHO"
+    rm -rf "$KG_PROJ/.vscode" "$KG_PROJ/swap" "$KG_PROJ/stop"
+}
+
+# N launches of kgate, each trying to read the home's key through .vscode.
+# Counts: leaked, ran (no leak), refused (125, the race seen).
+kgate_launches() {
+    LEAKS=0 RAN=0 REFUSED=0 OTHER=0
+    local i out rc
+    for i in $(seq "$LAUNCHES"); do
+        out=$(as_user "$KGATE_BIN" run --no-pty -- \
+            sh -c 'cat .vscode/.ssh/id_rsa 2>/dev/null; echo ran' 2>&1)
+        rc=$?
+        if [[ $out == *"$SECRET"* ]]; then
+            LEAKS=$((LEAKS + 1))
+        elif [ "$rc" -eq 125 ] && [[ $out == kgate:* ]]; then
+            REFUSED=$((REFUSED + 1))
+            echo "$out" | head -1 >>"$KG_TMP/refusals.$KG_WHO"
+        elif [ "$rc" -eq 0 ] && [[ $out == *ran* ]]; then
+            RAN=$((RAN + 1))
+        else
+            OTHER=$((OTHER + 1))
+            echo "# unexpected (rc $rc): $out" | head -3
+        fi
+    done
+    echo "# [$KG_WHO] kgate: $LAUNCHES launches, $LEAKS leaks, $RAN ran, $REFUSED refused (125), $OTHER other"
+    local r=$KG_TMP/refusals.$KG_WHO
+    touch "$r"
+    echo "# [$KG_WHO] refused by: the core (symlink at .vscode) $(grep -c 'through a symlink' "$r")," \
+        "launch, source $(grep -c 'since kgate checked it' "$r")," \
+        "launch, destination $(grep -c 'not the one kgate checked' "$r")," \
+        "bwrap's own check $(grep -c 'could not set up' "$r")"
+}
+
+# The old construction: lstat says .vscode is a directory, then bwrap binds
+# it by path.  Stops at the first leak.
+control_launches() {
+    CLEAKS=0 CTRIES=0
+    local out p=$KG_PROJ
+    while [ "$CTRIES" -lt "$CONTROL_MAX" ]; do
+        [ -d "$p/.vscode" ] && [ ! -L "$p/.vscode" ] || continue
+        CTRIES=$((CTRIES + 1))
+        out=$(as_user bwrap --unshare-user --unshare-pid --die-with-parent \
+            --ro-bind / / --tmpfs /tmp --tmpfs "$KG_HOME" --bind "$p" "$p" \
+            --ro-bind "$p/.vscode" "$p/.vscode" \
+            -- cat "$p/.vscode/.ssh/id_rsa" 2>/dev/null)
+        if [[ $out == *"$SECRET"* ]]; then
+            CLEAKS=$((CLEAKS + 1))
+            break
+        fi
+    done
+    echo "# [$KG_WHO] control (bind by path): $CLEAKS leak after $CTRIES launches"
+}
+
+plain_runs() {
+    [[ $(as_user "$KGATE_BIN" run --no-pty -- echo marker-ran) == marker-ran ]]
+}
+nonzero() { [ "$1" -gt 0 ]; }
+zero() { [ "$1" -eq 0 ]; }
+
+for who in $(test_users); do
+    setup "$who"
+    check "a plain launch runs (marker)" plain_runs
+    check "the racer runs inside a sandbox" start_racer
+    control_launches
+    check "control: binding by path leaks the home at least once" nonzero "$CLEAKS"
+    kgate_launches
+    check "no kgate launch read the home ($LEAKS of $LAUNCHES)" zero "$LEAKS"
+    check "launches still ran while the racer ran ($RAN)" nonzero "$RAN"
+    check "no launch ended any other way ($OTHER)" zero "$OTHER"
+    stop_racer
+    check "after the racer, a launch runs" plain_runs
+done
+finish
