@@ -18,6 +18,7 @@
 #include "config.h"
 #include "denyexec.h"
 #include "envfilter.h"
+#include "gitguard.h"
 #include "host.h"
 #include "loader.h"
 #include "os.h"
@@ -215,6 +216,11 @@ static int run(run_ctx *c)
         return refuse(c, "block", KG_EXIT_BLOCKED, msg);
     }
 
+    /* A repository that already sends git elsewhere is refused; else a
+     * snapshot, to find what the run planted for the host's git. */
+    kg_gitguard *gg = kg_gitguard_begin(pub->project, !c->args.dry_run, &err);
+    if (!gg) return refuse(c, "refuse", KG_EXIT_REFUSED, err.msg);
+
     /* Decided before the plan: a program with a terminal of its own needs a
      * different session layout from one on pipes. */
     bool use_pty = want_pty(c->args.pty);
@@ -222,9 +228,11 @@ static int run(run_ctx *c)
     /* The pty copies its modes and size from fd 0 and makes fd 0 raw; a
      * pipe there has neither.  Refused here, before the audit line says
      * launch.  --dry-run only prints the plan a pty would get. */
-    if (use_pty && !c->args.dry_run && !isatty(STDIN_FILENO))
+    if (use_pty && !c->args.dry_run && !isatty(STDIN_FILENO)) {
+        kg_gitguard_free(gg);
         return refuse(c, "refuse", KG_EXIT_REFUSED,
                       "--pty needs a terminal on standard input");
+    }
 
     kg_host host;
     kg_host_init(&host);
@@ -293,6 +301,23 @@ static int run(run_ctx *c)
     }
     free(envp);
     status = exit_status;
+    /* Also after a failed launch: bwrap may have run part of the way.
+     * A finding leaves the exit status alone; its line says what moved,
+     * and the audit log keeps it. */
+    kg_strv *found = kg_strv_new();
+    kg_gitguard_end(gg, found);
+    for (size_t i = 0; i < kg_strv_len(found); i++) {
+        const char *f = kg_strv_get(found, i);
+        fprintf(stderr, "kgate: git: %s\n", f);
+        kg_audit_event gev;
+        audit_base(c, &gev, "git");
+        gev.backend = chosen->name;
+        gev.reason = f;
+        kg_error aerr = {0};
+        if (kg_audit_write(c->log_path, &gev, &aerr) < 0)
+            fprintf(stderr, "kgate: audit log %s: %s\n", c->log_path, aerr.msg);
+    }
+    kg_strv_free(found);
 out_env:
     kg_strv_free(env);
     kg_strv_free(withheld);
@@ -300,6 +325,7 @@ out_plan:
     kg_plan_free(plan);
 out_registry:
     kg_registry_free(reg);
+    kg_gitguard_free(gg);
     return status;
 }
 

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gitguard.h"
 #include "json.h"
 #include "paths.h"
 
@@ -43,6 +44,11 @@ static const narrow_rule rules[KG_N_LIST_KEYS] = {
  * could drop a deny). */
 static const char *const builtin_protected[] = {
     ".git/hooks", ".git/config", ".kgate.yaml", ".envrc", ".vscode", ".idea",
+    /* Where else git finds configuration and hooks to run (docs/escapes.md,
+     * "Host git"): per-worktree config, the git directories of submodules
+     * and of linked worktrees, and commondir, which a main .git never has
+     * (gitguard.c refuses one; a missing one is denied on macOS). */
+    ".git/config.worktree", ".git/modules", ".git/worktrees", ".git/commondir",
 };
 
 /* ------------------------------------------------------------------------ */
@@ -261,6 +267,9 @@ static int add_builtin_protected(kg_policy *p, const kg_strv *unprotect, kg_erro
         kg_strv_push(p->protect_paths, r);
         free(r);
     }
+    /* Every submodule's and nested repository's .git too: host git status
+     * runs git inside them, with their config. */
+    kg_gitguard_pins(p->project, p->protect_paths);
     return 0;
 }
 

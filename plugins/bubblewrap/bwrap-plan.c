@@ -486,6 +486,50 @@ static void stage_empty_hooks(planner *pl, const char *p)
     arg2(pl, "--remount-ro", p);
 }
 
+/* git reads config.worktree only with extensions.worktreeConfig on; a
+ * crude look at .git/config is enough, since a false positive costs only
+ * an empty file. */
+static int worktree_config_on(const char *git)
+{
+    char cfg[4096], buf[65536];
+    if (snprintf(cfg, sizeof cfg, "%s/config", git) >= (int)sizeof cfg) return 1;
+    FILE *f = fopen(cfg, "re");
+    if (!f) return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    int more = !feof(f);
+    fclose(f);
+    buf[n] = '\0';
+    for (size_t i = 0; i < n; i++) buf[i] = (char)(buf[i] ? buf[i] : ' ');
+    return more || strcasestr(buf, "worktreeconfig") != NULL;
+}
+
+/* The project's .git itself (docs/escapes.md, "Host git").  A directory is
+ * bound onto itself: a mount point cannot be renamed, removed or replaced
+ * (EBUSY, measured), so the program cannot put a git directory of its
+ * choosing at .git, while everything below stays as writable as the rest
+ * of the project and the protected paths below it are bound read-only
+ * after this.  A .git file (a linked worktree's, a submodule's) names the
+ * git directory: read-only.  With extensions.worktreeConfig, a missing
+ * config.worktree would be read at the next host git command: it becomes
+ * an empty file (the mount point) that reads as empty config, as a missing
+ * .git/hooks becomes an empty directory. */
+static void stage_git(planner *pl)
+{
+    char git[4096], wtc[4096];
+    struct stat st;
+    if (snprintf(git, sizeof git, "%s/.git", pl->pol->project) >= (int)sizeof git ||
+        snprintf(wtc, sizeof wtc, "%s/config.worktree", git) >= (int)sizeof wtc ||
+        !writable(pl, git) || lstat(git, &st) < 0)
+        return;
+    if (S_ISREG(st.st_mode)) {
+        arg3(pl, "--ro-bind", git, git);
+    } else if (S_ISDIR(st.st_mode)) {
+        arg3(pl, "--bind", git, git);
+        if (lstat(wtc, &st) < 0 && errno == ENOENT && worktree_config_on(git))
+            arg3(pl, "--dev-bind", "/dev/null", wtc);
+    }
+}
+
 /* Read-only again inside a writable root.  Only where it matters: a
  * protected path under the hidden home but outside anything given back
  * would otherwise be bound in from the real home and become readable, and
@@ -494,6 +538,7 @@ static void stage_empty_hooks(planner *pl, const char *p)
 static void stage_protect(planner *pl)
 {
     const kgate_strlist *l = &pl->pol->protect_paths;
+    stage_git(pl);
     for (size_t i = 0; i < l->n; i++) {
         struct stat st;
         if (!writable(pl, l->v[i])) continue;

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* ------------------------------------------------------------------------ */
 /* A growable string; a failed allocation sticks and is reported once.      */
@@ -469,6 +470,19 @@ int sb_build(const kgate_policy *pol, sb_form form, sb_profile *out,
     if (pol->protect_paths.n) line(&c, "; protect_paths: read-only");
     for (size_t i = 0; i < pol->protect_paths.n; i++)
         path_rule(&c, "deny", "file-write*", "subpath", pol->protect_paths.v[i]);
+    /* The project's .git itself, not below it: it cannot be renamed,
+     * removed or replaced, so no git directory of the program's choosing
+     * takes its place (docs/escapes.md, "Host git").  Only when there is
+     * one: a literal on a missing .git would refuse git init. */
+    char *dotgit = NULL;
+    struct stat st;
+    if (asprintf(&dotgit, "%s/.git", pol->project) < 0) {
+        dotgit = NULL;
+        c.failed = 1;
+    } else if (lstat(dotgit, &st) == 0) {
+        path_rule(&c, "deny", "file-write*", "literal", dotgit);
+    }
+    free(dotgit);
 
     switch (pol->network) {
     case KGATE_NET_OPEN:

@@ -309,10 +309,12 @@ START_TEST(test_defaults_without_files)
     ck_assert_uint_eq(kg_strv_len(p->deny_exec), 2);
     ck_assert_str_eq(kg_strv_get(p->deny_exec, 0), "curl");
     /* the built-in protected paths, sorted */
-    const char *prot[] = {".envrc", ".git/config", ".git/hooks", ".idea", ".kgate.yaml",
+    const char *prot[] = {".envrc",          ".git/commondir", ".git/config",
+                          ".git/config.worktree", ".git/hooks", ".git/modules",
+                          ".git/worktrees", ".idea",          ".kgate.yaml",
                           ".vscode"};
-    ck_assert_uint_eq(p->pub.protect_paths.n, 6);
-    for (size_t i = 0; i < 6; i++) {
+    ck_assert_uint_eq(p->pub.protect_paths.n, 10);
+    for (size_t i = 0; i < 10; i++) {
         snprintf(want, sizeof want, "%s/%s", proj, prot[i]);
         ck_assert_str_eq(p->pub.protect_paths.v[i], want);
     }

@@ -132,9 +132,13 @@ START_TEST(golden_minimal)
         "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
         "--tmpfs", "/tmp",
     };
+    char dotgit[192];
+    snprintf(dotgit, sizeof dotgit, "%s/.git", proj);
     const char *tail[] = {
         "--tmpfs", home,
         "--bind", proj, proj,
+        /* .git bound onto itself: it cannot be renamed or replaced */
+        "--bind", dotgit, dotgit,
         "--chdir", proj, "--", "/usr/bin/make", "test",
     };
     /* Between them, the socket covers of this machine: each socket
@@ -726,6 +730,59 @@ START_TEST(missing_hooks_become_empty_and_read_only)
 }
 END_TEST
 
+/* docs/escapes.md, "Host git": .git cannot be renamed or replaced, a .git
+ * file is read-only, and with worktreeConfig a missing config.worktree
+ * reads as empty. */
+START_TEST(dot_git_pinned)
+{
+    fixture f;
+    char git[200], cfg[220], wtc[220];
+    snprintf(git, sizeof git, "%s/.git", proj);
+    snprintf(cfg, sizeof cfg, "%s/config", git);
+    snprintf(wtc, sizeof wtc, "%s/config.worktree", git);
+    const char *prot[] = {cfg};
+
+    kgt_write_text(cfg, "[core]\n");
+    fixture_init(&f);
+    f.pol.protect_paths = (kgate_strlist){prot, 1};
+    ck_assert_int_eq(run_plan(&f), 0);
+    long self = find3(&f, "--bind", git, git);
+    ck_assert_int_gt(self, find3(&f, "--bind", proj, proj));
+    ck_assert_int_gt(find3(&f, "--ro-bind", cfg, cfg), self); /* after: still read-only */
+    ck_assert_int_lt(find3(&f, "--dev-bind", "/dev/null", wtc), 0);
+    kg_plan_free(f.plan);
+
+    kgt_write_text(cfg, "[core]\n\trepositoryformatversion = 1\n[extensions]\n"
+                        "\tworktreeConfig = true\n");
+    fixture_init(&f);
+    ck_assert_int_eq(run_plan(&f), 0);
+    ck_assert_int_gt(find3(&f, "--dev-bind", "/dev/null", wtc), find3(&f, "--bind", git, git));
+    kg_plan_free(f.plan);
+
+    /* there already: the protected path binds it read-only, no stand-in */
+    kgt_write_text(wtc, "");
+    fixture_init(&f);
+    ck_assert_int_eq(run_plan(&f), 0);
+    ck_assert_int_lt(find3(&f, "--dev-bind", "/dev/null", wtc), 0);
+    kg_plan_free(f.plan);
+
+    char *rm[] = {"/bin/rm", "-rf", git, NULL};
+    pid_t pid = fork();
+    if (pid == 0) {
+        execv(rm[0], rm);
+        _exit(127);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    kgt_write_text(git, "gitdir: /elsewhere\n");
+    fixture_init(&f);
+    ck_assert_int_eq(run_plan(&f), 0);
+    ck_assert_int_gt(find3(&f, "--ro-bind", git, git), find3(&f, "--bind", proj, proj));
+    ck_assert_int_lt(find3(&f, "--bind", git, git), 0);
+    kg_plan_free(f.plan);
+}
+END_TEST
+
 START_TEST(seccomp_one_table_two_outputs)
 {
     char *text = kgbw_seccomp_describe();
@@ -910,6 +967,7 @@ int main(void)
     tcase_add_test(tc, socket_cover_and_resolv_link);
     tcase_add_test(tc, allow_sockets_bound_back);
     tcase_add_test(tc, missing_hooks_become_empty_and_read_only);
+    tcase_add_test(tc, dot_git_pinned);
     tcase_add_test(tc, seccomp_one_table_two_outputs);
     suite_add_tcase(s, tc);
     TCase *td = tcase_create("doctor");

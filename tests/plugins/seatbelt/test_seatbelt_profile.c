@@ -594,6 +594,42 @@ static const char *hostile[] = {
     NULL, /* very long, filled in below */
 };
 
+/* docs/escapes.md, "Host git": an existing .git cannot be renamed or
+ * replaced, what is below it stays writable, and a missing commondir
+ * (a protected path the core adds) cannot be created. */
+START_TEST(dot_git_literal)
+{
+    char dir[] = "/tmp/kgsb-git.XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char *proj = cat(dir, "/proj"), *git = cat(dir, "/proj/.git");
+    char *lock = cat(dir, "/proj/.git/index.lock"), *cd = cat(dir, "/proj/.git/commondir");
+    ck_assert_int_eq(mkdir(proj, 0755), 0);
+    kgate_policy pol = base_policy("/Users/you", proj);
+    pol.protect_paths = SL(cd);
+    sb_profile prof;
+    sbe_profile *p = build_parse(&pol, SB_FORM_PARAMS, &prof);
+    ask(p, "no .git: git init works", "file-write-create", SBE_PATH, git, 1);
+    sbe_free(p);
+    sb_profile_clear(&prof);
+
+    ck_assert_int_eq(mkdir(git, 0755), 0);
+    p = build_parse(&pol, SB_FORM_PARAMS, &prof);
+    ask(p, ".git cannot be renamed or removed", "file-write-unlink", SBE_PATH, git, 0);
+    ask(p, ".git cannot be replaced", "file-write-create", SBE_PATH, git, 0);
+    ask(p, "below .git stays writable", "file-write-create", SBE_PATH, lock, 1);
+    ask(p, "a commondir cannot be created", "file-write-create", SBE_PATH, cd, 0);
+    sbe_free(p);
+    sb_profile_clear(&prof);
+    rmdir(git);
+    rmdir(proj);
+    rmdir(dir);
+    free(proj);
+    free(git);
+    free(lock);
+    free(cd);
+}
+END_TEST
+
 START_TEST(hostile_paths)
 {
     static char longname[6000];
@@ -729,6 +765,7 @@ static Suite *profile_suite(void)
     tcase_add_loop_test(tc, hostile_paths, 0,
                         (int)(sizeof hostile / sizeof hostile[0]));
     tcase_add_test(tc, evaluator_is_strict);
+    tcase_add_test(tc, dot_git_literal);
     tcase_add_test(tc, host_decide_table);
     suite_add_tcase(s, tc);
     return s;

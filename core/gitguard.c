@@ -1,0 +1,958 @@
+/* gitguard.c: what a run leaves for the host's git (gitguard.h).
+ *
+ * Facts this relies on, measured with git 2.39:
+ *   - a main git directory with a "commondir" file takes its config,
+ *     hooks, objects and refs from the directory it names; an empty or
+ *     unreadable commondir makes every git command die, so no placeholder
+ *     can stand in for a missing one;
+ *   - "git status" and "git diff" run "git status" inside every gitlink of
+ *     the index whose directory has a .git, with that repository's config
+ *     (core.fsmonitor runs), whether or not .gitmodules names it;
+ *   - "git rebase --continue" runs the todo list's exec lines.
+ * Files are read with plain reads and never executed or parsed by git:
+ * running git here would be running what is being checked. */
+#include "gitguard.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "paths.h"
+
+/* Enough of a stat to tell "the same file, untouched" from anything else.
+ * ctime cannot be set by the program, so a rewrite always shows. */
+typedef struct ident {
+    int exists;
+    dev_t dev;
+    ino_t ino;
+    mode_t mode;
+    off_t size;
+    struct timespec mtim, ctim;
+} ident;
+
+static ident ident_of(const char *p)
+{
+    struct stat st;
+    ident i = {0};
+    if (lstat(p, &st) == 0) {
+        i.exists = 1;
+        i.dev = st.st_dev;
+        i.ino = st.st_ino;
+        i.mode = st.st_mode;
+        i.size = st.st_size;
+        i.mtim = st.st_mtim;
+        i.ctim = st.st_ctim;
+    }
+    return i;
+}
+
+/* Same object; with content, also untouched. */
+static int ident_same(const ident *a, const ident *b, int content)
+{
+    if (!a->exists || !b->exists) return a->exists == b->exists;
+    if (a->dev != b->dev || a->ino != b->ino || a->mode != b->mode) return 0;
+    if (!content) return 1;
+    return a->size == b->size && a->mtim.tv_sec == b->mtim.tv_sec &&
+           a->mtim.tv_nsec == b->mtim.tv_nsec && a->ctim.tv_sec == b->ctim.tv_sec &&
+           a->ctim.tv_nsec == b->ctim.tv_nsec;
+}
+
+enum { TODO_REBASE, TODO_SEQUENCER, N_TODO };
+static const char *const todo_names[N_TODO] = {"rebase-merge/git-rebase-todo",
+                                               "sequencer/todo"};
+
+struct kg_gitguard {
+    char *project;
+    char *dotgit; /* project/.git */
+    ident git;    /* what project/.git was */
+    ident index, worktree_cfg, todo[N_TODO];
+    int had_modules;
+    int cfd;        /* the commondir placeholder, shared-locked; or -1 */
+    ident cid;      /* its identity */
+    kg_strv *links; /* populated gitlinks at the start, relative */
+    ident *link_ids;
+};
+
+static char *join(const char *a, const char *b)
+{
+    size_t na = strlen(a), nb = strlen(b);
+    char *r = malloc(na + nb + 2);
+    if (!r) return NULL;
+    memcpy(r, a, na);
+    r[na] = '/';
+    memcpy(r + na + 1, b, nb + 1);
+    return r;
+}
+
+/* The whole of a regular file, NUL-terminated; NULL when it is missing,
+ * not a regular file, larger than max, or unreadable. */
+static unsigned char *slurp(const char *path, size_t max, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return NULL;
+    struct stat st;
+    unsigned char *buf = NULL;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uintmax_t)st.st_size > max)
+        goto out;
+    size_t n = (size_t)st.st_size, got = 0;
+    buf = malloc(n + 1);
+    if (!buf) goto out;
+    while (got < n) {
+        ssize_t r = read(fd, buf + got, n - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    if (got != n) {
+        free(buf);
+        buf = NULL;
+        goto out;
+    }
+    buf[n] = '\0';
+    *len = n;
+out:
+    close(fd);
+    return buf;
+}
+
+static int within(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* ---- the index --------------------------------------------------------- */
+
+static uint32_t be32(const unsigned char *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* The index is read through a window, not whole: an index can be tens of
+ * megabytes, and faulting in a buffer that size costs more than the rest
+ * of a launch (measured: 37 ms for 17 MB here).  Not mmap: a box running
+ * beside could truncate the file under it (SIGBUS). */
+typedef struct rd {
+    int fd;
+    unsigned char *buf;
+    size_t cap, hi;     /* window size, bytes in it */
+    uint64_t base, end; /* file offset of buf[0]; where the entries and
+                           extensions end (before the trailing hash) */
+} rd;
+
+/* At least need bytes at off (and *avail, the bytes there in the window),
+ * refilling the window when they are not in it; NULL past the end. */
+static const unsigned char *rd_get(rd *r, uint64_t off, size_t need, size_t *avail)
+{
+    if (off > r->end || need > r->cap || need > r->end - off) return NULL;
+    if (!(off >= r->base && off + need <= r->base + r->hi)) {
+        size_t want = r->end - off < r->cap ? (size_t)(r->end - off) : r->cap, got = 0;
+        while (got < want) {
+            ssize_t n = pread(r->fd, r->buf + got, want - got, (off_t)(off + got));
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) break;
+            got += (size_t)n;
+        }
+        r->base = off;
+        r->hi = got;
+        if (got < need) return NULL;
+    }
+    if (avail) *avail = (size_t)(r->base + r->hi - off);
+    return r->buf + (off - r->base);
+}
+
+/* The NUL-terminated name at off: its length, or -1. */
+static long rd_name(rd *r, uint64_t off)
+{
+    size_t av;
+    const unsigned char *q = rd_get(r, off, 1, &av);
+    const unsigned char *nul = q ? memchr(q, '\0', av) : NULL;
+    if (!nul && q && av < r->end - off) {
+        r->hi = 0; /* a window that starts at the name */
+        q = rd_get(r, off, 1, &av);
+        nul = q ? memchr(q, '\0', av) : NULL;
+    }
+    return nul ? (long)(nul - q) : -1;
+}
+
+/* One index file: gitlink paths into out; the shared index it links to
+ * (split index) as hex into shared, or "" when none.  Names are only
+ * copied for gitlinks, and for version 4, whose names build on the
+ * previous one, into one growing buffer: an index can hold millions. */
+static int parse_index(rd *r, size_t hl, kg_strv *out, char *shared, size_t shared_sz)
+{
+    shared[0] = '\0';
+    const unsigned char *h = rd_get(r, 0, 12, NULL);
+    if (!h || memcmp(h, "DIRC", 4) != 0) return -1;
+    uint32_t ver = be32(h + 4), cnt = be32(h + 8);
+    if (ver < 2 || ver > 4) return -1;
+    uint64_t off = 12;
+    size_t fixed = 40 + hl + 2;
+    char *name = NULL; /* version 4: the current name */
+    size_t namelen = 0, cap = 0;
+    int rc = -1;
+    for (uint32_t i = 0; i < cnt; i++) {
+        const unsigned char *e = rd_get(r, off, fixed + 2, NULL);
+        if (!e) goto out;
+        uint32_t mode = be32(e + 24);
+        unsigned flags = (unsigned)e[40 + hl] << 8 | e[41 + hl];
+        uint64_t p = off + fixed;
+        if (flags & 0x4000) {
+            if (ver < 3) goto out;
+            p += 2;
+        }
+        int link = (mode & 0170000) == 0160000;
+        if (ver == 4) {
+            /* the previous name, cut by a varint, plus a suffix */
+            const unsigned char *v = rd_get(r, p++, 1, NULL);
+            if (!v) goto out;
+            unsigned c = *v;
+            size_t strip = c & 127;
+            while (c & 128) {
+                if (strip > SIZE_MAX >> 8 || !(v = rd_get(r, p++, 1, NULL))) goto out;
+                c = *v;
+                strip = ((strip + 1) << 7) | (c & 127);
+            }
+            long suf = rd_name(r, p);
+            if (suf < 0 || strip > namelen) goto out;
+            size_t keep = namelen - strip;
+            if (keep + (size_t)suf + 1 > cap) {
+                size_t ncap = (keep + (size_t)suf + 1) * 2;
+                char *nn = realloc(name, ncap);
+                if (!nn) goto out;
+                name = nn;
+                cap = ncap;
+            }
+            memcpy(name + keep, rd_get(r, p, 1, NULL), (size_t)suf);
+            namelen = keep + (size_t)suf;
+            name[namelen] = '\0';
+            off = p + (uint64_t)suf + 1;
+            if (link) kg_strv_push(out, name);
+        } else {
+            long len = rd_name(r, p);
+            if (len < 0) goto out;
+            if (link) {
+                char *one = strndup((const char *)rd_get(r, p, 1, NULL), (size_t)len);
+                if (!one) goto out;
+                kg_strv_push(out, one);
+                free(one);
+            }
+            off += (p - off + (uint64_t)len + 8) & ~(uint64_t)7;
+        }
+    }
+    while (off + 8 <= r->end) {
+        const unsigned char *x = rd_get(r, off, 8, NULL);
+        if (!x) goto out;
+        uint32_t sz = be32(x + 4);
+        int is_link = memcmp(x, "link", 4) == 0;
+        if (sz > r->end - off - 8) goto out;
+        if (is_link && sz >= hl && 2 * hl < shared_sz) {
+            const unsigned char *l = rd_get(r, off + 8, hl, NULL);
+            if (!l) goto out;
+            int zero = 1;
+            for (size_t k = 0; k < hl; k++) {
+                snprintf(shared + 2 * k, 3, "%02x", l[k]);
+                if (l[k]) zero = 0;
+            }
+            if (zero) shared[0] = '\0';
+        }
+        off += 8 + (uint64_t)sz;
+    }
+    rc = off == r->end ? 0 : -1;
+out:
+    free(name);
+    return rc;
+}
+
+/* Opens and parses one index file (see parse_index). */
+static int parse_index_file(const char *path, size_t hl, kg_strv *out, char *shared,
+                            size_t shared_sz)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return -1;
+    struct stat st;
+    rd r = {.fd = fd, .cap = 1 << 20};
+    int rc = -1;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size >= 12 + hl &&
+        (r.buf = malloc(r.cap))) {
+        r.end = (uint64_t)st.st_size - hl;
+        rc = parse_index(&r, hl, out, shared, shared_sz);
+    }
+    free(r.buf);
+    close(fd);
+    return rc;
+}
+
+static size_t hash_len(const char *gitdir)
+{
+    char *cfg = join(gitdir, "config");
+    size_t n = 0, hl = 20;
+    unsigned char *b = cfg ? slurp(cfg, 1 << 20, &n) : NULL;
+    /* extensions.objectFormat = sha256; a crude look is enough: a wrong
+     * guess fails to parse, and an index that does not parse is moved
+     * aside when it changed (fail closed). */
+    if (b && strcasestr((char *)b, "objectformat") && strcasestr((char *)b, "sha256"))
+        hl = 32;
+    free(b);
+    free(cfg);
+    return hl;
+}
+
+/* The last index read, by identity: the policy's pins and the snapshot
+ * before the launch read the same file, once.  (A split index's shared
+ * file is named by its hash, and the index changes when the link does.) */
+static struct {
+    char *path;
+    ident id;
+    kg_strv *links;
+} last;
+
+int kg_gitguard_index_gitlinks(const char *gitdir, kg_strv *out)
+{
+    char *path = join(gitdir, "index");
+    if (!path) return -1;
+    ident id = ident_of(path);
+    if (!id.exists) {
+        free(path);
+        return 0; /* no index yet: no gitlinks */
+    }
+    if (last.path && strcmp(last.path, path) == 0 && ident_same(&last.id, &id, 1)) {
+        for (size_t i = 0; i < kg_strv_len(last.links); i++)
+            kg_strv_push(out, kg_strv_get(last.links, i));
+        free(path);
+        return 0;
+    }
+    size_t hl = hash_len(gitdir);
+    char shared[80];
+    kg_strv *links = kg_strv_new();
+    int rc = parse_index_file(path, hl, links, shared, sizeof shared);
+    if (rc == 0 && shared[0]) {
+        char name[100];
+        snprintf(name, sizeof name, "sharedindex.%s", shared);
+        char *sp = join(gitdir, name);
+        char dummy[80];
+        rc = sp ? parse_index_file(sp, hl, links, dummy, sizeof dummy) : -1;
+        free(sp);
+    }
+    if (rc == 0) {
+        for (size_t i = 0; i < kg_strv_len(links); i++)
+            kg_strv_push(out, kg_strv_get(links, i));
+        free(last.path);
+        kg_strv_free(last.links);
+        last.path = path;
+        last.id = id;
+        last.links = links;
+        return 0;
+    }
+    free(path);
+    kg_strv_free(links);
+    return rc;
+}
+
+/* ---- git directories ----------------------------------------------------- */
+
+/* The git directory a gitfile (dir/.git holding "gitdir: X") names, made
+ * absolute against dir; NULL when the file is not a gitfile. */
+static char *gitfile_target(const char *dir, const char *dotgit)
+{
+    size_t n = 0;
+    unsigned char *b = slurp(dotgit, 4096, &n);
+    if (!b) return NULL;
+    char *s = (char *)b, *r = NULL;
+    if (strncmp(s, "gitdir: ", 8) == 0) {
+        s += 8;
+        s[strcspn(s, "\r\n")] = '\0';
+        if (*s) r = s[0] == '/' ? strdup(s) : join(dir, s);
+    }
+    free(b);
+    return r;
+}
+
+/* Keys that name nothing to run, in the form "section.key" or, for a
+ * section with a subsection, "section.*.key".  What git init, clone,
+ * commit, branch and remote write; anything else is not inert. */
+static const char *const inert_keys[] = {
+    "core.repositoryformatversion", "core.filemode", "core.bare",
+    "core.logallrefupdates", "core.ignorecase", "core.precomposeunicode",
+    "core.symlinks", "extensions.objectformat", "extensions.worktreeconfig",
+    "user.name", "user.email", "branch.*.remote", "branch.*.merge",
+    "branch.*.rebase", "remote.*.url", "remote.*.fetch", "submodule.*.url",
+    "submodule.*.active",
+};
+
+static int key_inert(const char *section, int has_sub, const char *key)
+{
+    char want[200];
+    snprintf(want, sizeof want, "%s.%s%s", section, has_sub ? "*." : "", key);
+    for (size_t i = 0; i < sizeof inert_keys / sizeof inert_keys[0]; i++)
+        if (strcasecmp(want, inert_keys[i]) == 0) return 1;
+    return 0;
+}
+
+static int is_name(int c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '-';
+}
+
+/* Strict: one construct per line, no continuation lines, no includes.
+ * Anything this reader is unsure of counts as not inert. */
+int kg_gitguard_config_inert(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) < 0 && errno == ENOENT) return 1;
+    size_t n = 0;
+    unsigned char *b = slurp(path, 1 << 20, &n);
+    if (!b || memchr(b, '\0', n)) {
+        free(b);
+        return 0;
+    }
+    char section[100] = "";
+    int has_sub = 0, ok = 1;
+    for (char *line = (char *)b, *next; ok && line; line = next) {
+        next = strchr(line, '\n');
+        if (next) *next++ = '\0';
+        size_t len = strlen(line);
+        while (len && (line[len - 1] == '\r' || line[len - 1] == ' ' || line[len - 1] == '\t'))
+            line[--len] = '\0';
+        while (*line == ' ' || *line == '\t') line++;
+        if (!*line || *line == '#' || *line == ';') continue;
+        if (len && line[strlen(line) - 1] == '\\') {
+            ok = 0;
+        } else if (*line == '[') {
+            char *p = line + 1;
+            size_t k = 0;
+            while (is_name(*p) || *p == '.') {
+                if (k + 1 >= sizeof section) break;
+                section[k++] = *p++;
+            }
+            section[k] = '\0';
+            has_sub = strchr(section, '.') != NULL;
+            if (has_sub) *strchr(section, '.') = '\0';
+            if (*p == ' ') {
+                p++;
+                if (*p++ != '"') { ok = 0; break; }
+                while (*p && *p != '"' && *p != '\\') p++;
+                if (*p++ != '"') { ok = 0; break; }
+                has_sub = 1;
+            }
+            if (!k || *p++ != ']') { ok = 0; break; }
+            while (*p == ' ' || *p == '\t') p++;
+            if (*p && *p != '#' && *p != ';') ok = 0;
+        } else {
+            char key[100];
+            size_t k = 0;
+            while (is_name(line[k]) && k + 1 < sizeof key) {
+                key[k] = line[k];
+                k++;
+            }
+            key[k] = '\0';
+            char c = line[k];
+            if (!k || !section[0] || (c && c != ' ' && c != '\t' && c != '='))
+                ok = 0;
+            else
+                ok = key_inert(section, has_sub, key);
+        }
+    }
+    free(b);
+    return ok;
+}
+
+/* Why a git directory the program may have written would run something
+ * on the host, or NULL.  gitdir need not exist. */
+static const char *gitdir_danger(const char *gitdir)
+{
+    static const char *const files[] = {"config", "config.worktree"};
+    struct stat st;
+    if (lstat(gitdir, &st) < 0 || !S_ISDIR(st.st_mode)) return NULL;
+    char *p = join(gitdir, "commondir");
+    int common = p && lstat(p, &st) == 0;
+    free(p);
+    if (common) return "its commondir sends git to another configuration";
+    for (size_t i = 0; i < 2; i++) {
+        p = join(gitdir, files[i]);
+        int inert = p && kg_gitguard_config_inert(p);
+        free(p);
+        if (!inert) return "its config sets keys that can run commands";
+    }
+    p = join(gitdir, "hooks");
+    DIR *d = p ? opendir(p) : NULL;
+    free(p);
+    const char *why = NULL;
+    if (d) {
+        struct dirent *e;
+        while (!why && (e = readdir(d))) {
+            size_t n = strlen(e->d_name);
+            if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+                !(n > 7 && strcmp(e->d_name + n - 7, ".sample") == 0))
+                why = "it has hooks";
+        }
+        closedir(d);
+    }
+    return why;
+}
+
+/* ---- findings -------------------------------------------------------------- */
+
+/* For the message: a path with control bytes shown as \xNN, so one
+ * finding stays one line. */
+static void put_path(FILE *out, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p < 0x20 || *p == 0x7f || *p == '\\')
+            fprintf(out, "\\x%02x", *p);
+        else
+            fputc(*p, out);
+    }
+}
+
+/* The directory that holds path, opened one component at a time from the
+ * project without following a symlink, and path's last component: a
+ * program still running in another box could swap a directory on the way
+ * for a symlink between a check and a rename by name, and have kgate move
+ * something of the user's outside the project.  -1 when path is not below
+ * the project or a component is not a plain directory. */
+static int open_parent(const char *project, const char *path, const char **leaf)
+{
+    size_t n = strlen(project);
+    if (strncmp(path, project, n) != 0 || path[n] != '/') return -1;
+    char *rest = strdup(path + n + 1);
+    if (!rest) return -1;
+    int fd = open(project, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    char *save = NULL, *comp = strtok_r(rest, "/", &save), *next;
+    for (; fd >= 0 && comp && (next = strtok_r(NULL, "/", &save)); comp = next) {
+        int sub = strcmp(comp, ".") && strcmp(comp, "..")
+                      ? openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                      : -1;
+        close(fd);
+        fd = sub;
+    }
+    if (fd >= 0 && (!comp || !strcmp(comp, ".") || !strcmp(comp, ".."))) {
+        close(fd);
+        fd = -1;
+    }
+    if (fd >= 0) *leaf = path + strlen(path) - strlen(comp);
+    free(rest);
+    return fd;
+}
+
+/* Renames path to a name git never reads, beside it, and says so in one
+ * line of findings. */
+static void quarantine(const kg_gitguard *g, kg_strv *findings, const char *path,
+                       const char *why)
+{
+    char *msg = NULL, *to = NULL;
+    size_t mlen = 0;
+    int ok = 0;
+    const char *leaf = NULL;
+    int dfd = open_parent(g->project, path, &leaf);
+    for (int i = 0; dfd >= 0 && i < 100 && !ok; i++) {
+        free(to);
+        if ((i ? asprintf(&to, "%s.kgate-quarantine.%d", leaf, i)
+               : asprintf(&to, "%s.kgate-quarantine", leaf)) < 0) {
+            to = NULL;
+            break;
+        }
+        ok = renameat2(dfd, leaf, dfd, to, RENAME_NOREPLACE) == 0;
+        if (!ok && errno != EEXIST) break;
+    }
+    if (dfd >= 0) close(dfd);
+    FILE *out = open_memstream(&msg, &mlen);
+    if (!out) goto done;
+    put_path(out, path);
+    fprintf(out, " was planted by the run (%s): ", why);
+    if (ok) {
+        fputs("moved aside to ", out);
+        put_path(out, path);
+        fputs(to + strlen(leaf), out);
+    } else {
+        fputs("could not move it aside; do not run git there before removing it", out);
+    }
+    if (fclose(out) == 0 && msg) kg_strv_push(findings, msg);
+done:
+    free(msg);
+    free(to);
+}
+
+static int todo_has_exec(const char *path)
+{
+    size_t n = 0;
+    unsigned char *b = slurp(path, (size_t)64 << 20, &n);
+    if (!b) {
+        struct stat st;
+        return lstat(path, &st) == 0; /* there but unreadable: fail closed */
+    }
+    int found = 0;
+    for (char *line = (char *)b; line && !found; line = strchr(line, '\n')) {
+        if (*line == '\n') line++;
+        while (*line == ' ' || *line == '\t') line++;
+        size_t w = strcspn(line, " \t\r\n");
+        found = (w == 1 && line[0] == 'x') || (w == 4 && strncmp(line, "exec", 4) == 0);
+    }
+    free(b);
+    return found;
+}
+
+/* ---- the public functions ---------------------------------------------------- */
+
+/* ---- the commondir placeholder ---------------------------------------- */
+
+/* A missing .git/commondir cannot be kept from being created by a mount
+ * without a file to mount on, and an empty or unreadable one makes every
+ * git command die.  One that holds "." names the git directory itself:
+ * git 2.39 then works as before (status, commit, stash, gc, worktree add,
+ * clone from it: measured).  So for the length of a run, .git/commondir
+ * is such a file, bound read-only inside; the host's git, run meanwhile,
+ * reads the git directory it always read.  Runs in the same repository
+ * share one: each holds a shared flock on it, and the last one to end
+ * removes it.  git ignores core.worktree and core.bare in a repository
+ * with a commondir, so a config that sets them gets no placeholder (the
+ * check after the run still applies). */
+static const char placeholder[] = ".\n";
+
+static int is_placeholder(int fd)
+{
+    char b[sizeof placeholder + 1];
+    ssize_t n = pread(fd, b, sizeof b, 0);
+    return n == (ssize_t)strlen(placeholder) && memcmp(b, placeholder, (size_t)n) == 0;
+}
+
+/* The repository's config sets core.worktree or core.bare = true (crude:
+ * any such line in any section; a false positive only costs the
+ * placeholder). */
+static int config_sets_worktree(const char *dotgit)
+{
+    char *p = join(dotgit, "config");
+    size_t n = 0;
+    unsigned char *b = p ? slurp(p, 1 << 20, &n) : NULL;
+    free(p);
+    if (!b) return 0;
+    int hit = 0;
+    for (char *line = (char *)b, *next; line && !hit; line = next) {
+        next = strchr(line, '\n');
+        if (next) *next++ = '\0';
+        while (*line == ' ' || *line == '\t') line++;
+        if (strncasecmp(line, "worktree", 8) == 0 && strchr(" \t=", line[8] ? line[8] : 'x'))
+            hit = 1;
+        if (strncasecmp(line, "bare", 4) == 0 && strchr(" \t=", line[4] ? line[4] : 'x') &&
+            strcasestr(line, "true"))
+            hit = 1;
+    }
+    free(b);
+    return hit;
+}
+
+/* Opens (making it when missing) and shared-locks the placeholder at cd.
+ * 0 with *fd set; 0 with *fd = -1 when there is none to hold (the path is
+ * taken by something else: the caller refuses that); -1 on an error. */
+static int placeholder_hold(const char *dotgit, const char *cd, int *fd)
+{
+    *fd = -1;
+    for (int tries = 0; tries < 20; tries++) {
+        int f = open(cd, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+        if (f < 0 && errno == ENOENT) {
+            /* made whole beside it, then linked: git never sees it empty */
+            char *tmp = NULL;
+            if (asprintf(&tmp, "%s/commondir.kgate-%ld", dotgit, (long)getpid()) < 0)
+                return -1;
+            int t = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+            int ok = t >= 0 &&
+                     write(t, placeholder, strlen(placeholder)) == (ssize_t)strlen(placeholder);
+            if (t >= 0) close(t);
+            int linked = ok && link(tmp, cd) == 0;
+            int e = errno;
+            unlink(tmp);
+            free(tmp);
+            if (!ok || (!linked && e != EEXIST)) return -1;
+            continue;
+        }
+        if (f < 0) return errno == ELOOP ? 0 : -1;
+        struct stat a, b;
+        if (flock(f, LOCK_SH) < 0 || fstat(f, &a) < 0) {
+            close(f);
+            return -1;
+        }
+        /* the last run may have removed it between our open and our lock */
+        if (lstat(cd, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+            close(f);
+            continue;
+        }
+        if (!S_ISREG(a.st_mode) || !is_placeholder(f)) {
+            close(f);
+            return 0;
+        }
+        *fd = f;
+        return 0;
+    }
+    return -1;
+}
+
+/* The last run to end removes it. */
+static void placeholder_release(kg_gitguard *g)
+{
+    if (g->cfd < 0) return;
+    char *cd = join(g->dotgit, "commondir");
+    if (cd && flock(g->cfd, LOCK_EX | LOCK_NB) == 0) {
+        ident now = ident_of(cd);
+        if (ident_same(&g->cid, &now, 0) && is_placeholder(g->cfd)) {
+            const char *leaf = NULL;
+            int dfd = open_parent(g->project, cd, &leaf);
+            if (dfd >= 0) {
+                unlinkat(dfd, leaf, 0);
+                close(dfd);
+            }
+        }
+    }
+    free(cd);
+    close(g->cfd);
+    g->cfd = -1;
+}
+
+/* The git directory of the project: .git itself, or what its gitfile
+ * names; NULL when there is none. */
+static char *project_gitdir(const char *project, const char *dotgit)
+{
+    struct stat st;
+    if (lstat(dotgit, &st) < 0) return NULL;
+    if (S_ISDIR(st.st_mode)) return strdup(dotgit);
+    return S_ISREG(st.st_mode) ? gitfile_target(project, dotgit) : NULL;
+}
+
+kg_gitguard *kg_gitguard_begin(const char *project, int place, kg_error *err)
+{
+    kg_gitguard *g = calloc(1, sizeof *g);
+    if (g) g->cfd = -1;
+    if (!g || !(g->project = strdup(project)) || !(g->dotgit = join(project, ".git")) ||
+        !(g->links = kg_strv_new())) {
+        kg_gitguard_free(g);
+        kg_err_set(err, ENOMEM, "out of memory");
+        return NULL;
+    }
+    g->git = ident_of(g->dotgit);
+    char *gd = project_gitdir(project, g->dotgit);
+    if (S_ISDIR(g->git.mode) && g->git.exists) {
+        char *cd = join(g->dotgit, "commondir");
+        struct stat st;
+        if (cd && place && !config_sets_worktree(g->dotgit) &&
+            placeholder_hold(g->dotgit, cd, &g->cfd) == 0 && g->cfd >= 0)
+            g->cid = ident_of(cd);
+        int planted = cd && lstat(cd, &st) == 0 && g->cfd < 0;
+        if (planted && !place) {
+            /* a dry run: only another run's placeholder is fine */
+            int f = open(cd, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+            planted = !(f >= 0 && is_placeholder(f));
+            if (f >= 0) close(f);
+        }
+        if (planted) {
+            kg_err_set(err, EPERM,
+                       "%s exists: git would take its configuration and hooks from the "
+                       "directory it names, which an earlier sandboxed run may have "
+                       "written (a main .git never has one); move it aside after checking it",
+                       cd);
+            free(cd);
+            free(gd);
+            kg_gitguard_free(g);
+            return NULL;
+        }
+        free(cd);
+        char *p = join(g->dotgit, "config.worktree");
+        if (p) g->worktree_cfg = ident_of(p);
+        free(p);
+        for (int i = 0; i < N_TODO; i++) {
+            p = join(g->dotgit, todo_names[i]);
+            if (p) g->todo[i] = ident_of(p);
+            free(p);
+        }
+        p = join(g->dotgit, "modules");
+        g->had_modules = p && lstat(p, &st) == 0 && S_ISDIR(st.st_mode);
+        free(p);
+    }
+    if (gd) {
+        char *ix = join(gd, "index");
+        if (ix) g->index = ident_of(ix);
+        free(ix);
+        if (kg_gitguard_index_gitlinks(gd, g->links) == 0) {
+            size_t n = kg_strv_len(g->links);
+            g->link_ids = calloc(n ? n : 1, sizeof *g->link_ids);
+            for (size_t i = 0; g->link_ids && i < n; i++) {
+                char *wt = join(project, kg_strv_get(g->links, i));
+                char *dg = wt ? join(wt, ".git") : NULL;
+                if (dg) g->link_ids[i] = ident_of(dg);
+                free(dg);
+                free(wt);
+            }
+        }
+        if (!g->link_ids) kg_strv_clear(g->links);
+    }
+    free(gd);
+    return g;
+}
+
+/* A gitlink's .git after the run: the one that was there (and read-only
+ * through the run), or a git directory in .git/modules (read-only when it
+ * existed), or checked. */
+static int check_link(kg_gitguard *g, kg_strv *out, const char *rel)
+{
+    char *wt = join(g->project, rel);
+    char *dg = wt ? join(wt, ".git") : NULL;
+    int found = 0;
+    if (!dg) goto out;
+    ident now = ident_of(dg);
+    if (!now.exists) goto out;
+    for (size_t i = 0; i < kg_strv_len(g->links); i++)
+        if (strcmp(kg_strv_get(g->links, i), rel) == 0 &&
+            ident_same(&g->link_ids[i], &now, !S_ISDIR(now.mode)))
+            goto out;
+    char *target = S_ISDIR(now.mode) ? strdup(dg) : gitfile_target(wt, dg);
+    char *rt = target ? realpath(target, NULL) : NULL;
+    char *mods = join(g->dotgit, "modules");
+    char *rmods = mods && g->had_modules ? realpath(mods, NULL) : NULL;
+    const char *why = NULL;
+    if (!(rt && rmods && within(rt, rmods) && strcmp(rt, rmods) != 0))
+        why = rt ? gitdir_danger(rt) : NULL;
+    if (why) {
+        quarantine(g, out, dg, why);
+        found = 1;
+    }
+    free(target);
+    free(rt);
+    free(mods);
+    free(rmods);
+out:
+    free(dg);
+    free(wt);
+    return found;
+}
+
+int kg_gitguard_end(kg_gitguard *g, kg_strv *out)
+{
+    if (!g) return 0;
+    int found = 0;
+    ident now = ident_of(g->dotgit);
+    char *p;
+    if (!g->git.exists) {
+        /* a repository the run made: ordinary unless it runs something */
+        const char *why = NULL;
+        if (now.exists && S_ISDIR(now.mode))
+            why = gitdir_danger(g->dotgit);
+        else if (now.exists)
+            why = "a .git file sends git to a git directory the run chose";
+        if (why) {
+            quarantine(g, out, g->dotgit, why);
+            found++;
+        }
+    } else if (!ident_same(&g->git, &now, !S_ISDIR(g->git.mode))) {
+        if (now.exists) {
+            quarantine(g, out, g->dotgit, "the .git the run started with was replaced");
+            found++;
+        }
+    } else if (S_ISDIR(now.mode)) {
+        if ((p = join(g->dotgit, "commondir"))) {
+            ident c = ident_of(p);
+            if (c.exists && !(g->cfd >= 0 && ident_same(&g->cid, &c, 1))) {
+                quarantine(g, out, p, "git would take its configuration from the directory it names");
+                found++;
+            }
+            free(p);
+        }
+        if ((p = join(g->dotgit, "config.worktree"))) {
+            ident w = ident_of(p);
+            if (!ident_same(&g->worktree_cfg, &w, 1) && !kg_gitguard_config_inert(p)) {
+                quarantine(g, out, p, "it sets keys that can run commands");
+                found++;
+            }
+            free(p);
+        }
+        for (int i = 0; i < N_TODO; i++) {
+            if (!(p = join(g->dotgit, todo_names[i]))) continue;
+            ident t = ident_of(p);
+            if (t.exists && !ident_same(&g->todo[i], &t, 1) && todo_has_exec(p)) {
+                quarantine(g, out, p, "exec lines run at git rebase --continue");
+                found++;
+            }
+            free(p);
+        }
+    }
+
+    /* gitlinks: git status runs git inside each populated one */
+    char *gd = project_gitdir(g->project, g->dotgit);
+    if (gd) {
+        char *ix = join(gd, "index");
+        ident in = ix ? ident_of(ix) : (ident){0};
+        kg_strv *links = kg_strv_new();
+        int changed = !ident_same(&g->index, &in, 1);
+        /* An index the run did not touch records the gitlinks read at the
+         * start: no need to read a large one twice. */
+        if (!changed && g->link_ids) {
+            for (size_t i = 0; i < kg_strv_len(g->links); i++)
+                found += check_link(g, out, kg_strv_get(g->links, i));
+        } else if (kg_gitguard_index_gitlinks(gd, links) < 0) {
+            if (changed && ix) {
+                quarantine(g, out, ix, "kgate cannot read its gitlinks to check them");
+                found++;
+            }
+        } else {
+            for (size_t i = 0; i < kg_strv_len(links); i++)
+                found += check_link(g, out, kg_strv_get(links, i));
+        }
+        kg_strv_free(links);
+        free(ix);
+        free(gd);
+    }
+    placeholder_release(g);
+    return found;
+}
+
+void kg_gitguard_free(kg_gitguard *g)
+{
+    if (!g) return;
+    placeholder_release(g);
+    free(g->project);
+    free(g->dotgit);
+    kg_strv_free(g->links);
+    free(g->link_ids);
+    free(g);
+}
+
+void kg_gitguard_pins(const char *project, kg_strv *out)
+{
+    char *dotgit = join(project, ".git");
+    char *gd = dotgit ? project_gitdir(project, dotgit) : NULL;
+    char *rproj = realpath(project, NULL);
+    kg_strv *links = kg_strv_new();
+    if (gd && rproj && kg_gitguard_index_gitlinks(gd, links) == 0) {
+        for (size_t i = 0; i < kg_strv_len(links); i++) {
+            char *wt = join(project, kg_strv_get(links, i));
+            char *dg = wt ? join(wt, ".git") : NULL;
+            char *rdg = dg ? realpath(dg, NULL) : NULL;
+            /* under the project only: nothing else is writable anyway, and
+             * a symlink on the way must not pin something elsewhere */
+            if (rdg && within(rdg, rproj)) {
+                kg_strv_push(out, rdg);
+                struct stat st;
+                char *t = lstat(rdg, &st) == 0 && S_ISREG(st.st_mode)
+                              ? gitfile_target(wt, dg)
+                              : NULL;
+                char *rt = t ? realpath(t, NULL) : NULL;
+                if (rt && within(rt, rproj)) kg_strv_push(out, rt);
+                free(t);
+                free(rt);
+            }
+            free(rdg);
+            free(dg);
+            free(wt);
+        }
+    }
+    kg_strv_free(links);
+    free(rproj);
+    free(gd);
+    free(dotgit);
+}

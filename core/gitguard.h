@@ -1,0 +1,58 @@
+/* gitguard.h: what the sandboxed program could leave for the host's git.
+ *
+ * Host git reads configuration and hooks, and runs what they name, from
+ * places inside the project: the git directory, the one its commondir
+ * names, per-worktree config, the git directories of submodules and of
+ * nested repositories that the index records as gitlinks, and the rebase
+ * todo list.  The backends keep what they can read-only for the length of
+ * the run (bubblewrap: .git bound onto itself, config, hooks, modules,
+ * worktrees and every gitlink's .git read-only).  What a mount cannot keep
+ * from being created is checked here, by the core, so that it holds for
+ * every backend:
+ *
+ *   - before the launch, a repository that is already redirected (a
+ *     commondir in a main git directory) is refused;
+ *   - after the run, what the program planted is moved aside under a
+ *     name git never reads; cmd_run prints one "kgate: git:" line and
+ *     writes one "git" audit event for each.
+ *
+ * docs/escapes.md ("Host git") says what is covered and what is not. */
+#ifndef KG_GITGUARD_H
+#define KG_GITGUARD_H
+#include <stdio.h>
+
+#include "error.h"
+#include "strv.h"
+
+typedef struct kg_gitguard kg_gitguard;
+
+/* Before the launch.  NULL with err set when the project's repository
+ * already makes git read configuration from somewhere the program could
+ * have written (the launch is refused); else a snapshot to compare with.
+ * With place, a .git directory without a commondir gets a placeholder one
+ * ("."), held until kg_gitguard_end or _free, for the backend to bind
+ * read-only (gitguard.c says why); a dry run passes 0. */
+kg_gitguard *kg_gitguard_begin(const char *project, int place, kg_error *err);
+
+/* After the run: moves aside what the run planted (see above) and adds
+ * one line per finding to out (what, why, where it went; control bytes
+ * shown as \xNN).  Returns the number of findings. */
+int kg_gitguard_end(kg_gitguard *g, kg_strv *out);
+
+void kg_gitguard_free(kg_gitguard *g); /* accepts NULL */
+
+/* The paths to keep read-only during the run besides the built-in ones:
+ * the .git of every populated gitlink in the index, and the git directory
+ * a gitfile there points to.  Appended to out, absolute. */
+void kg_gitguard_pins(const char *project, kg_strv *out);
+
+/* Exposed for the unit tests.  The gitlink paths recorded in an index
+ * file (and in its shared index, when it is split), relative to the work
+ * tree; -1 when the file is not an index this parser understands. */
+int kg_gitguard_index_gitlinks(const char *gitdir, kg_strv *out);
+/* 1 when a git config file only sets keys that run nothing (the allow
+ * list in gitguard.c), 0 when it sets anything else or cannot be read in
+ * the strict form this parser accepts, 1 when it does not exist. */
+int kg_gitguard_config_inert(const char *path);
+
+#endif

@@ -1,0 +1,297 @@
+/* test_gitguard.c: what a run leaves for the host's git (core/gitguard.c).
+ * The repositories are made with the real git, so the index formats are
+ * the ones git writes. */
+#include <check.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gitguard.h"
+#include "testutil.h"
+
+static char root[PATH_MAX];
+
+static void setup(void)
+{
+    char t[] = "/tmp/kgtest-gitguard.XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(t));
+    ck_assert_ptr_nonnull(realpath(t, root));
+    setenv("GIT_AUTHOR_NAME", "kg", 1);
+    setenv("GIT_AUTHOR_EMAIL", "kg@example.org", 1);
+    setenv("GIT_COMMITTER_NAME", "kg", 1);
+    setenv("GIT_COMMITTER_EMAIL", "kg@example.org", 1);
+    setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
+    setenv("HOME", root, 1);
+}
+
+static void teardown(void)
+{
+    char cmd[PATH_MAX + 32];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* Runs a shell script in root (the test's own text, no outside input). */
+static void sh(const char *script)
+{
+    char cmd[PATH_MAX + 4096];
+    ck_assert_uint_lt(strlen(script), 4000);
+    snprintf(cmd, sizeof cmd, "cd '%s' && { %s ; } >/dev/null 2>&1", root, script);
+    ck_assert_msg(system(cmd) == 0, "failed: %s", script);
+}
+
+static char *at(const char *rel)
+{
+    static char p[4][PATH_MAX + 64];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(p[k], sizeof p[k], "%s/%s", root, rel);
+    return p[k];
+}
+
+/* A repository r with a file and a nested repository n as a gitlink. */
+#define REPO_WITH_GITLINK                                                          \
+    "git init -q r && cd r && echo a > a.txt && git init -q n && "                \
+    "git -C n commit -q --allow-empty -m n && git add a.txt n && git commit -qm one"
+
+static void expect_links(const char *gitdir, const char *want)
+{
+    kg_strv *v = kg_strv_new();
+    ck_assert_int_eq(kg_gitguard_index_gitlinks(gitdir, v), 0);
+    ck_assert_uint_eq(kg_strv_len(v) > 0, 1);
+    ck_assert_str_eq(kg_strv_get(v, 0), want);
+    kg_strv_free(v);
+}
+
+START_TEST(index_versions)
+{
+    sh(REPO_WITH_GITLINK " && mkdir -p deep/er && git init -q deep/er/m && "
+                         "git -C deep/er/m commit -q --allow-empty -m m && git add deep/er/m");
+    const char *gd = at("r/.git");
+    expect_links(gd, "deep/er/m");
+    /* version 3: an intent-to-add entry carries the extended flags */
+    sh("cd r && echo b > b.txt && git add -N b.txt && git update-index --index-version 3");
+    expect_links(gd, "deep/er/m");
+    /* version 4: names are prefix-compressed */
+    sh("cd r && git update-index --index-version 4");
+    kg_strv *v = kg_strv_new();
+    ck_assert_int_eq(kg_gitguard_index_gitlinks(gd, v), 0);
+    ck_assert_uint_eq(kg_strv_len(v), 2);
+    ck_assert_str_eq(kg_strv_get(v, 0), "deep/er/m");
+    ck_assert_str_eq(kg_strv_get(v, 1), "n");
+    kg_strv_free(v);
+    /* split: the gitlinks sit in the shared index */
+    sh("cd r && git update-index --index-version 2 && git update-index --split-index");
+    v = kg_strv_new();
+    ck_assert_int_eq(kg_gitguard_index_gitlinks(gd, v), 0);
+    ck_assert_uint_ge(kg_strv_len(v), 2);
+    kg_strv_free(v);
+    /* SHA-256 repositories have longer entries */
+    sh("git init -q --object-format=sha256 s && cd s && git init -q --object-format=sha256 n && "
+       "git -C n commit -q --allow-empty -m n && git add n");
+    expect_links(at("s/.git"), "n");
+    /* not an index: refused, not read as empty */
+    kgt_write_text(at("r/.git/index"), "DIRC garbage");
+    v = kg_strv_new();
+    ck_assert_int_eq(kg_gitguard_index_gitlinks(gd, v), -1);
+    kg_strv_free(v);
+}
+END_TEST
+
+START_TEST(config_allow_list)
+{
+    sh("git init -q r && git -C r remote add origin /x && "
+       "git -C r config branch.main.remote origin");
+    ck_assert_int_eq(kg_gitguard_config_inert(at("r/.git/config")), 1);
+    ck_assert_int_eq(kg_gitguard_config_inert(at("missing")), 1);
+    const char *bad[] = {
+        "[core]\n\tfsmonitor = touch x\n",
+        "[core]\n\thooksPath = h\n",
+        "[include]\n\tpath = other\n",
+        "[includeIf \"gitdir:/\"]\n\tpath = other\n",
+        "[core] fsmonitor = x\n",              /* a key on the header's line */
+        "[user]\n\tname = a\\\n\tfsmonitor\n", /* a continuation line */
+        "[alias]\n\tst = !sh\n",
+        "[submodule \"s\"]\n\tupdate = !sh\n",
+        "fsmonitor = x\n", /* a key outside any section */
+        "[core\n",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        kgt_write_text(at("c"), bad[i]);
+        ck_assert_msg(kg_gitguard_config_inert(at("c")) == 0, "inert: %s", bad[i]);
+    }
+    kgt_write_text(at("c"), "# c\n[remote \"o\"]\n\turl = /x ; c\n[branch.main]\nmerge = m\n");
+    ck_assert_int_eq(kg_gitguard_config_inert(at("c")), 1);
+}
+END_TEST
+
+START_TEST(begin_refuses_a_commondir)
+{
+    sh("git init -q r && echo x > r/.git/commondir");
+    kg_error err = {0};
+    ck_assert_ptr_null(kg_gitguard_begin(at("r"), 0, &err));
+    ck_assert_ptr_nonnull(strstr(err.msg, "commondir exists"));
+}
+END_TEST
+
+/* Runs the check; the findings joined into buf, one per line. */
+static int end_of(kg_gitguard *g, char *buf, size_t n)
+{
+    kg_strv *v = kg_strv_new();
+    int found = kg_gitguard_end(g, v);
+    ck_assert_uint_eq(kg_strv_len(v), (size_t)found);
+    buf[0] = '\0';
+    for (size_t i = 0; i < kg_strv_len(v); i++) {
+        ck_assert_ptr_null(strchr(kg_strv_get(v, i), '\n'));
+        strncat(buf, kg_strv_get(v, i), n - strlen(buf) - 2);
+        strcat(buf, "\n");
+    }
+    kg_strv_free(v);
+    return found;
+}
+
+START_TEST(end_moves_aside_what_was_planted)
+{
+    char out[4096];
+    struct stat st;
+    sh(REPO_WITH_GITLINK);
+    kg_error err = {0};
+    kg_gitguard *g = kg_gitguard_begin(at("r"), 0, &err);
+    ck_assert_ptr_nonnull(g);
+    ck_assert_int_eq(end_of(g, out, sizeof out), 0); /* nothing happened */
+    /* planted: a commondir, a nested repository running fsmonitor as a
+     * gitlink, an exec line in a rebase todo */
+    sh("cd r && git init -q p && "
+       "git -C p commit -q --allow-empty -m p && git -C p config core.fsmonitor 'touch x' && "
+       "git add p && mkdir -p .git/rebase-merge && "
+       "echo 'exec touch x' > .git/rebase-merge/git-rebase-todo && echo x > .git/commondir");
+    ck_assert_int_eq(end_of(g, out, sizeof out), 3);
+    ck_assert_ptr_nonnull(strstr(out, "commondir was planted by the run"));
+    ck_assert_int_eq(lstat(at("r/.git/commondir"), &st), -1);
+    ck_assert_int_eq(lstat(at("r/.git/commondir.kgate-quarantine"), &st), 0);
+    ck_assert_int_eq(lstat(at("r/p/.git.kgate-quarantine"), &st), 0);
+    ck_assert_int_eq(lstat(at("r/.git/rebase-merge/git-rebase-todo"), &st), -1);
+    /* the nested repository that was there before is left alone */
+    ck_assert_int_eq(lstat(at("r/n/.git"), &st), 0);
+    kg_gitguard_free(g);
+
+    /* an ordinary nested repository made by the run stays */
+    g = kg_gitguard_begin(at("r"), 0, &err);
+    ck_assert_ptr_nonnull(g);
+    sh("cd r && git init -q q && git -C q commit -q --allow-empty -m q && git add q");
+    ck_assert_int_eq(end_of(g, out, sizeof out), 0);
+    ck_assert_int_eq(lstat(at("r/q/.git"), &st), 0);
+    kg_gitguard_free(g);
+}
+END_TEST
+
+/* A symlink on the way (another box could swap one in) does not make
+ * kgate move a repository outside the project. */
+START_TEST(end_never_moves_outside)
+{
+    char out[4096];
+    struct stat st;
+    sh("git init -q r && git init -q o/n && git -C o/n commit -q --allow-empty -m n");
+    kg_error err = {0};
+    kg_gitguard *g = kg_gitguard_begin(at("r"), 0, &err);
+    ck_assert_ptr_nonnull(g);
+    sh("cd r && mkdir x && git init -q x/n && git -C x/n commit -q --allow-empty -m n && "
+       "git add x/n && rm -rf x && ln -s ../o x && git -C ../o/n config core.fsmonitor 'touch y'");
+    ck_assert_int_eq(end_of(g, out, sizeof out), 1);
+    ck_assert_ptr_nonnull(strstr(out, "could not move it aside"));
+    ck_assert_int_eq(lstat(at("o/n/.git"), &st), 0);
+    ck_assert_int_eq(lstat(at("o/n/.git.kgate-quarantine"), &st), -1);
+    kg_gitguard_free(g);
+}
+END_TEST
+
+/* Two runs in one repository share the placeholder; the last removes it;
+ * git works with it in place; a config with core.worktree gets none. */
+START_TEST(commondir_placeholder)
+{
+    char out[4096];
+    struct stat st;
+    sh("git init -q r && git -C r commit -q --allow-empty -m r");
+    kg_error err = {0};
+    kg_gitguard *a = kg_gitguard_begin(at("r"), 1, &err);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_int_eq(lstat(at("r/.git/commondir"), &st), 0);
+    ck_assert_int_eq(st.st_size, 2);
+    sh("cd r && git status && git commit -q --allow-empty -m two");
+    kg_gitguard *b = kg_gitguard_begin(at("r"), 1, &err);
+    ck_assert_ptr_nonnull(b);
+    kg_gitguard *dry = kg_gitguard_begin(at("r"), 0, &err); /* a dry run beside */
+    ck_assert_ptr_nonnull(dry);
+    kg_gitguard_free(dry);
+    ck_assert_int_eq(end_of(a, out, sizeof out), 0);
+    ck_assert_int_eq(lstat(at("r/.git/commondir"), &st), 0); /* b holds it */
+    kg_gitguard_free(a);
+    ck_assert_int_eq(end_of(b, out, sizeof out), 0);
+    ck_assert_int_eq(lstat(at("r/.git/commondir"), &st), -1);
+    kg_gitguard_free(b);
+
+    sh("git -C r config core.worktree ..");
+    a = kg_gitguard_begin(at("r"), 1, &err);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_int_eq(lstat(at("r/.git/commondir"), &st), -1);
+    kg_gitguard_free(a);
+
+    /* a commondir that is not a placeholder is refused, with or without */
+    kgt_write_text(at("r/.git/commondir"), "x\n");
+    ck_assert_ptr_null(kg_gitguard_begin(at("r"), 1, &err));
+    sh("git -C r config --unset core.worktree || true");
+    ck_assert_ptr_null(kg_gitguard_begin(at("r"), 1, &err));
+}
+END_TEST
+
+START_TEST(end_new_repository)
+{
+    char out[4096];
+    struct stat st;
+    sh("mkdir a b");
+    kg_error err = {0};
+    kg_gitguard *ga = kg_gitguard_begin(at("a"), 0, &err);
+    kg_gitguard *gb = kg_gitguard_begin(at("b"), 0, &err);
+    sh("git init -q a && git -C a commit -q --allow-empty -m a && "
+       "git init -q b && git -C b config core.fsmonitor 'touch x'");
+    ck_assert_int_eq(end_of(ga, out, sizeof out), 0);
+    ck_assert_int_eq(lstat(at("a/.git"), &st), 0);
+    ck_assert_int_eq(end_of(gb, out, sizeof out), 1);
+    ck_assert_int_eq(lstat(at("b/.git.kgate-quarantine"), &st), 0);
+    kg_gitguard_free(ga);
+    kg_gitguard_free(gb);
+    kg_gitguard_free(NULL);
+}
+END_TEST
+
+START_TEST(pins_gitlinks)
+{
+    sh(REPO_WITH_GITLINK);
+    kg_strv *v = kg_strv_new();
+    kg_gitguard_pins(at("r"), v);
+    ck_assert_uint_eq(kg_strv_len(v), 1);
+    ck_assert_str_eq(kg_strv_get(v, 0), at("r/n/.git"));
+    kg_strv_free(v);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("gitguard");
+    TCase *tc = tcase_create("gitguard");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, index_versions);
+    tcase_add_test(tc, config_allow_list);
+    tcase_add_test(tc, begin_refuses_a_commondir);
+    tcase_add_test(tc, end_moves_aside_what_was_planted);
+    tcase_add_test(tc, end_new_repository);
+    tcase_add_test(tc, end_never_moves_outside);
+    tcase_add_test(tc, commondir_placeholder);
+    tcase_add_test(tc, pins_gitlinks);
+    suite_add_tcase(s, tc);
+    return kgt_run_suite(s);
+}
