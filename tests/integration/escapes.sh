@@ -23,6 +23,17 @@ has() { # has PATTERN CMD...: CMD's stdout+stderr matches PATTERN
         return 1
     }
 }
+# ran_lacks PATTERN CMD...: CMD printed kg-ran (its run happened; a run
+# kgate refused prints nothing either) and not PATTERN.
+ran_lacks() {
+    local pat=$1 out
+    shift
+    out=$("$@" 2>&1)
+    printf '%s\n' "$out" | grep -q kg-ran && ! printf '%s\n' "$out" | grep -q -- "$pat" || {
+        printf 'want kg-ran and no "%s" in:\n%s\n' "$pat" "$out" | head -20
+        return 1
+    }
+}
 lacks() { # lacks PATTERN CMD...
     local pat=$1 out
     shift
@@ -136,6 +147,50 @@ elif what == "userns":  # CLONE_NEWUSER
 EOF
 chmod 0644 "$KG_TMP/ptyrun.py" "$KG_TMP/calls.py"
 
+# The attempts to plant a git hook (section 2), each a shell line.
+HOOK_ATTEMPTS=(
+    'mkdir -p .git/hooks'
+    'rmdir .git/hooks; mkdir .git/hooks'
+    'mv .git/hooks .git/hooks.moved; mkdir -p .git/hooks'
+)
+# plant_hooks LABEL: every attempt, with .git/hooks present and missing.
+# LABEL "protected" expects refusals; anything else expects the hook to
+# land (the control).
+plant_hooks() {
+    local label=$1 state attempt out hook=$KG_PROJ/.git/hooks/pre-commit
+    for state in present missing; do
+        for attempt in "${HOOK_ATTEMPTS[@]}"; do
+            rm -rf "$KG_PROJ/.git/hooks" "$KG_PROJ/.git/hooks.moved" "$KG_PROJ/hook-ran"
+            if [ "$state" = present ]; then
+                mkdir "$KG_PROJ/.git/hooks"
+                chown "$KG_UID:$KG_GID" "$KG_PROJ/.git/hooks"
+            fi
+            out=$(kg run -- sh -c "echo kg-tried; $attempt 2>&1; printf '#!/bin/sh\necho ran > hook-ran\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && echo kg-planted" 2>&1)
+            check "hooks $state, $label: the attempt ran ($attempt)" \
+                has kg-tried printf '%s\n' "$out"
+            if [ "$label" = protected ]; then
+                check "hooks $state: '$attempt' then a pre-commit fails inside" \
+                    lacks kg-planted printf '%s\n' "$out"
+                check "hooks $state: ... and no hook landed on the host" \
+                    test -z "$(find "$KG_PROJ/.git/hooks" "$KG_PROJ/.git/hooks.moved" -mindepth 1 2>/dev/null)"
+            else
+                check "hooks $state, $label: the same attempt plants the hook" \
+                    has kg-planted printf '%s\n' "$out"
+                check "hooks $state, $label: ... and it landed on the host" test -x "$hook"
+            fi
+        done
+    done
+    # What the hook is for: the user's next commit runs it.
+    as_user git add -A >/dev/null 2>&1
+    as_user git -c user.name=kg -c user.email=kg@example.org commit -q --allow-empty -m "after $label" >/dev/null 2>&1
+    if [ "$label" = protected ]; then
+        check "the user's next commit ran no planted hook" test ! -e "$KG_PROJ/hook-ran"
+    else
+        check "$label: the user's next commit ran the planted hook" test -e "$KG_PROJ/hook-ran"
+    fi
+    rm -rf "$KG_PROJ/.git/hooks" "$KG_PROJ/.git/hooks.moved" "$KG_PROJ/hook-ran"
+}
+
 # Copies a helper script into the project, where the sandbox can read it.
 helper() { cp "$KG_TMP/$1" "$KG_PROJ/$1" && chown "$KG_UID:$KG_GID" "$KG_PROJ/$1"; }
 
@@ -151,8 +206,9 @@ EOF
     # ---- 1. host Unix sockets ----------------------------------------------
     check "control: the host socket answers this user outside the sandbox" \
         has pong-from-host as_user "$PY" "$KG_PROJ/client.py" "$SOCK"
+    # The client ran and found no socket there (not: did not start).
     check "a host socket under /run is unreachable inside" \
-        fails kg run -- "$PY" client.py "$SOCK"
+        has FileNotFoundError kg run -- "$PY" client.py "$SOCK"
     check "inside, /run holds only the private runtime directory" \
         test "$(kg run -- ls -A /run)" = user
     check "inside, \$XDG_RUNTIME_DIR is private and writable" \
@@ -169,7 +225,8 @@ EOF
     write_config <<EOF
 network: open
 EOF
-    check "network open: still no host socket" fails kg run -- "$PY" client.py "$SOCK"
+    check "network open: still no host socket" \
+        has FileNotFoundError kg run -- "$PY" client.py "$SOCK"
     check "doctor: network open leaves abstract sockets reachable (DEGRADED)" \
         has "DEGRADED  abstract Unix sockets: network open" kg doctor
     write_config <<EOF
@@ -229,10 +286,12 @@ EOF
             has "Read-only file system" kg run -- sh -c "echo planted >> $f"
         check "and $f on the host is untouched" lacks planted cat "$KG_PROJ/$f"
     done
-    check "a new file in .vscode fails too" fails kg run -- touch .vscode/launch.json
-    check "a new file in .idea fails too" fails kg run -- touch .idea/workspace.xml
+    check "a new file in .vscode fails too" \
+        has "Read-only file system" kg run -- touch .vscode/launch.json
+    check "a new file in .idea fails too" \
+        has "Read-only file system" kg run -- touch .idea/workspace.xml
     check "protect_paths from the project file: tools/ is read-only" \
-        fails kg run -- sh -c 'echo planted >> tools/run.sh'
+        has "Read-only file system" kg run -- sh -c 'echo planted >> tools/run.sh'
     check "control: the rest of the project is writable" \
         kg run -- sh -c 'echo fine > notes.txt'
     check "git commit works inside (.git/config read-only)" \
@@ -246,11 +305,22 @@ EOF
     check "python3 runs inside" has py-ok kg run -- "$PY" -c 'print("py-ok")'
     check "doctor: protected paths line" has "READY     planted hooks:" kg doctor
 
-    # A .git without hooks: the sandbox gets an empty read-only one.
-    rm -rf "$KG_PROJ/.git/hooks"
-    check "a missing .git/hooks cannot be created inside" \
-        fails kg run -- sh -c 'echo planted > .git/hooks/pre-commit'
-    check "and nothing was planted on the host" test ! -e "$KG_PROJ/.git/hooks/pre-commit"
+    # A hook planted the way an attacker would: make the directory, or take
+    # the read-only one out of the way first, then write an executable
+    # pre-commit.  Tried with .git/hooks present and missing (the sandbox
+    # then gets an empty read-only one).  Each attempt prints kg-tried
+    # first (its run happened) and kg-planted only if the hook was written;
+    # the control runs the same attempts with the protection switched off
+    # (unprotect_paths) and must plant the hook, so the checks can fail.
+    plant_hooks "protected"
+    write_config <<EOF
+network: off
+unprotect_paths: [.git/hooks]
+EOF
+    plant_hooks "control, unprotected"
+    write_config <<EOF
+network: off
+EOF
     # unprotect_paths opts a built-in one out (user config only).
     write_config <<EOF
 network: off
@@ -260,7 +330,7 @@ EOF
         kg run -- sh -c 'echo "# edited" >> .envrc'
     check "and the edit reached the project" grep -q edited "$KG_PROJ/.envrc"
     check "unprotect_paths leaves the other protections" \
-        fails kg run -- sh -c 'echo planted >> .git/config'
+        has "Read-only file system" kg run -- sh -c 'echo planted >> .git/config'
     rm -f "$KG_PROJ/.kgate.yaml"
     write_config <<EOF
 network: off
@@ -300,7 +370,7 @@ except OSError as e:
     export AWS_SECRET_ACCESS_KEY=kgate-test-aws-value-3
     export KG_HARMLESS=visible-value
     check "no secret-looking name reaches the program" \
-        lacks "GITHUB_TOKEN\|MY_API_KEY\|AWS_SECRET_ACCESS_KEY" kg run -- env
+        ran_lacks "GITHUB_TOKEN\|MY_API_KEY\|AWS_SECRET_ACCESS_KEY" kg run -- sh -c 'echo kg-ran; env'
     check "a harmless variable does" has KG_HARMLESS=visible-value kg run -- env
     envout=$(kg run -- env 2>&1)
     check "PATH and HOME do" \
@@ -318,7 +388,8 @@ pass_env: [MY_API_KEY]
 deny_env: [KG_HARM*]
 EOF
     check "pass_env brings one back" has MY_API_KEY=kgate-test-api-key-value-2 kg run -- env
-    check "deny_env withholds an extra one" lacks KG_HARMLESS kg run -- env
+    check "deny_env withholds an extra one" \
+        ran_lacks KG_HARMLESS kg run -- sh -c 'echo kg-ran; env'
     check "and the audit line says so" has '"withheld_env":\["AWS_SECRET_ACCESS_KEY","GITHUB_TOKEN","KG_HARMLESS"\]' tail -n 1 "$LOG"
     unset GITHUB_TOKEN MY_API_KEY AWS_SECRET_ACCESS_KEY KG_HARMLESS
     write_config <<EOF

@@ -44,6 +44,8 @@ for who in $(test_users); do
     check "and the real file is untouched" grep -qx "real secret" "$KG_HOME/secret.txt"
     out=$(as_user python3 "$HARNESS" --kgate "$KGATE_BIN" --json "cat $KG_HOME/secret.txt")
     check "a file in \$HOME is not readable through the harness" \
-        test "$(field "$out" exit)" != 0
+        test "$(field "$out" exit)" = 1
+    check "because cat ran and found nothing there (not a refusal)" \
+        sh -c 'printf "%s" "$1" | grep -q "No such file"' _ "$(field "$out" stderr)"
 done
 finish

@@ -16,21 +16,30 @@ mkdir -p "$probe_home/proj"
     >/dev/null 2>&1 || skip_all "kgate run --dry-run does not work yet"
 
 # Helpers, so that `check` can run them in this shell (kg is a function).
-fails() { ! "$@" >/dev/null 2>&1; }
 output_has() { # output_has PATTERN CMD...: CMD's stdout matches PATTERN
     local pat=$1
     shift
     "$@" 2>/dev/null | grep -q -- "$pat"
 }
-output_lacks() { ! output_has "$@"; }
-output_empty() { [ -z "$("$@" 2>/dev/null)" ]; }
+# ran_then CMDLINE: the sandboxed sh prints kg-ran before CMDLINE, so a
+# check on what CMDLINE printed (or failed to) cannot pass on a run that
+# never started.  Prints what CMDLINE printed, after the marker.
+ran_then() {
+    local out
+    out=$(kg run -- sh -c "echo kg-ran; $1" 2>&1) || true
+    [ "${out%%$'\n'*}" = kg-ran ] || { echo "the run did not happen: $out" >&2; return 1; }
+    case $out in *$'\n'*) printf '%s\n' "${out#*$'\n'}" ;; esac
+}
+# after_marker_empty CMDLINE / after_marker_has PATTERN CMDLINE
+after_marker_empty() { local o; o=$(ran_then "$1") && [ -z "$o" ]; }
+after_marker_has() { local o; o=$(ran_then "$2") && printf '%s\n' "$o" | grep -q -- "$1"; }
 
 for who in $(test_users); do
     use_user "$who"
     write_config <<EOF
 network: off
-read_paths: [~/.gitconfig]
-deny_read: [.env, private]
+read_paths: [~/.gitconfig, ~/.kgfs-conf]
+deny_read: [.env, private, ~/.kgfs-conf/token]
 EOF
     echo "real secret" >"$KG_HOME/secret.txt"
     echo "[user] name = kg" >"$KG_HOME/.gitconfig"
@@ -38,12 +47,16 @@ EOF
     mkdir -p "$KG_PROJ/private"
     echo "key" >"$KG_PROJ/private/key"
     ln -s "$KG_HOME/secret.txt" "$KG_PROJ/link-to-secret"
+    mkdir -p "$KG_HOME/.kgfs-conf"
+    echo "kgfs-setting" >"$KG_HOME/.kgfs-conf/settings"
+    echo "kgfs-token-value" >"$KG_HOME/.kgfs-conf/token"
     chown -R "$KG_UID:$KG_GID" "$KG_HOME"
 
+    check "control: the secret is readable outside" grep -qx "real secret" "$KG_HOME/secret.txt"
     check "a secret in \$HOME is not readable" \
-        fails kg run -- cat "$KG_HOME/secret.txt"
+        after_marker_has "No such file" "cat '$KG_HOME/secret.txt'"
     check "a symlink from the project into \$HOME does not leak" \
-        output_lacks "real secret" kg run -- cat "$KG_PROJ/link-to-secret"
+        after_marker_has "No such file" "cat '$KG_PROJ/link-to-secret'"
     check "a write into \$HOME succeeds inside (tmpfs)" \
         kg run -- sh -c "echo planted > '$KG_HOME/secret.txt'"
     check "and the real file is untouched" grep -qx "real secret" "$KG_HOME/secret.txt"
@@ -51,10 +64,17 @@ EOF
         output_has "name = kg" kg run -- cat "$KG_HOME/.gitconfig"
     check "the project is writable" kg run -- sh -c 'echo ok > written'
     check "and the write reached the real project" grep -qx ok "$KG_PROJ/written"
-    check "a deny_read file reads empty" output_empty kg run -- cat "$KG_PROJ/.env"
-    check "a deny_read directory is empty" output_empty kg run -- ls -A "$KG_PROJ/private"
+    check "a deny_read file reads empty" after_marker_empty "cat '$KG_PROJ/.env'"
+    check "a deny_read directory is empty" after_marker_empty "ls -A '$KG_PROJ/private'"
+    # Under a directory given back from the hidden home, the tmpfs over the
+    # home no longer hides anything: only the deny_read cover does.  The
+    # neighbour file is the control (the directory is really given back).
+    check "control: a read_paths directory in \$HOME is readable" \
+        after_marker_has kgfs-setting "cat '$KG_HOME/.kgfs-conf/settings'"
+    check "a deny_read file inside it reads empty" \
+        after_marker_empty "cat '$KG_HOME/.kgfs-conf/token'"
     check "a write outside the project fails" \
-        fails kg run -- touch /var/tmp/kgate-run-fs-escape
+        after_marker_has "Read-only file system" "touch /var/tmp/kgate-run-fs-escape"
     check "nothing was created outside" test ! -e /var/tmp/kgate-run-fs-escape
     check "the working directory is the project" \
         test "$(kg run -- pwd)" = "$KG_PROJ"

@@ -61,6 +61,21 @@ proj_file() {
     chown "$KG_UID:$KG_GID" "$KG_PROJ/.kgate.yaml"
 }
 
+# The test plugin "good" (tests/unit/plugins) plans /bin/true whatever the
+# policy says: a backend that cannot answer for the home refusal, so that
+# the core's own check is tested alone (bubblewrap refuses the same case
+# too, in other words, which would hide the core's check being gone).
+TPDIR=$KG_TMP/tp
+mkdir -p "$TPDIR"
+install -m 0644 "$KGATE_BUILD_ROOT/tests/unit/plugins/tp_good.so" "$TPDIR/"
+chmod 0755 "$TPDIR"
+# dry_good: a dry run through the test plugin, as r() does for kgate.
+dry_good() {
+    RC=0
+    KGATE_PLUGIN_PATH=$TPDIR kg run --backend good --dry-run -- true \
+        >"$KG_TMP/out" 2>"$KG_TMP/err" || RC=$?
+}
+
 BASE_CONFIG='network: off
 macos_profile: strict
 deny_exec: [curl, kgrefuse-denied]
@@ -103,6 +118,15 @@ for who in $(test_users); do
     KG_HOME=$KG_TMP/homelink-$who refused 125 refuse "HOME through a symlink, cwd the real home" \
         'refusing to run in'
     KG_HOME=$saved
+    # The same refusals by the core alone: with the test plugin, a dry
+    # run prints its plan (/bin/true) unless the core refuses first.
+    KG_CWD=$KG_PROJ dry_good
+    check "control: the test backend plans a project (exit 0, got $RC)" [ "$RC" -eq 0 ]
+    check "control: its plan is printed" grep -qx /bin/true "$KG_TMP/out"
+    for cwd in "$KG_HOME" / "$(dirname "$KG_HOME")" "$KG_TMP/homelink-$who"; do
+        KG_CWD=$cwd dry_good
+        refused 125 - "the core alone (test backend), cwd $cwd" 'refusing to run in' 'home'
+    done
     MARK=$KG_PROJ/kgrefuse-ran
     # No usable HOME at all: nothing to hide, nothing to log into.
     rm -f "$MARK"

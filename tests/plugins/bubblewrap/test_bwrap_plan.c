@@ -185,6 +185,50 @@ START_TEST(golden_minimal)
 }
 END_TEST
 
+/* The flags that only a golden argv guarded (issue 19), asserted one by
+ * one in every shape of plan: network off, open, restricted without hosts,
+ * and pty mode.  --disable-userns needs the user namespace bwrap makes
+ * (--unshare-user) and refuses to start without it; --cap-drop ALL is what
+ * leaves a caller that is root with no capabilities inside; --new-session
+ * keeps the program off the caller's terminal.  tests/integration/layers.sh
+ * shows each of them holding alone at run time. */
+START_TEST(namespace_flags_in_every_plan)
+{
+    for (int variant = 0; variant < 4; variant++) {
+        fixture f;
+        fixture_init(&f);
+        if (variant == 1) f.pol.network = KGATE_NET_OPEN;
+        if (variant == 2) f.pol.network = KGATE_NET_RESTRICTED; /* no hosts */
+        if (variant == 3) {
+            kgbw_pty_shim_set_override("/bin/true");
+            f.pol.pty = 1;
+        }
+        ck_assert_int_eq(run_plan(&f), 0);
+        kgbw_pty_shim_set_override(NULL);
+        long user = find3(&f, "--unshare-user", NULL, NULL);
+        long nouserns = find3(&f, "--disable-userns", NULL, NULL);
+        long capdrop = find3(&f, "--cap-drop", "ALL", NULL);
+        long session = find3(&f, "--new-session", NULL, NULL);
+        long floor = find3(&f, "--ro-bind", "/", "/");
+        long end = find3(&f, "--", NULL, NULL);
+        ck_assert_msg(user > 0, "variant %d: no --unshare-user", variant);
+        ck_assert_msg(nouserns > user, "variant %d: --disable-userns missing or before "
+                                       "--unshare-user", variant);
+        ck_assert_msg(capdrop > 0, "variant %d: no --cap-drop ALL", variant);
+        ck_assert_msg(session > 0, "variant %d: no --new-session", variant);
+        /* options, not part of the command: before the first mount and
+         * before the "--" that ends bwrap's own arguments */
+        ck_assert_int_lt(nouserns, floor);
+        ck_assert_int_lt(capdrop, floor);
+        ck_assert_int_lt(session, floor);
+        ck_assert_int_lt(floor, end);
+        /* nothing gives a capability back */
+        ck_assert_int_lt(find3(&f, "--cap-add", NULL, NULL), 0);
+        kg_plan_free(f.plan);
+    }
+}
+END_TEST
+
 START_TEST(order_of_covers)
 {
     fixture f;
@@ -909,6 +953,7 @@ int main(void)
     TCase *tc = tcase_create("plan");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, golden_minimal);
+    tcase_add_test(tc, namespace_flags_in_every_plan);
     tcase_add_test(tc, order_of_covers);
     tcase_add_test(tc, nested_paths_most_specific_last);
     tcase_add_test(tc, network_modes);
