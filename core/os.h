@@ -4,6 +4,7 @@
  *
  *   os-fd-linux.c    / os-fd-macos.c     descriptors and file metadata
  *   os-relay-linux.c / os-relay-macos.c  copy-free output relay (or none)
+ *   os-proc-linux.c  / os-proc-macos.c   reaping orphans; what a box shares
  *
  * Shared core files call these and carry no #ifdef for the system.  Where
  * macOS cannot do what Linux does, the macOS file says what is lost, and
@@ -63,5 +64,20 @@ ssize_t kg_os_tee(int in, int out, size_t n);
 /* splice(2): moves up to n bytes from the pipe in to the pipe out.  -1 with
  * ENOSYS where it does not exist. */
 ssize_t kg_os_splice(int in, int out, size_t n);
+
+/* ---- processes (os-proc-*.c) -------------------------------------------- */
+
+/* Makes this process the reaper of its descendants' orphans (true), or
+ * not (false).  False when the system has no such thing (macOS). */
+bool kg_os_subreaper(bool on);
+
+/* The pids of this process's children, as the kernel lists them; NULL
+ * (with *n = 0) when they cannot be listed. */
+pid_t *kg_os_children(size_t *n);
+
+/* Host directories that every box this system's backend starts can write
+ * whatever the policy says (macOS: /private/tmp and $TMPDIR); at most max
+ * put in out.  Their strings live as long as the environment. */
+size_t kg_os_box_shared_dirs(const char **out, size_t max);
 
 #endif

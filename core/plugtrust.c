@@ -10,6 +10,8 @@
  * (cmd_run.c), and every command refuses to load from such a place. */
 #include "plugtrust.h"
 
+#include "os.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -91,13 +93,10 @@ kg_strv *kg_plugtrust_exposed(const kg_strv *writable)
         push_resolved(out, cwd);
     free(cwd);
     for (size_t i = 0; i < kg_strv_len(writable); i++) push_resolved(out, kg_strv_get(writable, i));
-#ifdef __APPLE__
-    /* Seatbelt leaves these writable (docs/seatbelt.md): unlike Linux,
-     * where bubblewrap gives the box an empty /tmp of its own. */
-    push_resolved(out, "/private/tmp");
-    const char *tmp = getenv("TMPDIR");
-    if (tmp && tmp[0] == '/') push_resolved(out, tmp);
-#endif
+    /* Host places every box can write on this system (os.h). */
+    const char *shared[4];
+    size_t ns = kg_os_box_shared_dirs(shared, sizeof shared / sizeof shared[0]);
+    for (size_t i = 0; i < ns; i++) push_resolved(out, shared[i]);
     return out;
 }
 

@@ -50,9 +50,6 @@
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
-#ifdef __linux__
-#include <sys/prctl.h>
-#endif
 
 #include "mask.h"
 #include "msg.h"
@@ -383,42 +380,12 @@ static void stop_helpers(sup *s)
     s->proc.n_helpers = 0;
 }
 
-#ifdef PR_SET_CHILD_SUBREAPER
-/* The children of this process, from the list the kernel keeps of them
- * (as pids, sorted): NULL when it cannot be read. */
-static pid_t *list_children(size_t *n)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/task/%ld/children", (long)getpid());
-    FILE *f = fopen(path, "re");
-    *n = 0;
-    if (!f) return NULL;
-    size_t cap = 16;
-    pid_t *v = malloc(cap * sizeof *v);
-    long pid;
-    while (v && fscanf(f, "%ld", &pid) == 1) {
-        if (*n == cap) {
-            pid_t *nv = realloc(v, (cap *= 2) * sizeof *v);
-            if (!nv) {
-                free(v);
-                v = NULL;
-                break;
-            }
-            v = nv;
-        }
-        v[(*n)++] = (pid_t)pid;
-    }
-    fclose(f);
-    return v;
-}
-
 static bool has_pid(const pid_t *v, size_t n, pid_t pid)
 {
     for (size_t i = 0; i < n; i++)
         if (v[i] == pid) return true;
     return false;
 }
-#endif
 
 /* As subreaper, wait for the children that came during the run (orphans
  * of the backend's processes; never a child our caller had before) within
@@ -426,13 +393,12 @@ static bool has_pid(const pid_t *v, size_t n, pid_t pid)
  * unreaped, so no pid can have been reused. */
 static void reap_orphans(sup *s)
 {
-#ifdef PR_SET_CHILD_SUBREAPER
     if (!s->subreaper) return;
     int64_t deadline = now_ms() + ORPHAN_GRACE_MS;
     bool killed = false;
     for (;;) {
         size_t n = 0, left = 0;
-        pid_t *now = list_children(&n);
+        pid_t *now = kg_os_children(&n);
         if (!now) break;
         for (size_t i = 0; i < n; i++) {
             if (has_pid(s->before, s->n_before, now[i])) continue;
@@ -448,7 +414,7 @@ static void reap_orphans(sup *s)
             /* Still there after the grace period: kill them; the next
              * round reaps them, waiting. */
             size_t m = 0;
-            pid_t *again = list_children(&m);
+            pid_t *again = kg_os_children(&m);
             for (size_t i = 0; again && i < m; i++)
                 if (!has_pid(s->before, s->n_before, again[i])) kill(again[i], SIGKILL);
             free(again);
@@ -464,11 +430,8 @@ static void reap_orphans(sup *s)
             while (read(s->sig_r, b, sizeof b) > 0) {}
         }
     }
-    prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
+    kg_os_subreaper(false);
     s->subreaper = false;
-#else
-    (void)s;
-#endif
 }
 
 /* ------------------------------------------------------------------------ */
@@ -881,14 +844,12 @@ int kg_supervise(const kgate_backend *be, const kg_host *host,
                                "(max_processes): %s", strerror(errno));
         goto out;
     }
-#ifdef PR_SET_CHILD_SUBREAPER
     /* What the backend's processes leave when they exit (bwrap's pid 1
      * outlives the outer bwrap by a moment) is reparented to us, not to
      * a PID 1 that may never reap it (a container without an init), and
-     * reaped before we return (reap_orphans). */
-    s.before = list_children(&s.n_before);
-    s.subreaper = s.before && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0;
-#endif
+     * reaped before we return (reap_orphans).  Not on macOS (os.h). */
+    s.before = kg_os_children(&s.n_before);
+    s.subreaper = s.before && kg_os_subreaper(true);
     s.proc = (kgate_proc){.struct_size = sizeof s.proc};
     kgate_err kerr = {0};
     int launched = be->launch(&host->pub, policy, plan, &io, &s.proc, &kerr);

@@ -1,0 +1,33 @@
+/* os-proc-macos.c: child reaping and the box's shared places on macOS
+ * (see os.h).
+ *
+ * What differs from Linux: there is no child subreaper.  A process the
+ * program leaves behind is reparented to launchd, which reaps it; the
+ * watcher (plugins/seatbelt) kills the program's process group when the
+ * program ends, so nothing of the box keeps running (docs/seatbelt.md). */
+#include "os.h"
+
+#include <stdlib.h>
+
+bool kg_os_subreaper(bool on)
+{
+    (void)on;
+    return false;
+}
+
+pid_t *kg_os_children(size_t *n)
+{
+    *n = 0;
+    return NULL;
+}
+
+size_t kg_os_box_shared_dirs(const char **out, size_t max)
+{
+    /* Seatbelt leaves these writable (docs/seatbelt.md), unlike Linux,
+     * where bubblewrap gives the box an empty /tmp of its own. */
+    size_t n = 0;
+    if (n < max) out[n++] = "/private/tmp";
+    const char *tmp = getenv("TMPDIR");
+    if (tmp && tmp[0] == '/' && n < max) out[n++] = tmp;
+    return n;
+}
