@@ -12,6 +12,7 @@
  * Files are read with plain reads and never executed or parsed by git:
  * running git here would be running what is being checked. */
 #include "gitguard.h"
+#include "os.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -48,8 +49,8 @@ static ident ident_of(const char *p)
         i.ino = st.st_ino;
         i.mode = st.st_mode;
         i.size = st.st_size;
-        i.mtim = st.st_mtim;
-        i.ctim = st.st_ctim;
+        i.mtim = kg_os_stat_mtime(&st);
+        i.ctim = kg_os_stat_ctime(&st);
     }
     return i;
 }
@@ -526,11 +527,11 @@ static int open_parent(const char *project, const char *path, const char **leaf)
     if (strncmp(path, project, n) != 0 || path[n] != '/') return -1;
     char *rest = strdup(path + n + 1);
     if (!rest) return -1;
-    int fd = open(project, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    int fd = kg_os_open_dir_handle(project);
     char *save = NULL, *comp = strtok_r(rest, "/", &save), *next;
     for (; fd >= 0 && comp && (next = strtok_r(NULL, "/", &save)); comp = next) {
         int sub = strcmp(comp, ".") && strcmp(comp, "..")
-                      ? openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                      ? kg_os_openat_dir_handle(fd, comp)
                       : -1;
         close(fd);
         fd = sub;
@@ -561,7 +562,7 @@ static void quarantine(const kg_gitguard *g, kg_strv *findings, const char *path
             to = NULL;
             break;
         }
-        ok = renameat2(dfd, leaf, dfd, to, RENAME_NOREPLACE) == 0;
+        ok = kg_os_rename_noreplace(dfd, leaf, to) == 0;
         if (!ok && errno != EEXIST) break;
     }
     if (dfd >= 0) close(dfd);

@@ -2,6 +2,7 @@
 #include "os.h"
 
 #include <fcntl.h>
+#include <stdio.h>
 #include <unistd.h>
 
 int kg_os_pipe(int p[2], bool nonblock)
@@ -19,6 +20,16 @@ void kg_os_pipe_grow(int fd, int size)
 int kg_os_open_dir_handle(const char *path)
 {
     return open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
+int kg_os_openat_dir_handle(int dfd, const char *name)
+{
+    return openat(dfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+int kg_os_rename_noreplace(int dfd, const char *from, const char *to)
+{
+    return renameat2(dfd, from, dfd, to, RENAME_NOREPLACE);
 }
 
 int kg_os_cloexec_range(int lowfd)

@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <unistd.h>
 
 static int set_flag(int fd, int get, int set, int flag)
@@ -47,6 +48,16 @@ void kg_os_pipe_grow(int fd, int size)
 int kg_os_open_dir_handle(const char *path)
 {
     return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+int kg_os_openat_dir_handle(int dfd, const char *name)
+{
+    return openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+int kg_os_rename_noreplace(int dfd, const char *from, const char *to)
+{
+    return renameatx_np(dfd, from, dfd, to, RENAME_EXCL);
 }
 
 int kg_os_cloexec_range(int lowfd)

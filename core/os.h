@@ -37,6 +37,15 @@ void kg_os_pipe_grow(int fd, int size);
  * directory it cannot open is looked up by name as before.  -1 on failure. */
 int kg_os_open_dir_handle(const char *path);
 
+/* The same, for the entry name of the directory dfd, never following a
+ * symbolic link there (O_NOFOLLOW).  -1 on failure. */
+int kg_os_openat_dir_handle(int dfd, const char *name);
+
+/* Renames from to to, both in the directory dfd, failing with EEXIST
+ * instead of replacing an existing to (Linux renameat2 RENAME_NOREPLACE,
+ * macOS renameatx_np RENAME_EXCL). */
+int kg_os_rename_noreplace(int dfd, const char *from, const char *to);
+
 /* Makes every descriptor from lowfd up close-on-exec in one call where the
  * kernel offers one (close_range).  Returns 0 when done, -1 when the caller
  * must walk kg_os_fd_dir() itself. */
