@@ -5,26 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Length (2..4) and code point of a valid multi-byte UTF-8 sequence at s,
- * or 0 when s does not start one. */
-static size_t utf8_decode(const unsigned char *s, uint32_t *cp)
-{
-    size_t n;
-    uint32_t c;
-    if ((s[0] & 0xE0) == 0xC0) n = 2, c = s[0] & 0x1F;
-    else if ((s[0] & 0xF0) == 0xE0) n = 3, c = s[0] & 0x0F;
-    else if ((s[0] & 0xF8) == 0xF0) n = 4, c = s[0] & 0x07;
-    else return 0;
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xC0) != 0x80) return 0;
-        c = (c << 6) | (s[i] & 0x3F);
-    }
-    if ((n == 2 && c < 0x80) || (n == 3 && c < 0x800) || (n == 4 && c < 0x10000) ||
-        c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
-        return 0;
-    *cp = c;
-    return n;
-}
+#include "utf8.h"
 
 /* Code points a terminal acts on or that reorder or break the line. */
 static int invisible(uint32_t c)
@@ -62,7 +43,7 @@ void kg_msg_escape(UT_string *out, const char *in)
             s++;
         } else {
             uint32_t cp;
-            size_t n = utf8_decode(s, &cp);
+            size_t n = kg_utf8_decode(s, &cp);
             if (n == 0) {
                 utstring_printf(out, "\\x%02x", c);
                 s++;
@@ -87,7 +68,7 @@ bool kg_msg_is_plain(const char *in)
             continue;
         }
         uint32_t cp;
-        size_t n = utf8_decode(s, &cp);
+        size_t n = kg_utf8_decode(s, &cp);
         if (n == 0 || invisible(cp)) return false;
         s += n;
     }
