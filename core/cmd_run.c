@@ -294,8 +294,17 @@ static int run(run_ctx *c)
     }
 
     if (c->args.dry_run) {
-        kg_plan_print(plan, stdout);
-        status = fflush(stdout) == 0 ? KG_EXIT_OK : KG_EXIT_FAIL;
+        /* The whole plan first, then one write: running out of memory
+         * half-way must not leave half a plan on stdout (kg_oom). */
+        char *text = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&text, &len);
+        if (!m) kg_oom();
+        kg_plan_print(plan, m);
+        if (fclose(m) != 0 || !text) kg_oom();
+        status = fwrite(text, 1, len, stdout) == len && fflush(stdout) == 0 ? KG_EXIT_OK
+                                                                           : KG_EXIT_FAIL;
+        free(text);
         goto out_plan;
     }
 

@@ -229,7 +229,7 @@ static void set_positional(walker *w, char **words, size_t n, size_t from, const
         for (size_t i = 1 + drop; i < w->npos; i++) kg_strv_push(nv, w->pos[i]);
     }
     char **vec = kg_strv_nullterm(nv);
-    if (!vec) abort();
+    if (!vec) kg_oom();
     free(w->pos_vec);
     kg_strv_free(w->pos_own);
     w->pos_own = nv;
@@ -401,7 +401,7 @@ static void walker_word(walker *w, const char *word, bool dyn, bool quoted)
             if (w->for_var && !w->for_in)
                 for (size_t i = 1; i < w->npos; i++) {
                     char *a = NULL;
-                    if (asprintf(&a, "%s=%s", w->for_var, w->pos[i]) < 0) abort();
+                    if (asprintf(&a, "%s=%s", w->for_var, w->pos[i]) < 0) kg_oom();
                     walker_assign_one(w, a);
                     free(a);
                 }
@@ -415,7 +415,7 @@ static void walker_word(walker *w, const char *word, bool dyn, bool quoted)
             w->for_in = true;
         } else if (w->for_in) {
             char *a = NULL;
-            if (asprintf(&a, "%s=%s", w->for_var, word) < 0) abort();
+            if (asprintf(&a, "%s=%s", w->for_var, word) < 0) kg_oom();
             walker_assign(w, a, dyn);
             free(a);
         }

@@ -13,7 +13,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <utstring.h>
+#include "oom.h" /* utstring, with kgate's out-of-memory hook */
 
 /* Appends in to out, escaped:
  *   \  -> \\            (so that an escape in the output is always ours)
