@@ -15,7 +15,7 @@
  * Input: NUL-separated strings: cwd, then the arguments. */
 #include <stdbool.h>
 #include <string.h>
-#include <utstring.h>
+#include "oom.h" /* utstring, with the core's out-of-memory hook */
 
 #include "audit.h"
 #include "fuzz-util.h"

@@ -13,7 +13,7 @@
  * then 8 bytes of chunking seed, then the stream. */
 #include <stdbool.h>
 #include <string.h>
-#include <utstring.h>
+#include "oom.h" /* utstring, with the core's out-of-memory hook */
 
 #include "fuzz-util.h"
 #include "mask.h"
