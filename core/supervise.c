@@ -652,7 +652,7 @@ static void pump_input(sup *s, bool readable, bool writable)
     if (writable && s->in_len > 0) {
         ssize_t n = write(input_dst(s), s->inbuf + s->in_off, s->in_len - s->in_off);
         if (n > 0) {
-            kg_pty_typed(s->pty, s->inbuf + s->in_off, (size_t)n);
+            if (s->pty) kg_pty_typed(s->pty, s->inbuf + s->in_off, (size_t)n);
             s->in_off += (size_t)n;
             if (s->in_off == s->in_len) s->in_len = s->in_off = 0;
         } else if (n < 0 && errno != EINTR && errno != EAGAIN) {

@@ -157,8 +157,20 @@ tmp_full() {
     local full=$KG_TMP/full
     mkdir -p "$full"
     mount -t tmpfs -o size=512k,mode=1777 tmpfs "$full"
-    mkdir -p "$full/${KG_TMP#/tmp/}"
-    mount --bind "$KG_TMP" "$full/${KG_TMP#/tmp/}"
+    # What the test runs must stay visible through the full /tmp: its own
+    # files, and the build when the clone itself lies under /tmp (a CI
+    # clone in /tmp/ci-check).
+    local p top seen=" "
+    IFS=: read -r -a kg_need <<<"$KG_TMP:$KGATE_BIN:$KGATE_PLUGIN_PATH:${KGATE_BUILD_ROOT:-}"
+    for p in "${kg_need[@]}"; do
+        case $p in /tmp/?*) ;; *) continue ;; esac
+        top=${p#/tmp/}
+        top=${top%%/*}
+        case $seen in *" $top "*) continue ;; esac
+        seen="$seen$top "
+        mkdir -p "$full/$top"
+        mount --bind "/tmp/$top" "$full/$top"
+    done
     mount --rbind "$full" /tmp
     dd if=/dev/zero of=/tmp/fill bs=4k 2>/dev/null
     local control=no
