@@ -12,7 +12,7 @@ KGATE_RUN_DEPS=(bubblewrap slirp4netns iptables)
 # installed (issue 12, section 9).
 KGATE_TEST_DEPS=(iproute2 python3 util-linux procps git groff-base man-db
                  dpkg-dev debhelper build-essential fakeroot zsh tmux valgrind
-                 clang strace)
+                 clang libclang-rt-14-dev strace)
 # The macOS cross build (scripts/macos-cross): llvm-nm/llvm-objdump and
 # ld64.lld inspect and relink the Mach-O files; dpkg-dev (above) unpacks
 # libyaml's source package.  zig itself comes from npm, which only needs
