@@ -102,14 +102,27 @@ for who in $(test_users); do
            ln -s ../.cache-w secrets/out && echo prepared'
     check "directory: run 1 prepared it (marker)" has prepared
     user_writes secrets/key
+    # Both entries are refused; which one the line names first follows the
+    # directory's own order (readdir), which differs between filesystems.
+    # Each is named once the other is gone.
     kgrun 'echo run2-ran; cat .cache-z'
-    check "directory: run 2 is refused, naming the entry with two links" \
-        refused "secrets: key has 2 hard links"
     check "directory: the secret was not read" lacks "$SECRET"
-    rm -f "$KG_PROJ/.cache-z"
-    kgrun 'echo run2-ran'
-    check "directory: a symlink that leads out is refused" refused "secrets: out"
-    rm -f "$KG_PROJ/secrets/out"
+    if [[ $OUT == *"secrets: out"* ]]; then
+        check "directory: a symlink that leads out is refused" refused "secrets: out"
+        rm -f "$KG_PROJ/secrets/out"
+        kgrun 'echo run2-ran; cat .cache-z'
+        check "directory: run 2 is refused, naming the entry with two links" \
+            refused "secrets: key has 2 hard links"
+        check "directory: the secret was not read (again)" lacks "$SECRET"
+        rm -f "$KG_PROJ/.cache-z"
+    else
+        check "directory: run 2 is refused, naming the entry with two links" \
+            refused "secrets: key has 2 hard links"
+        rm -f "$KG_PROJ/.cache-z"
+        kgrun 'echo run2-ran'
+        check "directory: a symlink that leads out is refused" refused "secrets: out"
+        rm -f "$KG_PROJ/secrets/out"
+    fi
     as_user ln -s key "$KG_PROJ/secrets/in"
     kgrun 'echo run2-ran; ls secrets; cat secrets/key; echo end'
     check "directory: control, with neither it runs" has run2-ran
