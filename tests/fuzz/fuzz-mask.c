@@ -1,10 +1,10 @@
 /* fuzz-mask: the output mask, fed in random chunks, against a reference.
  *
- * The reference below is the spec's rule written the slow, obvious way over
+ * The reference (tests/mask-reference.h) is the spec's rule written the slow, obvious way over
  * the whole stream at once: at a word boundary, the longest known prefix
  * followed by at least 16 token characters becomes the prefix and "***",
  * and the whole token run after it is dropped, with terminal escape
- * sequences transparent (see reference()).  kg_mask sees the same bytes
+ * sequences transparent (tests/mask-reference.h).  kg_mask sees the same bytes
  * split at places chosen from the input, so every way a token can straddle
  * two reads is tried; both must write exactly the same bytes, and the mask
  * must never hold back more than its window (longest prefix + 16 + 128).
@@ -18,77 +18,10 @@
 #include "oom.h" /* utstring, with the core's out-of-memory hook */
 
 #include "fuzz-util.h"
+#include "../mask-reference.h"
 #include "mask.h"
 
-#define MIN_TOKEN 16
-
-static bool is_tok(unsigned char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-           (c >= '0' && c <= '9') || c == '_' || c == '-';
-}
-
-/* Escape sequences (ESC [ params final; ESC intermediates final) are
- * transparent: taken out, the rule applied to the visible bytes, and put
- * back where they were, with "***" right after the prefix's last byte.
- * A candidate is judged within the mask's window of raw bytes (longest
- * prefix + 16 + ESC_ROOM, mask.c), escape bytes included. */
-#define ESC_ROOM 128
-static void reference(const char *const *pfx, size_t npfx, size_t maxlen,
-                      const unsigned char *s, size_t n, UT_string *out)
-{
-    unsigned char *drop = calloc(n + 1, 1), *star = calloc(n + 1, 1);
-    size_t *pos = calloc(n + 1, sizeof *pos), nv = 0;
-    FZ_CHECK(drop && star && pos, "out of memory");
-    for (size_t i = 0; i < n;) {
-        if (s[i] != 0x1b) {
-            pos[nv++] = i++;
-            continue;
-        }
-        size_t k = i + 1;
-        if (k < n && s[k] == '[') {
-            k++;
-            while (k < n && s[k] >= 0x20 && s[k] <= 0x3f) k++;
-            if (k < n && s[k] >= 0x40 && s[k] <= 0x7e) k++;
-        } else {
-            while (k < n && s[k] >= 0x20 && s[k] <= 0x2f) k++;
-            if (k < n && s[k] >= 0x30 && s[k] <= 0x7e) k++;
-        }
-        i = k;
-    }
-    for (size_t a = 0; a < nv;) {
-        size_t best = 0, lim = pos[a] + maxlen + MIN_TOKEN + ESC_ROOM;
-        if (a == 0 || !is_tok(s[pos[a - 1]])) {
-            for (size_t k = 0; k < npfx; k++) {
-                size_t pl = strlen(pfx[k]), q = 0;
-                if (pl <= best) continue;
-                while (q < pl && a + q < nv && pos[a + q] < lim &&
-                       s[pos[a + q]] == (unsigned char)pfx[k][q])
-                    q++;
-                if (q < pl) continue;
-                size_t t = 0;
-                while (t < MIN_TOKEN && a + pl + t < nv && pos[a + pl + t] < lim &&
-                       is_tok(s[pos[a + pl + t]]))
-                    t++;
-                if (t >= MIN_TOKEN) best = pl;
-            }
-        }
-        if (!best) {
-            a++;
-            continue;
-        }
-        star[pos[a + best - 1]] = 1;
-        a += best;
-        while (a < nv && is_tok(s[pos[a]])) drop[pos[a++]] = 1;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (!drop[i]) utstring_bincpy(out, s + i, 1);
-        if (star[i]) utstring_bincpy(out, "***", 3);
-    }
-    free(drop);
-    free(star);
-    free(pos);
-}
+#define MIN_TOKEN MASK_REF_MIN_TOKEN
 
 typedef struct sink {
     UT_string *out;
@@ -141,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     UT_string *want;
     utstring_new(want);
-    reference(pfx, npfx, maxlen, s, n, want);
+    mask_reference(pfx, npfx, maxlen, s, n, want);
 
     /* Once in one piece, once in chunks of 1 to 2^k bytes. */
     for (int pass = 0; pass < 2; pass++) {
@@ -159,7 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             rc = kg_mask_feed(m, (const char *)s + at, c);
             at += c;
             /* (After a failed write the stream is closed: no bound then.) */
-            FZ_CHECK(rc != 0 || kg_mask_held(m) < maxlen + MIN_TOKEN + ESC_ROOM,
+            FZ_CHECK(rc != 0 || kg_mask_held(m) < maxlen + MIN_TOKEN + MASK_REF_ESC_ROOM,
                      "held %zu bytes, longest prefix %zu", kg_mask_held(m), maxlen);
         }
         /* Flushed even after a failed feed: the relay does that too. */

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "oom.h" /* utstring, with the core's out-of-memory hook */
 
+#include "../mask-reference.h"
 #include "mask.h"
 #include "testutil.h"
 
@@ -444,67 +445,15 @@ END_TEST
 /* Terminal control sequences are transparent                               */
 /* ------------------------------------------------------------------------ */
 
-/* The rule on what a terminal shows: escape sequences (ESC [ params final,
- * ESC intermediates final) are taken out, the plain rule applied to the
- * visible bytes, and the sequences put back where they were; "***" goes
- * right after the prefix's last byte.  A candidate is judged within the
- * mask's window of raw bytes (longest built-in prefix 11 + 16 + 128). */
-#define REF_WINDOW (11 + 16 + 128)
+/* The rule on what a terminal shows (escape sequences transparent): the
+ * shared reference, with the built-in prefixes. */
 static void reference_esc(const char *s, size_t n, UT_string *out)
 {
-    unsigned char *vis = calloc(n + 1, 1), *drop = calloc(n + 1, 1),
-                  *star = calloc(n + 1, 1);
-    size_t *pos = calloc(n + 1, sizeof *pos), nv = 0;
-    for (size_t i = 0; i < n;) {
-        if (s[i] != 0x1b) {
-            vis[i] = 1;
-            pos[nv++] = i++;
-            continue;
-        }
-        size_t k = i + 1;
-        if (k < n && s[k] == '[') {
-            k++;
-            while (k < n && s[k] >= 0x20 && s[k] <= 0x3f) k++;
-            if (k < n && s[k] >= 0x40 && s[k] <= 0x7e) k++;
-        } else {
-            while (k < n && s[k] >= 0x20 && s[k] <= 0x2f) k++;
-            if (k < n && s[k] >= 0x30 && s[k] <= 0x7e) k++;
-        }
-        i = k;
-    }
-    size_t np = builtin_count();
-    for (size_t a = 0; a < nv;) {
-        size_t best = 0, lim = pos[a] + REF_WINDOW;
-        if (a == 0 || !tokc((unsigned char)s[pos[a - 1]])) {
-            for (size_t k = 0; k < np; k++) {
-                const char *p = kg_mask_builtin_prefixes[k];
-                size_t pl = strlen(p), q = 0;
-                if (pl <= best) continue;
-                while (q < pl && a + q < nv && pos[a + q] < lim && s[pos[a + q]] == p[q]) q++;
-                if (q < pl) continue;
-                size_t t = 0;
-                while (t < 16 && a + pl + t < nv && pos[a + pl + t] < lim &&
-                       tokc((unsigned char)s[pos[a + pl + t]]))
-                    t++;
-                if (t >= 16) best = pl;
-            }
-        }
-        if (!best) {
-            a++;
-            continue;
-        }
-        star[pos[a + best - 1]] = 1;
-        a += best;
-        while (a < nv && tokc((unsigned char)s[pos[a]])) drop[pos[a++]] = 1;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (!drop[i]) utstring_bincpy(out, s + i, 1);
-        if (star[i]) utstring_bincpy(out, "***", 3);
-    }
-    free(vis);
-    free(drop);
-    free(star);
-    free(pos);
+    size_t np = builtin_count(), maxlen = 0;
+    for (size_t k = 0; k < np; k++)
+        if (strlen(kg_mask_builtin_prefixes[k]) > maxlen) maxlen = strlen(kg_mask_builtin_prefixes[k]);
+    mask_reference((const char *const *)kg_mask_builtin_prefixes, np, maxlen,
+                   (const unsigned char *)s, n, out);
 }
 
 static void check_esc_cuts(const char *in, size_t len, const size_t *cuts, size_t nc)
