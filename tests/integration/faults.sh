@@ -23,41 +23,12 @@ fi
 need_bwrap
 need_cmd pgrep timeout
 
-poll() {
-    local n=$1
-    shift
-    for _ in $(seq "$n"); do
-        "$@" && return 0
-        sleep 0.1
-    done
-    "$@"
-}
-file_has() { grep -q -- "$1" "$2" 2>/dev/null; }
-# wait_bounded SECONDS JOB [PID...]: the exit status of background JOB;
-# if it has not ended in time, JOB and the PIDs (kgate) are SIGKILLed.
-wait_bounded() {
-    local secs=$1 job=$2
-    shift 2
-    if ! timeout "$secs" tail --pid="$job" -f /dev/null; then
-        kill -KILL "$@" "$job" 2>/dev/null
-    fi
-    wait "$job"
-}
 # Live (not zombie) processes whose command line holds "sleep MARK".
 alive_count() {
     ps -eo stat=,args= | grep -v '^Z' | grep -c -- "[s]leep $1"
 }
 
-SLIRP=
-if command -v slirp4netns >/dev/null && command -v iptables-restore >/dev/null &&
-    [ -e /dev/net/tun ]; then
-    SLIRP=yes
-    TUN_MODE=$(stat -c %a /dev/net/tun)
-    if [ "$TUN_MODE" != 666 ] && [ "$(id -u)" -eq 0 ]; then
-        trap 'chmod "$TUN_MODE" /dev/net/tun; rm -rf "$KG_TMP"' EXIT
-        chmod 0666 /dev/net/tun
-    fi
-fi
+slirp_ready
 MOUNTS=${KG_FAULTS_INNER:-}
 # Checks that need their own mounts: run, or say why not.
 can_mount() {

@@ -59,6 +59,43 @@ finish() {
     exit $?
 }
 
+# poll N CMD...: up to N tenths of a second until CMD succeeds; every wait
+# is bounded, so a failure shows as a failed check, never as a hung test.
+poll() {
+    local n=$1
+    shift
+    for _ in $(seq "$n"); do
+        "$@" && return 0
+        sleep 0.1
+    done
+    "$@"
+}
+file_has() { grep -q -- "$1" "$2" 2>/dev/null; }
+# wait_bounded SECONDS JOB [PID...]: the exit status of background JOB;
+# if it has not ended in time, JOB and the PIDs (kgate) are SIGKILLed.
+wait_bounded() {
+    local secs=$1 job=$2
+    shift 2
+    if ! timeout "$secs" tail --pid="$job" -f /dev/null; then
+        kill -KILL "$@" "$job" 2>/dev/null
+    fi
+    wait "$job"
+}
+# SLIRP=yes when slirp4netns, iptables-restore and /dev/net/tun are there;
+# as root, /dev/net/tun is opened up for the run (the test user's slirp4netns
+# opens it; udev makes it 0666 on an ordinary system) and put back at exit.
+slirp_ready() {
+    SLIRP=
+    command -v slirp4netns >/dev/null && command -v iptables-restore >/dev/null &&
+        [ -e /dev/net/tun ] || return 0
+    SLIRP=yes
+    TUN_MODE=$(stat -c %a /dev/net/tun)
+    if [ "$TUN_MODE" != 666 ] && [ "$(id -u)" -eq 0 ]; then
+        trap 'chmod "$TUN_MODE" /dev/net/tun; rm -rf "$KG_TMP"' EXIT
+        chmod 0666 /dev/net/tun
+    fi
+}
+
 KG_WHO=$(id -un)
 KG_UID=$(id -u)
 KG_GID=$(id -g)

@@ -32,16 +32,7 @@ renice -n 10 $$ >/dev/null 2>&1 || true
 # larger runs of the same loop).
 KILL_TRIES=${KGATE_KILL_TRIES:-150}
 
-SLIRP=
-if command -v slirp4netns >/dev/null && command -v iptables-restore >/dev/null &&
-    [ -e /dev/net/tun ]; then
-    SLIRP=yes
-    TUN_MODE=$(stat -c %a /dev/net/tun)
-    if [ "$TUN_MODE" != 666 ] && [ "$(id -u)" -eq 0 ]; then
-        trap 'chmod "$TUN_MODE" /dev/net/tun; rm -rf "$KG_TMP"' EXIT
-        chmod 0666 /dev/net/tun
-    fi
-fi
+slirp_ready
 
 # The parent of everything a test starts here: subreaper (so orphans come
 # to it, as they would to a PID 1), waits for its own child only, then
@@ -85,26 +76,6 @@ alive_count() {
 cleanup_marker() {
     local p
     for p in $(pgrep -f "sleep $1\$"); do kill -KILL "$p" 2>/dev/null; done
-}
-poll() {
-    local n=$1
-    shift
-    for _ in $(seq "$n"); do
-        "$@" && return 0
-        sleep 0.1
-    done
-    "$@"
-}
-file_has() { grep -q -- "$1" "$2" 2>/dev/null; }
-# wait_bounded SECONDS JOB [PID...]: the exit status of background JOB;
-# if it has not ended in time, JOB and the PIDs (kgate) are SIGKILLed.
-wait_bounded() {
-    local secs=$1 job=$2
-    shift 2
-    if ! timeout "$secs" tail --pid="$job" -f /dev/null; then
-        kill -KILL "$@" "$job" 2>/dev/null
-    fi
-    wait "$job"
 }
 
 no_zombies_after_20_runs() {

@@ -12,16 +12,6 @@
 need_bwrap
 need_cmd pgrep timeout
 
-# poll N CMD...: up to N tenths of a second until CMD succeeds.
-poll() {
-    local n=$1
-    shift
-    for _ in $(seq "$n"); do
-        "$@" && return 0
-        sleep 0.1
-    done
-    "$@"
-}
 # Processes whose command line starts with "sleep MARKER".
 alive() { pgrep -f "^sleep $1\$" >/dev/null; }
 gone() { ! alive "$1"; }
@@ -33,7 +23,6 @@ reap() { for p in $(pgrep -f "^sleep $1\$"); do kill -KILL "$p" 2>/dev/null; don
 no_live_bwrap() {
     ! ps -eo stat=,args= | grep -v '^Z' | grep -q "[b]wrap .*sleep $1"
 }
-file_has() { grep -q -- "$1" "$2" 2>/dev/null; }
 
 # signal_reaches SIG CODE: the program traps SIG and exits CODE; kgate gets
 # SIG and must exit CODE.
