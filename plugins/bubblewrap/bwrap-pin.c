@@ -12,12 +12,21 @@
  * time without following any symlink (the core accepts none in a path the
  * policy names, so one there now was put there since), and hands bwrap the
  * descriptor: "--bind P D" becomes "--bind-fd N D", "--ro-bind" becomes
- * "--ro-bind-fd".  bwrap 0.8 mounts what the descriptor's path leads to
- * and then compares that with the descriptor itself (device and inode of
- * the destination's last component, once); launch's own check below makes
- * the comparison again, of the whole destination, after every mount, so
- * what the program sees is the object opened.  bwrap closes each
- * descriptor once it has mounted it
+ * "--ro-bind-fd".  That alone is not race-free: bwrap (0.8 with Debian's
+ * backport, and 0.10 upstream) turns the descriptor back into a path
+ * (realpath of /proc/self/fd/N) while it parses its options, mounts that
+ * path later, and then compares the descriptor with the destination's last
+ * component, once.  A name swapped for a symlink between those steps and
+ * back makes it mount whatever the symlink led to; measured with a project
+ * on a tmpfs /tmp: the real home, bound read-only over the sandbox's
+ * home, passed bwrap's comparison and a check that only asked for "a
+ * tmpfs mount" there.  So launch's own check below is what makes it
+ * safe: after every mount, each destination must be a mount whose root is
+ * the planned object (a bind), a filesystem the host does not have
+ * mounted (a tmpfs), or /dev/null; every mount bwrap made is then where
+ * it was planned, and none went where a renamed name led.  A bind that a
+ * later mount covers cannot be checked, and is left out of the argv.
+ * bwrap closes each descriptor once it has mounted it
  * (measured, 0.8.0: the program's /proc/self/fd holds none of them).
  * /dev/null (the deny_read cover, a --dev-bind: bwrap has no --dev-bind-fd)
  * and / stay paths: nothing in a sandbox can write them.
@@ -31,9 +40,9 @@
  * that program through a pipe it has not written yet (bwrap-launch.c).
  * Meanwhile kgbw_pin_verify walks each destination inside the sandbox's
  * root (from /proc/PID/root, one component at a time, no symlink) and wants
- * there the object it opened (same device and inode; read-only when the
- * bind was), the /dev/null cover, or a fresh tmpfs (read-only after
- * --remount-ro).  Any difference and launch kills the sandbox before the
+ * there a mount of the object it opened (same device and inode;
+ * read-only when the bind was), of the /dev/null cover, or of a new tmpfs
+ * (read-only after --remount-ro).  Any difference and launch kills the sandbox before the
  * program ran: a rename that raced the launch makes it fail, never leak.
  * After the check a rename changes nothing inside this sandbox: a mount
  * follows the directory entry it sits on. */
@@ -176,6 +185,23 @@ static int add_check(kgbw_pins *p, kgbw_check c)
     return 0;
 }
 
+/* 1 when a mount option after position i (the options before "--")
+ * mounts on dest or above it: then the mount at i cannot be seen, and so
+ * cannot be checked. */
+static int covered_later(const char *const *pargv, size_t argc, size_t i,
+                         const char *dest)
+{
+    int mounts;
+    int n = mount_arity(pargv[i], &mounts);
+    for (i += (size_t)n + 1; i < argc && strcmp(pargv[i], "--") != 0;
+         i += (size_t)n + 1) {
+        n = mount_arity(pargv[i], &mounts);
+        if (n < 0 || i + (size_t)n >= argc) return 0; /* refused below */
+        if (mounts && under(dest, pargv[i + (size_t)n])) return 1;
+    }
+    return 0;
+}
+
 int kgbw_pins_open(const char *const *pargv, size_t argc, kgbw_pins *p,
                    kgate_err *err)
 {
@@ -200,6 +226,14 @@ int kgbw_pins_open(const char *const *pargv, size_t argc, kgbw_pins *p,
         int is_bind = strcmp(a, "--bind") == 0 || strcmp(a, "--ro-bind") == 0;
         if (is_bind && strcmp(pargv[i + 1], "/") != 0) {
             const char *src = pargv[i + 1];
+            /* A bind that a later mount covers changes nothing the program
+             * sees, and its mount cannot be checked where it should be:
+             * bwrap may have put it anywhere a renamed name led (see the
+             * head of this file).  It is left out. */
+            if (covered_later(pargv, argc, i, dest)) {
+                i += 3;
+                continue;
+            }
             int ro = a[2] == 'r';
             int fd = open_nofollow(-1, src);
             if (fd >= 0 && fd < 10) { /* clear of the stdio the child fills */
@@ -265,9 +299,51 @@ fail:
     return -1;
 }
 
+/* The devices of the filesystems mounted where kgate runs, read from
+ * /proc/self/mountinfo ("ID PARENT MAJ:MIN ...").  bwrap's --tmpfs makes a
+ * new filesystem with a device of its own; a tmpfs in the sandbox with one
+ * of these devices is a host directory bound there (a /tmp on tmpfs makes
+ * the real home one, measured), not the empty one planned.  NULL when the
+ * table cannot be read: the tmpfs checks then fail. */
+static dev_t *host_devices(size_t *n)
+{
+    FILE *f = fopen("/proc/self/mountinfo", "re");
+    if (!f) return NULL;
+    dev_t *v = NULL;
+    size_t cap = 0;
+    unsigned maj, min;
+    int c;
+    *n = 0;
+    for (;;) {
+        if (fscanf(f, "%*u %*u %u:%u", &maj, &min) != 2) break;
+        if (*n == cap) {
+            dev_t *nv = realloc(v, (cap = cap ? 2 * cap : 64) * sizeof *v);
+            if (!nv) {
+                free(v);
+                v = NULL;
+                break;
+            }
+            v = nv;
+        }
+        v[(*n)++] = makedev(maj, min);
+        while ((c = getc(f)) != EOF && c != '\n') {}
+        if (c == EOF) break;
+    }
+    if (v && ferror(f)) {
+        free(v);
+        v = NULL;
+    }
+    fclose(f);
+    return v;
+}
+
 /* One destination inside the sandbox: NULL when it holds what was
- * planned, else what is wrong (static text). */
-static const char *check_one(int root, const kgbw_check *c)
+ * planned, else what is wrong (static text).  What was planned is a mount
+ * there (its root, not the same object reached inside some other mount):
+ * that each planned mount is at its own destination is what shows that no
+ * mount bwrap made went to a place a renamed name led it to. */
+static const char *check_one(int root, const kgbw_check *c, const dev_t *host,
+                             size_t n_host)
 {
     int fd = open_nofollow(root, c->dest);
     if (fd < 0)
@@ -284,9 +360,15 @@ static const char *check_one(int root, const kgbw_check *c)
         why = "it cannot be examined";
         goto out;
     }
-    int mount_root = (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)
-                         ? !!(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT)
-                         : 1;
+    if (!(sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)) {
+        why = "this kernel cannot tell a mount from a directory (statx's "
+              "STATX_ATTR_MOUNT_ROOT, Linux 5.8)";
+        goto out;
+    }
+    if (!(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT)) {
+        why = "no mount is there";
+        goto out;
+    }
     switch (c->kind) {
     case KGBW_CHECK_NONE: break;
     case KGBW_CHECK_OBJECT:
@@ -294,12 +376,24 @@ static const char *check_one(int root, const kgbw_check *c)
             why = "another object than the one kgate opened is there";
         break;
     case KGBW_CHECK_DEVNULL:
-        if (!S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3) || !mount_root)
+        if (!S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3))
             why = "the cover (/dev/null) is not there";
         break;
     case KGBW_CHECK_TMPFS:
-        if ((unsigned long)fs.f_type != TMPFS_MAGIC || !mount_root)
+        if ((unsigned long)fs.f_type != TMPFS_MAGIC) {
             why = "the empty tmpfs is not there";
+            break;
+        }
+        if (!host) {
+            why = "kgate cannot read its own mount table to tell a new tmpfs "
+                  "from a host one";
+            break;
+        }
+        for (size_t i = 0; i < n_host; i++)
+            if (host[i] == st.st_dev) {
+                why = "a host directory is there, not a new empty tmpfs";
+                break;
+            }
         break;
     }
     if (!why && c->ro && !(vfs.f_flag & ST_RDONLY)) why = "it is not read-only";
@@ -318,10 +412,12 @@ int kgbw_pins_verify(const kgbw_pins *p, pid_t sandbox, kgate_err *err)
                              "cannot look into the sandbox to check its mounts "
                              "(%s: %s); nothing was started",
                              proc, strerror(errno));
+    size_t n_host = 0;
+    dev_t *host = host_devices(&n_host);
     int r = 0;
     for (size_t i = 0; i < p->n_checks && r == 0; i++) {
         if (p->checks[i].hidden || p->checks[i].kind == KGBW_CHECK_NONE) continue;
-        const char *why = check_one(root, &p->checks[i]);
+        const char *why = check_one(root, &p->checks[i], host, n_host);
         if (why)
             r = kgate_err_set(err, EBUSY,
                               "the sandbox's mount on %s is not the one kgate "
@@ -329,6 +425,7 @@ int kgbw_pins_verify(const kgbw_pins *p, pid_t sandbox, kgate_err *err)
                               "sandbox was set up); nothing was started",
                               p->checks[i].dest, why);
     }
+    free(host);
     close(root);
     return r;
 }
