@@ -129,10 +129,11 @@ if [ "$(id -u)" -eq 0 ] &&
 fi
 
 # Sets up a fresh HOME (with a project directory inside it) for user $1
-# (root|user) and makes it current: $KG_HOME, $KG_PROJ.
+# (root|user) and makes it current: $KG_HOME, $KG_PROJ.  The home is made
+# in $KG_HOME_BASE when a test sets it (another filesystem), else $KG_TMP.
 use_user() {
     KG_WHO=$1
-    KG_HOME=$(mktemp -d "$KG_TMP/home.XXXXXX")
+    KG_HOME=$(mktemp -d "${KG_HOME_BASE:-$KG_TMP}/home.XXXXXX")
     mkdir -p "$KG_HOME/proj"
     if [ "$KG_WHO" = user ] && [ "$(id -u)" -eq 0 ]; then
         chown -R "$KG_TEST_UID:$KG_TEST_GID" "$KG_HOME"
