@@ -280,18 +280,22 @@ START_TEST(unavailable_cannot_read_ready)
 }
 END_TEST
 
+/* The report of the named fake's doctor, as selection would see it. */
+static kgate_report *doctor_of(const char *name)
+{
+    return kg_select_doctor(kg_registry_find(reg, name), &host, &policy, KGATE_PROBE_QUICK);
+}
+
 START_TEST(silent_or_failing_doctor_blocks)
 {
     add_fake("silent", 5)->findings = 0;
     fake *f = add_fake("failing", 5);
     f->doctor_rc = -1;
-    kgate_report *rep = kg_select_doctor(kg_registry_find(reg, "silent"), &host, &policy,
-                                         KGATE_PROBE_QUICK);
+    kgate_report *rep = doctor_of("silent");
     ck_assert_int_eq(rep->verdict, KGATE_BLOCKED);
     ck_assert_str_eq(rep->items[0].text, "doctor gave no finding");
     kg_report_free(rep);
-    rep = kg_select_doctor(kg_registry_find(reg, "failing"), &host, &policy,
-                           KGATE_PROBE_QUICK);
+    rep = doctor_of("failing");
     ck_assert_int_eq(rep->verdict, KGATE_BLOCKED);
     ck_assert_str_eq(rep->items[1].text, "doctor failed");
     kg_report_free(rep);
@@ -340,17 +344,12 @@ END_TEST
  * the same fake with a valid id. */
 START_TEST(bad_finding_id_refuses_doctor)
 {
-    fake *good = add_fake("named", 1);
-    good->id = "fake.ok";
-    fake *f = add_fake("unnamed", 100);
-    f->id = "Fake Finding";
-    kgate_report *rep = kg_select_doctor(kg_registry_find(reg, "named"), &host, &policy,
-                                         KGATE_PROBE_QUICK);
-    ck_assert_int_eq(rep->verdict, KGATE_READY);
-    ck_assert_str_eq(rep->items[0].id, "fake.ok");
+    add_fake("named", 1)->id = "fake.ok";
+    add_fake("unnamed", 100)->id = "Fake Finding";
+    kgate_report *rep = doctor_of("named");
+    ck_assert(rep->verdict == KGATE_READY && strcmp(rep->items[0].id, "fake.ok") == 0);
     kg_report_free(rep);
-    rep = kg_select_doctor(kg_registry_find(reg, "unnamed"), &host, &policy,
-                           KGATE_PROBE_QUICK);
+    rep = doctor_of("unnamed");
     ck_assert_int_eq(rep->verdict, KGATE_BLOCKED);
     ck_assert_uint_eq(rep->n_items, 1);
     ck_assert_str_eq(rep->items[0].id, "core.finding-id-invalid");

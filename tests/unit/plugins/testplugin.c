@@ -85,23 +85,17 @@ static const kgate_backend backend = {
 };
 KGATE_PLUGIN_DEFINE(backend)
 
-#elif defined(TP_BADID)
-/* Every finding's id is not valid (doctor.sh): its doctor is refused. */
+#elif defined(TP_GOOD) || defined(TP_DUP) || defined(TP_BADID)
+/* TP_BADID: the same backend under another name, its finding ids not
+ * valid (doctor.sh): its doctor is refused. */
+#if defined(TP_BADID)
+#define TP_NAME "badid"
+#else
+#define TP_NAME "good"
+#endif
 static const kgate_backend backend = {
     KGATE_BACKEND_INIT,
-    .name = "badid",
-    .description = "a test backend whose finding ids are not valid",
-    .probe = tp_probe,
-    .doctor = tp_doctor,
-    .plan = tp_plan,
-    .launch = tp_launch,
-};
-KGATE_PLUGIN_DEFINE(backend)
-
-#elif defined(TP_GOOD) || defined(TP_DUP)
-static const kgate_backend backend = {
-    KGATE_BACKEND_INIT,
-    .name = "good",
+    .name = TP_NAME,
     .description = "a valid test backend",
     .probe = tp_probe,
     .doctor = tp_doctor,
