@@ -48,12 +48,12 @@ for who in $(test_users); do
     check "a plugin that cannot launch is listed" has_line "  partial (ABI 2.0) $PDIR/e-partial$SUF"
     check "duplicate refused" has_line \
         "refused: $PDIR/b-dup$SUF: duplicate name good (already loaded from $PDIR/a-good$SUF)"
-    check "other major refused" has_line "refused: $PDIR/c-major$SUF: ABI major 2, kgate needs 1"
+    check "other major refused" has_line "refused: $PDIR/c-major$SUF: ABI major 3, kgate needs 2"
     check "non-library refused" grep -q "^refused: $PDIR/f-text$SUF: ." "$OUT"
     check "only the suffix is looked at" sh -c "! grep -q ignored.txt '$OUT'"
     check "each refusal once on stderr" stderr_lines_are 3
     check "stderr lines start kgate: plugin" err_has_line \
-        "kgate: plugin $PDIR/c-major$SUF: ABI major 2, kgate needs 1"
+        "kgate: plugin $PDIR/c-major$SUF: ABI major 3, kgate needs 2"
     if [ "$HERMETIC" = 1 ]; then
         check "run would pick the READY one" has_line "run would pick: good"
     fi
@@ -66,7 +66,7 @@ for who in $(test_users); do
     check "--json probe" \
         json 'd["plugins"][0]["probe"]["available"] is True and d["plugins"][0]["probe"]["score"] == 7 and d["plugins"][0]["probe"]["depth"] == "thorough"'
     check "--json probe facts" json 'd["plugins"][0]["probe"]["facts"] == {"thorough": 1}'
-    check "--json refused" json 'len(d["refused"]) == 3 and d["refused"][1]["reason"] == "ABI major 2, kgate needs 1"'
+    check "--json refused" json 'len(d["refused"]) == 3 and d["refused"][1]["reason"] == "ABI major 3, kgate needs 2"'
     if [ "$HERMETIC" = 1 ]; then
         check "--json selected" \
             json 'd["selected"] == "good" and d["plugins"][0]["selected"] is True and d["selection_error"] is None'
