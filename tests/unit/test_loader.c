@@ -200,7 +200,7 @@ START_TEST(newer_minor_loads_as_known_part)
 END_TEST
 
 /* The other direction: a core of a later minor (simulated by a bigger host
- * struct) reading a 1.0 plugin sees the methods it lacks as NULL. */
+ * struct) reading an N.0 plugin sees the methods it lacks as NULL. */
 START_TEST(older_plugin_reads_null_methods)
 {
     typedef struct {

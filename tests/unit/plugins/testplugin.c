@@ -119,7 +119,7 @@ KGATE_EXPORT int kgate_plugin_entry_typo(void);
 KGATE_EXPORT int kgate_plugin_entry_typo(void) { return 0; }
 
 #elif defined(TP_SMALL)
-/* A descriptor that stops before launch: smaller than ABI 1.0 ever was. */
+/* A descriptor that stops before launch: smaller than the major's first release. */
 static const kgate_backend backend = {
     .struct_size = offsetof(kgate_backend, launch),
     .abi_major = KGATE_ABI_MAJOR,
