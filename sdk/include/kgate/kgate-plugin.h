@@ -28,6 +28,8 @@
  *   an older plugin of the same major: methods it does not have are NULL.
  * - Whoever allocates frees.  Plans and reports are owned by the core; a
  *   plugin fills them through the kgate_host functions and never frees them.
+ *   A probe's state is the plugin's: the core only hands it back through
+ *   release (kgate_probe.state).
  * - Plugins never call exit(), never write to stdout, and report failure by
  *   returning a negative value with a message in kgate_err.
  */
@@ -394,9 +396,9 @@ typedef struct kgate_backend {
                   const kgate_launch *io, kgate_proc *proc, kgate_err *err);
 
     /* Frees probe->state.  The core calls it once for every probe whose
-     * state is not NULL, before probing again and before it unloads the
-     * plugin; never while a launch is running.  NULL when the backend
-     * keeps no state. */
+     * state is not NULL (also after a probe that returned -1), before
+     * probing again and before it unloads the plugin; never during a call
+     * into the plugin.  NULL when the backend keeps no state. */
     void (*release)(void *state);
 } kgate_backend;
 
