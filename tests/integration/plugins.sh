@@ -15,6 +15,7 @@ install -m 0644 "$TP/tp_dup$SUF" "$PDIR/b-dup$SUF"
 install -m 0644 "$TP/tp_major$SUF" "$PDIR/c-major$SUF"
 install -m 0644 "$TP/tp_newer$SUF" "$PDIR/d-newer$SUF"
 install -m 0644 "$TP/tp_partial$SUF" "$PDIR/e-partial$SUF"
+install -m 0644 "$TP/tp_old$SUF" "$PDIR/g-old$SUF"
 printf 'not a library\n' >"$PDIR/f-text$SUF"
 chmod 0644 "$PDIR/f-text$SUF"
 install -m 0644 "$TP/tp_good$SUF" "$PDIR/ignored.txt"
@@ -51,7 +52,11 @@ for who in $(test_users); do
     check "other major refused" has_line "refused: $PDIR/c-major$SUF: ABI major 3, kgate needs 2"
     check "non-library refused" grep -q "^refused: $PDIR/f-text$SUF: ." "$OUT"
     check "only the suffix is looked at" sh -c "! grep -q ignored.txt '$OUT'"
-    check "each refusal once on stderr" stderr_lines_are 3
+    # Built for ABI 1 (launch without the probe): refused before any call.
+    check "a plugin of the old ABI refused" has_line "refused: $PDIR/g-old$SUF: ABI major 1, kgate needs 2"
+    check "the old ABI's one stderr line" err_has_line \
+        "kgate: plugin $PDIR/g-old$SUF: ABI major 1, kgate needs 2"
+    check "each refusal once on stderr" stderr_lines_are 4
     check "stderr lines start kgate: plugin" err_has_line \
         "kgate: plugin $PDIR/c-major$SUF: ABI major 3, kgate needs 2"
     if [ "$HERMETIC" = 1 ]; then
@@ -66,7 +71,7 @@ for who in $(test_users); do
     check "--json probe" \
         json 'd["plugins"][0]["probe"]["available"] is True and d["plugins"][0]["probe"]["score"] == 7 and d["plugins"][0]["probe"]["depth"] == "thorough"'
     check "--json probe facts" json 'd["plugins"][0]["probe"]["facts"] == {"thorough": 1}'
-    check "--json refused" json 'len(d["refused"]) == 3 and d["refused"][1]["reason"] == "ABI major 3, kgate needs 2"'
+    check "--json refused" json 'len(d["refused"]) == 4 and d["refused"][1]["reason"] == "ABI major 3, kgate needs 2" and d["refused"][3]["reason"] == "ABI major 1, kgate needs 2"'
     if [ "$HERMETIC" = 1 ]; then
         check "--json selected" \
             json 'd["selected"] == "good" and d["plugins"][0]["selected"] is True and d["selection_error"] is None'
