@@ -7,7 +7,7 @@
 #include "kgate/kgate-plugin.h"
 
 /* The seccomp filter and the hosts sentence, shared with slirp-filter. */
-#include "bwrap-share.h"
+#include "kgate/kgate-linux.h"
 
 /* KGBW_HOSTS_SENTENCE as a function, for the tests.  plan() fails with it
  * and doctor() reports it, so the two cannot tell different stories. */

@@ -620,8 +620,8 @@ static int stage_process(planner *pl)
  * its description, from the same table, for --dry-run. */
 static void stage_seccomp(planner *pl)
 {
-    char *text = kgbw_seccomp_describe();
-    int r = text ? pl->host->plan_file(pl->plan, KGBW_SECCOMP_LABEL, text) : -1;
+    char *text = kgl_seccomp_describe();
+    int r = text ? pl->host->plan_file(pl->plan, KGL_SECCOMP_LABEL, text) : -1;
     free(text);
     if (r < 0) pl->failed = 1;
 }

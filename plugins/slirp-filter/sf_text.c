@@ -3,7 +3,7 @@
  * slirp4netns argv, tool lookup and the doctor verdicts.  No processes. */
 #include "sf.h"
 
-#include "bwrap-share.h"
+#include "kgate/kgate-linux.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
