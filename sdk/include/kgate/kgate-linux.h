@@ -22,6 +22,10 @@
 
 #include "kgate/kgate-plugin.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* The seccomp filter (sdk/linux/kgl-seccomp.c).  One rule table, two
  * outputs: the text --dry-run shows (pure; malloc'd, NULL when memory runs
  * out) and the BPF program launch passes to bwrap (a memfd >= 10,
@@ -109,5 +113,9 @@ typedef struct kgl_guard {
 int kgl_guard_start(kgl_guard *g, int hold, kgate_err *err);
 void kgl_guard_tell(kgl_guard *g, pid_t sandbox);
 void kgl_guard_stop(kgl_guard *g);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
