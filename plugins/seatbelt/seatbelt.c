@@ -142,6 +142,22 @@ static int sb_plan(const kgate_host *host, const kgate_policy *pol,
     return 0;
 }
 
+/* What the launch child reports when a step before the exec fails. */
+enum { SB_STEP_STDIO = 1, SB_STEP_SESSION, SB_STEP_CHDIR, SB_STEP_EXEC };
+
+/* The words after "could not", and the path they are about (or ""). */
+static const char *sb_step_name(int step, const char *project, const char *tool,
+                                const char **what)
+{
+    *what = "";
+    switch (step) {
+    case SB_STEP_STDIO: return "set up the program's stdio";
+    case SB_STEP_SESSION: return "give the program a session of its own";
+    case SB_STEP_CHDIR: *what = project; return "enter the project ";
+    default: *what = tool; return "execute ";
+    }
+}
+
 static int sb_launch(const kgate_host *host, const kgate_policy *pol,
                      const kgate_plan *plan, const kgate_launch *io,
                      kgate_proc *proc, kgate_err *err)
@@ -168,6 +184,19 @@ static int sb_launch(const kgate_host *host, const kgate_policy *pol,
     }
     (void)fcntl(go[0], F_SETFD, FD_CLOEXEC);
     (void)fcntl(go[1], F_SETFD, FD_CLOEXEC);
+    /* The child's report of a step that failed before the exec; the exec
+     * closes it (close-on-exec), so EOF means sandbox-exec runs and every
+     * status after that is the program's (or sandbox-exec's own). */
+    int errp[2];
+    if (pipe(errp) < 0) {
+        int e = errno;
+        free(av);
+        close(go[0]);
+        close(go[1]);
+        return kgate_err_set(err, e, "pipe: %s", strerror(e));
+    }
+    (void)fcntl(errp[0], F_SETFD, FD_CLOEXEC);
+    (void)fcntl(errp[1], F_SETFD, FD_CLOEXEC);
 
     pid_t pid = fork();
     if (pid < 0) {
@@ -175,48 +204,59 @@ static int sb_launch(const kgate_host *host, const kgate_policy *pol,
         free(av);
         close(go[0]);
         close(go[1]);
+        close(errp[0]);
+        close(errp[1]);
         return kgate_err_set(err, e, "fork: %s", strerror(e));
     }
     if (pid == 0) {
         close(go[1]);
+        close(errp[0]);
+        int step = SB_STEP_STDIO;
         int fds[3] = {io->stdin_fd, io->stdout_fd, io->stderr_fd};
         /* Move the sources above 2 first so one dup2 cannot clobber a
          * source another one still needs. */
         for (int i = 0; i < 3; i++)
             if (fds[i] >= 0 && fds[i] <= 2) {
                 fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
-                if (fds[i] < 0) _exit(127);
+                if (fds[i] < 0) goto fail;
             }
         for (int i = 0; i < 3; i++)
-            if (fds[i] >= 0 && dup2(fds[i], i) < 0) _exit(127);
+            if (fds[i] >= 0 && dup2(fds[i], i) < 0) goto fail;
         /* A session of its own, as bubblewrap's --new-session gives: its
          * process group is what the core signals and the watcher kills.
          * With a pty, that becomes the program's controlling terminal, so
          * Ctrl-C and job control reach it and not the user's terminal;
          * without one, the program has no controlling terminal. */
-        if (setsid() < 0 || (want_pty && ioctl(0, TIOCSCTTY, 0) < 0))
-            _exit(127);
+        step = SB_STEP_SESSION;
+        if (setsid() < 0 || (want_pty && ioctl(0, TIOCSCTTY, 0) < 0)) goto fail;
         /* The program starts with no signal blocked, whatever the core
          * was doing while it forked. */
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
-        if (chdir(pol->project) < 0) _exit(127);
+        step = SB_STEP_CHDIR;
+        if (chdir(pol->project) < 0) goto fail;
         char b;
         ssize_t n;
         do {
             n = read(go[0], &b, 1);
         } while (n < 0 && errno == EINTR);
-        if (n != 1) _exit(127);
+        if (n != 1) _exit(125); /* launch gave up: nobody reads a report */
+        step = SB_STEP_EXEC;
         execve(av[0], av, (char *const *)io->envp);
-        _exit(127);
+    fail:;
+        int report[2] = {step, errno};
+        (void)!write(errp[1], report, sizeof report);
+        _exit(125);
     }
     free(av);
     close(go[0]);
+    close(errp[1]);
     pid_t watch = sb_watch_start(pid);
     if (watch < 0) {
         int e = errno;
         close(go[1]);
+        close(errp[0]);
         kill(pid, SIGKILL);
         while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
         return kgate_err_set(err, e,
@@ -233,6 +273,21 @@ static int sb_launch(const kgate_host *host, const kgate_policy *pol,
     (void)!write(go[1], "g", 1);
     sigaction(SIGPIPE, &old, NULL);
     close(go[1]);
+    int report[2];
+    ssize_t got;
+    do {
+        got = read(errp[0], report, sizeof report);
+    } while (got < 0 && errno == EINTR);
+    close(errp[0]);
+    if (got == (ssize_t)sizeof report) {
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
+        kill(watch, SIGTERM);
+        while (waitpid(watch, NULL, 0) < 0 && errno == EINTR) {}
+        const char *what;
+        const char *step = sb_step_name(report[0], pol->project, argv[0], &what);
+        return kgate_err_set(err, report[1], "could not %s%s: %s", step, what,
+                             strerror(report[1]));
+    }
     proc->pid = pid;
     /* The whole group, as under bubblewrap: the program's children too. */
     proc->signal_pid = -pid;

@@ -394,16 +394,38 @@ START_TEST(launch_stdio_cwd)
     ck_assert_str_eq(ebuf, "from-envp\n");
     close(out[0]), close(errp[0]);
     kg_plan_free(plan);
-    rmdir(dir);
 
-    /* A tool that cannot be executed: the child exits 127, no exit(). */
+    /* A tool that cannot be executed: launch fails with one message (the
+     * core exits 125), not a child's 127 that reads as "command not
+     * found" from the program. */
+    int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+    ck_assert_int_ge(nul, 0);
+    io.stdin_fd = io.stdout_fd = io.stderr_fd = nul;
     plan = kg_plan_new();
     host.pub.plan_arg(plan, "/nonexistent/sandbox-exec");
-    ck_assert_int_eq(be->launch(&host.pub, &pol, plan, &io, &proc, &err), 0);
-    ck_assert_int_eq(waitpid(proc.pid, &status, 0), proc.pid);
-    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 127);
-    stop_watcher(&proc);
+    memset(&proc, 0, sizeof proc);
+    proc.struct_size = sizeof proc;
+    ck_assert_int_eq(be->launch(&host.pub, &pol, plan, &io, &proc, &err), -1);
+    ck_assert_msg(strstr(err.msg, "could not execute /nonexistent/sandbox-exec"),
+                  "%s", err.msg);
+    ck_assert_int_eq(err.code, ENOENT);
+    ck_assert_int_eq(proc.n_helpers, 0); /* the watcher was stopped */
+    ck_assert_int_eq(waitpid(-1, &status, WNOHANG), -1); /* and reaped */
     kg_plan_free(plan);
+
+    /* A project that cannot be entered: the same.  The control is the run
+     * above, which entered dir. */
+    plan = kg_plan_new();
+    host.pub.plan_arg(plan, "/bin/true");
+    pol.project = "/nonexistent/project";
+    memset(&err, 0, sizeof err);
+    ck_assert_int_eq(be->launch(&host.pub, &pol, plan, &io, &proc, &err), -1);
+    ck_assert_msg(strstr(err.msg, "could not enter the project /nonexistent/project"),
+                  "%s", err.msg);
+    ck_assert_int_eq(waitpid(-1, &status, WNOHANG), -1);
+    kg_plan_free(plan);
+    close(nul);
+    rmdir(dir);
 }
 END_TEST
 
