@@ -17,10 +17,11 @@
 extern char **environ;
 
 static int launch(const kgate_host *host, const kgate_policy *policy,
-                  const kgate_plan *plan, const kgate_launch *io,
-                  kgate_proc *proc, kgate_err *err)
+                  const kgate_probe *probe, const kgate_plan *plan,
+                  const kgate_launch *io, kgate_proc *proc, kgate_err *err)
 {
     (void)policy;
+    (void)probe;
     size_t argc;
     const char *const *argv = host->plan_argv(plan, &argc);
     char **v = calloc(argc + 1, sizeof *v);
@@ -58,7 +59,7 @@ int main(int argc, char **argv)
     kg_supervise_opts opts = {0};
     kg_error err = {0};
     int status = 125;
-    if (kg_supervise(&bench, &host, NULL, plan, (const char *const *)environ,
+    if (kg_supervise(&bench, &host, NULL, NULL, plan, (const char *const *)environ,
                      &opts, &status, &err) < 0) {
         fprintf(stderr, "relay_throughput: %s\n", err.msg);
         status = 125;

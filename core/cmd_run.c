@@ -330,8 +330,8 @@ static int run(run_ctx *c)
     };
     int exit_status = KG_EXIT_REFUSED;
     if (!envp) kg_oom();
-    if (kg_supervise(&chosen->be, &host, pub, plan, (const char *const *)envp, &opts,
-                     &exit_status, &err) < 0) {
+    if (kg_supervise(&chosen->be, &host, pub, &chosen->probe, plan,
+                     (const char *const *)envp, &opts, &exit_status, &err) < 0) {
         kg_say("%s: %s", chosen->name, err.msg);
         exit_status = KG_EXIT_REFUSED;
     }

@@ -43,6 +43,8 @@ void kg_registry_free(kg_registry *r)
     kg_plugin *p, *tmp;
     HASH_ITER(hh, r->by_name, p, tmp) {
         HASH_DEL(r->by_name, p);
+        /* The release code lives in the plugin: before dlclose. */
+        kg_plugin_release_state(p);
         if (p->handle) dlclose(p->handle);
         free(p->name);
         free(p->path);
@@ -55,6 +57,14 @@ void kg_registry_free(kg_registry *r)
     kg_strv_free(r->exposed);
     kg_strv_free(r->untrusted);
     free(r);
+}
+
+void kg_plugin_release_state(kg_plugin *p)
+{
+    void *state = p->probe.state;
+    if (!state) return;
+    p->probe.state = NULL;
+    if (p->be.release) p->be.release(state);
 }
 
 kg_plugin *kg_registry_find(kg_registry *r, const char *name)

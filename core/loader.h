@@ -66,6 +66,10 @@ void kg_registry_free(kg_registry *r); /* dlcloses; accepts NULL */
 
 kg_plugin *kg_registry_find(kg_registry *r, const char *name);
 
+/* Hands the cached probe's state back to the backend (kgate_backend.release)
+ * and forgets it: before probing again and before unloading. */
+void kg_plugin_release_state(kg_plugin *p);
+
 /* The directories kg_registry_load searches: the absolute, non-empty
  * entries of KGATE_PLUGIN_PATH, then the installed plugin directory. */
 kg_strv *kg_plugin_search_path(void);
@@ -91,9 +95,9 @@ void kg_registry_refuse(kg_registry *r, const char *file, const char *reason,
  * of bytes copied. */
 size_t kg_backend_copy(void *dst, size_t dst_size, const kgate_backend *src);
 
-/* The smallest kgate_backend of this major (its first release, 1.0). */
+/* The smallest kgate_backend of this major (its first release, 2.0). */
 #define KG_BACKEND_MIN_SIZE                                                    \
-    (offsetof(kgate_backend, launch) + sizeof(((kgate_backend *)0)->launch))
+    (offsetof(kgate_backend, release) + sizeof(((kgate_backend *)0)->release))
 
 /* True when name is a valid backend name: 1 to 64 of [a-z0-9-]. */
 int kg_backend_name_valid(const char *name);

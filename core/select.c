@@ -68,6 +68,7 @@ void kg_select_probe(kg_plugin *p, kg_host *host, kgate_probe_depth depth)
 {
     if (p->probing) return;
     if (p->probed && p->probe_depth >= depth) return;
+    kg_plugin_release_state(p);
     kgate_probe_init(&p->probe);
     p->probe_failed = 0;
     p->probe_error[0] = '\0';

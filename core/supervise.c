@@ -752,7 +752,8 @@ static void relay(sup *s)
 /* ------------------------------------------------------------------------ */
 
 int kg_supervise(const kgate_backend *be, const kg_host *host,
-                 const kgate_policy *policy, const kgate_plan *plan,
+                 const kgate_policy *policy, const kgate_probe *probe,
+                 const kgate_plan *plan,
                  const char *const *envp, const kg_supervise_opts *opts,
                  int *exit_status, kg_error *err)
 {
@@ -852,7 +853,7 @@ int kg_supervise(const kgate_backend *be, const kg_host *host,
     s.subreaper = s.before && kg_os_subreaper(true);
     s.proc = (kgate_proc){.struct_size = sizeof s.proc};
     kgate_err kerr = {0};
-    int launched = be->launch(&host->pub, policy, plan, &io, &s.proc, &kerr);
+    int launched = be->launch(&host->pub, policy, probe, plan, &io, &s.proc, &kerr);
     /* Only the program holds the read end of its stdin pipe now. */
     if (pi[0] >= 0) close(pi[0]);
     if (launched < 0) {

@@ -20,14 +20,16 @@ typedef struct kg_supervise_opts {
     long max_processes; /* the box's process bound (proclimit.h); 0: none */
 } kg_supervise_opts;
 
-/* Calls be->launch and supervises: SIGINT, SIGTERM, SIGHUP and SIGQUIT
- * are forwarded to the program; kgate's handlers (never SIG_IGN, so exec
- * resets them) are removed again before returning.  Helpers get SIGTERM,
+/* Calls be->launch with probe (the one the plan was made from) and
+ * supervises: SIGINT, SIGTERM, SIGHUP and SIGQUIT are forwarded to the
+ * program; kgate's handlers (never SIG_IGN, so exec resets them) are
+ * removed again before returning.  Helpers get SIGTERM,
  * then SIGKILL, and are reaped.  Returns 0 with *exit_status set once the
  * program ended, or -1 with err when the backend could not start it (nothing
  * of it is left running then). */
 int kg_supervise(const kgate_backend *be, const kg_host *host,
-                 const kgate_policy *policy, const kgate_plan *plan,
+                 const kgate_policy *policy, const kgate_probe *probe,
+                 const kgate_plan *plan,
                  const char *const *envp, const kg_supervise_opts *opts,
                  int *exit_status, kg_error *err);
 

@@ -38,8 +38,8 @@ int kgbw_doctor(const kgate_host *host, const kgate_policy *policy,
 int kgbw_plan(const kgate_host *host, const kgate_policy *policy,
               const kgate_probe *probe, kgate_plan *plan, kgate_err *err);
 int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
-                const kgate_plan *plan, const kgate_launch *io,
-                kgate_proc *proc, kgate_err *err);
+                const kgate_probe *probe, const kgate_plan *plan,
+                const kgate_launch *io, kgate_proc *proc, kgate_err *err);
 
 /* pty mode (bwrap-pty.c, pty-shim.c): the plan runs the command through
  * this shim, which makes the pty the program's controlling terminal inside

@@ -264,9 +264,11 @@ static int exit_code_of(int st, const char **kind)
 }
 
 int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
-                const kgate_plan *plan, const kgate_launch *io,
-                kgate_proc *proc, kgate_err *err)
+                const kgate_probe *probe, const kgate_plan *plan,
+                const kgate_launch *io, kgate_proc *proc, kgate_err *err)
 {
+    /* The plan carries all launch needs; bubblewrap keeps no state. */
+    (void)probe;
     size_t argc = 0;
     const char *const *pargv = host->plan_argv(plan, &argc);
     int info_r = -1, info_w = -1, err_r = -1, err_w = -1, hi[3] = {-1, -1, -1};

@@ -159,9 +159,11 @@ static const char *sb_step_name(int step, const char *project, const char *tool,
 }
 
 static int sb_launch(const kgate_host *host, const kgate_policy *pol,
-                     const kgate_plan *plan, const kgate_launch *io,
-                     kgate_proc *proc, kgate_err *err)
+                     const kgate_probe *probe, const kgate_plan *plan,
+                     const kgate_launch *io, kgate_proc *proc, kgate_err *err)
 {
+    /* The plan carries all launch needs; seatbelt keeps no state. */
+    (void)probe;
     size_t argc = 0;
     const char *const *argv = host->plan_argv(plan, &argc);
     if (!argv || argc == 0)

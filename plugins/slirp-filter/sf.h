@@ -71,7 +71,8 @@ void sf_slirp_argv_build(sf_slirp_argv *out, const char *slirp_path,
 #define SF_FACT_USERNS "userns"        /* unshare(USER|NET) worked */
 #define SF_FACT_TUN "tun"              /* /dev/net/tun usable by this uid */
 
-/* Where probe found the tools (empty when missing).  Set by probe. */
+/* Where probe found the tools (empty when missing): the probe's state,
+ * allocated by probe and freed by the core through release. */
 typedef struct sf_tools {
     char slirp[256];
     char ipt[256];

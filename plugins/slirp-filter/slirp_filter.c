@@ -20,10 +20,6 @@
 
 #define SF_SCORE 40
 
-/* Tool paths found by the last probe.  Probe runs before plan and launch
- * in every command; launch looks again if it did not. */
-static sf_tools g_tools;
-
 static const kgate_backend *bubblewrap(const kgate_host *host)
 {
     return host->backend ? host->backend(host, "bubblewrap") : NULL;
@@ -123,12 +119,14 @@ static int sf_probe(const kgate_host *host, kgate_probe_depth depth,
                     kgate_probe *probe, kgate_err *err)
 {
     (void)host;
-    (void)err;
-    sf_tools t = {0};
-    int slirp = sf_find_tool("slirp4netns", t.slirp, sizeof t.slirp) == 0;
-    int ipt = sf_find_tool("iptables-restore", t.ipt, sizeof t.ipt) == 0;
-    int ip6 = sf_find_tool("ip6tables-restore", t.ip6t, sizeof t.ip6t) == 0;
-    g_tools = t;
+    /* The paths launch will exec: they live in the probe's state, which
+     * the core keeps until the command ends (sf_release). */
+    sf_tools *t = calloc(1, sizeof *t);
+    if (!t) return kgate_err_set(err, ENOMEM, "out of memory");
+    probe->state = t;
+    int slirp = sf_find_tool("slirp4netns", t->slirp, sizeof t->slirp) == 0;
+    int ipt = sf_find_tool("iptables-restore", t->ipt, sizeof t->ipt) == 0;
+    int ip6 = sf_find_tool("ip6tables-restore", t->ip6t, sizeof t->ip6t) == 0;
     kgate_probe_set_fact(probe, SF_FACT_SLIRP, slirp);
     kgate_probe_set_fact(probe, SF_FACT_IPT, ipt);
     kgate_probe_set_fact(probe, SF_FACT_IP6T, ip6);
@@ -136,12 +134,12 @@ static int sf_probe(const kgate_host *host, kgate_probe_depth depth,
      * root is the user, DAC still sees the real uid).  Debian's udev makes
      * it 0666; a machine without udev may leave it 0600. */
     kgate_probe_set_fact(probe, SF_FACT_TUN, access("/dev/net/tun", R_OK | W_OK) == 0);
-    snprintf(probe->tool_path, sizeof probe->tool_path, "%s", t.slirp);
+    snprintf(probe->tool_path, sizeof probe->tool_path, "%s", t->slirp);
     probe->score = SF_SCORE;
     if (depth == KGATE_PROBE_THOROUGH) {
-        if (slirp) read_slirp_version(t.slirp, probe->version, sizeof probe->version);
+        if (slirp) read_slirp_version(t->slirp, probe->version, sizeof probe->version);
         if (ipt) {
-            int r = try_iptables(t.ipt);
+            int r = try_iptables(t->ipt);
             kgate_probe_set_fact(probe, SF_FACT_USERNS, r >= 0);
             kgate_probe_set_fact(probe, SF_FACT_IPT_OK, r == 1);
         }
@@ -216,21 +214,28 @@ static int sf_plan(const kgate_host *host, const kgate_policy *policy,
 }
 
 static int sf_launch(const kgate_host *host, const kgate_policy *policy,
-                     const kgate_plan *plan, const kgate_launch *io,
-                     kgate_proc *proc, kgate_err *err)
+                     const kgate_probe *probe, const kgate_plan *plan,
+                     const kgate_launch *io, kgate_proc *proc, kgate_err *err)
 {
     if (policy->network != KGATE_NET_RESTRICTED) {
         const kgate_backend *bw = bubblewrap(host);
+        const kgate_probe *bwp =
+            host->backend_probe ? host->backend_probe(host, "bubblewrap") : NULL;
         if (!bw || !bw->launch)
             return kgate_err_set(err, ENOENT, "needs the bubblewrap backend, which is not loaded");
-        return bw->launch(host, policy, plan, io, proc, err);
+        return bw->launch(host, policy, bwp, plan, io, proc, err);
     }
-    if (!g_tools.slirp[0] || !g_tools.ipt[0]) {
-        sf_find_tool("slirp4netns", g_tools.slirp, sizeof g_tools.slirp);
-        sf_find_tool("iptables-restore", g_tools.ipt, sizeof g_tools.ipt);
-        sf_find_tool("ip6tables-restore", g_tools.ip6t, sizeof g_tools.ip6t);
-    }
-    return sf_launch_restricted(host, policy, plan, io, &g_tools, proc, err);
+    /* The tools are the ones probe found and plan showed; without that
+     * probe there is nothing we could say we checked. */
+    const sf_tools *tools = probe ? probe->state : NULL;
+    if (!tools)
+        return kgate_err_set(err, EINVAL, "launch was not given this backend's probe");
+    return sf_launch_restricted(host, policy, plan, io, tools, proc, err);
+}
+
+static void sf_release(void *state)
+{
+    free(state);
 }
 
 static const kgate_backend sf_backend = {
@@ -241,6 +246,7 @@ static const kgate_backend sf_backend = {
     .doctor = sf_doctor_cb,
     .plan = sf_plan,
     .launch = sf_launch,
+    .release = sf_release,
 };
 
 KGATE_PLUGIN_DEFINE(sf_backend)

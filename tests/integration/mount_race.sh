@@ -125,7 +125,7 @@ plain_runs() {
 nonzero() { [ "$1" -gt 0 ]; }
 zero() { [ "$1" -eq 0 ]; }
 
-# The tmpfs the second round's homes are made on.
+# The tmpfs the later rounds' homes are made on.
 tmpfs_base() {
     mkdir -p "$KG_TMP/tmpfs" &&
         mount -t tmpfs -o mode=0755 kgate-race "$KG_TMP/tmpfs" &&
@@ -141,12 +141,33 @@ elif [ -n "${KGATE_MUST_WORK:-}" ]; then
 else
     echo "# the tmpfs round needs root and a mount namespace: not run"
 fi
+# A third round with `network: restricted` (the slirp-filter backend, which
+# launches bwrap from its own network helper and checks the mounts with the
+# same code).  An address, not a name, in allow_hosts: nothing is looked
+# up and no packet is sent.
+slirp_ready
+if [ -n "$SLIRP" ]; then
+    [ "$TUN_MODE" = 666 ] || [ "$(id -u)" -ne 0 ] ||
+        trap 'chmod "$TUN_MODE" /dev/net/tun; umount -l "$KG_TMP/tmpfs" 2>/dev/null; rm -rf "$KG_TMP"' EXIT
+    ROUNDS="$ROUNDS restricted"
+elif [ -n "${KGATE_MUST_WORK:-}" ]; then
+    echo "not ok - the restricted round needs slirp4netns, iptables and /dev/net/tun"
+    KG_FAIL=$((KG_FAIL + 1))
+else
+    echo "# the restricted round needs slirp4netns, iptables and /dev/net/tun: not run"
+fi
 
 for round in $ROUNDS; do
 for who in $(test_users); do
-    if [ "$round" = tmpfs ]; then KG_HOME_BASE=$KG_TMP/tmpfs; else unset KG_HOME_BASE; fi
+    unset KG_HOME_BASE
+    if [ "$round" != disk ] && mountpoint -q "$KG_TMP/tmpfs" 2>/dev/null; then
+        KG_HOME_BASE=$KG_TMP/tmpfs
+    fi
     setup "$who"
-    echo "# [$who] round: the home on $round"
+    if [ "$round" = restricted ]; then
+        printf 'network: restricted\nallow_hosts: [198.18.0.9]\n' | write_config
+    fi
+    echo "# [$who] round: $round (home in ${KG_HOME_BASE:-$KG_TMP})"
     check "a plain launch runs (marker)" plain_runs
     check "the racer runs inside a sandbox" start_racer
     control_launches
@@ -155,6 +176,10 @@ for who in $(test_users); do
     check "no kgate launch read the home ($LEAKS of $LAUNCHES_DONE)" zero "$LEAKS"
     check "launches still ran while the racer ran ($RAN)" nonzero "$RAN"
     check "no launch ended any other way ($OTHER)" zero "$OTHER"
+    if [ "$round" = restricted ]; then
+        check "the launches that ran were slirp-filter's" \
+            grep -q '"backend":"slirp-filter"' "$KG_HOME/.kgate/audit.log"
+    fi
     stop_racer
     check "after the racer, a launch runs" plain_runs
 done

@@ -15,6 +15,7 @@ install -m 0644 "$TP/tp_dup$SUF" "$PDIR/b-dup$SUF"
 install -m 0644 "$TP/tp_major$SUF" "$PDIR/c-major$SUF"
 install -m 0644 "$TP/tp_newer$SUF" "$PDIR/d-newer$SUF"
 install -m 0644 "$TP/tp_partial$SUF" "$PDIR/e-partial$SUF"
+install -m 0644 "$TP/tp_old$SUF" "$PDIR/g-old$SUF"
 printf 'not a library\n' >"$PDIR/f-text$SUF"
 chmod 0644 "$PDIR/f-text$SUF"
 install -m 0644 "$TP/tp_good$SUF" "$PDIR/ignored.txt"
@@ -41,19 +42,23 @@ for who in $(test_users); do
 
     plugins
     check "exits 0" rc_is 0
-    check "valid plugin: name, ABI, file" has_line "* good (ABI 1.0) $PDIR/a-good$SUF"
+    check "valid plugin: name, ABI, file" has_line "* good (ABI 2.0) $PDIR/a-good$SUF"
     check "its description" has_line "    a valid test backend"
     check "its thorough probe" has_line "    available, score 7, version unknown"
-    check "a later minor is listed with its ABI" has_line "  newer (ABI 1.1) $PDIR/d-newer$SUF"
-    check "a plugin that cannot launch is listed" has_line "  partial (ABI 1.0) $PDIR/e-partial$SUF"
+    check "a later minor is listed with its ABI" has_line "  newer (ABI 2.1) $PDIR/d-newer$SUF"
+    check "a plugin that cannot launch is listed" has_line "  partial (ABI 2.0) $PDIR/e-partial$SUF"
     check "duplicate refused" has_line \
         "refused: $PDIR/b-dup$SUF: duplicate name good (already loaded from $PDIR/a-good$SUF)"
-    check "other major refused" has_line "refused: $PDIR/c-major$SUF: ABI major 2, kgate needs 1"
+    check "other major refused" has_line "refused: $PDIR/c-major$SUF: ABI major 3, kgate needs 2"
     check "non-library refused" grep -q "^refused: $PDIR/f-text$SUF: ." "$OUT"
     check "only the suffix is looked at" sh -c "! grep -q ignored.txt '$OUT'"
-    check "each refusal once on stderr" stderr_lines_are 3
+    # Built for ABI 1 (launch without the probe): refused before any call.
+    check "a plugin of the old ABI refused" has_line "refused: $PDIR/g-old$SUF: ABI major 1, kgate needs 2"
+    check "the old ABI's one stderr line" err_has_line \
+        "kgate: plugin $PDIR/g-old$SUF: ABI major 1, kgate needs 2"
+    check "each refusal once on stderr" stderr_lines_are 4
     check "stderr lines start kgate: plugin" err_has_line \
-        "kgate: plugin $PDIR/c-major$SUF: ABI major 2, kgate needs 1"
+        "kgate: plugin $PDIR/c-major$SUF: ABI major 3, kgate needs 2"
     if [ "$HERMETIC" = 1 ]; then
         check "run would pick the READY one" has_line "run would pick: good"
     fi
@@ -62,11 +67,11 @@ for who in $(test_users); do
     check "--json exits 0" rc_is 0
     check "--json plugins in load order" \
         json '[p["name"] for p in d["plugins"]][:3] == ["good", "newer", "partial"]'
-    check "--json ABI" json 'd["plugins"][0]["abi"] == "1.0" and d["plugins"][1]["abi_minor"] == 1'
+    check "--json ABI" json 'd["plugins"][0]["abi"] == "2.0" and d["plugins"][1]["abi_minor"] == 1'
     check "--json probe" \
         json 'd["plugins"][0]["probe"]["available"] is True and d["plugins"][0]["probe"]["score"] == 7 and d["plugins"][0]["probe"]["depth"] == "thorough"'
     check "--json probe facts" json 'd["plugins"][0]["probe"]["facts"] == {"thorough": 1}'
-    check "--json refused" json 'len(d["refused"]) == 3 and d["refused"][1]["reason"] == "ABI major 2, kgate needs 1"'
+    check "--json refused" json 'len(d["refused"]) == 4 and d["refused"][1]["reason"] == "ABI major 3, kgate needs 2" and d["refused"][3]["reason"] == "ABI major 1, kgate needs 2"'
     if [ "$HERMETIC" = 1 ]; then
         check "--json selected" \
             json 'd["selected"] == "good" and d["plugins"][0]["selected"] is True and d["selection_error"] is None'
@@ -79,7 +84,7 @@ for who in $(test_users); do
         check "nothing picked when all are BLOCKED" \
             grep -q '^run would pick: none (no backend can enforce this policy: good: a host list' "$OUT"
     fi
-    check "still listed" has_line "  good (ABI 1.0) $PDIR/a-good$SUF"
+    check "still listed" has_line "  good (ABI 2.0) $PDIR/a-good$SUF"
 
     printf 'allow_hosts: 7\n' | write_config
     plugins

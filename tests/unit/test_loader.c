@@ -114,6 +114,16 @@ START_TEST(refuses_wrong_major)
 }
 END_TEST
 
+/* A plugin built for ABI 1 (launch without the probe) would be called
+ * with the wrong arguments: its major refuses it, before any method. */
+START_TEST(refuses_old_major)
+{
+    char why[64];
+    snprintf(why, sizeof why, "ABI major 1, kgate needs %d", KGATE_ABI_MAJOR);
+    refused_variant("old", why);
+}
+END_TEST
+
 START_TEST(refuses_missing_symbol)
 {
     refused_variant("nosym", "no kgate_plugin_entry symbol");
@@ -124,7 +134,7 @@ START_TEST(refuses_small_struct)
 {
     char why[64];
     snprintf(why, sizeof why, "kgate_backend too small (%zu bytes)",
-             offsetof(kgate_backend, launch));
+             offsetof(kgate_backend, release));
     refused_variant("small", why);
 }
 END_TEST
@@ -200,7 +210,7 @@ START_TEST(newer_minor_loads_as_known_part)
 END_TEST
 
 /* The other direction: a core of a later minor (simulated by a bigger host
- * struct) reading a 1.0 plugin sees the methods it lacks as NULL. */
+ * struct) reading a 2.0 plugin sees the methods it lacks as NULL. */
 START_TEST(older_plugin_reads_null_methods)
 {
     typedef struct {
@@ -546,7 +556,7 @@ START_TEST(in_process_registration)
 END_TEST
 
 /* ------------------------------------------------------------------------ */
-/* ABI freeze: these numbers are the plugin ABI 1.x on LP64 (Linux and macOS
+/* ABI freeze: these numbers are the plugin ABI 2.x on LP64 (Linux and macOS
  * on x86_64 and arm64).  If one changes, every plugin built before breaks:
  * change the major, or only append. */
 
@@ -555,7 +565,7 @@ END_TEST
 START_TEST(abi_layout_frozen)
 {
 #if defined(__LP64__) || defined(_LP64)
-    ck_assert_uint_eq(sizeof(kgate_backend), 64);
+    ck_assert_uint_eq(sizeof(kgate_backend), 72);
     OFF(kgate_backend, abi_major, 8);
     OFF(kgate_backend, abi_minor, 12);
     OFF(kgate_backend, name, 16);
@@ -564,7 +574,8 @@ START_TEST(abi_layout_frozen)
     OFF(kgate_backend, doctor, 40);
     OFF(kgate_backend, plan, 48);
     OFF(kgate_backend, launch, 56);
-    ck_assert_uint_eq(KG_BACKEND_MIN_SIZE, 64);
+    OFF(kgate_backend, release, 64); /* 2.0 */
+    ck_assert_uint_eq(KG_BACKEND_MIN_SIZE, 72);
 
     ck_assert_uint_eq(sizeof(kgate_policy), 200);
     OFF(kgate_policy, network, 8);
@@ -586,7 +597,7 @@ START_TEST(abi_layout_frozen)
     OFF(kgate_policy, command_path, 184);
     OFF(kgate_policy, pty, 192); /* 1.0 as first released (appended) */
 
-    ck_assert_uint_eq(sizeof(kgate_probe), 1176);
+    ck_assert_uint_eq(sizeof(kgate_probe), 1184);
     OFF(kgate_probe, available, 8);
     OFF(kgate_probe, score, 12);
     OFF(kgate_probe, version, 16);
@@ -594,6 +605,7 @@ START_TEST(abi_layout_frozen)
     OFF(kgate_probe, reason, 336);
     OFF(kgate_probe, n_facts, 592);
     OFF(kgate_probe, facts, 600);
+    OFF(kgate_probe, state, 1176); /* 2.0 */
 
     ck_assert_uint_eq(sizeof(kgate_launch), 40);
     OFF(kgate_launch, stdin_fd, 8);
@@ -640,7 +652,7 @@ START_TEST(abi_layout_frozen)
     OFF(kgate_launch, struct_size, 0);
     OFF(kgate_proc, struct_size, 0);
     OFF(kgate_host, struct_size, 0);
-    ck_assert_int_eq(KGATE_ABI_MAJOR, 1);
+    ck_assert_int_eq(KGATE_ABI_MAJOR, 2);
     ck_assert_str_eq(KGATE_PLUGIN_ENTRY_SYMBOL, "kgate_plugin_entry");
 }
 END_TEST
@@ -654,6 +666,7 @@ int main(void)
     tcase_add_test(tc, refuses_wrong_major);
     tcase_add_test(tc, refuses_missing_symbol);
     tcase_add_test(tc, refuses_small_struct);
+    tcase_add_test(tc, refuses_old_major);
     tcase_add_test(tc, refuses_null_entry);
     tcase_add_test(tc, refuses_missing_name);
     tcase_add_test(tc, refuses_invalid_name_on_one_line);

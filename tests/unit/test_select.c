@@ -2,6 +2,7 @@
  * probe facts and doctor verdicts each test decides. */
 #include <check.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "select.h"
@@ -22,7 +23,16 @@ typedef struct fake {
     const char *peer;   /* probe asks for this backend's probe */
     int probes[2];      /* calls, by depth */
     const kgate_probe *peer_probe;
+    int keeps_state;    /* probe allocates a state, release frees it */
+    void *seen_state;   /* what doctor last found in its probe */
 } fake;
+
+/* States alive and released, across fakes (a state records its fake). */
+static int states_alive, states_released;
+typedef struct f_state {
+    fake *owner;
+    kgate_probe_depth depth;
+} f_state;
 
 static fake fakes[8];
 static size_t n_fakes;
@@ -42,6 +52,13 @@ static int f_probe(const kgate_host *host, kgate_probe_depth depth, kgate_probe 
     fake *f = self(host);
     f->probes[depth]++;
     if (f->peer) f->peer_probe = host->backend_probe(host, f->peer);
+    if (f->keeps_state) {
+        f_state *st = malloc(sizeof *st);
+        ck_assert_ptr_nonnull(st);
+        *st = (f_state){.owner = f, .depth = depth};
+        p->state = st;
+        states_alive++;
+    }
     if (f->probe_rc < 0) return kgate_err_set(err, 5, "cannot look\nat all");
     p->available = f->available;
     p->score = f->score;
@@ -54,8 +71,8 @@ static int f_doctor(const kgate_host *host, const kgate_policy *pol, const kgate
                     kgate_report *rep)
 {
     (void)pol;
-    (void)p;
     fake *f = self(host);
+    f->seen_state = p->state;
     for (int i = 0; i < f->findings; i++)
         host->report(rep, i == 0 ? f->verdict : KGATE_READY, "%s finding %d", f->name, i);
     host->report_detail(rep, "fake", f->name);
@@ -71,15 +88,26 @@ static int f_plan(const kgate_host *h, const kgate_policy *pol, const kgate_prob
     return h->plan_arg(plan, "/bin/true");
 }
 
-static int f_launch(const kgate_host *h, const kgate_policy *pol, const kgate_plan *plan,
-                    const kgate_launch *io, kgate_proc *proc, kgate_err *err)
+static int f_launch(const kgate_host *h, const kgate_policy *pol, const kgate_probe *p,
+                    const kgate_plan *plan, const kgate_launch *io, kgate_proc *proc,
+                    kgate_err *err)
 {
     (void)h;
     (void)pol;
+    (void)p;
     (void)plan;
     (void)io;
     (void)proc;
     return kgate_err_set(err, 0, "fake");
+}
+
+static void f_release(void *state)
+{
+    f_state *st = state;
+    ck_assert_ptr_nonnull(st->owner);
+    states_alive--;
+    states_released++;
+    free(st);
 }
 
 static kg_registry *reg;
@@ -91,6 +119,7 @@ static void setup(void)
 {
     memset(fakes, 0, sizeof fakes);
     n_fakes = 0;
+    states_alive = states_released = 0;
     reg = kg_registry_new();
     kg_host_init(&host);
     kg_select_bind_host(&host, reg);
@@ -110,7 +139,8 @@ static fake *add_fake(const char *name, int score)
                 .findings = 1};
     kgate_backend *b = &descs[n_fakes++];
     *b = (kgate_backend){KGATE_BACKEND_INIT, .name = name, .probe = f_probe,
-                         .doctor = f_doctor, .plan = f_plan, .launch = f_launch};
+                         .doctor = f_doctor, .plan = f_plan, .launch = f_launch,
+                         .release = f_release};
     kg_error err = {0};
     ck_assert_msg(kg_registry_add(reg, b, NULL, NULL, &err) != NULL, "%s", err.msg);
     return f;
@@ -361,6 +391,48 @@ START_TEST(self_reference_does_not_recurse)
 }
 END_TEST
 
+/* The state a probe makes reaches doctor through the cached probe, lives
+ * until that probe is dropped, and goes back to its backend exactly once:
+ * before a deeper probe replaces it, and when the registry unloads. */
+START_TEST(probe_state_lives_until_the_probe_is_dropped)
+{
+    fake *f = add_fake("stateful", 1);
+    f->keeps_state = 1;
+    fake *g = add_fake("stateless", 2);
+    kg_plugin *p = kg_registry_find(reg, "stateful");
+    kg_select_probe_all(reg, &host, KGATE_PROBE_QUICK);
+    ck_assert_int_eq(states_alive, 1);
+    f_state *quick = p->probe.state;
+    ck_assert_ptr_nonnull(quick);
+    ck_assert_ptr_eq(quick->owner, f);
+    ck_assert_ptr_null(kg_registry_find(reg, "stateless")->probe.state);
+    kgate_report *rep = kg_select_doctor(p, &host, &policy, KGATE_PROBE_QUICK);
+    ck_assert_int_eq(rep->verdict, KGATE_READY);
+    kg_report_free(rep);
+    ck_assert_ptr_eq(f->seen_state, quick);
+    /* A cached probe is reused with its state: nothing freed. */
+    kg_select_probe_all(reg, &host, KGATE_PROBE_QUICK);
+    ck_assert_int_eq(states_released, 0);
+    /* A deeper probe: the old state is released first. */
+    kg_select_probe_all(reg, &host, KGATE_PROBE_THOROUGH);
+    ck_assert_int_eq(states_released, 1);
+    ck_assert_int_eq(states_alive, 1);
+    ck_assert_int_eq(((f_state *)p->probe.state)->depth, KGATE_PROBE_THOROUGH);
+    ck_assert_int_eq(g->probes[KGATE_PROBE_THOROUGH], 1);
+    /* A failed probe's state is still the backend's to free. */
+    f->probe_rc = -1;
+    p->probed = 0;
+    kg_select_probe(p, &host, KGATE_PROBE_THOROUGH);
+    ck_assert_int_eq(p->probe_failed, 1);
+    ck_assert_int_eq(states_released, 2);
+    ck_assert_int_eq(states_alive, 1);
+    kg_registry_free(reg);
+    reg = NULL;
+    ck_assert_int_eq(states_released, 3);
+    ck_assert_int_eq(states_alive, 0);
+}
+END_TEST
+
 START_TEST(reasons_are_the_worst_findings)
 {
     kgate_report *rep = kg_report_new();
@@ -399,6 +471,7 @@ int main(void)
     tcase_add_test(tc, host_lookups_probe_lazily);
     tcase_add_test(tc, self_reference_does_not_recurse);
     tcase_add_test(tc, reasons_are_the_worst_findings);
+    tcase_add_test(tc, probe_state_lives_until_the_probe_is_dropped);
     suite_add_tcase(s, tc);
     return kgt_run_suite(s);
 }

@@ -46,11 +46,16 @@ static pid_t spawn(const char *const *argv, const kgate_launch *io)
     _exit(127);
 }
 
+/* The probe run_sh hands kg_supervise: launch must get that one. */
+static kgate_probe the_probe;
+
 static int fake_launch(const kgate_host *host, const kgate_policy *policy,
-                       const kgate_plan *plan, const kgate_launch *io,
-                       kgate_proc *proc, kgate_err *err)
+                       const kgate_probe *probe, const kgate_plan *plan,
+                       const kgate_launch *io, kgate_proc *proc, kgate_err *err)
 {
     (void)policy;
+    ck_assert_ptr_eq(probe, &the_probe);
+    ck_assert_ptr_eq(probe->state, &the_probe);
     ck_assert_uint_eq(io->struct_size, sizeof *io);
     ck_assert_int_eq(io->stdin_fd, io->pty ? io->stdout_fd : 0);
     /* The core's descriptors must be close-on-exec. */
@@ -130,8 +135,10 @@ static int run_sh(const char *script, const kg_strv *prefixes, kg_error *err)
     const char *const envp[] = {"PATH=/usr/bin:/bin", "FOO=bar", NULL};
     kg_supervise_opts opts = {.mask_prefixes = prefixes, .use_pty = use_pty};
     kgate_policy policy = {.struct_size = sizeof policy};
+    kgate_probe_init(&the_probe);
+    the_probe.state = &the_probe; /* any pointer the backend would recognise */
     int status = -1;
-    int r = kg_supervise(&fake, &host, &policy, plan, envp, &opts, &status, err);
+    int r = kg_supervise(&fake, &host, &policy, &the_probe, plan, envp, &opts, &status, err);
     kg_plan_free(plan);
     return r < 0 ? -1000 : status;
 }
@@ -320,7 +327,7 @@ START_TEST(backend_without_launch)
     kgate_backend none = {KGATE_BACKEND_INIT, .name = "none"};
     kg_error err = {0};
     int st = -1;
-    ck_assert_int_eq(kg_supervise(&none, &host, NULL, NULL, NULL, NULL, &st, &err), -1);
+    ck_assert_int_eq(kg_supervise(&none, &host, NULL, NULL, NULL, NULL, NULL, &st, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "backend none"));
 }
 END_TEST

@@ -79,9 +79,13 @@ static int hello_plan(const kgate_host *host, const kgate_policy *policy,
 /* launch: start the plan and return at once; the core waits, relays
  * output, forwards signals and reports the exit status. */
 static int hello_launch(const kgate_host *host, const kgate_policy *policy,
-                        const kgate_plan *plan, const kgate_launch *io,
-                        kgate_proc *proc, kgate_err *err)
+                        const kgate_probe *probe, const kgate_plan *plan,
+                        const kgate_launch *io, kgate_proc *proc, kgate_err *err)
 {
+    /* probe is the one plan was given.  hello keeps no state of its own
+     * (probe->state stays NULL and .release unset); a backend that found
+     * more than the probe's fields hold keeps it there (kgate-plugin(7)). */
+    (void)probe;
     size_t argc = 0;
     const char *const *argv = host->plan_argv(plan, &argc);
     if (argc == 0) return kgate_err_set(err, EINVAL, "empty plan");

@@ -28,6 +28,8 @@
  *   an older plugin of the same major: methods it does not have are NULL.
  * - Whoever allocates frees.  Plans and reports are owned by the core; a
  *   plugin fills them through the kgate_host functions and never frees them.
+ *   A probe's state is the plugin's: the core only hands it back through
+ *   release (kgate_probe.state).
  * - Plugins never call exit(), never write to stdout, and report failure by
  *   returning a negative value with a message in kgate_err.
  */
@@ -45,7 +47,7 @@
 extern "C" {
 #endif
 
-#define KGATE_ABI_MAJOR 1
+#define KGATE_ABI_MAJOR 2
 #define KGATE_ABI_MINOR 0
 
 /* The one symbol a plugin exports.  Its type is kgate_plugin_entry_fn. */
@@ -209,6 +211,15 @@ typedef struct kgate_probe {
         char name[32];
         int value;
     } facts[KGATE_PROBE_MAX_FACTS];
+    /* The backend's own state (ABI 2.0): whatever its probe found that the
+     * fields above cannot hold (tool paths, an open descriptor, ...),
+     * allocated by probe and freed by the core through
+     * kgate_backend.release when it drops this probe.  The core hands the
+     * same probe to doctor, plan and launch, so the state lives from probe
+     * to the end of the command; a backend keeps no globals.  NULL when
+     * the backend keeps none, and in probes a test makes up: doctor and
+     * plan must not need it; launch refuses without what it needs. */
+    void *state;
 } kgate_probe;
 
 static inline void kgate_probe_init(kgate_probe *p)
@@ -378,10 +389,17 @@ typedef struct kgate_backend {
                 const kgate_probe *probe, kgate_plan *plan, kgate_err *err);
 
     /* Starts plan and returns at once with the pids filled in; the core
-     * waits.  On failure nothing of the program may be running. */
+     * waits.  probe is the one plan was given (with its state).  On
+     * failure nothing of the program may be running. */
     int (*launch)(const kgate_host *host, const kgate_policy *policy,
-                  const kgate_plan *plan, const kgate_launch *io,
-                  kgate_proc *proc, kgate_err *err);
+                  const kgate_probe *probe, const kgate_plan *plan,
+                  const kgate_launch *io, kgate_proc *proc, kgate_err *err);
+
+    /* Frees probe->state.  The core calls it once for every probe whose
+     * state is not NULL (also after a probe that returned -1), before
+     * probing again and before it unloads the plugin; never during a call
+     * into the plugin.  NULL when the backend keeps no state. */
+    void (*release)(void *state);
 } kgate_backend;
 
 /* Fills the version fields, so a plugin author cannot get them wrong:

@@ -173,7 +173,7 @@ static int sandbox_launch(sandbox *s)
                        .stderr_fd = p[1],
                        .envp = s->envp};
     s->proc.struct_size = sizeof s->proc;
-    int r = kgbw_launch(&s->host.pub, &s->pol, s->plan, &io, &s->proc, &s->err);
+    int r = kgbw_launch(&s->host.pub, &s->pol, &s->probe, s->plan, &io, &s->proc, &s->err);
     close(p[1]);
     close(devnull);
     s->out_r = p[0];
@@ -309,7 +309,7 @@ START_TEST(crossed_stdio_descriptors)
     kgate_launch io = {.struct_size = sizeof io, .stdin_fd = devnull,
                        .stdout_fd = 2, .stderr_fd = 1, .envp = s.envp};
     s.proc.struct_size = sizeof s.proc;
-    int r = kgbw_launch(&s.host.pub, &s.pol, s.plan, &io, &s.proc, &s.err);
+    int r = kgbw_launch(&s.host.pub, &s.pol, &s.probe, s.plan, &io, &s.proc, &s.err);
     dup2(save1, 1);
     dup2(save2, 2);
     close(save1);

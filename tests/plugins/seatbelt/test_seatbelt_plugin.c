@@ -355,6 +355,7 @@ START_TEST(launch_stdio_cwd)
     /* As the core hands it over: resolved (on macOS /tmp is /private/tmp). */
     ck_assert_ptr_nonnull(realpath(tmpl, dir));
     kgate_policy pol = policy(KGATE_NET_OFF);
+    kgate_probe p = mac_probe(1);
     pol.project = dir;
     kgate_plan *plan = kg_plan_new();
     host.pub.plan_arg(plan, "/bin/sh");
@@ -369,7 +370,7 @@ START_TEST(launch_stdio_cwd)
                        .stdout_fd = out[1], .stderr_fd = errp[1], .envp = envp};
     kgate_proc proc = {.struct_size = sizeof proc};
     kgate_err err = {0};
-    ck_assert_int_eq(be->launch(&host.pub, &pol, plan, &io, &proc, &err), 0);
+    ck_assert_int_eq(be->launch(&host.pub, &pol, &p, plan, &io, &proc, &err), 0);
     close(in[0]), close(out[1]), close(errp[1]);
     ck_assert_int_eq(write(in[1], "abc\n", 4), 4);
     close(in[1]);
@@ -405,7 +406,7 @@ START_TEST(launch_stdio_cwd)
     host.pub.plan_arg(plan, "/nonexistent/sandbox-exec");
     memset(&proc, 0, sizeof proc);
     proc.struct_size = sizeof proc;
-    ck_assert_int_eq(be->launch(&host.pub, &pol, plan, &io, &proc, &err), -1);
+    ck_assert_int_eq(be->launch(&host.pub, &pol, &p, plan, &io, &proc, &err), -1);
     ck_assert_msg(strstr(err.msg, "could not execute /nonexistent/sandbox-exec"),
                   "%s", err.msg);
     ck_assert_int_eq(err.code, ENOENT);
@@ -419,7 +420,7 @@ START_TEST(launch_stdio_cwd)
     host.pub.plan_arg(plan, "/bin/true");
     pol.project = "/nonexistent/project";
     memset(&err, 0, sizeof err);
-    ck_assert_int_eq(be->launch(&host.pub, &pol, plan, &io, &proc, &err), -1);
+    ck_assert_int_eq(be->launch(&host.pub, &pol, &p, plan, &io, &proc, &err), -1);
     ck_assert_msg(strstr(err.msg, "could not enter the project /nonexistent/project"),
                   "%s", err.msg);
     ck_assert_int_eq(waitpid(-1, &status, WNOHANG), -1);
@@ -440,6 +441,7 @@ START_TEST(launch_pty)
     int sl = open(ptsname(m), O_RDWR | O_NOCTTY);
     ck_assert_int_ge(sl, 0);
     kgate_policy pol = policy(KGATE_NET_OFF);
+    kgate_probe p = mac_probe(1);
     pol.project = "/";
     pol.pty = 1;
     kgate_plan *plan = kg_plan_new();
@@ -451,7 +453,7 @@ START_TEST(launch_pty)
                        .stdout_fd = sl, .stderr_fd = sl, .envp = envp, .pty = 1};
     kgate_proc proc = {.struct_size = sizeof proc};
     kgate_err err = {0};
-    ck_assert_int_eq(be->launch(&host.pub, &pol, plan, &io, &proc, &err), 0);
+    ck_assert_int_eq(be->launch(&host.pub, &pol, &p, plan, &io, &proc, &err), 0);
     close(sl);
     int status;
     ck_assert_int_eq(waitpid(proc.pid, &status, 0), proc.pid);

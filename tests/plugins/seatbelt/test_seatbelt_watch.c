@@ -92,6 +92,8 @@ static void orphans_case(int kill_watcher_first, int *program_ended, int *child_
     if (k == 0) { /* kgate */
         close(info[0]);
         kgate_policy pol = policy(KGATE_NET_OFF);
+        kgate_probe p;
+        kgate_probe_init(&p);
         pol.project = "/";
         kgate_plan *plan = kg_plan_new();
         host.pub.plan_arg(plan, "/bin/sh");
@@ -104,7 +106,7 @@ static void orphans_case(int kill_watcher_first, int *program_ended, int *child_
                            .stdout_fd = info[1], .stderr_fd = nul, .envp = envp};
         kgate_proc proc = {.struct_size = sizeof proc};
         kgate_err err = {0};
-        if (be->launch(&host.pub, &pol, plan, &io, &proc, &err) < 0) _exit(3);
+        if (be->launch(&host.pub, &pol, &p, plan, &io, &proc, &err) < 0) _exit(3);
         if (proc.n_helpers != 1 || proc.signal_pid != -proc.pid) _exit(4);
         if (kill_watcher_first) {
             kill(proc.helpers[0], SIGKILL);
@@ -156,6 +158,8 @@ END_TEST
 START_TEST(launch_watcher_stop_kills_group)
 {
     kgate_policy pol = policy(KGATE_NET_OFF);
+    kgate_probe p;
+    kgate_probe_init(&p);
     pol.project = "/";
     kgate_plan *plan = kg_plan_new();
     host.pub.plan_arg(plan, "/bin/sh");
@@ -169,7 +173,7 @@ START_TEST(launch_watcher_stop_kills_group)
                        .stdout_fd = out[1], .stderr_fd = nul, .envp = envp};
     kgate_proc proc = {.struct_size = sizeof proc};
     kgate_err err = {0};
-    ck_assert_int_eq(be->launch(&host.pub, &pol, plan, &io, &proc, &err), 0);
+    ck_assert_int_eq(be->launch(&host.pub, &pol, &p, plan, &io, &proc, &err), 0);
     close(out[1]);
     close(nul);
     char buf[32] = "";

@@ -60,9 +60,10 @@ static int bw_doctor(const kgate_host *host, const kgate_policy *policy,
 }
 
 static int bw_launch(const kgate_host *host, const kgate_policy *policy,
-                     const kgate_plan *plan, const kgate_launch *io,
-                     kgate_proc *proc, kgate_err *err)
+                     const kgate_probe *probe, const kgate_plan *plan,
+                     const kgate_launch *io, kgate_proc *proc, kgate_err *err)
 {
+    (void)probe;
     size_t n;
     const char *const *argv = host->plan_argv(plan, &n);
     char **v = calloc(n + 1, sizeof *v);
@@ -236,12 +237,15 @@ int main(int argc, char **argv)
         io.pty = 1;
     }
     kgate_proc proc = {.struct_size = sizeof proc};
-    if (be->launch(&host.pub, &pol, plan, &io, &proc, &err) < 0) {
+    int launched = be->launch(&host.pub, &pol, &probe, plan, &io, &proc, &err);
+    /* As the core does once the command is over: both states go back. */
+    if (be->release) be->release(probe.state);
+    if (real_bw && real_bw->release) real_bw->release(stand_in_probe.state);
+    kg_plan_free(plan);
+    if (launched < 0) {
         fprintf(stderr, "kgate: slirp-filter: %s\n", err.msg);
-        kg_plan_free(plan);
         return 125;
     }
-    kg_plan_free(plan);
     if (pty) {
         close(io.stdin_fd);
         char buf[4096];

@@ -58,11 +58,15 @@ static int fake_plan(const kgate_host *host, const kgate_policy *policy,
     return 0;
 }
 
+static kgate_probe fake_bw_probe;
+
 static int fake_launch(const kgate_host *host, const kgate_policy *policy,
-                       const kgate_plan *plan, const kgate_launch *io,
-                       kgate_proc *proc, kgate_err *err)
+                       const kgate_probe *probe, const kgate_plan *plan,
+                       const kgate_launch *io, kgate_proc *proc, kgate_err *err)
 {
     (void)host, (void)policy, (void)plan, (void)io;
+    /* Handed on with bubblewrap's own probe, not slirp-filter's. */
+    ck_assert_ptr_eq(probe, &fake_bw_probe);
     proc->pid = 4242;
     (void)err;
     return 0;
@@ -76,7 +80,6 @@ static const kgate_backend fake_bw = {
     .launch = fake_launch,
 };
 
-static kgate_probe fake_bw_probe;
 static int have_bw;
 
 /* The real bubblewrap backend, from its static pieces. */
@@ -480,7 +483,7 @@ START_TEST(plan_off_delegates)
 
     kgate_proc proc = {.struct_size = sizeof proc};
     kgate_launch io = {.struct_size = sizeof io};
-    ck_assert_int_eq(be->launch(&H.pub, &pol, NULL, &io, &proc, &err), 0);
+    ck_assert_int_eq(be->launch(&H.pub, &pol, &p, NULL, &io, &proc, &err), 0);
     ck_assert_int_eq(proc.pid, 4242);
 }
 END_TEST
@@ -620,6 +623,48 @@ START_TEST(backend_identity)
     ck_assert_int_eq(be->probe(&H.pub, KGATE_PROBE_QUICK, &p, &err), 0);
     ck_assert_int_eq(p.score, 40);
     ck_assert_int_ge(kgate_probe_fact(&p, SF_FACT_SLIRP, -1), 0);
+    /* The tool paths are the probe's state, not a global. */
+    const sf_tools *t = p.state;
+    ck_assert_ptr_nonnull(t);
+    ck_assert_int_eq(t->slirp[0] != '\0', kgate_probe_fact(&p, SF_FACT_SLIRP, -1));
+    ck_assert_str_eq(t->slirp, p.tool_path);
+    ck_assert(be->release != NULL);
+    be->release(p.state);
+}
+END_TEST
+
+/* Restricted launch runs the tools its probe found: the ones in the state
+ * it is handed.  With no state it refuses (nothing is looked up again);
+ * with a state that found no slirp4netns it says so, which shows the state
+ * is what launch reads. */
+START_TEST(launch_uses_probe_state)
+{
+    const kgate_backend *be = kgate_plugin_entry();
+    kgate_policy pol = policy_for(KGATE_NET_RESTRICTED, two_hosts, 2);
+    kgate_plan *plan = kg_plan_new();
+    H.pub.plan_arg(plan, "/usr/bin/bwrap");
+    kgate_proc proc = {.struct_size = sizeof proc};
+    kgate_launch io = {.struct_size = sizeof io};
+    kgate_err err = {0};
+    kgate_probe p = facts(1, 1, 1, 1);
+    ck_assert_ptr_null(p.state);
+    ck_assert_int_eq(be->launch(&H.pub, &pol, &p, plan, &io, &proc, &err), -1);
+    ck_assert_str_eq(err.msg, "launch was not given this backend's probe");
+    ck_assert_int_eq(be->launch(&H.pub, &pol, NULL, plan, &io, &proc, &err), -1);
+    ck_assert_str_eq(err.msg, "launch was not given this backend's probe");
+
+    sf_tools none;
+    memset(&none, 0, sizeof none);
+    p.state = &none;
+    ck_assert_int_eq(be->launch(&H.pub, &pol, &p, plan, &io, &proc, &err), -1);
+    ck_assert_str_eq(err.msg, "slirp4netns is not installed");
+    sf_tools no_ipt = none;
+    strcpy(no_ipt.slirp, "/usr/bin/slirp4netns");
+    p.state = &no_ipt;
+    ck_assert_int_eq(be->launch(&H.pub, &pol, &p, plan, &io, &proc, &err), -1);
+    ck_assert_str_eq(err.msg, "iptables-restore is not installed");
+    ck_assert_int_eq(proc.pid, 0);
+    kg_plan_free(plan);
 }
 END_TEST
 
@@ -647,6 +692,7 @@ int main(void)
     tcase_add_test(b, plan_off_delegates);
     tcase_add_test(b, plan_errors);
     tcase_add_test(b, backend_identity);
+    tcase_add_test(b, launch_uses_probe_state);
     suite_add_tcase(s, b);
     TCase *rb = tcase_create("real-bubblewrap");
     tcase_add_checked_fixture(rb, real_setup, real_teardown);

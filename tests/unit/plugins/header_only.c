@@ -22,6 +22,7 @@ static const kgate_backend backend = {
     .doctor = NULL,
     .plan = NULL,
     .launch = NULL,
+    .release = NULL,
 };
 KGATE_PLUGIN_DEFINE(backend)
 

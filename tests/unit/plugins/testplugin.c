@@ -42,11 +42,12 @@ __attribute__((unused)) static int tp_plan(const kgate_host *host, const kgate_p
 }
 
 __attribute__((unused)) static int tp_launch(const kgate_host *host, const kgate_policy *policy,
-                     const kgate_plan *plan, const kgate_launch *io,
-                     kgate_proc *proc, kgate_err *err)
+                     const kgate_probe *probe, const kgate_plan *plan,
+                     const kgate_launch *io, kgate_proc *proc, kgate_err *err)
 {
     (void)host;
     (void)policy;
+    (void)probe;
     (void)plan;
     (void)io;
     (void)proc;
@@ -98,15 +99,46 @@ static const kgate_backend backend = {
 };
 KGATE_PLUGIN_DEFINE(backend)
 
+#elif defined(TP_OLD)
+/* A plugin built against ABI 1.0, spelled out as that header declared it:
+ * launch without the probe, no release.  Its major alone refuses it. */
+typedef struct v1_backend {
+    size_t struct_size;
+    uint32_t abi_major;
+    uint32_t abi_minor;
+    const char *name;
+    const char *description;
+    int (*probe)(const kgate_host *, kgate_probe_depth, kgate_probe *, kgate_err *);
+    int (*doctor)(const kgate_host *, const kgate_policy *, const kgate_probe *,
+                  kgate_report *);
+    int (*plan)(const kgate_host *, const kgate_policy *, const kgate_probe *,
+                kgate_plan *, kgate_err *);
+    int (*launch)(const kgate_host *, const kgate_policy *, const kgate_plan *,
+                  const kgate_launch *, kgate_proc *, kgate_err *);
+} v1_backend;
+static int v1_launch(const kgate_host *host, const kgate_policy *policy,
+                     const kgate_plan *plan, const kgate_launch *io,
+                     kgate_proc *proc, kgate_err *err)
+{
+    return tp_launch(host, policy, NULL, plan, io, proc, err);
+}
+/* Only what tells it apart: the version and the old launch. */
+static const v1_backend backend = {
+    sizeof(v1_backend), 1, 0, "old", "built against ABI 1.0",
+    .launch = v1_launch,
+};
+KGATE_EXPORT const void *kgate_plugin_entry(void);
+KGATE_EXPORT const void *kgate_plugin_entry(void) { return &backend; }
+
 #elif defined(TP_NOSYM)
 /* Exports something, just not the entry point. */
 KGATE_EXPORT int kgate_plugin_entry_typo(void);
 KGATE_EXPORT int kgate_plugin_entry_typo(void) { return 0; }
 
 #elif defined(TP_SMALL)
-/* A descriptor that stops before launch: smaller than ABI 1.0 ever was. */
+/* A descriptor that stops before release: smaller than ABI 2.0 ever was. */
 static const kgate_backend backend = {
-    .struct_size = offsetof(kgate_backend, launch),
+    .struct_size = offsetof(kgate_backend, release),
     .abi_major = KGATE_ABI_MAJOR,
     .abi_minor = 0,
     .name = "small",
@@ -116,7 +148,7 @@ KGATE_PLUGIN_DEFINE(backend)
 
 #elif defined(TP_NEWER)
 /* A plugin built against a later minor: one method appended that this
- * core does not know; it must load and read as a plain 1.x backend. */
+ * core does not know; it must load and read as a plain 2.x backend. */
 typedef struct newer_backend {
     kgate_backend base;
     int (*future_method)(void);
