@@ -139,7 +139,7 @@ static void report_escapes(const kgate_host *h, const kgate_policy *pol,
     h->report(rep, KGATE_READY, "seccomp.filter",
               "seccomp filter: %zu rules (%s), refused with an errno, not a "
               "kill",
-              kgbw_seccomp_rule_count(), kgbw_seccomp_groups());
+              kgl_seccomp_rule_count(), kgl_seccomp_groups());
 }
 
 int kgbw_doctor(const kgate_host *h, const kgate_policy *pol,

@@ -46,7 +46,7 @@ typedef struct passfds {
     int info;
     int block;
     int seccomp;
-    const int *pins; /* the bind sources (bwrap-pin.c) */
+    const int *pins; /* the bind sources (kgl-pin.c) */
     size_t n_pins;
 } passfds;
 
@@ -89,7 +89,7 @@ __attribute__((noreturn)) static void child(char *const *argv,
      * where bwrap's outer process would share its session and get the
      * Ctrl-C typed into it.  The shim inside the sandbox takes it
      * (stage_pty in bwrap-plan.c).  The group is the guard's
-     * (bwrap-guard.c): the sandbox's pid 1 is born in it. */
+     * (kgl-guard.c): the sandbox's pid 1 is born in it. */
     if (setpgid(0, group) < 0) {
         report[0] = STEP_GROUP;
         goto fail;
@@ -273,8 +273,8 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
     const char *const *pargv = host->plan_argv(plan, &argc);
     int info_r = -1, info_w = -1, err_r = -1, err_w = -1, hi[3] = {-1, -1, -1};
     int gate = -1, block_w = -1, filter = -1, filter_w = -1;
-    kgbw_pins pins = {0};
-    kgbw_guard guard = {.pid = -1, .wfd = -1};
+    kgl_pins pins = {0};
+    kgl_guard guard = {.pid = -1, .wfd = -1};
     char **argv = NULL;
     int r = -1, fds[2];
     pid_t pid = -1;
@@ -299,13 +299,13 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
     err_r = fds[0];
     err_w = fds[1];
 
-    /* Every bind source becomes a descriptor opened here (bwrap-pin.c). */
-    if (kgbw_pins_open(pargv, argc, &pins, err) < 0) goto out;
+    /* Every bind source becomes a descriptor opened here (kgl-pin.c). */
+    if (kgl_pins_open(pargv, argc, &pins, err) < 0) goto out;
 
     /* Fail closed: a sandbox without its filter does not start.  Through a
      * pipe that stays empty until the mounts are checked: bwrap waits for
      * it after its last mount, before the program. */
-    filter = kgbw_seccomp_pipe(&filter_w, err);
+    filter = kgl_seccomp_pipe(&filter_w, err);
     if (filter < 0) goto out;
 
     /* The gate says when the mounts are done, which is when they can be
@@ -342,7 +342,7 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
     /* The guard holds our end of the gate too: if kgate dies before it
      * queued the record, bwrap's pid 1 waits at the block fd (no EOF) until
      * the guard kills it. */
-    if (kgbw_guard_start(&guard, gate, err) < 0) goto out;
+    if (kgl_guard_start(&guard, gate, err) < 0) goto out;
 
     pid_t self = getpid();
     sigset_t all, old;
@@ -385,7 +385,7 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
     ssize_t n = read_full(info_r, info, sizeof info - 1);
     info[n > 0 ? n : 0] = '\0';
     pid_t sandbox = parse_child_pid(info);
-    if (sandbox) kgbw_guard_tell(&guard, sandbox);
+    if (sandbox) kgl_guard_tell(&guard, sandbox);
     if (sandbox && gate >= 0 && gate_arm(gate, reclen) < 0) {
         kill(pid, SIGKILL);
         reap(pid);
@@ -420,8 +420,8 @@ int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
                       strerror(errno));
         goto kill_sandbox;
     }
-    if (kgbw_pins_verify(&pins, sandbox, err) < 0 ||
-        kgbw_seccomp_send(filter_w, err) < 0)
+    if (kgl_pins_verify(&pins, sandbox, err) < 0 ||
+        kgl_seccomp_send(filter_w, err) < 0)
         goto kill_sandbox;
     close_fd(&filter_w);
     proc->pid = pid;
@@ -447,9 +447,9 @@ kill_sandbox:
 sys_fail:
     kgate_err_set(err, errno, "cannot start bwrap: %s", strerror(errno));
 out:
-    kgbw_guard_stop(&guard);
+    kgl_guard_stop(&guard);
     close_fd(&filter_w);
-    kgbw_pins_free(&pins);
+    kgl_pins_free(&pins);
     close_fd(&filter);
     close_fd(&gate);
     close_fd(&block_w);

@@ -27,7 +27,8 @@
 
 const char *kgbw_hosts_sentence(void)
 {
-    return KGBW_HOSTS_SENTENCE;
+    return "a host allow list needs the slirp-filter backend (slirp4netns and "
+           "iptables)";
 }
 
 int kgbw_path_under(const char *path, const char *dir)
@@ -620,8 +621,8 @@ static int stage_process(planner *pl)
  * its description, from the same table, for --dry-run. */
 static void stage_seccomp(planner *pl)
 {
-    char *text = kgbw_seccomp_describe();
-    int r = text ? pl->host->plan_file(pl->plan, KGBW_SECCOMP_LABEL, text) : -1;
+    char *text = kgl_seccomp_describe();
+    int r = text ? pl->host->plan_file(pl->plan, KGL_SECCOMP_LABEL, text) : -1;
     free(text);
     if (r < 0) pl->failed = 1;
 }

@@ -22,14 +22,14 @@
  * puts the program one namespace deeper, where capabilities do not reach
  * the network namespace, so the program cannot flush the filter.  bwrap
  * also loads the bubblewrap backend's seccomp filter (--seccomp FD, built
- * by the same code from the same rule table, bwrap-share.h) just before it
+ * by the same code from the same rule table, kgate-linux.h) just before it
  * execs the program: no keyring, no mount API, no TIOCSTI here either.
  *
  * Both H and slirp4netns carry PR_SET_PDEATHSIG(SIGKILL) towards the kgate
  * process, so a killed kgate leaves neither behind. */
 #include "sf.h"
 
-#include "bwrap-share.h"
+#include "kgate/kgate-linux.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -191,10 +191,10 @@ typedef struct sf_child_ctx {
     int info_w;           /* bwrap's --info-fd, already in bwrap_argv */
     int block_w;          /* bwrap's --block-fd, or -1 */
     int seccomp;          /* bwrap's --seccomp: the read end of the filter's pipe */
-    const int *pins;      /* bind sources as descriptors (bwrap-pin.c) */
+    const int *pins;      /* bind sources as descriptors (kgl-pin.c) */
     size_t n_pins;
     int pty;              /* io->pty, when the core is new enough to say */
-    pid_t group;          /* the guard's process group (bwrap-guard.c) */
+    pid_t group;          /* the guard's process group (kgl-guard.c) */
 } sf_child_ctx;
 
 /* Sends "E<message>" and ends H.  One send: the parent reads to EOF. */
@@ -410,7 +410,7 @@ static _Noreturn void child_main(sf_child_ctx *c)
      * terminal here, where bwrap's outer process would share its session
      * and die of a Ctrl-C typed into it; the bubblewrap plan's shim takes
      * it inside the sandbox (docs/interactive.md).  The group is the
-     * guard's, so the sandbox's pid 1 is born in it (bwrap-guard.c). */
+     * guard's, so the sandbox's pid 1 is born in it (kgl-guard.c). */
     if (setpgid(0, c->group) < 0)
         child_fail(c, "joining the guard's process group: %s", strerror(errno));
 
@@ -555,7 +555,7 @@ static int gate_open(int *theirs, size_t *reclen)
     struct pollfd p = {.fd = sv[0], .events = POLLOUT};
     if (send(sv[0], rec, n, MSG_DONTWAIT) != (ssize_t)n || poll(&p, 1, 0) != 0) goto no;
     /* Taken back: it goes in only once the guard knows the sandbox's pid 1
-     * (gate_arm; bwrap-guard.c). */
+     * (gate_arm; kgl-guard.c). */
     if (recv(sv[1], rec, sizeof rec, MSG_DONTWAIT) != (ssize_t)n) goto no;
     *reclen = n;
     *theirs = fcntl(sv[1], F_DUPFD_CLOEXEC, 10);
@@ -663,9 +663,9 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
         return kgate_err_set(err, errno, "fcntl: %s", strerror(errno));
     }
     /* Bind sources as descriptors, destinations checked before the
-     * program starts: as the bubblewrap backend does (bwrap-pin.c). */
-    kgbw_pins pins;
-    if (kgbw_pins_open(argv, argc, &pins, err) < 0) {
+     * program starts: as the bubblewrap backend does (kgl-pin.c). */
+    kgl_pins pins;
+    if (kgl_pins_open(argv, argc, &pins, err) < 0) {
         close(info_r);
         close(info_w);
         return -1;
@@ -675,11 +675,11 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
      * pipe written only once the mounts are checked: bwrap waits for it
      * after its last mount. */
     int filter_w = -1;
-    int filter = kgbw_seccomp_pipe(&filter_w, err);
+    int filter = kgl_seccomp_pipe(&filter_w, err);
     if (filter < 0) {
         close(info_r);
         close(info_w);
-        kgbw_pins_free(&pins);
+        kgl_pins_free(&pins);
         return -1;
     }
     char infonum[16], blocknum[16], filternum[16];
@@ -695,7 +695,7 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
         close(info_w);
         close(filter);
         close(filter_w);
-        kgbw_pins_free(&pins);
+        kgl_pins_free(&pins);
         return kgate_err_set(err, ENOTSUP,
                              "cannot tell when bwrap has made its mounts on this "
                              "kernel, so they cannot be checked; nothing was started");
@@ -714,7 +714,7 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
         close(info_w);
         close(filter);
         close(filter_w);
-        kgbw_pins_free(&pins);
+        kgl_pins_free(&pins);
         gate_close(&gate, &block_w);
         return kgate_err_set(err, e, "cannot start the network helper: %s", strerror(e));
     }
@@ -749,9 +749,9 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
         .n_pins = pins.n_fds,
         .pty = KGATE_HAS_FIELD(io, kgate_launch, pty) && io->pty,
     };
-    kgbw_guard guard;
-    /* The guard holds our end of the gate too (bwrap-guard.c). */
-    if (kgbw_guard_start(&guard, gate, err) < 0) {
+    kgl_guard guard;
+    /* The guard holds our end of the gate too (kgl-guard.c). */
+    if (kgl_guard_start(&guard, gate, err) < 0) {
         free(bargv);
         free(v6);
         close(sv[0]);
@@ -760,7 +760,7 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
         close(info_w);
         close(filter);
         close(filter_w);
-        kgbw_pins_free(&pins);
+        kgl_pins_free(&pins);
         gate_close(&gate, &block_w);
         return -1;
     }
@@ -791,9 +791,9 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
         close(sv[0]);
         close(info_r);
         close(filter_w);
-        kgbw_pins_free(&pins);
+        kgl_pins_free(&pins);
         gate_close(&gate, &block_w);
-        kgbw_guard_stop(&guard);
+        kgl_guard_stop(&guard);
         return kgate_err_set(err, fork_errno, "fork: %s", strerror(fork_errno));
     }
     /* block_w stays open here until the gate is decided: while we hold
@@ -842,7 +842,7 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
      * bwrap that failed before closes it empty (its message is above). */
     got = read_until_eof(info_r, msg, sizeof msg, now_ms() + SF_WAIT_SLIRP_MS);
     pid_t sandbox = got > 0 ? parse_child_pid(msg) : 0;
-    if (sandbox) kgbw_guard_tell(&guard, sandbox);
+    if (sandbox) kgl_guard_tell(&guard, sandbox);
     if (sandbox && gate >= 0 && gate_arm(gate, reclen) < 0) {
         kgate_err_set(err, errno, "cannot open bwrap's setup gate: %s", strerror(errno));
         goto fail;
@@ -857,7 +857,7 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
         goto fail;
     }
     /* bwrap is past its last mount, waiting for the filter: check what
-     * the program would see before it exists (bwrap-pin.c). */
+     * the program would see before it exists (kgl-pin.c). */
     if (gated < 0) {
         kgate_err_set(err, ENOTSUP,
                       "cannot tell when bwrap has made its mounts, so they "
@@ -865,14 +865,14 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
         kill(sandbox, SIGKILL);
         goto fail;
     }
-    if (kgbw_pins_verify(&pins, sandbox, err) < 0 ||
-        kgbw_seccomp_send(filter_w, err) < 0) {
+    if (kgl_pins_verify(&pins, sandbox, err) < 0 ||
+        kgl_seccomp_send(filter_w, err) < 0) {
         kill(sandbox, SIGKILL);
         goto fail;
     }
     close(filter_w);
     filter_w = -1;
-    kgbw_pins_free(&pins);
+    kgl_pins_free(&pins);
     gate_close(&gate, &block_w);
     close(sv[0]);
     close(info_r);
@@ -893,10 +893,10 @@ fail:
     gate_close(&gate, &block_w);
     kill_and_reap(h);
     if (filter_w >= 0) close(filter_w);
-    kgbw_pins_free(&pins);
+    kgl_pins_free(&pins);
     if (slirp_log >= 0) close(slirp_log);
     if (ready_rd >= 0) close(ready_rd);
-    kgbw_guard_stop(&guard);
+    kgl_guard_stop(&guard);
     kill_and_reap(slirp);
     return -1;
 }

@@ -224,6 +224,11 @@ if [ -f "$W/nolinux.files" ]; then
 fi
 if [ -f "$W/noseatbelt.files" ]; then
     check "[noseatbelt] no seatbelt plugin installed" lacks_file noseatbelt '.*seatbelt.*'
+    # The SDK's Linux support library, which every Linux backend links.
+    for f in usr/include/kgate/kgate-linux\\.h 'usr/lib/([^/]+/)?libkgate-linux\.a' \
+        'usr/lib/([^/]+/)?pkgconfig/kgate-linux\.pc'; do
+        check "[noseatbelt] installs $f" has_file noseatbelt "$f"
+    done
     check "[noseatbelt] installs bubblewrap's pty shim under libexecdir" \
         has_file noseatbelt 'usr/libexec/kgate/kgate-pty-shim'
 fi
@@ -357,6 +362,8 @@ check "kgate-bubblewrap holds exactly the bubblewrap plugin and its pty shim" \
     only_plugin "$BW" bubblewrap usr/libexec/kgate/kgate-pty-shim
 check "kgate-slirp-filter holds exactly the slirp-filter plugin" only_plugin "$SL" slirp-filter
 for f in usr/include/kgate/kgate-plugin\\.h "usr/lib/$MULTI/pkgconfig/kgate-plugin\\.pc" \
+    usr/include/kgate/kgate-linux\\.h "usr/lib/$MULTI/libkgate-linux\\.a" \
+    "usr/lib/$MULTI/pkgconfig/kgate-linux\\.pc" \
     usr/share/man/man7/kgate-plugin\\.7\\.gz usr/share/doc/kgate-dev/examples/hello/hello\\.c \
     usr/share/doc/kgate-dev/examples/hello/Makefile; do
     check "kgate-dev has $f" deb_has "$DV" "$f"

@@ -49,6 +49,58 @@ ABI=$(pkg-config --variable=abi_major kgate-plugin).$(pkg-config --variable=abi_
 check "the .pc ABI is the one kgate speaks" \
     sh -c "'$PREFIX/bin/kgate' --version | grep -qF 'plugin ABI $ABI'"
 
+# The Linux support library, as an out-of-tree Linux backend links it:
+# pkg-config kgate-linux alone.  A module linked with it still exports only
+# its entry (the library is hidden), and a program linked with it gets the
+# rule table and the embedded BPF program.
+if [ "$(uname -s)" = Linux ]; then
+    check "kgate-linux.pc and its header are installed" \
+        sh -c "pkg-config --exists kgate-linux && test -f '$PREFIX/include/kgate/kgate-linux.h'"
+    check "pkg-config --libs kgate-linux names the static library" \
+        sh -c "pkg-config --libs kgate-linux | grep -qF -- '-lkgate-linux' &&
+               test -f \"\$(pkg-config --variable=libdir kgate-linux)/libkgate-linux.a\""
+    KGL=$T/kgl
+    mkdir -p "$KGL"
+    cat >"$KGL/use.c" <<'EOF2'
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <kgate/kgate-linux.h>
+
+int main(void)
+{
+    kgate_err err = {0};
+    int fd = kgl_seccomp_fd(&err);
+    char *text = kgl_seccomp_describe();
+    if (fd < 0 || !text) return 1;
+    printf("rules %zu fd-ok %d\n", kgl_seccomp_rule_count(), fd >= 10);
+    free(text);
+    close(fd);
+    return 0;
+}
+EOF2
+    cat >"$KGL/mod.c" <<'EOF2'
+#include <kgate/kgate-linux.h>
+
+size_t kgl_example_rules(void);
+size_t kgl_example_rules(void) { return kgl_seccomp_rule_count(); }
+EOF2
+    # shellcheck disable=SC2046
+    check "a program links libkgate-linux through pkg-config" \
+        sh -c "cc -std=c99 -Wall -Wextra -Werror -pedantic \$(pkg-config --cflags kgate-linux) \
+               -o '$KGL/use' '$KGL/use.c' \$(pkg-config --libs kgate-linux) >'$KGL/cc.log' 2>&1 ||
+               { cat '$KGL/cc.log'; exit 1; }"
+    check "it gets the rule table and the embedded program" \
+        sh -c "'$KGL/use' | grep -qE '^rules [1-9][0-9]* fd-ok 1\$'"
+    if command -v nm >/dev/null; then
+        check "a module linked with it exports none of its kgl_ symbols" \
+            sh -c "cc -fPIC -fvisibility=hidden -shared \$(pkg-config --cflags kgate-linux) \
+                   -o '$KGL/mod.so' '$KGL/mod.c' \$(pkg-config --libs kgate-linux) &&
+                   nm '$KGL/mod.so' | grep -q ' kgl_seccomp_rule_count\$' &&
+                   ! nm -D --defined-only '$KGL/mod.so' | grep -q ' kgl_seccomp'"
+    fi
+fi
+
 # Out of tree: a copy of the example, far from the source tree.
 EX=$T/hello
 cp -r "$KGATE_SOURCE_ROOT/sdk/examples/hello" "$EX"

@@ -1,5 +1,5 @@
 /* filter_dump.c: writes the seccomp program the plugins hand bwrap to
- * stdout, byte for byte (the memfd kgbw_seccomp_fd makes at launch).
+ * stdout, byte for byte (the memfd kgl_seccomp_fd makes at launch).
  *
  * For tests/integration/layers.sh, which replays kgate's --dry-run plan
  * with bwrap directly so that each layer of a layered protection can be
@@ -11,12 +11,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bwrap-share.h"
+#include "kgate/kgate-linux.h"
 
 int main(void)
 {
     kgate_err err = {0};
-    int fd = kgbw_seccomp_fd(&err);
+    int fd = kgl_seccomp_fd(&err);
     if (fd < 0) {
         fprintf(stderr, "filter_dump: %s\n", err.msg);
         return 1;

@@ -420,7 +420,7 @@ END_TEST
 /* bwrap follows a symlink above a destination (its own check after
  * --bind-fd looks only at the last component), so launch checks each
  * destination inside the sandbox before the program starts
- * (bwrap-pin.c).  proj/link -> private: the bind lands on private/sub,
+ * (kgl-pin.c).  proj/link -> private: the bind lands on private/sub,
  * the check walks proj/link/sub without following links, and nothing
  * runs.  The control: the same plan through proj/private/sub runs, and
  * the program holds none of the bind descriptors. */
@@ -495,7 +495,7 @@ START_TEST(bwrap_failure_is_a_launch_error)
     kg_plan_free(s.plan);
 
     /* A bind source that vanished between plan and launch: launch opens
-     * it itself (bwrap-pin.c), so bwrap never starts. */
+     * it itself (kgl-pin.c), so bwrap never starts. */
     s.plan = kg_plan_new();
     h->plan_arg(s.plan, s.probe.tool_path);
     h->plan_arg(s.plan, "--unshare-user");

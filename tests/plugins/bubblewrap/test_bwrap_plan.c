@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "bwrap-internal.h"
-#include "bwrap-seccomp-rules.h"
+#include "kgl-seccomp-rules.h"
 #include "host.h"
 #include "testutil.h"
 
@@ -181,7 +181,7 @@ START_TEST(golden_minimal)
         for (size_t i = 0; i < n; i++) ck_assert_str_eq(v[i], want[i]);
     }
     /* the filter's description rides along for --dry-run */
-    const char *text = f.host.pub.plan_file_content(f.plan, KGBW_SECCOMP_LABEL);
+    const char *text = f.host.pub.plan_file_content(f.plan, KGL_SECCOMP_LABEL);
     ck_assert_ptr_nonnull(text);
     kg_plan_free(f.plan);
 }
@@ -339,7 +339,7 @@ START_TEST(deny_read_parents_pinned)
 }
 END_TEST
 
-/* Launch's rewrite of a plan (bwrap-pin.c): every bind but / becomes a
+/* Launch's rewrite of a plan (kgl-pin.c): every bind but / becomes a
  * descriptor of the object at that path, /dev/null covers stay paths, each
  * destination gets its check, a mount that a later one covers is not
  * checked, and a plan option launch does not know fails it. */
@@ -354,9 +354,9 @@ START_TEST(pins_rewrite_the_plan)
     ck_assert_int_eq(run_plan(&f), 0);
     size_t argc = 0;
     const char *const *argv = f.host.pub.plan_argv(f.plan, &argc);
-    kgbw_pins p;
+    kgl_pins p;
     kgate_err err = {0};
-    ck_assert_msg(kgbw_pins_open(argv, argc, &p, &err) == 0, "%s", err.msg);
+    ck_assert_msg(kgl_pins_open(argv, argc, &p, &err) == 0, "%s", err.msg);
     int binds = 0, fdbinds = 0, slash = 0, devnull = 0;
     for (size_t i = 0; i < p.argc; i++) {
         if (!strcmp(p.argv[i], "--bind") || !strcmp(p.argv[i], "--ro-bind")) {
@@ -377,25 +377,25 @@ START_TEST(pins_rewrite_the_plan)
     struct stat st;
     ck_assert_int_eq(stat(proj, &st), 0);
     for (size_t c = 0; c < p.n_checks; c++) {
-        const kgbw_check *k = &p.checks[c];
-        if (!strcmp(k->dest, proj) && k->kind == KGBW_CHECK_OBJECT) {
+        const kgl_check *k = &p.checks[c];
+        if (!strcmp(k->dest, proj) && k->kind == KGL_CHECK_OBJECT) {
             proj_checked = !k->hidden && k->dev == st.st_dev && k->ino == st.st_ino;
         }
-        if (!strcmp(k->dest, envfile)) env_checked = k->kind == KGBW_CHECK_DEVNULL;
-        if (!strcmp(k->dest, privdir)) priv_ro = k->kind == KGBW_CHECK_TMPFS && k->ro;
+        if (!strcmp(k->dest, envfile)) env_checked = k->kind == KGL_CHECK_DEVNULL;
+        if (!strcmp(k->dest, privdir)) priv_ro = k->kind == KGL_CHECK_TMPFS && k->ro;
         if (!strcmp(k->dest, "/")) ck_assert_int_eq(k->hidden, 0);
     }
     ck_assert(proj_checked && env_checked && priv_ro);
-    kgbw_pins_free(&p);
+    kgl_pins_free(&p);
     kg_plan_free(f.plan);
 
     /* Hidden: a bind under a later tmpfs could not be checked where it
-     * should be, so it is left out of the argv (bwrap-pin.c); a cover
+     * should be, so it is left out of the argv (kgl-pin.c); a cover
      * under a later mount stays, unchecked. */
     const char *hid[] = {"/usr/bin/bwrap", "--bind", proj, envfile,
                          "--dev-bind", "/dev/null", envfile, "--tmpfs", proj,
                          "--", "/bin/true"};
-    ck_assert_int_eq(kgbw_pins_open(hid, 11, &p, &err), 0);
+    ck_assert_int_eq(kgl_pins_open(hid, 11, &p, &err), 0);
     ck_assert_uint_eq(p.n_fds, 0);
     ck_assert_uint_eq(p.argc, 8);
     ck_assert_str_eq(p.argv[1], "--dev-bind");
@@ -403,31 +403,31 @@ START_TEST(pins_rewrite_the_plan)
     ck_assert_uint_eq(p.n_checks, 2);
     ck_assert_int_eq(p.checks[0].hidden, 1);
     ck_assert_int_eq(p.checks[1].hidden, 0);
-    kgbw_pins_free(&p);
+    kgl_pins_free(&p);
 
     const char *unknown[] = {"/usr/bin/bwrap", "--bind-try", proj, proj, "--", "/bin/true"};
-    ck_assert_int_eq(kgbw_pins_open(unknown, 6, &p, &err), -1);
+    ck_assert_int_eq(kgl_pins_open(unknown, 6, &p, &err), -1);
     ck_assert_msg(strstr(err.msg, "--bind-try"), "%s", err.msg);
     const char *symlinked[] = {"/usr/bin/bwrap", "--ro-bind", "/proc/self/root/etc",
                                "/etc", "--", "/bin/true"};
-    ck_assert_int_eq(kgbw_pins_open(symlinked, 6, &p, &err), -1);
+    ck_assert_int_eq(kgl_pins_open(symlinked, 6, &p, &err), -1);
     ck_assert_msg(strstr(err.msg, "symbolic link"), "%s", err.msg);
 }
 END_TEST
 
 /* The checks made once bwrap has mounted, run against this process's own
  * root (no bwrap needed): what each kind accepts and what it refuses.
- * The refusals are the ones a renamed name produced (bwrap-pin.c): the
+ * The refusals are the ones a renamed name produced (kgl-pin.c): the
  * object reached inside another mount instead of mounted there, and a host
  * tmpfs instead of a new one. */
-static const char *verify_one(kgbw_check c)
+static const char *verify_one(kgl_check c)
 {
     static kgate_err err;
-    kgbw_pins p = {0};
+    kgl_pins p = {0};
     p.checks = &c;
     p.n_checks = 1;
     memset(&err, 0, sizeof err);
-    return kgbw_pins_verify(&p, getpid(), &err) == 0 ? NULL : err.msg;
+    return kgl_pins_verify(&p, getpid(), &err) == 0 ? NULL : err.msg;
 }
 
 START_TEST(verify_wants_each_mount_at_its_place)
@@ -437,28 +437,28 @@ START_TEST(verify_wants_each_mount_at_its_place)
     ck_assert_ptr_nonnull(mkdtemp(dir));
     ck_assert_int_eq(stat(dir, &st), 0);
     /* The right object, but no mount there. */
-    const char *why = verify_one((kgbw_check){dir, KGBW_CHECK_OBJECT, 0, 0,
+    const char *why = verify_one((kgl_check){dir, KGL_CHECK_OBJECT, 0, 0,
                                               st.st_dev, st.st_ino});
     ck_assert_ptr_nonnull(why);
     ck_assert_msg(strstr(why, "no mount is there"), "%s", why);
     /* A mount of the right object: /proc is one everywhere. */
     ck_assert_int_eq(stat("/proc", &st), 0);
-    why = verify_one((kgbw_check){"/proc", KGBW_CHECK_OBJECT, 0, 0, st.st_dev,
+    why = verify_one((kgl_check){"/proc", KGL_CHECK_OBJECT, 0, 0, st.st_dev,
                                   st.st_ino});
     ck_assert_msg(why == NULL, "%s", why);
-    why = verify_one((kgbw_check){"/proc", KGBW_CHECK_OBJECT, 0, 0, st.st_dev,
+    why = verify_one((kgl_check){"/proc", KGL_CHECK_OBJECT, 0, 0, st.st_dev,
                                   st.st_ino + 1});
     ck_assert_msg(why && strstr(why, "another object"), "%s", why);
     /* A tmpfs the host has mounted is not a new one. */
     struct statfs fs;
     if (statfs("/dev/shm", &fs) == 0 && fs.f_type == TMPFS_MAGIC) {
-        why = verify_one((kgbw_check){"/dev/shm", KGBW_CHECK_TMPFS, 0, 0, 0, 0});
+        why = verify_one((kgl_check){"/dev/shm", KGL_CHECK_TMPFS, 0, 0, 0, 0});
         ck_assert_msg(why && strstr(why, "host directory"), "%s", why);
     } else {
         fprintf(stderr, "# /dev/shm is not a tmpfs here: host tmpfs case not run\n");
     }
     /* A symlink on the way. */
-    why = verify_one((kgbw_check){"/proc/self/root", KGBW_CHECK_OBJECT, 0, 0, 0, 0});
+    why = verify_one((kgl_check){"/proc/self/root", KGL_CHECK_OBJECT, 0, 0, 0, 0});
     ck_assert_msg(why && strstr(why, "symbolic link"), "%s", why);
     rmdir(dir);
 }
@@ -843,13 +843,13 @@ END_TEST
 
 START_TEST(seccomp_one_table_two_outputs)
 {
-    char *text = kgbw_seccomp_describe();
+    char *text = kgl_seccomp_describe();
     ck_assert_ptr_nonnull(text);
     size_t lines = 0;
     for (const char *p = text; *p; p++)
         if (*p == '\n' && p[1] && p[1] != '#') lines++;
     /* one line per rule after the comment header */
-    ck_assert_uint_eq(lines, kgbw_seccomp_rule_count());
+    ck_assert_uint_eq(lines, kgl_seccomp_rule_count());
     const char *calls[] = {"keyctl always: EPERM", "clone3 always: ENOSYS",
                            "ioctl when request is TIOCSTI: EPERM",
                            "ioctl when request is TIOCLINUX: EPERM",
@@ -861,7 +861,7 @@ START_TEST(seccomp_one_table_two_outputs)
     free(text);
 
     kgate_err err = {0};
-    int fd = kgbw_seccomp_fd(&err);
+    int fd = kgl_seccomp_fd(&err);
     ck_assert_msg(fd >= 10, "seccomp: %s", err.msg);
     ck_assert_int_eq(fcntl(fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
     struct stat st;
@@ -874,7 +874,7 @@ START_TEST(seccomp_one_table_two_outputs)
      * a stale one would enforce rules the dry run no longer shows. */
     int fresh = memfd_create("fresh", MFD_CLOEXEC);
     ck_assert_int_ge(fresh, 0);
-    ck_assert_msg(kgbw_seccomp_export(fresh, &err) == 0, "%s", err.msg);
+    ck_assert_msg(kgl_seccomp_export(fresh, &err) == 0, "%s", err.msg);
     struct stat fst;
     ck_assert_int_eq(fstat(fresh, &fst), 0);
     ck_assert_int_eq(fst.st_size, st.st_size);

@@ -631,9 +631,9 @@ START_TEST(real_plan_carries_seccomp)
     kgate_plan *plan = kg_plan_new();
     kgate_err err = {0};
     ck_assert_msg(be->plan(&H.pub, &pol, &p, plan, &err) == 0, "%s", err.msg);
-    const char *text = H.pub.plan_file_content(plan, KGBW_SECCOMP_LABEL);
+    const char *text = H.pub.plan_file_content(plan, KGL_SECCOMP_LABEL);
     ck_assert_ptr_nonnull(text);
-    char *want = kgbw_seccomp_describe();
+    char *want = kgl_seccomp_describe();
     ck_assert_ptr_nonnull(want);
     ck_assert_str_eq(text, want);
     free(want);

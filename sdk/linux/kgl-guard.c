@@ -1,4 +1,4 @@
-/* bwrap-guard.c: nothing of the sandbox outlives kgate, whatever the
+/* kgl-guard.c: nothing of the sandbox outlives kgate, whatever the
  * moment kgate dies.
  *
  * bwrap arms the parent-death signal of the sandbox's pid 1 only in its
@@ -25,7 +25,7 @@
  * Without the gate (a kernel where the block socket does not behave, see
  * gate_open), pid 1 could pass its setsid before a slow guard kills the
  * group, if kgate died before it read bwrap's info. */
-#include "bwrap-share.h"
+#include "kgate/kgate-linux.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -110,7 +110,7 @@ __attribute__((noreturn)) static void guard_main(int rfd, int hold, pid_t kgate)
     _exit(0);
 }
 
-int kgbw_guard_start(kgbw_guard *g, int hold, kgate_err *err)
+int kgl_guard_start(kgl_guard *g, int hold, kgate_err *err)
 {
     int p[2];
     g->pid = -1;
@@ -142,7 +142,7 @@ int kgbw_guard_start(kgbw_guard *g, int hold, kgate_err *err)
     return 0;
 }
 
-void kgbw_guard_tell(kgbw_guard *g, pid_t sandbox)
+void kgl_guard_tell(kgl_guard *g, pid_t sandbox)
 {
     if (g->wfd < 0) return;
     ssize_t n;
@@ -153,7 +153,7 @@ void kgbw_guard_tell(kgbw_guard *g, pid_t sandbox)
     g->wfd = -1;
 }
 
-void kgbw_guard_stop(kgbw_guard *g)
+void kgl_guard_stop(kgl_guard *g)
 {
     if (g->wfd >= 0) close(g->wfd);
     g->wfd = -1;

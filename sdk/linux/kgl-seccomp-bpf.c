@@ -1,8 +1,8 @@
-/* bwrap-seccomp-bpf.c: the rule table (bwrap-seccomp.c) compiled to a BPF
- * program with libseccomp.  Runs at build time, in seccomp-gen.c, whose
+/* kgl-seccomp-bpf.c: the rule table (kgl-seccomp.c) compiled to a BPF
+ * program with libseccomp.  Runs at build time, in kgl-seccomp-gen.c, whose
  * output the plugins embed; and in the test that checks the embedded
  * program is what the table compiles to now. */
-#include "bwrap-seccomp-rules.h"
+#include "kgl-seccomp-rules.h"
 
 #include <errno.h>
 #include <seccomp.h>
@@ -64,7 +64,7 @@ static int add_rule(scmp_filter_ctx ctx, const sc_rule *r)
     return -EINVAL;
 }
 
-int kgbw_seccomp_export(int fd, kgate_err *err)
+int kgl_seccomp_export(int fd, kgate_err *err)
 {
     const char *step = "init";
     int rc = 0;
@@ -80,7 +80,7 @@ int kgbw_seccomp_export(int fd, kgate_err *err)
         if ((rc = seccomp_arch_add(ctx, SCMP_ARCH_X32)) < 0) goto fail;
     }
     size_t n;
-    const sc_rule *rules = kgbw_seccomp_rules(&n);
+    const sc_rule *rules = kgl_seccomp_rules(&n);
     for (size_t i = 0; i < n; i++) {
         step = rules[i].call;
         if ((rc = add_rule(ctx, &rules[i])) < 0) goto fail;

@@ -1,9 +1,9 @@
-/* bwrap-seccomp-rules.h: the seccomp rule table's shape, shared by the
- * text the plan shows (bwrap-seccomp.c) and the BPF compiler that runs at
- * build time (bwrap-seccomp-bpf.c, seccomp-gen.c).  Internal to the
- * bubblewrap plugin's build. */
-#ifndef KGBW_SECCOMP_RULES_H
-#define KGBW_SECCOMP_RULES_H
+/* kgl-seccomp-rules.h: the seccomp rule table's shape, shared by the
+ * text the plan shows (kgl-seccomp.c) and the BPF compiler that runs at
+ * build time (kgl-seccomp-bpf.c, kgl-seccomp-gen.c).  Internal to the
+ * SDK's Linux support library (sdk/linux), not installed. */
+#ifndef KGL_SECCOMP_RULES_H
+#define KGL_SECCOMP_RULES_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -41,11 +41,11 @@ typedef struct sc_rule {
 } sc_rule;
 
 /* The table, in order. */
-const sc_rule *kgbw_seccomp_rules(size_t *n);
+const sc_rule *kgl_seccomp_rules(size_t *n);
 
 /* Compiles the table with libseccomp and writes the BPF program to fd.
- * Build time only (seccomp-gen.c) and the test that checks the embedded
+ * Build time only (kgl-seccomp-gen.c) and the test that checks the embedded
  * program is current: the plugins embed the result. */
-int kgbw_seccomp_export(int fd, kgate_err *err);
+int kgl_seccomp_export(int fd, kgate_err *err);
 
 #endif

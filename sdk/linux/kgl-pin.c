@@ -1,4 +1,4 @@
-/* bwrap-pin.c: the mounts bwrap makes are the objects kgate checked.
+/* kgl-pin.c: the mounts bwrap makes are the objects kgate checked.
  *
  * The plan names every mount by path (so --dry-run prints an argv a person
  * can read and paste), and bwrap resolves those paths again, later, in
@@ -38,7 +38,7 @@
  * sandbox is set up and the program not yet started: bwrap reads the
  * seccomp program after its last mount and its chroot, and launch hands it
  * that program through a pipe it has not written yet (bwrap-launch.c).
- * Meanwhile kgbw_pin_verify walks each destination inside the sandbox's
+ * Meanwhile kgl_pins_verify walks each destination inside the sandbox's
  * root (from /proc/PID/root, one component at a time, no symlink) and wants
  * there a mount of the object it opened (same device and inode;
  * read-only when the bind was), of the /dev/null cover, or of a new tmpfs
@@ -46,7 +46,7 @@
  * program ran: a rename that raced the launch makes it fail, never leak.
  * After the check a rename changes nothing inside this sandbox: a mount
  * follows the directory entry it sits on. */
-#include "bwrap-share.h"
+#include "kgate/kgate-linux.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -109,7 +109,7 @@ static int open_nofollow(int dir, const char *path)
     return cur;
 }
 
-void kgbw_pins_free(kgbw_pins *p)
+void kgl_pins_free(kgl_pins *p)
 {
     for (size_t i = 0; i < p->n_fds; i++)
         if (p->fds[i] >= 0) close(p->fds[i]);
@@ -153,8 +153,8 @@ static int mount_arity(const char *a, int *makes_mount)
     return -1;
 }
 
-/* path is dir or lies below it (the same test as kgbw_path_under, which
- * lives with the plan; slirp-filter links this file without it). */
+/* path is dir or lies below it (the same test as the bubblewrap backend's
+ * kgbw_path_under, which lives with its plan: the SDK has no plan). */
 static int under(const char *path, const char *dir)
 {
     size_t n = strlen(dir);
@@ -162,7 +162,7 @@ static int under(const char *path, const char *dir)
     return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
-static int add_fd(kgbw_pins *p, int fd, char **num_out)
+static int add_fd(kgl_pins *p, int fd, char **num_out)
 {
     int *f = realloc(p->fds, (p->n_fds + 1) * sizeof *f);
     if (!f) return -1;
@@ -176,9 +176,9 @@ static int add_fd(kgbw_pins *p, int fd, char **num_out)
     return 0;
 }
 
-static int add_check(kgbw_pins *p, kgbw_check c)
+static int add_check(kgl_pins *p, kgl_check c)
 {
-    kgbw_check *v = realloc(p->checks, (p->n_checks + 1) * sizeof *v);
+    kgl_check *v = realloc(p->checks, (p->n_checks + 1) * sizeof *v);
     if (!v) return -1;
     p->checks = v;
     p->checks[p->n_checks++] = c;
@@ -202,7 +202,7 @@ static int covered_later(const char *const *pargv, size_t argc, size_t i,
     return 0;
 }
 
-int kgbw_pins_open(const char *const *pargv, size_t argc, kgbw_pins *p,
+int kgl_pins_open(const char *const *pargv, size_t argc, kgl_pins *p,
                    kgate_err *err)
 {
     memset(p, 0, sizeof *p);
@@ -262,7 +262,7 @@ int kgbw_pins_open(const char *const *pargv, size_t argc, kgbw_pins *p,
             p->argv[p->argc++] = ro ? "--ro-bind-fd" : "--bind-fd";
             p->argv[p->argc++] = num;
             p->argv[p->argc++] = dest;
-            if (add_check(p, (kgbw_check){dest, KGBW_CHECK_OBJECT, ro, 0,
+            if (add_check(p, (kgl_check){dest, KGL_CHECK_OBJECT, ro, 0,
                                           st.st_dev, st.st_ino}) < 0)
                 goto nomem;
             i += 3;
@@ -275,12 +275,12 @@ int kgbw_pins_open(const char *const *pargv, size_t argc, kgbw_pins *p,
                     break;
                 }
         } else if (mounts) {
-            kgbw_check_kind kind = KGBW_CHECK_NONE;
+            kgl_check_kind kind = KGL_CHECK_NONE;
             if (strcmp(a, "--dev-bind") == 0 && strcmp(pargv[i + 1], "/dev/null") == 0)
-                kind = KGBW_CHECK_DEVNULL;
+                kind = KGL_CHECK_DEVNULL;
             else if (strcmp(a, "--tmpfs") == 0)
-                kind = KGBW_CHECK_TMPFS;
-            if (add_check(p, (kgbw_check){dest, kind, 0, 0, 0, 0}) < 0) goto nomem;
+                kind = KGL_CHECK_TMPFS;
+            if (add_check(p, (kgl_check){dest, kind, 0, 0, 0, 0}) < 0) goto nomem;
         }
         for (int k = 0; k <= n; k++) p->argv[p->argc++] = pargv[i + (size_t)k];
         i += (size_t)n + 1;
@@ -295,7 +295,7 @@ int kgbw_pins_open(const char *const *pargv, size_t argc, kgbw_pins *p,
 nomem:
     kgate_err_set(err, ENOMEM, "out of memory");
 fail:
-    kgbw_pins_free(p);
+    kgl_pins_free(p);
     return -1;
 }
 
@@ -342,7 +342,7 @@ static dev_t *host_devices(size_t *n)
  * there (its root, not the same object reached inside some other mount):
  * that each planned mount is at its own destination is what shows that no
  * mount bwrap made went to a place a renamed name led it to. */
-static const char *check_one(int root, const kgbw_check *c, const dev_t *host,
+static const char *check_one(int root, const kgl_check *c, const dev_t *host,
                              size_t n_host)
 {
     int fd = open_nofollow(root, c->dest);
@@ -370,16 +370,16 @@ static const char *check_one(int root, const kgbw_check *c, const dev_t *host,
         goto out;
     }
     switch (c->kind) {
-    case KGBW_CHECK_NONE: break;
-    case KGBW_CHECK_OBJECT:
+    case KGL_CHECK_NONE: break;
+    case KGL_CHECK_OBJECT:
         if (st.st_dev != c->dev || st.st_ino != c->ino)
             why = "another object than the one kgate opened is there";
         break;
-    case KGBW_CHECK_DEVNULL:
+    case KGL_CHECK_DEVNULL:
         if (!S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3))
             why = "the cover (/dev/null) is not there";
         break;
-    case KGBW_CHECK_TMPFS:
+    case KGL_CHECK_TMPFS:
         if ((unsigned long)fs.f_type != TMPFS_MAGIC) {
             why = "the empty tmpfs is not there";
             break;
@@ -402,7 +402,7 @@ out:
     return why;
 }
 
-int kgbw_pins_verify(const kgbw_pins *p, pid_t sandbox, kgate_err *err)
+int kgl_pins_verify(const kgl_pins *p, pid_t sandbox, kgate_err *err)
 {
     char proc[64];
     snprintf(proc, sizeof proc, "/proc/%ld/root", (long)sandbox);
@@ -416,7 +416,7 @@ int kgbw_pins_verify(const kgbw_pins *p, pid_t sandbox, kgate_err *err)
     dev_t *host = host_devices(&n_host);
     int r = 0;
     for (size_t i = 0; i < p->n_checks && r == 0; i++) {
-        if (p->checks[i].hidden || p->checks[i].kind == KGBW_CHECK_NONE) continue;
+        if (p->checks[i].hidden || p->checks[i].kind == KGL_CHECK_NONE) continue;
         const char *why = check_one(root, &p->checks[i], host, n_host);
         if (why)
             r = kgate_err_set(err, EBUSY,

@@ -1,4 +1,4 @@
-/* bwrap-seccomp.c: the system calls a build tool never needs, refused
+/* kgl-seccomp.c: the system calls a build tool never needs, refused
  * inside the sandbox.
  *
  * Mounts decide what the program can see; they cannot stop it from asking
@@ -12,15 +12,15 @@
  * One table is the source of two outputs: the BPF program launch hands to
  * bwrap (--seccomp FD), and the text the plan shows in --dry-run.  They
  * cannot drift apart.  The BPF program is compiled from the table at build
- * time (seccomp-gen.c, bwrap-seccomp-bpf.c) and embedded: compiling it with
+ * time (kgl-seccomp-gen.c, kgl-seccomp-bpf.c) and embedded: compiling it with
  * libseccomp at every launch cost about a millisecond of CPU, a fifth of
  * what kgate adds to a bwrap launch (docs/performance.md).
  *
  * Every refusal is an errno (EPERM, or ENOSYS for clone3), never a kill:
  * a tool that probes for a feature gets "not permitted" and carries on
  * without it. */
-#include "bwrap-share.h"
-#include "bwrap-seccomp-rules.h"
+#include "kgate/kgate-linux.h"
+#include "kgl-seccomp-rules.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -121,19 +121,19 @@ static const sc_rule rules[] = {
          "network namespace"),
 };
 
-size_t kgbw_seccomp_rule_count(void)
+size_t kgl_seccomp_rule_count(void)
 {
     return sizeof rules / sizeof rules[0];
 }
 
-const char *kgbw_seccomp_groups(void)
+const char *kgl_seccomp_groups(void)
 {
     return "keyring, user namespaces, mount API, kernel modules, kernel "
            "interfaces, clock, legacy, personality, terminal (TIOCSTI, "
            "TIOCLINUX, TIOCSETD), vsock";
 }
 
-char *kgbw_seccomp_describe(void)
+char *kgl_seccomp_describe(void)
 {
     char *text = NULL;
     size_t len = 0;
@@ -162,7 +162,7 @@ char *kgbw_seccomp_describe(void)
     return text;
 }
 
-const sc_rule *kgbw_seccomp_rules(size_t *n)
+const sc_rule *kgl_seccomp_rules(size_t *n)
 {
     *n = sizeof rules / sizeof rules[0];
     return rules;

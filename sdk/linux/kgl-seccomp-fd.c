@@ -1,6 +1,6 @@
-/* bwrap-seccomp-fd.c: hands bwrap the seccomp program compiled at build
- * time (seccomp-gen.c) in a memfd, for --seccomp FD. */
-#include "bwrap-share.h"
+/* kgl-seccomp-fd.c: hands bwrap the seccomp program compiled at build
+ * time (kgl-seccomp-gen.c) in a memfd, for --seccomp FD. */
+#include "kgate/kgate-linux.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -8,12 +8,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "kgbw-seccomp-program.h"
+#include "kgl-seccomp-program.h"
 
 static int write_program(int fd)
 {
-    const unsigned char *p = kgbw_seccomp_program;
-    size_t left = sizeof kgbw_seccomp_program;
+    const unsigned char *p = kgl_seccomp_program;
+    size_t left = sizeof kgl_seccomp_program;
     while (left > 0) {
         ssize_t n = write(fd, p, left);
         if (n < 0 && errno == EINTR) continue;
@@ -24,7 +24,7 @@ static int write_program(int fd)
     return 0;
 }
 
-int kgbw_seccomp_pipe(int *write_end, kgate_err *err)
+int kgl_seccomp_pipe(int *write_end, kgate_err *err)
 {
     int fds[2];
     *write_end = -1;
@@ -44,7 +44,7 @@ int kgbw_seccomp_pipe(int *write_end, kgate_err *err)
     return r;
 }
 
-int kgbw_seccomp_send(int write_end, kgate_err *err)
+int kgl_seccomp_send(int write_end, kgate_err *err)
 {
     int e = write_program(write_end);
     return e ? kgate_err_set(err, e, "seccomp filter: cannot write the program: %s",
@@ -52,7 +52,7 @@ int kgbw_seccomp_send(int write_end, kgate_err *err)
              : 0;
 }
 
-int kgbw_seccomp_fd(kgate_err *err)
+int kgl_seccomp_fd(kgate_err *err)
 {
     int mfd = memfd_create("kgate-seccomp", MFD_CLOEXEC);
     if (mfd < 0)
