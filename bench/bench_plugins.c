@@ -28,7 +28,6 @@ int main(int argc, char **argv)
         double t0 = kgb_now_us();
         kg_registry *r = kg_registry_load(0);
         double t1 = kgb_now_us();
-        kg_select_bind_host(&host, r);
         kg_select_probe_all(r, &host, KGATE_PROBE_QUICK);
         double t2 = kgb_now_us();
         if (i == 0) {

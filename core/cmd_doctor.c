@@ -160,7 +160,8 @@ static void json_refused(UT_string *o, const kg_registry *r)
     utstring_printf(o, "]");
 }
 
-static void print_doctor_text(const kg_plugin *cand, const env_policy *e,
+static void print_doctor_text(const kg_plugin *cand, const kg_plugin *stage,
+                              const char *name, const env_policy *e,
                               const kgate_report *rep)
 {
     /* Every line escaped (msg.h): paths and findings quote what the user
@@ -169,6 +170,11 @@ static void print_doctor_text(const kg_plugin *cand, const env_policy *e,
         kg_msg_line(stdout, NULL, "backend: %s (%s)", cand->name, cand->path);
         kg_msg_line(stdout, NULL, "version: %s",
                     cand->probe.version[0] ? cand->probe.version : "unknown");
+        if (stage) {
+            kg_msg_line(stdout, NULL, "network stage: %s (%s)", stage->name, stage->path);
+            kg_msg_line(stdout, NULL, "network stage version: %s",
+                        stage->probe.version[0] ? stage->probe.version : "unknown");
+        }
     } else {
         kg_msg_line(stdout, NULL, "backend: none");
     }
@@ -186,7 +192,8 @@ static void print_doctor_text(const kg_plugin *cand, const env_policy *e,
                     rep->items[i].text);
 
     /* The verdict line is the last line, and short (a backend name is at
-     * most 64 characters, so it stays under about 110): harnesses read its
+     * most 64 characters, so it stays under about 110; a composed run names
+     * its box and its stage, "bubblewrap+slirp-filter"): harnesses read its
      * first word, people read the findings above it. */
     size_t count[3] = {0, 0, 0};
     for (size_t i = 0; i < rep->n_items; i++) {
@@ -194,7 +201,7 @@ static void print_doctor_text(const kg_plugin *cand, const env_policy *e,
         if (v <= KGATE_BLOCKED) count[v]++;
     }
     kg_msg_line(stdout, NULL, "%s %s: %zu blocked, %zu degraded, %zu ready",
-                kg_verdict_name(rep->verdict), cand ? cand->name : "none",
+                kg_verdict_name(rep->verdict), !cand ? "none" : stage ? name : cand->name,
                 count[KGATE_BLOCKED], count[KGATE_DEGRADED], count[KGATE_READY]);
 }
 
@@ -241,15 +248,17 @@ int kg_cmd_doctor(int argc, char **argv)
     env_policy_load(&e);
     kg_registry *r = kg_registry_load_for(e.pol ? e.pol->allow_paths : NULL, 1);
     if (!r) kg_oom();
-    kg_select_bind_host(&host, r);
 
     kg_plugin *cand = NULL;
+    kg_choice choice = {0};
     kgate_report *brep = NULL;
     kg_error err = {0};
     int rc = -1;
     if (e.pol) {
-        rc = kg_select_candidate(r, &host, &e.pol->pub, forced, KGATE_PROBE_THOROUGH,
-                                 &cand, &brep, &err);
+        rc = kg_select_choose(r, &host, &e.pol->pub, forced, KGATE_PROBE_THOROUGH, &choice,
+                              &err);
+        cand = choice.box;
+        brep = choice.rep;
     } else if (forced) {
         /* No policy to judge, but the user still learns whether the backend
          * they named exists. */
@@ -300,7 +309,10 @@ int kg_cmd_doctor(int argc, char **argv)
         utstring_printf(o, "{\"verdict\":");
         kg_json_str(o, kg_verdict_name(rep->verdict));
         utstring_printf(o, ",\"backend\":");
-        if (cand) kg_json_str(o, cand->name);
+        if (cand) kg_json_str(o, choice.stage ? choice.name : cand->name);
+        else utstring_printf(o, "null");
+        utstring_printf(o, ",\"stage\":");
+        if (choice.stage) kg_json_str(o, choice.stage->name);
         else utstring_printf(o, "null");
         utstring_printf(o, ",\"file\":");
         if (cand) kg_json_str(o, cand->path);
@@ -318,7 +330,7 @@ int kg_cmd_doctor(int argc, char **argv)
         fputs(utstring_body(o), stdout);
         utstring_free(o);
     } else {
-        print_doctor_text(cand, &e, rep);
+        print_doctor_text(cand, choice.stage, choice.name, &e, rep);
     }
     status = rep->verdict == KGATE_BLOCKED ? KG_EXIT_FAIL : KG_EXIT_OK;
     kg_report_free(rep);
@@ -368,25 +380,26 @@ int kg_cmd_plugins(int argc, char **argv)
     env_policy_load(&e);
     kg_registry *r = kg_registry_load_for(e.pol ? e.pol->allow_paths : NULL, 1);
     if (!r) kg_oom();
-    kg_select_bind_host(&host, r);
     kg_select_probe_all(r, &host, KGATE_PROBE_THOROUGH);
 
     /* What run would pick for the working directory's policy. */
     kg_plugin *pick = NULL;
+    kg_plugin *pick_stage = NULL; /* the network stage pick runs in, if any */
+    kg_choice pick_c = {0};
     char *why_none = NULL;
     if (!e.pol) {
         if (asprintf(&why_none, "the policy cannot be built: %s", e.why_none) < 0)
             why_none = NULL;
     } else {
-        kgate_report *rep = NULL;
         kg_error err = {0};
-        pick = kg_select_backend(r, &host, &e.pol->pub, NULL, KGATE_PROBE_THOROUGH, &rep,
-                                 &err);
-        kg_report_free(rep);
+        if (kg_select_choose(r, &host, &e.pol->pub, NULL, KGATE_PROBE_THOROUGH, &pick_c,
+                             &err) == 0)
+            pick = pick_c.box, pick_stage = pick_c.stage;
+        kg_report_free(pick_c.rep);
         if (!pick) why_none = strdup(err.msg);
         /* run refuses this directory before asking any backend. */
         if (pick && kg_strv_len(e.blocked)) {
-            pick = NULL;
+            pick = pick_stage = NULL;
             why_none = strdup(kg_strv_get(e.blocked, 0));
         }
     }
@@ -410,14 +423,14 @@ int kg_cmd_plugins(int argc, char **argv)
                             (unsigned)p->abi_minor);
             utstring_printf(o, ",\"probe\":");
             json_probe(o, p);
-            utstring_printf(o, ",\"selected\":%s}", p == pick ? "true" : "false");
+            utstring_printf(o, ",\"selected\":%s}", p == pick || p == pick_stage ? "true" : "false");
         }
         utstring_printf(o, "],\"refused\":");
         json_refused(o, r);
         utstring_printf(o, ",\"searched\":");
         kg_json_strv(o, r->searched);
         utstring_printf(o, ",\"selected\":");
-        if (pick) kg_json_str(o, pick->name);
+        if (pick) kg_json_str(o, pick_c.name);
         else utstring_printf(o, "null");
         utstring_printf(o, ",\"selection_error\":");
         if (why_none) kg_json_str(o, why_none);
@@ -428,7 +441,7 @@ int kg_cmd_plugins(int argc, char **argv)
     } else {
         kg_plugin *p, *tmp;
         HASH_ITER(hh, r->by_name, p, tmp) {
-            kg_msg_line(stdout, NULL, "%s%s (ABI %d.%u) %s", p == pick ? "* " : "  ", p->name,
+            kg_msg_line(stdout, NULL, "%s%s (ABI %d.%u) %s", p == pick || p == pick_stage ? "* " : "  ", p->name,
                         KGATE_ABI_MAJOR, (unsigned)p->abi_minor, p->path);
             if (p->be.description) kg_msg_line(stdout, NULL, "    %s", p->be.description);
             if (p->probe_failed)
@@ -449,7 +462,7 @@ int kg_cmd_plugins(int argc, char **argv)
             utstring_printf(searched, " %s", kg_strv_get(r->searched, i));
         kg_msg_line(stdout, NULL, "%s", utstring_body(searched));
         utstring_free(searched);
-        if (pick) kg_msg_line(stdout, NULL, "run would pick: %s", pick->name);
+        if (pick) kg_msg_line(stdout, NULL, "run would pick: %s", pick_c.name);
         else kg_msg_line(stdout, NULL, "run would pick: none (%s)", why_none ? why_none : "unknown");
     }
     free(why_none);

@@ -251,9 +251,7 @@ static int run(run_ctx *c)
     kg_host_init(&host);
     kg_registry *reg = kg_registry_load_for(c->policy->allow_paths, 0);
     if (!reg) kg_oom();
-    kg_select_bind_host(&host, reg);
-    kgate_report *rep = NULL;
-    kg_plugin *chosen = NULL;
+    kg_choice chosen;
     int status;
     if (!reg) return refuse(c, "refuse", KG_EXIT_REFUSED, "out of memory");
     /* A box that could write a directory kgate loads plugins from would
@@ -268,26 +266,29 @@ static int run(run_ctx *c)
     /* A plugin that was asked for and not loaded is news, even for run. */
     for (size_t i = 0; i < kg_strv_len(reg->refusals); i++)
         fprintf(stderr, "kgate: plugin %s\n", kg_strv_get(reg->refusals, i));
-    if (kg_select_candidate(reg, &host, pub, c->args.backend, KGATE_PROBE_QUICK, &chosen,
-                            &rep, &err) < 0) {
+    if (kg_select_choose(reg, &host, pub, c->args.backend, KGATE_PROBE_QUICK, &chosen,
+                         &err) < 0) {
         /* A backend named with --backend may still show what it would
          * install, even where it cannot install it (the seatbelt profile
          * on Linux): a dry run starts nothing, so nothing is weakened. */
-        if (!(c->args.dry_run && c->args.backend && chosen)) {
-            kg_report_free(rep);
+        if (!(c->args.dry_run && c->args.backend && chosen.box)) {
+            kg_report_free(chosen.rep);
             status = refuse(c, "refuse", KG_EXIT_REFUSED, err.msg);
             goto out_registry;
         }
         kg_say("note: %s; showing its plan anyway (dry run)", err.msg);
     }
-    kg_report_free(rep);
-    host.current = chosen->name;
+    kg_report_free(chosen.rep);
+    /* A composed run is started by its network stage, inside the network
+     * it builds; the box's plan is what it starts (kgate-plugin.h). */
+    kg_plugin *launcher = chosen.stage ? chosen.stage : chosen.box;
+    host.current = launcher->name;
 
     kgate_plan *plan = kg_plan_new();
     kgate_err perr = {0};
-    if (!plan || !chosen->be.plan ||
-        chosen->be.plan(&host.pub, pub, &chosen->probe, plan, &perr) < 0 || plan->failed) {
-        snprintf(msg, sizeof msg, "%s: %s", chosen->name,
+    const char *who = chosen.box->name;
+    if (kg_select_plan(&chosen, &host, pub, plan, &who, &perr) < 0) {
+        snprintf(msg, sizeof msg, "%s: %s", who,
                  perr.msg[0] ? perr.msg : "could not build a plan");
         status = refuse(c, "refuse", KG_EXIT_REFUSED, msg);
         goto out_plan;
@@ -313,7 +314,7 @@ static int run(run_ctx *c)
 
     kg_audit_event ev;
     audit_base(c, &ev, "launch");
-    ev.backend = chosen->name;
+    ev.backend = chosen.name;
     ev.network = kg_network_name(pub->network);
     ev.withheld_env = withheld;
     if (kg_audit_write(c->log_path, &ev, &err) < 0) {
@@ -330,9 +331,9 @@ static int run(run_ctx *c)
     };
     int exit_status = KG_EXIT_REFUSED;
     if (!envp) kg_oom();
-    if (kg_supervise(&chosen->be, &host, pub, &chosen->probe, plan,
+    if (kg_supervise(&launcher->be, &host, pub, &launcher->probe, plan,
                      (const char *const *)envp, &opts, &exit_status, &err) < 0) {
-        kg_say("%s: %s", chosen->name, err.msg);
+        kg_say("%s: %s", launcher->name, err.msg);
         exit_status = KG_EXIT_REFUSED;
     }
     free(envp);
@@ -347,7 +348,7 @@ static int run(run_ctx *c)
         kg_say("git: %s", f); /* names files the program chose: escaped */
         kg_audit_event gev;
         audit_base(c, &gev, "git");
-        gev.backend = chosen->name;
+        gev.backend = chosen.name;
         gev.reason = f;
         kg_error aerr = {0};
         if (kg_audit_write(c->log_path, &gev, &aerr) < 0)

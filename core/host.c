@@ -259,18 +259,6 @@ __attribute__((format(printf, 3, 4))) static void host_log(const kgate_host *h, 
     free(text);
 }
 
-static const kgate_backend *host_backend(const kgate_host *h, const char *name)
-{
-    const kg_host *host = (const kg_host *)h;
-    return host->find_backend ? host->find_backend(host->ctx, name) : NULL;
-}
-
-static const kgate_probe *host_backend_probe(const kgate_host *h, const char *name)
-{
-    const kg_host *host = (const kg_host *)h;
-    return host->find_probe ? host->find_probe(host->ctx, name) : NULL;
-}
-
 void kg_host_init(kg_host *host)
 {
     *host = (kg_host){0};
@@ -288,8 +276,6 @@ void kg_host_init(kg_host *host)
         .plan_file_content = host_plan_file_content,
         .report = host_report,
         .report_detail = host_report_detail,
-        .backend = host_backend,
-        .backend_probe = host_backend_probe,
     };
     const char *d = getenv("KGATE_DEBUG");
     host->debug = d && *d && strcmp(d, "0") != 0;

@@ -39,10 +39,6 @@ struct kgate_report {
  * must stay first: plugins get &host->pub and the core casts back. */
 typedef struct kg_host {
     kgate_host pub;
-    /* Backend registry (set by whoever loaded the plugins). */
-    const kgate_backend *(*find_backend)(void *ctx, const char *name);
-    const kgate_probe *(*find_probe)(void *ctx, const char *name);
-    void *ctx;
     /* Name used as the prefix of warnings ("kgate: bubblewrap: ..."). */
     const char *current;
     int debug; /* KGATE_DEBUG set */

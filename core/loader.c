@@ -33,7 +33,6 @@ kg_registry *kg_registry_new(void)
     r->refused_reasons = kg_strv_new();
     r->searched = kg_strv_new();
     r->exposed = kg_strv_new();
-    r->depth = KGATE_PROBE_QUICK;
     return r;
 }
 
@@ -169,6 +168,10 @@ kg_plugin *kg_registry_add(kg_registry *r, const kgate_backend *be,
         kg_err_set(err, 0, "invalid name \"%.64s\" (must be 1 to 64 of [a-z0-9-])",
                    shown ? shown : "?");
         free(shown);
+        goto fail;
+    }
+    if (p->be.kind != KGATE_KIND_BOX && p->be.kind != KGATE_KIND_NETWORK) {
+        kg_err_set(err, 0, "unknown backend kind %d", (int)p->be.kind);
         goto fail;
     }
     kg_plugin *old = kg_registry_find(r, p->be.name);

@@ -8,8 +8,6 @@
 #include "kgate/kgate-plugin.h"
 #include "strv.h"
 
-struct kg_host;
-
 typedef struct kg_plugin {
     char *name; /* key */
     char *path;
@@ -23,7 +21,6 @@ typedef struct kg_plugin {
     int probe_failed;
     char probe_error[512];
     kgate_probe_depth probe_depth; /* how hard the cached probe looked */
-    int probing;                   /* guards composed backends' recursion */
     UT_hash_handle hh;
 } kg_plugin;
 
@@ -41,9 +38,6 @@ typedef struct kg_registry {
      * that lie in one of those places: kgate run refuses to start a box
      * that could write code kgate loads. */
     kg_strv *exposed;
-    /* Set by kg_select_bind_host: lets host->backend_probe probe lazily. */
-    struct kg_host *host;
-    kgate_probe_depth depth;
 } kg_registry;
 
 /* Searches KGATE_PLUGIN_PATH (colon-separated) then the installed plugin

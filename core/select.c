@@ -27,8 +27,6 @@ static void tidy(char *s, size_t len)
         if (*c < 0x20 || *c == 0x7f) *c = ' ';
 }
 
-static const kgate_probe *find_probe(void *ctx, const char *name);
-
 /* A probe that never returns (a tool it asks hangs, a plugin loops) would
  * hang every kgate command.  It runs in our process, so it cannot be
  * stopped and let go on: an alarm ends kgate instead, with one kgate: line
@@ -38,7 +36,7 @@ static const kgate_probe *find_probe(void *ctx, const char *name);
 #define PROBE_QUICK_S 10
 #define PROBE_THOROUGH_S 30
 
-static const char *volatile alarm_plugin; /* the outermost probe's name */
+static const char *volatile alarm_plugin; /* the probe's name */
 static volatile sig_atomic_t alarm_secs;
 
 static void put(const char *s)
@@ -66,7 +64,6 @@ static void on_probe_alarm(int sig)
 
 void kg_select_probe(kg_plugin *p, kg_host *host, kgate_probe_depth depth)
 {
-    if (p->probing) return;
     if (p->probed && p->probe_depth >= depth) return;
     kg_plugin_release_state(p);
     kgate_probe_init(&p->probe);
@@ -77,33 +74,18 @@ void kg_select_probe(kg_plugin *p, kg_host *host, kgate_probe_depth depth)
     } else {
         kgate_err e = {0};
         const char *prev = host->current;
-        /* A backend that asks for another's probe gets one as deep as its
-         * own. */
-        kg_registry *r = host->find_probe == find_probe ? host->ctx : NULL;
-        kgate_probe_depth prev_depth = r ? r->depth : depth;
-        if (r) r->depth = depth;
         host->current = p->name;
-        p->probing = 1;
-        /* Only the outermost probe arms the alarm (a backend may ask for
-         * another's probe): its bound covers both. */
-        bool arm = alarm_plugin == NULL;
         struct sigaction sa = {.sa_handler = on_probe_alarm}, old_sa;
-        if (arm) {
-            sigemptyset(&sa.sa_mask);
-            alarm_plugin = p->name;
-            alarm_secs = depth == KGATE_PROBE_THOROUGH ? PROBE_THOROUGH_S : PROBE_QUICK_S;
-            sigaction(SIGALRM, &sa, &old_sa);
-            alarm((unsigned)alarm_secs);
-        }
+        sigemptyset(&sa.sa_mask);
+        alarm_plugin = p->name;
+        alarm_secs = depth == KGATE_PROBE_THOROUGH ? PROBE_THOROUGH_S : PROBE_QUICK_S;
+        sigaction(SIGALRM, &sa, &old_sa);
+        alarm((unsigned)alarm_secs);
         int rc = p->be.probe(&host->pub, depth, &p->probe, &e);
-        if (arm) {
-            alarm(0);
-            sigaction(SIGALRM, &old_sa, NULL);
-            alarm_plugin = NULL;
-        }
-        p->probing = 0;
+        alarm(0);
+        sigaction(SIGALRM, &old_sa, NULL);
+        alarm_plugin = NULL;
         host->current = prev;
-        if (r) r->depth = prev_depth;
         /* Whatever the plugin did to them, these fields are ours now. */
         p->probe.struct_size = sizeof p->probe;
         if (p->probe.n_facts > KGATE_PROBE_MAX_FACTS) p->probe.n_facts = KGATE_PROBE_MAX_FACTS;
@@ -128,38 +110,7 @@ void kg_select_probe(kg_plugin *p, kg_host *host, kgate_probe_depth depth)
 void kg_select_probe_all(kg_registry *r, kg_host *host, kgate_probe_depth depth)
 {
     kg_plugin *p, *tmp;
-    r->depth = depth;
     HASH_ITER(hh, r->by_name, p, tmp) kg_select_probe(p, host, depth);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Host wiring                                                               */
-/* ------------------------------------------------------------------------ */
-
-static const kgate_backend *find_backend(void *ctx, const char *name)
-{
-    kg_plugin *p = kg_registry_find(ctx, name);
-    return p ? &p->be : NULL;
-}
-
-/* A backend that composes another (the host filter wraps bubblewrap) asks
- * for its probe; probing it on demand keeps `run` from probing plugins
- * nobody needs. */
-static const kgate_probe *find_probe(void *ctx, const char *name)
-{
-    kg_registry *r = ctx;
-    kg_plugin *p = kg_registry_find(r, name);
-    if (!p) return NULL;
-    if (r->host) kg_select_probe(p, r->host, r->depth);
-    return p->probed ? &p->probe : NULL;
-}
-
-void kg_select_bind_host(kg_host *host, kg_registry *r)
-{
-    host->find_backend = find_backend;
-    host->find_probe = find_probe;
-    host->ctx = r;
-    r->host = host;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -210,16 +161,48 @@ kgate_report *kg_select_doctor(kg_plugin *p, kg_host *host,
         if (rep->items[i].text) tidy(rep->items[i].text, strlen(rep->items[i].text) + 1);
     if (rep->n_items == 0)
         add(host, rep, KGATE_BLOCKED, "core.no-finding", "doctor gave no finding");
-    if (!p->probe.available && rep->verdict != KGATE_BLOCKED) {
+    /* "Not BLOCKED" here means as a box of a composition would read it:
+     * a box that says only that it cannot filter hosts must still say
+     * when it cannot run at all. */
+    if (!p->probe.available && kg_report_composed_verdict(rep) != KGATE_BLOCKED) {
         char msg[300];
         snprintf(msg, sizeof msg, "not available here: %s",
                  p->probe.reason[0] ? p->probe.reason : "probe says so");
         add(host, rep, KGATE_BLOCKED, "core.unavailable", msg);
     }
-    if ((!p->be.plan || !p->be.launch) && rep->verdict != KGATE_BLOCKED)
+    if ((!p->be.plan || !p->be.launch) && kg_report_composed_verdict(rep) != KGATE_BLOCKED)
         add(host, rep, KGATE_BLOCKED, "core.cannot-launch",
             "plugin cannot launch (no plan or launch method)");
     return rep;
+}
+
+static int is_hosts_finding(const kg_report_item *it)
+{
+    return it->id && strcmp(it->id, KGATE_FINDING_NET_HOSTS_UNSUPPORTED) == 0;
+}
+
+int kg_report_needs_stage(const kgate_report *rep)
+{
+    for (size_t i = 0; rep && i < rep->n_items; i++)
+        if (is_hosts_finding(&rep->items[i])) return 1;
+    return 0;
+}
+
+kgate_verdict kg_report_composed_verdict(const kgate_report *rep)
+{
+    kgate_verdict v = KGATE_READY;
+    int blocked_item = 0;
+    for (size_t i = 0; i < rep->n_items; i++) {
+        const kg_report_item *it = &rep->items[i];
+        if (it->verdict == KGATE_BLOCKED && !is_hosts_finding(it)) blocked_item = 1;
+        if (!is_hosts_finding(it) && it->verdict > v) v = it->verdict;
+    }
+    /* A report that is BLOCKED with no finding saying so (a bad id, a
+     * finding lost to memory) stays BLOCKED. */
+    if (rep->bad_id || (rep->verdict == KGATE_BLOCKED && !blocked_item &&
+                        !kg_report_needs_stage(rep)))
+        return KGATE_BLOCKED;
+    return v;
 }
 
 void kg_report_reasons(const kgate_report *rep, kg_strv *out)
@@ -282,14 +265,211 @@ static void no_plugin_error(kg_registry *r, kg_error *err)
 /* Ordering of candidates: better is lower.  Usable ones (not BLOCKED) come
  * first, READY before DEGRADED, then the higher score; among BLOCKED ones
  * an available backend is the more useful report.  Equal ranks keep the
- * load order, which is sorted and so deterministic. */
-static int better(const kg_plugin *a, const kgate_report *ra, const kg_plugin *b,
-                  const kgate_report *rb)
+ * load order, which is sorted and so deterministic.  va and vb are the
+ * verdicts compared (a box's with its stage, when it has one). */
+static int better(const kg_plugin *a, kgate_verdict va, const kg_plugin *b, kgate_verdict vb)
 {
-    if (ra->verdict != rb->verdict) return ra->verdict < rb->verdict;
-    if (ra->verdict == KGATE_BLOCKED && a->probe.available != b->probe.available)
+    if (va != vb) return va < vb;
+    if (va == KGATE_BLOCKED && a->probe.available != b->probe.available)
         return a->probe.available > b->probe.available;
     return a->probe.score > b->probe.score;
+}
+
+static int is_stage(const kg_plugin *p)
+{
+    return p->be.kind == KGATE_KIND_NETWORK;
+}
+
+/* 1 when stage names box among the boxes whose plans it can start. */
+static int stage_takes(const kg_plugin *stage, const kg_plugin *box)
+{
+    for (const char *const *b = stage->be.boxes; b && *b; b++)
+        if (strcmp(*b, box->name) == 0) return 1;
+    return 0;
+}
+
+/* One backend as selection sees it: its doctor report, and for a box that
+ * needs a network stage, the stage it would run in. */
+typedef struct sel_cand {
+    kg_plugin *p;
+    kgate_report *rep;
+    struct sel_cand *stage;
+    kgate_verdict verdict; /* with the stage's, for a composed box */
+} sel_cand;
+
+kgate_report *kg_compose_report(kg_host *host, const kgate_report *box,
+                                const kgate_report *stage)
+{
+    kgate_report *rep = kg_report_new();
+    const kgate_report *part[2] = {box, stage};
+    for (int k = 0; k < 2; k++) {
+        for (size_t i = 0; i < part[k]->n_items; i++) {
+            const kg_report_item *it = &part[k]->items[i];
+            if (k == 0 && is_hosts_finding(it)) continue;
+            host->pub.report(rep, it->verdict, it->id, "%s", it->text);
+        }
+        for (size_t i = 0; i < kg_strv_len(part[k]->detail_keys); i++)
+            host->pub.report_detail(rep, kg_strv_get(part[k]->detail_keys, i),
+                                    kg_strv_get(part[k]->detail_values, i));
+    }
+    /* Whatever made either report BLOCKED without a finding still holds. */
+    kgate_verdict v = kg_report_composed_verdict(box);
+    if (v < stage->verdict) v = stage->verdict;
+    if (rep->verdict < v) rep->verdict = v;
+    return rep;
+}
+
+static void append_blocked(char *buf, size_t len, size_t *used, const char *name,
+                           const kgate_report *rep)
+{
+    char *why = joined_reasons(rep);
+    int n = snprintf(buf + *used, len - *used, "%s%s: %s", *used ? "; " : "", name,
+                     why ? why : "BLOCKED");
+    if (n > 0) *used = (size_t)n >= len - *used ? len - 1 : *used + (size_t)n;
+    free(why);
+}
+
+/* What --backend names: a box, a stage, or BOX+STAGE.  A box named alone
+ * runs alone (so `--backend bubblewrap` with a host list is refused, as
+ * bubblewrap alone cannot filter hosts); a stage named alone runs with the
+ * best box it can start. */
+static int parse_forced(kg_registry *r, const char *forced, kg_plugin **box,
+                        kg_plugin **stage, int *alone, kg_error *err)
+{
+    char first[130];
+    snprintf(first, sizeof first, "%.*s", (int)strcspn(forced, "+"), forced);
+    const char *second = strchr(forced, '+');
+    const char *names[2] = {first, second ? second + 1 : NULL};
+    kg_plugin *found[2] = {NULL, NULL};
+    for (int k = 0; k < 2 && names[k]; k++) {
+        found[k] = kg_registry_find(r, names[k]);
+        if (found[k]) continue;
+        if (!r->by_name) {
+            no_plugin_error(r, err);
+            return kg_err_wrap(err, "backend %s not found", names[k]);
+        }
+        char list[512];
+        names_of(r, list, sizeof list);
+        return kg_err_set(err, 0, "backend %s not found (found: %s)", names[k], list);
+    }
+    *alone = 0;
+    if (!second) {
+        if (is_stage(found[0])) *stage = found[0];
+        else *box = found[0], *alone = 1;
+        return 0;
+    }
+    if (is_stage(found[0]) || !is_stage(found[1]))
+        return kg_err_set(err, 0, "--backend %s: expected BOX+STAGE (a box, then a network "
+                          "stage)", forced);
+    *box = found[0];
+    *stage = found[1];
+    return 0;
+}
+
+static void fill_name(kg_choice *c)
+{
+    if (!c->box) snprintf(c->name, sizeof c->name, "none");
+    else if (!c->stage) snprintf(c->name, sizeof c->name, "%s", c->box->name);
+    else snprintf(c->name, sizeof c->name, "%s+%s", c->box->name, c->stage->name);
+}
+
+int kg_select_choose(kg_registry *r, kg_host *host, const kgate_policy *policy,
+                     const char *forced, kgate_probe_depth depth, kg_choice *out,
+                     kg_error *err)
+{
+    memset(out, 0, sizeof *out);
+    kg_plugin *fbox = NULL, *fstage = NULL;
+    int alone = 0;
+    if (forced && parse_forced(r, forced, &fbox, &fstage, &alone, err) < 0) return -1;
+    if (!forced && !r->by_name) {
+        no_plugin_error(r, err);
+        return -1;
+    }
+    int hosts = policy->network == KGATE_NET_RESTRICTED;
+    if (fstage && !hosts)
+        return kg_err_set(err, 0, "backend %s is a network stage: it only runs for "
+                          "network: restricted with hosts", fstage->name);
+
+    /* Every candidate's doctor, each asked once.  Stages only for a host
+     * list: off and open never involve one. */
+    size_t n = HASH_COUNT(r->by_name), nb = 0, ns = 0;
+    sel_cand *boxes = calloc(n ? n : 1, sizeof *boxes);
+    sel_cand *stages = calloc(n ? n : 1, sizeof *stages);
+    if (!boxes || !stages) kg_oom();
+    kg_plugin *p, *tmp;
+    HASH_ITER(hh, r->by_name, p, tmp) {
+        if (is_stage(p)) {
+            if (!hosts || alone || (fstage && p != fstage)) continue;
+            stages[ns++] = (sel_cand){p, kg_select_doctor(p, host, policy, depth), NULL,
+                                  KGATE_BLOCKED};
+            stages[ns - 1].verdict = stages[ns - 1].rep->verdict;
+        } else {
+            if (fbox && p != fbox) continue;
+            boxes[nb++] = (sel_cand){p, kg_select_doctor(p, host, policy, depth), NULL,
+                                 KGATE_BLOCKED};
+        }
+    }
+    /* Each box's verdict: its own, or, when all it lacks is a host filter
+     * and composing is allowed, its own without that finding joined with
+     * the best stage that can start it. */
+    for (size_t i = 0; i < nb; i++) {
+        sel_cand *b = &boxes[i];
+        b->verdict = b->rep->verdict;
+        /* A box BLOCKED for anything else is not composed. */
+        if (!hosts || alone || !kg_report_needs_stage(b->rep) ||
+            kg_report_composed_verdict(b->rep) == KGATE_BLOCKED)
+            continue;
+        for (size_t k = 0; k < ns; k++)
+            if (stage_takes(stages[k].p, b->p) &&
+                (!b->stage || better(stages[k].p, stages[k].verdict, b->stage->p,
+                                     b->stage->verdict)))
+                b->stage = &stages[k];
+        if (!b->stage) continue; /* stays BLOCKED with its own reasons */
+        kgate_verdict v = kg_report_composed_verdict(b->rep);
+        b->verdict = v > b->stage->verdict ? v : b->stage->verdict;
+    }
+    sel_cand *best = NULL;
+    for (size_t i = 0; i < nb; i++)
+        if (!best || better(boxes[i].p, boxes[i].verdict, best->p, best->verdict))
+            best = &boxes[i];
+
+    int rc = 0;
+    if (!best) {
+        rc = fstage ? kg_err_set(err, 0, "no box can start in the network stage %s",
+                                 fstage->name)
+                    : kg_err_set(err, 0, "no box backend loaded (only network stages)");
+    } else {
+        out->box = best->p;
+        out->stage = best->stage ? best->stage->p : NULL;
+        out->rep = best->stage ? kg_compose_report(host, best->rep, best->stage->rep) : best->rep;
+        fill_name(out);
+        if (out->rep->verdict == KGATE_BLOCKED && forced) {
+            char *why = joined_reasons(out->rep);
+            rc = kg_err_set(err, 0, "backend %s cannot enforce this policy: %s", out->name,
+                            why ? why : "BLOCKED");
+            free(why);
+        } else if (out->rep->verdict == KGATE_BLOCKED) {
+            /* Every box's reasons, then every stage's: the one shown may
+             * only be saying "another backend does this". */
+            char blocked[900] = "";
+            size_t used = 0;
+            for (size_t i = 0; i < nb; i++)
+                if (boxes[i].rep->verdict == KGATE_BLOCKED)
+                    append_blocked(blocked, sizeof blocked, &used, boxes[i].p->name,
+                                   boxes[i].rep);
+            for (size_t k = 0; k < ns; k++)
+                if (stages[k].rep->verdict == KGATE_BLOCKED)
+                    append_blocked(blocked, sizeof blocked, &used, stages[k].p->name,
+                                   stages[k].rep);
+            rc = kg_err_set(err, 0, "no backend can enforce this policy: %s", blocked);
+        }
+        if (!best->stage) best->rep = NULL; /* now out's */
+    }
+    for (size_t i = 0; i < nb; i++) kg_report_free(boxes[i].rep);
+    for (size_t k = 0; k < ns; k++) kg_report_free(stages[k].rep);
+    free(boxes);
+    free(stages);
+    return rc;
 }
 
 int kg_select_candidate(kg_registry *r, kg_host *host,
@@ -297,64 +477,11 @@ int kg_select_candidate(kg_registry *r, kg_host *host,
                         kgate_probe_depth depth, kg_plugin **cand,
                         kgate_report **rep, kg_error *err)
 {
-    *cand = NULL;
-    *rep = NULL;
-    r->depth = depth;
-    if (forced) {
-        kg_plugin *p = kg_registry_find(r, forced);
-        if (!p) {
-            if (!r->by_name) {
-                no_plugin_error(r, err);
-                return kg_err_wrap(err, "backend %s not found", forced);
-            }
-            char names[512];
-            names_of(r, names, sizeof names);
-            return kg_err_set(err, 0, "backend %s not found (found: %s)", forced, names);
-        }
-        *cand = p;
-        *rep = kg_select_doctor(p, host, policy, depth);
-        if (!*rep) kg_oom();
-        if ((*rep)->verdict == KGATE_BLOCKED) {
-            char *why = joined_reasons(*rep);
-            kg_err_set(err, 0, "backend %s cannot enforce this policy: %s", p->name,
-                       why ? why : "BLOCKED");
-            free(why);
-            return -1;
-        }
-        return 0;
-    }
-    if (!r->by_name) {
-        no_plugin_error(r, err);
-        return -1;
-    }
-    kg_plugin *p, *tmp, *best = NULL;
-    kgate_report *best_rep = NULL;
-    char blocked[900] = "";
-    size_t used = 0;
-    HASH_ITER(hh, r->by_name, p, tmp) {
-        kgate_report *pr = kg_select_doctor(p, host, policy, depth);
-        if (!pr) continue;
-        if (pr->verdict == KGATE_BLOCKED) {
-            char *why = joined_reasons(pr);
-            int n = snprintf(blocked + used, sizeof blocked - used, "%s%s: %s",
-                             used ? "; " : "", p->name, why ? why : "BLOCKED");
-            if (n > 0) used = (size_t)n >= sizeof blocked - used ? sizeof blocked - 1 : used + (size_t)n;
-            free(why);
-        }
-        if (!best || better(p, pr, best, best_rep)) {
-            kg_report_free(best_rep);
-            best = p;
-            best_rep = pr;
-        } else {
-            kg_report_free(pr);
-        }
-    }
-    *cand = best;
-    *rep = best_rep;
-    if (!best) kg_oom(); /* every doctor report failed to allocate */
-    if (best_rep->verdict == KGATE_BLOCKED)
-        return kg_err_set(err, 0, "no backend can enforce this policy: %s", blocked);
-    return 0;
+    kg_choice c;
+    int rc = kg_select_choose(r, host, policy, forced, depth, &c, err);
+    *cand = c.box;
+    *rep = c.rep;
+    return rc;
 }
 
 kg_plugin *kg_select_backend(kg_registry *r, kg_host *host,
@@ -366,4 +493,40 @@ kg_plugin *kg_select_backend(kg_registry *r, kg_host *host,
     if (kg_select_candidate(r, host, policy, forced, depth, &cand, rep, err) < 0)
         return NULL;
     return cand;
+}
+
+int kg_select_plan(const kg_choice *c, kg_host *host, const kgate_policy *policy,
+                   kgate_plan *plan, const char **who, kgate_err *err)
+{
+    return kg_compose_plan(host, &c->box->be, &c->box->probe,
+                           c->stage ? &c->stage->be : NULL,
+                           c->stage ? &c->stage->probe : NULL, policy, plan, who, err);
+}
+
+int kg_compose_plan(kg_host *host, const kgate_backend *box, const kgate_probe *box_probe,
+                    const kgate_backend *stage, const kgate_probe *stage_probe,
+                    const kgate_policy *policy, kgate_plan *plan, const char **who,
+                    kgate_err *err)
+{
+    /* The box plans with the network left to the stage: the host's
+     * network as the box sees it, the stage's namespace around it. */
+    kgate_policy box_policy = *policy;
+    if (stage) box_policy.network = KGATE_NET_OPEN;
+    const char *prev = host->current;
+    *who = box->name;
+    host->current = box->name;
+    int rc = box->plan ? box->plan(&host->pub, &box_policy, box_probe, plan, err) : -1;
+    if (rc == 0 && plan->failed) rc = -1;
+    if (rc == 0 && stage) {
+        *who = stage->name;
+        host->current = stage->name;
+        size_t before = kg_strv_len(plan->argv);
+        rc = stage->plan ? stage->plan(&host->pub, policy, stage_probe, plan, err) : -1;
+        if (rc == 0 && plan->failed) rc = -1;
+        /* The stage starts the box's argv: it adds files and notes only. */
+        if (rc == 0 && kg_strv_len(plan->argv) != before)
+            rc = kgate_err_set(err, 0, "a network stage changed the box's argv");
+    }
+    host->current = prev;
+    return rc;
 }

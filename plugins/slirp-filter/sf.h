@@ -1,9 +1,9 @@
-/* sf.h: the slirp-filter backend's internal pieces.
+/* sf.h: the slirp-filter network stage's internal pieces.
  *
- * The backend is the bubblewrap backend's plan plus a second process: a
- * helper that owns a user and network namespace, lets slirp4netns attach a
- * user-mode network to it, installs an iptables allow list there, and then
- * execs bwrap.  bwrap's own --unshare-user puts the program in a nested user
+ * The stage starts the box's plan (a bubblewrap argv, composed by the
+ * core) from a second process: a helper that owns a user and network
+ * namespace, lets slirp4netns attach a user-mode network to it, installs
+ * an iptables allow list there, and then execs bwrap.  bwrap's own --unshare-user puts the program in a nested user
  * namespace, so the program holds no capability over the network namespace
  * and cannot undo the filter (see docs/network.md).
  *
@@ -83,17 +83,10 @@ typedef struct sf_tools {
  * ordinary user's PATH often lacks /usr/sbin, where iptables lives). */
 int sf_find_tool(const char *name, char *out, size_t outsz);
 
-/* The doctor table, pure: bw is the bubblewrap backend (NULL if not
- * loaded) and bwprobe its probe.  For a host list it includes bw's own
- * findings about the filesystem box (home, sockets, hooks, terminal,
- * seccomp), all but the one that says bubblewrap alone cannot filter
- * hosts. */
+/* The doctor table, pure: the stage's own findings (tools, namespaces,
+ * the tun device, the filter); the core adds the box's. */
 int sf_doctor(const kgate_host *host, const kgate_policy *policy,
-              const kgate_probe *probe, const kgate_backend *bw,
-              const kgate_probe *bwprobe, kgate_report *rep);
-/* 1 for the id of that one finding (KGATE_FINDING_NET_HOSTS_UNSUPPORTED),
- * which sf_doctor drops from bw's findings; 0 for any other id or NULL. */
-int sf_drops_finding(const char *id);
+              const kgate_probe *probe, kgate_report *rep);
 
 /* The restricted construction.  plan's argv is the bwrap argv to exec
  * inside the helper. */

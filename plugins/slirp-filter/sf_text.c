@@ -5,7 +5,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,122 +181,17 @@ int sf_find_tool(const char *name, char *out, size_t outsz)
     return found ? 0 : -1;
 }
 
-/* The filesystem box of a restricted run is exactly bubblewrap's (its plan,
- * its seccomp filter), so its findings are bubblewrap's doctor's, asked
- * with the real policy.  Of those, one is not true here: the BLOCKED
- * finding KGATE_FINDING_NET_HOSTS_UNSUPPORTED (kgate-plugin.h), which says
- * that bubblewrap alone cannot do a host list.  bubblewrap's doctor is
- * therefore handed a copy of the host table whose report passes every
- * finding on to the real report except that one, known by its id (never
- * by its sentence, which bubblewrap may reword).
- *
- * report() is not given the host, so rep is the wrapper (kgate_report is
- * opaque to plugins: bubblewrap only hands it back to these functions).
- * The functions that are given a host (log, backend, backend_probe) are
- * wrapped too: the core's versions read what lies behind its own table,
- * which this copy does not have. */
-typedef struct sf_fs_host {
-    kgate_host pub; /* first: a kgate_host * to it is a sf_fs_host * */
-    const kgate_host *real;
-    kgate_report *rep;
-} sf_fs_host;
-
-int sf_drops_finding(const char *id)
-{
-    return id && strcmp(id, KGATE_FINDING_NET_HOSTS_UNSUPPORTED) == 0;
-}
-
-static int fs_report(kgate_report *rep, kgate_verdict verdict, const char *id,
-                     const char *fmt, ...) KGATE_PRINTF(4, 5);
-static int fs_report(kgate_report *rep, kgate_verdict verdict, const char *id,
-                     const char *fmt, ...)
-{
-    const sf_fs_host *f = (const sf_fs_host *)(void *)rep;
-    if (sf_drops_finding(id)) return 0;
-    char *text = NULL;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vasprintf(&text, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return f->real->report(f->rep, KGATE_BLOCKED, "slirp-filter.out-of-memory",
-                               "out of memory reading the bubblewrap backend's findings");
-    /* The id goes on as given: the core checks it, and refuses the report
-     * when it is not valid. */
-    int r = f->real->report(f->rep, verdict, id, "%s", text);
-    free(text);
-    return r;
-}
-
-static int fs_detail(kgate_report *rep, const char *key, const char *value)
-{
-    const sf_fs_host *f = (const sf_fs_host *)(void *)rep;
-    return f->real->report_detail(f->rep, key, value);
-}
-
-static void fs_log(const kgate_host *host, kgate_log_level level, const char *fmt, ...)
-    KGATE_PRINTF(3, 4);
-static void fs_log(const kgate_host *host, kgate_log_level level, const char *fmt, ...)
-{
-    const sf_fs_host *f = (const sf_fs_host *)(const void *)host;
-    char *text = NULL;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vasprintf(&text, fmt, ap);
-    va_end(ap);
-    if (n >= 0 && f->real->log) f->real->log(f->real, level, "%s", text);
-    free(text);
-}
-
-static const kgate_backend *fs_backend(const kgate_host *host, const char *name)
-{
-    const sf_fs_host *f = (const sf_fs_host *)(const void *)host;
-    return f->real->backend ? f->real->backend(f->real, name) : NULL;
-}
-
-static const kgate_probe *fs_backend_probe(const kgate_host *host, const char *name)
-{
-    const sf_fs_host *f = (const sf_fs_host *)(const void *)host;
-    return f->real->backend_probe ? f->real->backend_probe(f->real, name) : NULL;
-}
-
-static int report_filesystem_box(const kgate_host *host, const kgate_policy *policy,
-                                 const kgate_backend *bw, const kgate_probe *bwprobe,
-                                 kgate_report *rep)
-{
-    sf_fs_host f;
-    memset(&f, 0, sizeof f);
-    /* A newer core's table may be longer: keep what this build knows and
-     * say so in struct_size. */
-    size_t n = host->struct_size < sizeof f.pub ? host->struct_size : sizeof f.pub;
-    memcpy(&f.pub, host, n);
-    f.pub.struct_size = n;
-    f.pub.log = fs_log;
-    f.pub.report = fs_report;
-    f.pub.report_detail = fs_detail;
-    f.pub.backend = fs_backend;
-    f.pub.backend_probe = fs_backend_probe;
-    f.real = host;
-    f.rep = rep;
-    return bw->doctor(&f.pub, policy, bwprobe, (kgate_report *)(void *)&f);
-}
-
+/* The doctor of the stage alone: the core shows the box's findings above
+ * these (without the box's net.hosts-unsupported, which this stage answers). */
 int sf_doctor(const kgate_host *host, const kgate_policy *policy,
-              const kgate_probe *probe, const kgate_backend *bw,
-              const kgate_probe *bwprobe, kgate_report *rep)
+              const kgate_probe *probe, kgate_report *rep)
 {
-    if (!bw || !bw->doctor || !bw->plan || !bw->launch)
-        return host->report(rep, KGATE_BLOCKED, "slirp-filter.box-missing",
-                            "needs the bubblewrap backend, which is not loaded");
-    if (!bwprobe || !bwprobe->available)
-        return host->report(rep, KGATE_BLOCKED, "slirp-filter.box-unavailable",
-                            "needs the bubblewrap backend, which is unavailable: %s",
-                            bwprobe && bwprobe->reason[0] ? bwprobe->reason
-                                                          : "not probed");
-
-    /* Off and open are bubblewrap's own modes: no slirp at all. */
+    /* The core never composes a stage for off or open; a caller that
+     * asks anyway learns that this is not a box. */
     if (policy->network != KGATE_NET_RESTRICTED)
-        return bw->doctor(host, policy, bwprobe, rep);
+        return host->report(rep, KGATE_BLOCKED, "slirp-filter.stage-only",
+                            "a network stage: it only runs around a box, for network "
+                            "restricted with hosts");
 
     int slirp = kgate_probe_fact(probe, SF_FACT_SLIRP, 0);
     int ipt = kgate_probe_fact(probe, SF_FACT_IPT, 0);
@@ -345,9 +239,9 @@ int sf_doctor(const kgate_host *host, const kgate_policy *policy,
                  "sandbox's own namespace",
                  policy->allow_hosts.n, policy->allow_hosts.n == 1 ? "" : "s");
     host->report(rep, KGATE_READY, "slirp-filter.box",
-                 "filesystem box: the bubblewrap backend's plan, without --unshare-net, "
-                 "and its seccomp filter (--seccomp FD at launch)");
-    if (report_filesystem_box(host, policy, bw, bwprobe, rep) < 0) return -1;
+                 "the box's plan runs in this network namespace, without one of its own, "
+                 "with its seccomp filter (--seccomp FD at launch); the program is one "
+                 "user namespace deeper and cannot change the filter");
     host->report(rep, KGATE_READY, "net.ipv6",
                  ip6 ? "IPv6: no route, and ip6tables drops all but loopback"
                      : "IPv6: no route (slirp4netns without --enable-ipv6); "

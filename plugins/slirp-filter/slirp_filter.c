@@ -1,11 +1,13 @@
-/* slirp_filter.c: the slirp-filter backend's vtable.
+/* slirp_filter.c: the slirp-filter network stage's vtable.
  *
- * Off and open are the bubblewrap backend's modes and are handed to it
- * whole.  Restricted with hosts is bubblewrap's filesystem plan (asked for
- * with the network open, so without --unshare-net) started inside a network
- * namespace that slirp4netns connects and iptables filters (sf_launch.c).
- * The score is below bubblewrap's so that the selector only picks this
- * backend where bubblewrap's doctor says BLOCKED: a host list. */
+ * A network stage (kgate-plugin.h, KGATE_KIND_NETWORK): the core composes
+ * it with a box for `network: restricted` with hosts, and only then.  The
+ * core asks the box (bubblewrap) for its plan with the network open, so
+ * without --unshare-net; this stage adds what --dry-run shows of its own
+ * (the slirp4netns argv, the iptables inputs, resolv.conf) and at launch
+ * starts the box's argv inside a network namespace that slirp4netns
+ * connects and iptables filters (sf_launch.c).  It calls no other
+ * backend: it only reads the plan it is given. */
 #include "sf.h"
 
 #include <errno.h>
@@ -17,13 +19,6 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#define SF_SCORE 40
-
-static const kgate_backend *bubblewrap(const kgate_host *host)
-{
-    return host->backend ? host->backend(host, "bubblewrap") : NULL;
-}
 
 /* Tries iptables-restore in a throwaway user+network namespace, the way
  * launch will use it: uid 0 mapped to us, nothing else.  Returns 1 when it
@@ -135,7 +130,6 @@ static int sf_probe(const kgate_host *host, kgate_probe_depth depth,
      * it 0666; a machine without udev may leave it 0600. */
     kgate_probe_set_fact(probe, SF_FACT_TUN, access("/dev/net/tun", R_OK | W_OK) == 0);
     snprintf(probe->tool_path, sizeof probe->tool_path, "%s", t->slirp);
-    probe->score = SF_SCORE;
     if (depth == KGATE_PROBE_THOROUGH) {
         if (slirp) read_slirp_version(t->slirp, probe->version, sizeof probe->version);
         if (ipt) {
@@ -150,38 +144,24 @@ static int sf_probe(const kgate_host *host, kgate_probe_depth depth,
                  slirp ? "" : " slirp4netns", ipt ? "" : " iptables-restore");
     else
         snprintf(probe->reason, sizeof probe->reason,
-                 "host allow lists with slirp4netns and iptables (filesystem box: bubblewrap)");
+                 "host allow lists with slirp4netns and iptables, around a bubblewrap box");
     return 0;
 }
 
 static int sf_doctor_cb(const kgate_host *host, const kgate_policy *policy,
                         const kgate_probe *probe, kgate_report *rep)
 {
-    const kgate_backend *bw = bubblewrap(host);
-    const kgate_probe *bwp = host->backend_probe ? host->backend_probe(host, "bubblewrap") : NULL;
-    return sf_doctor(host, policy, probe, bw, bwp, rep);
+    return sf_doctor(host, policy, probe, rep);
 }
 
+/* plan already holds the box's argv; this stage adds its files and notes. */
 static int sf_plan(const kgate_host *host, const kgate_policy *policy,
                    const kgate_probe *probe, kgate_plan *plan, kgate_err *err)
 {
-    const kgate_backend *bw = bubblewrap(host);
-    const kgate_probe *bwp = host->backend_probe ? host->backend_probe(host, "bubblewrap") : NULL;
-    if (!bw || !bw->plan)
-        return kgate_err_set(err, ENOENT, "needs the bubblewrap backend, which is not loaded");
-    if (!bwp || !bwp->available)
-        return kgate_err_set(err, ENOENT, "needs the bubblewrap backend, which is unavailable: %s",
-                             bwp && bwp->reason[0] ? bwp->reason : "not probed");
     if (policy->network != KGATE_NET_RESTRICTED)
-        return bw->plan(host, policy, bwp, plan, err);
-
+        return kgate_err_set(err, EINVAL, "a network stage: only for network restricted "
+                                          "with hosts");
     if (sf_hosts_check(&policy->allow_hosts, err) < 0) return -1;
-    /* The filesystem box with the host's network: the network namespace
-     * is ours, made before bwrap starts. */
-    kgate_policy fs = *policy;
-    fs.network = KGATE_NET_OPEN;
-    if (bw->plan(host, &fs, bwp, plan, err) < 0) return -1;
-
     const char *slirp = probe && probe->tool_path[0] ? probe->tool_path : "slirp4netns";
     sf_slirp_argv sa;
     sf_slirp_argv_build(&sa, slirp, -1, 0);
@@ -217,14 +197,9 @@ static int sf_launch(const kgate_host *host, const kgate_policy *policy,
                      const kgate_probe *probe, const kgate_plan *plan,
                      const kgate_launch *io, kgate_proc *proc, kgate_err *err)
 {
-    if (policy->network != KGATE_NET_RESTRICTED) {
-        const kgate_backend *bw = bubblewrap(host);
-        const kgate_probe *bwp =
-            host->backend_probe ? host->backend_probe(host, "bubblewrap") : NULL;
-        if (!bw || !bw->launch)
-            return kgate_err_set(err, ENOENT, "needs the bubblewrap backend, which is not loaded");
-        return bw->launch(host, policy, bwp, plan, io, proc, err);
-    }
+    if (policy->network != KGATE_NET_RESTRICTED)
+        return kgate_err_set(err, EINVAL, "a network stage: only for network restricted "
+                                          "with hosts");
     /* The tools are the ones probe found and plan showed; without that
      * probe there is nothing we could say we checked. */
     const sf_tools *tools = probe ? probe->state : NULL;
@@ -238,15 +213,21 @@ static void sf_release(void *state)
     free(state);
 }
 
+/* sf_launch_restricted starts a bwrap argv (its --info-fd, --block-fd and
+ * --seccomp): the one box whose plan this stage knows. */
+static const char *const sf_boxes[] = {"bubblewrap", NULL};
+
 static const kgate_backend sf_backend = {
     KGATE_BACKEND_INIT,
     .name = "slirp-filter",
-    .description = "bubblewrap plus slirp4netns and an iptables allow list per host",
+    .description = "network stage: slirp4netns and an iptables allow list per host",
     .probe = sf_probe,
     .doctor = sf_doctor_cb,
     .plan = sf_plan,
     .launch = sf_launch,
     .release = sf_release,
+    .kind = KGATE_KIND_NETWORK,
+    .boxes = sf_boxes,
 };
 
 KGATE_PLUGIN_DEFINE(sf_backend)

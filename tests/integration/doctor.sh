@@ -248,7 +248,8 @@ if [ "$(uname -s)" = Linux ]; then
         # The filter needs /dev/net/tun and more: pick it only if it says READY.
         if available slirp-filter && kg doctor --backend slirp-filter >/dev/null 2>&1; then
             doctor
-            check "a host list picks the host filter" last_starts "READY slirp-filter: "
+            check "a host list composes bubblewrap with the host filter" \
+                last_starts "READY bubblewrap+slirp-filter: "
             doctor --json --backend slirp-filter
             check "slirp-filter --json: every finding has an id" ids_ok
             check "slirp-filter --json: each id is documented" ids_documented

@@ -141,9 +141,9 @@ elif [ -n "${KGATE_MUST_WORK:-}" ]; then
 else
     echo "# the tmpfs round needs root and a mount namespace: not run"
 fi
-# A third round with `network: restricted` (the slirp-filter backend, which
-# launches bwrap from its own network helper and checks the mounts with the
-# same code).  An address, not a name, in allow_hosts: nothing is looked
+# A third round with `network: restricted` (bubblewrap's box composed with
+# the slirp-filter network stage, which launches bwrap from its own helper
+# and checks the mounts with the same code).  An address, not a name, in allow_hosts: nothing is looked
 # up and no packet is sent.
 slirp_ready
 if [ -n "$SLIRP" ]; then
@@ -177,8 +177,8 @@ for who in $(test_users); do
     check "launches still ran while the racer ran ($RAN)" nonzero "$RAN"
     check "no launch ended any other way ($OTHER)" zero "$OTHER"
     if [ "$round" = restricted ]; then
-        check "the launches that ran were slirp-filter's" \
-            grep -q '"backend":"slirp-filter"' "$KG_HOME/.kgate/audit.log"
+        check "the launches that ran were bubblewrap's box in slirp-filter's network" \
+            grep -q '"backend":"bubblewrap+slirp-filter"' "$KG_HOME/.kgate/audit.log"
     fi
     stop_racer
     check "after the racer, a launch runs" plain_runs

@@ -167,7 +167,7 @@ allow_hosts: [allowed.test]
 EOF
     local out
     out=$(kg doctor 2>&1)
-    [ "$(printf '%s\n' "$out" | tail -n 1 | cut -d' ' -f1-2)" = "READY slirp-filter:" ] ||
+    [ "$(printf '%s\n' "$out" | tail -n 1 | cut -d' ' -f1-2)" = "READY bubblewrap+slirp-filter:" ] ||
         { echo "  got: $out"; return 1; }
 }
 

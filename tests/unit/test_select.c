@@ -20,9 +20,12 @@ typedef struct fake {
     int findings;       /* how many findings doctor adds (0: none) */
     int doctor_rc;
     const char *reason; /* the probe's reason */
-    const char *peer;   /* probe asks for this backend's probe */
     int probes[2];      /* calls, by depth */
-    const kgate_probe *peer_probe;
+    int doctors;        /* doctor calls */
+    const char *also;   /* doctor adds a second BLOCKED finding with this id */
+    kgate_network planned; /* the network its plan was asked with */
+    int plan_arg;       /* 1: plan adds an argument (a stage must not) */
+    int stage;          /* registered as a network stage */
     int keeps_state;    /* probe allocates a state, release frees it */
     void *seen_state;   /* what doctor last found in its probe */
     const char *id;     /* its findings' id (NULL: "fake.finding") */
@@ -52,7 +55,6 @@ static int f_probe(const kgate_host *host, kgate_probe_depth depth, kgate_probe 
 {
     fake *f = self(host);
     f->probes[depth]++;
-    if (f->peer) f->peer_probe = host->backend_probe(host, f->peer);
     if (f->keeps_state) {
         f_state *st = malloc(sizeof *st);
         ck_assert_ptr_nonnull(st);
@@ -73,10 +75,12 @@ static int f_doctor(const kgate_host *host, const kgate_policy *pol, const kgate
 {
     (void)pol;
     fake *f = self(host);
+    f->doctors++;
     f->seen_state = p->state;
+    if (f->also) host->report(rep, KGATE_BLOCKED, f->also, "%s cannot", f->name);
     for (int i = 0; i < f->findings; i++)
-        host->report(rep, i == 0 ? f->verdict : KGATE_READY, f->id ? f->id : "fake.finding",
-                     "%s finding %d", f->name, i);
+        host->report(rep, i == 0 ? f->verdict : KGATE_READY,
+                     f->id && i == 0 ? f->id : "fake.finding", "%s finding %d", f->name, i);
     host->report_detail(rep, "fake", f->name);
     return f->doctor_rc;
 }
@@ -84,9 +88,14 @@ static int f_doctor(const kgate_host *host, const kgate_policy *pol, const kgate
 static int f_plan(const kgate_host *h, const kgate_policy *pol, const kgate_probe *p,
                   kgate_plan *plan, kgate_err *err)
 {
-    (void)pol;
     (void)p;
     (void)err;
+    fake *f = self(h);
+    f->planned = pol->network;
+    if (f->stage) {
+        if (f->plan_arg) h->plan_arg(plan, "--sneaky");
+        return h->plan_file(plan, "stage file", "from the stage\n");
+    }
     return h->plan_arg(plan, "/bin/true");
 }
 
@@ -112,6 +121,7 @@ static void f_release(void *state)
     free(st);
 }
 
+
 static kg_registry *reg;
 static kg_host host;
 static kgate_policy policy;
@@ -124,7 +134,6 @@ static void setup(void)
     states_alive = states_released = 0;
     reg = kg_registry_new();
     kg_host_init(&host);
-    kg_select_bind_host(&host, reg);
     policy = (kgate_policy){.struct_size = sizeof policy, .network = KGATE_NET_OFF};
 }
 
@@ -133,16 +142,25 @@ static void teardown(void)
     kg_registry_free(reg);
 }
 
-/* Registers a fake READY backend; the caller adjusts the returned entry. */
+static fake *add_kind(const char *name, int score, kgate_backend_kind kind,
+                      const char *const *boxes);
+
+/* Registers a fake READY box; the caller adjusts the returned entry. */
 static fake *add_fake(const char *name, int score)
+{
+    return add_kind(name, score, KGATE_KIND_BOX, NULL);
+}
+
+static fake *add_kind(const char *name, int score, kgate_backend_kind kind,
+                      const char *const *boxes)
 {
     fake *f = &fakes[n_fakes];
     *f = (fake){.name = name, .available = 1, .score = score, .verdict = KGATE_READY,
-                .findings = 1};
+                .findings = 1, .stage = kind == KGATE_KIND_NETWORK};
     kgate_backend *b = &descs[n_fakes++];
     *b = (kgate_backend){KGATE_BACKEND_INIT, .name = name, .probe = f_probe,
                          .doctor = f_doctor, .plan = f_plan, .launch = f_launch,
-                         .release = f_release};
+                         .release = f_release, .kind = kind, .boxes = boxes};
     kg_error err = {0};
     ck_assert_msg(kg_registry_add(reg, b, NULL, NULL, &err) != NULL, "%s", err.msg);
     return f;
@@ -436,33 +454,229 @@ START_TEST(probe_is_cached_per_depth)
 }
 END_TEST
 
-START_TEST(host_lookups_probe_lazily)
+/* ------------------------------------------------------------------------ */
+/* Composition: boxes and network stages                                     */
+/* ------------------------------------------------------------------------ */
+
+static const char *hosts[] = {"allowed.test"};
+static const char *const takes_bw[] = {"bw", NULL};
+static const char *const takes_both[] = {"bw", "other", NULL};
+
+static void restricted(void)
 {
-    fake *wrapper = add_fake("wrapper", 1);
-    fake *inner = add_fake("inner", 1);
-    wrapper->peer = "inner";
-    ck_assert_ptr_eq(host.pub.backend(&host.pub, "inner"),
-                     &kg_registry_find(reg, "inner")->be);
-    ck_assert_ptr_null(host.pub.backend(&host.pub, "nobody"));
-    ck_assert_ptr_null(host.pub.backend_probe(&host.pub, "nobody"));
-    kg_select_probe(kg_registry_find(reg, "wrapper"), &host, KGATE_PROBE_THOROUGH);
-    /* The wrapper's question made the inner backend probe, as deep. */
-    ck_assert_int_eq(inner->probes[KGATE_PROBE_THOROUGH], 1);
-    ck_assert_ptr_eq(wrapper->peer_probe, &kg_registry_find(reg, "inner")->probe);
-    ck_assert_int_eq(wrapper->peer_probe->score, 1);
-    /* and the answer is cached for the selection that follows. */
-    kg_select_probe_all(reg, &host, KGATE_PROBE_THOROUGH);
-    ck_assert_int_eq(inner->probes[KGATE_PROBE_THOROUGH], 1);
+    policy.network = policy.configured_network = KGATE_NET_RESTRICTED;
+    policy.allow_hosts = (kgate_strlist){hosts, 1};
+}
+
+/* A box that, like bubblewrap, cannot filter hosts itself. */
+static fake *add_box(const char *name, int score)
+{
+    fake *f = add_fake(name, score);
+    f->verdict = KGATE_BLOCKED;
+    f->id = KGATE_FINDING_NET_HOSTS_UNSUPPORTED;
+    f->findings = 2; /* the hosts finding, then a READY one */
+    return f;
+}
+
+static int report_has_id(const kgate_report *rep, const char *id)
+{
+    for (size_t i = 0; i < rep->n_items; i++)
+        if (strcmp(rep->items[i].id, id) == 0) return 1;
+    return 0;
+}
+
+static int choose(const char *forced, kg_choice *c, kg_error *err)
+{
+    return kg_select_choose(reg, &host, &policy, forced, KGATE_PROBE_QUICK, c, err);
+}
+
+START_TEST(composes_best_box_with_best_stage)
+{
+    restricted();
+    add_box("bw", 50);
+    add_box("other", 90)->also = "userns.unavailable"; /* better score, but BLOCKED */
+    add_kind("net-a", 1, KGATE_KIND_NETWORK, takes_both);
+    add_kind("net-b", 5, KGATE_KIND_NETWORK, takes_bw);
+    fake *c9 = add_kind("net-c", 9, KGATE_KIND_NETWORK, takes_bw);
+    c9->verdict = KGATE_BLOCKED; /* best score, cannot run */
+    kg_choice c;
+    kg_error err = {0};
+    ck_assert_int_eq(choose(NULL, &c, &err), 0);
+    ck_assert_str_eq(c.box->name, "bw");
+    ck_assert_str_eq(c.stage->name, "net-b");
+    ck_assert_str_eq(c.name, "bw+net-b");
+    ck_assert_int_eq(c.rep->verdict, KGATE_READY);
+    /* The box's findings without the hosts one, then the stage's. */
+    ck_assert(!report_has_id(c.rep, KGATE_FINDING_NET_HOSTS_UNSUPPORTED));
+    ck_assert_uint_eq(c.rep->n_items, 2);
+    ck_assert_str_eq(c.rep->items[0].text, "bw finding 1");
+    ck_assert_str_eq(c.rep->items[1].text, "net-b finding 0");
+    ck_assert_uint_eq(kg_strv_len(c.rep->detail_keys), 2);
+    kg_report_free(c.rep);
 }
 END_TEST
 
-START_TEST(self_reference_does_not_recurse)
+START_TEST(box_blocked_for_another_reason_is_not_composed)
 {
-    fake *f = add_fake("loop", 1);
-    f->peer = "loop";
-    kg_select_probe(kg_registry_find(reg, "loop"), &host, KGATE_PROBE_QUICK);
-    ck_assert_int_eq(f->probes[KGATE_PROBE_QUICK], 1);
-    ck_assert_ptr_null(f->peer_probe);
+    restricted();
+    add_box("other", 90)->also = "userns.unavailable";
+    add_kind("net-a", 1, KGATE_KIND_NETWORK, takes_both);
+    kg_choice c;
+    kg_error err = {0};
+    ck_assert_int_eq(choose(NULL, &c, &err), -1);
+    ck_assert_str_eq(c.box->name, "other");
+    ck_assert_ptr_null(c.stage);
+    ck_assert_int_eq(c.rep->verdict, KGATE_BLOCKED);
+    ck_assert(report_has_id(c.rep, "userns.unavailable"));
+    ck_assert_ptr_nonnull(strstr(err.msg, "no backend can enforce this policy: other: "));
+    kg_report_free(c.rep);
+}
+END_TEST
+
+START_TEST(stage_must_name_the_box)
+{
+    restricted();
+    add_box("bw", 50);
+    add_kind("net-x", 1, KGATE_KIND_NETWORK, NULL); /* starts no box's plan */
+    kg_choice c;
+    kg_error err = {0};
+    ck_assert_int_eq(choose(NULL, &c, &err), -1);
+    ck_assert_ptr_null(c.stage);
+    ck_assert(report_has_id(c.rep, KGATE_FINDING_NET_HOSTS_UNSUPPORTED));
+    kg_report_free(c.rep);
+}
+END_TEST
+
+START_TEST(blocked_stage_blocks_the_composition)
+{
+    restricted();
+    add_box("bw", 50);
+    add_kind("net-b", 5, KGATE_KIND_NETWORK, takes_bw)->verdict = KGATE_BLOCKED;
+    kg_choice c;
+    kg_error err = {0};
+    ck_assert_int_eq(choose(NULL, &c, &err), -1);
+    ck_assert_str_eq(c.name, "bw+net-b");
+    ck_assert_int_eq(c.rep->verdict, KGATE_BLOCKED);
+    /* Both the box's own reason and the stage's are named. */
+    ck_assert_ptr_nonnull(strstr(err.msg, "bw: bw finding 0"));
+    ck_assert_ptr_nonnull(strstr(err.msg, "net-b: net-b finding 0"));
+    kg_report_free(c.rep);
+}
+END_TEST
+
+START_TEST(no_stage_for_off_or_open)
+{
+    fake *bw = add_fake("bw", 50);
+    fake *st = add_kind("net-b", 500, KGATE_KIND_NETWORK, takes_bw);
+    kgate_network modes[] = {KGATE_NET_OFF, KGATE_NET_OPEN};
+    for (size_t i = 0; i < 2; i++) {
+        policy.network = modes[i];
+        kg_choice c;
+        kg_error err = {0};
+        ck_assert_int_eq(choose(NULL, &c, &err), 0);
+        ck_assert_str_eq(c.name, "bw");
+        ck_assert_ptr_null(c.stage);
+        kg_report_free(c.rep);
+        /* A stage named for off or open is refused, not run alone. */
+        ck_assert_int_eq(choose("net-b", &c, &err), -1);
+        ck_assert_ptr_nonnull(strstr(err.msg, "backend net-b is a network stage"));
+    }
+    ck_assert_int_eq(st->doctors, 0);
+    ck_assert_int_eq(bw->doctors, 2);
+    /* And a stage alone is never a box. */
+    kg_registry_free(reg);
+    reg = kg_registry_new();
+    n_fakes = 0;
+    add_kind("net-b", 500, KGATE_KIND_NETWORK, takes_bw);
+    kg_choice c;
+    kg_error err = {0};
+    ck_assert_int_eq(choose(NULL, &c, &err), -1);
+    ck_assert_ptr_null(c.box);
+}
+END_TEST
+
+START_TEST(forced_box_stage_and_pair)
+{
+    restricted();
+    add_box("bw", 50);
+    add_kind("net-a", 1, KGATE_KIND_NETWORK, takes_bw);
+    add_kind("net-b", 5, KGATE_KIND_NETWORK, takes_bw);
+    kg_choice c;
+    kg_error err = {0};
+    /* A box named alone runs alone: it cannot filter hosts. */
+    ck_assert_int_eq(choose("bw", &c, &err), -1);
+    ck_assert_ptr_null(c.stage);
+    ck_assert_ptr_nonnull(strstr(err.msg, "backend bw cannot enforce this policy"));
+    kg_report_free(c.rep);
+    /* A stage named alone gets the best box it can start. */
+    ck_assert_int_eq(choose("net-a", &c, &err), 0);
+    ck_assert_str_eq(c.name, "bw+net-a");
+    kg_report_free(c.rep);
+    ck_assert_int_eq(choose("bw+net-a", &c, &err), 0);
+    ck_assert_str_eq(c.name, "bw+net-a");
+    kg_report_free(c.rep);
+    ck_assert_int_eq(choose("net-a+bw", &c, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "expected BOX+STAGE"));
+    ck_assert_int_eq(choose("bw+nosuch", &c, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "backend nosuch not found"));
+}
+END_TEST
+
+START_TEST(composed_plan_leaves_the_network_to_the_stage)
+{
+    restricted();
+    fake *bw = add_box("bw", 50);
+    fake *st = add_kind("net-b", 5, KGATE_KIND_NETWORK, takes_bw);
+    bw->planned = st->planned = (kgate_network)-1;
+    kg_choice c;
+    kg_error err = {0};
+    ck_assert_int_eq(choose(NULL, &c, &err), 0);
+    kg_report_free(c.rep);
+    kgate_plan *plan = kg_plan_new();
+    kgate_err perr = {0};
+    const char *who = NULL;
+    ck_assert_int_eq(kg_select_plan(&c, &host, &policy, plan, &who, &perr), 0);
+    ck_assert_int_eq(bw->planned, KGATE_NET_OPEN);
+    ck_assert_int_eq(st->planned, KGATE_NET_RESTRICTED);
+    size_t argc = 0;
+    const char *const *argv = host.pub.plan_argv(plan, &argc);
+    ck_assert_uint_eq(argc, 1);
+    ck_assert_str_eq(argv[0], "/bin/true");
+    ck_assert_str_eq(host.pub.plan_file_content(plan, "stage file"), "from the stage\n");
+    kg_plan_free(plan);
+    /* A stage that touches the box's argv is refused, and named. */
+    st->plan_arg = 1;
+    plan = kg_plan_new();
+    ck_assert_int_eq(kg_select_plan(&c, &host, &policy, plan, &who, &perr), -1);
+    ck_assert_str_eq(who, "net-b");
+    ck_assert_ptr_nonnull(strstr(perr.msg, "changed the box's argv"));
+    kg_plan_free(plan);
+    /* Alone, the box plans with the real policy. */
+    c.stage = NULL;
+    plan = kg_plan_new();
+    ck_assert_int_eq(kg_select_plan(&c, &host, &policy, plan, &who, &perr), 0);
+    ck_assert_int_eq(bw->planned, KGATE_NET_RESTRICTED);
+    kg_plan_free(plan);
+}
+END_TEST
+
+/* A 2.0 descriptor that ends at release reads as a box; a kind the core
+ * does not know is refused. */
+START_TEST(kind_defaults_to_box_and_unknown_is_refused)
+{
+    fake *f = &fakes[n_fakes++];
+    *f = (fake){.name = "short", .available = 1, .verdict = KGATE_READY, .findings = 1};
+    kgate_backend b = {KGATE_BACKEND_INIT, .name = "short", .probe = f_probe,
+                       .doctor = f_doctor, .plan = f_plan, .launch = f_launch,
+                       .release = f_release, .kind = KGATE_KIND_NETWORK};
+    b.struct_size = KG_BACKEND_MIN_SIZE;
+    kg_error err = {0};
+    kg_plugin *p = kg_registry_add(reg, &b, NULL, NULL, &err);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_eq(p->be.kind, KGATE_KIND_BOX);
+    b = (kgate_backend){KGATE_BACKEND_INIT, .name = "odd", .kind = (kgate_backend_kind)7};
+    ck_assert_ptr_null(kg_registry_add(reg, &b, NULL, NULL, &err));
+    ck_assert_str_eq(err.msg, "unknown backend kind 7");
 }
 END_TEST
 
@@ -543,8 +757,14 @@ int main(void)
     tcase_add_test(tc, silent_or_failing_doctor_blocks);
     tcase_add_test(tc, missing_methods_block);
     tcase_add_test(tc, probe_is_cached_per_depth);
-    tcase_add_test(tc, host_lookups_probe_lazily);
-    tcase_add_test(tc, self_reference_does_not_recurse);
+    tcase_add_test(tc, composes_best_box_with_best_stage);
+    tcase_add_test(tc, box_blocked_for_another_reason_is_not_composed);
+    tcase_add_test(tc, stage_must_name_the_box);
+    tcase_add_test(tc, blocked_stage_blocks_the_composition);
+    tcase_add_test(tc, no_stage_for_off_or_open);
+    tcase_add_test(tc, forced_box_stage_and_pair);
+    tcase_add_test(tc, composed_plan_leaves_the_network_to_the_stage);
+    tcase_add_test(tc, kind_defaults_to_box_and_unknown_is_refused);
     tcase_add_test(tc, reasons_are_the_worst_findings);
     tcase_add_test(tc, probe_state_lives_until_the_probe_is_dropped);
     tcase_add_test(tc, finding_id_rules);

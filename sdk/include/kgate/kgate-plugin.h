@@ -281,11 +281,13 @@ static inline int kgate_probe_fact(const kgate_probe *p, const char *name,
  * its own prefix, and reuses a listed id when it means the same thing. */
 #define KGATE_FINDING_ID_MAX 48
 
-/* The ids one backend's findings are known by in another's code.
+/* The ids the core itself reads.
  *
  * NET_HOSTS_UNSUPPORTED: this box cannot enforce a host allow list by
- * itself (bubblewrap, seatbelt).  A network stage that supplies the list
- * (slirp-filter) drops exactly this finding from the box it composes. */
+ * itself (bubblewrap, seatbelt).  For `network: restricted` with hosts the
+ * core composes such a box with a network stage (KGATE_KIND_NETWORK) that
+ * supplies the list, and drops exactly this finding from the box's report;
+ * any other BLOCKED finding keeps the box out. */
 #define KGATE_FINDING_NET_HOSTS_UNSUPPORTED "net.hosts-unsupported"
 
 /* Owned by the core; a plugin only adds to them through kgate_host. */
@@ -319,7 +321,7 @@ typedef struct kgate_host {
      * namespace at launch: ..."). */
     int (*plan_note)(kgate_plan *plan, const char *fmt, ...) KGATE_PRINTF(2, 3);
 
-    /* Reading a plan back (for launch, or to compose another backend's). */
+    /* Reading a plan back (for launch; a network stage reads the box's). */
     const char *const *(*plan_argv)(const kgate_plan *plan, size_t *argc);
     const char *(*plan_file_content)(const kgate_plan *plan, const char *label);
 
@@ -333,12 +335,6 @@ typedef struct kgate_host {
     /* An extra key for `doctor --json` and a "key: value" line in text. */
     int (*report_detail)(kgate_report *rep, const char *key, const char *value);
 
-    /* Composition: another loaded backend by name (NULL if absent), and its
-     * probe result as the core cached it for this command. */
-    const struct kgate_backend *(*backend)(const struct kgate_host *host,
-                                           const char *name);
-    const kgate_probe *(*backend_probe)(const struct kgate_host *host,
-                                        const char *name);
 } kgate_host;
 
 /* ------------------------------------------------------------------------ */
@@ -387,6 +383,32 @@ typedef struct kgate_proc {
 /* The backend                                                               */
 /* ------------------------------------------------------------------------ */
 
+/* What a backend is (kgate_backend.kind).
+ *
+ * A BOX is the filesystem and process sandbox (bubblewrap, seatbelt): its
+ * plan is the whole launch for `network: off` and `open`.
+ *
+ * A NETWORK stage (slirp-filter) only makes `network: restricted` with
+ * hosts possible: it never runs alone.  The core picks the best box whose
+ * doctor is not BLOCKED apart from KGATE_FINDING_NET_HOSTS_UNSUPPORTED and
+ * the best stage that can run, and composes them:
+ *   doctor  the stage's doctor is asked for its own findings only (the
+ *           network); the core shows the box's findings above them.
+ *   plan    the core asks the box for its plan with the network left to
+ *           the stage (kgate_policy.network = KGATE_NET_OPEN: no network
+ *           namespace of its own), then the stage's plan with the real
+ *           policy and that same plan: the stage adds its files and notes
+ *           (and must not change the argv).
+ *   launch  the core calls the stage's launch with the composed plan; it
+ *           starts the box's argv inside the network it built.
+ * A stage never calls a box's functions: it only reads the plan through
+ * kgate_host.  Since the stage starts the box's argv, it names the boxes
+ * whose plans it knows how to start (kgate_backend.boxes). */
+typedef enum kgate_backend_kind {
+    KGATE_KIND_BOX = 0,
+    KGATE_KIND_NETWORK = 1,
+} kgate_backend_kind;
+
 typedef struct kgate_backend {
     size_t struct_size;
     uint32_t abi_major;
@@ -422,6 +444,13 @@ typedef struct kgate_backend {
      * probing again and before it unloads the plugin; never during a call
      * into the plugin.  NULL when the backend keeps no state. */
     void (*release)(void *state);
+
+    /* Optional (a descriptor that ends at release reads as a box). */
+    kgate_backend_kind kind;
+    /* KGATE_KIND_NETWORK only: the names of the boxes whose plans this
+     * stage can start, NULL-terminated (NULL: none, the stage is never
+     * composed).  Ignored for a box. */
+    const char *const *boxes;
 } kgate_backend;
 
 /* Fills the version fields, so a plugin author cannot get them wrong:

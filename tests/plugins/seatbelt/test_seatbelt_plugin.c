@@ -546,7 +546,6 @@ START_TEST(run_refuses_nested)
         p->probe_depth = KGATE_PROBE_THOROUGH;
         kg_host h;
         kg_host_init(&h);
-        kg_select_bind_host(&h, reg);
         kgate_policy pol = policy(KGATE_NET_OFF);
         kg_plugin *chosen = NULL;
         kgate_report *rep = NULL;

@@ -1,5 +1,6 @@
-/* sf_driver: runs the slirp-filter backend's real launch without the core,
- * with a minimal stand-in for the bubblewrap backend.  For debugging and for
+/* sf_driver: runs the slirp-filter network stage's real launch without the
+ * kgate command, composed (by the core's kg_compose_plan) with a minimal
+ * stand-in for the bubblewrap backend or, with --bwrap-plugin, the real one.  For debugging and for
  * tests/integration/restricted_net.sh while `kgate run` is not wired:
  *
  *   sf_driver [--dry-run] [--off] [--host NAME]... -- COMMAND [ARG...]
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "host.h"
+#include "select.h"
 #include "sf.h"
 
 extern char **environ;
@@ -95,19 +97,6 @@ static kgate_probe stand_in_probe;
 /* --bwrap-plugin: the real bubblewrap backend instead of the stand-in. */
 static const kgate_backend *real_bw;
 
-static const kgate_backend *find_backend(void *ctx, const char *name)
-{
-    (void)ctx;
-    if (strcmp(name, "bubblewrap") != 0) return NULL;
-    return real_bw ? real_bw : &stand_in;
-}
-
-static const kgate_probe *find_probe(void *ctx, const char *name)
-{
-    (void)ctx;
-    return strcmp(name, "bubblewrap") == 0 ? &stand_in_probe : NULL;
-}
-
 static volatile pid_t g_signal_pid;
 
 static void forward(int sig)
@@ -153,8 +142,6 @@ int main(int argc, char **argv)
 
     kg_host host;
     kg_host_init(&host);
-    host.find_backend = find_backend;
-    host.find_probe = find_probe;
     host.current = "slirp-filter";
     kgate_probe_init(&stand_in_probe);
     stand_in_probe.available = 1;
@@ -199,9 +186,19 @@ int main(int argc, char **argv)
         fprintf(stderr, "kgate: slirp-filter: %s\n", err.msg);
         return 125;
     }
+    /* As the core composes them: a stage only for a host list. */
+    const kgate_backend *bw = real_bw ? real_bw : &stand_in;
+    const kgate_backend *stage = net == KGATE_NET_RESTRICTED ? be : NULL;
     if (doctor) {
-        kgate_report *rep = kg_report_new();
-        be->doctor(&host.pub, &pol, &probe, rep);
+        kgate_report *brep = kg_report_new(), *rep = brep;
+        bw->doctor(&host.pub, &pol, &stand_in_probe, brep);
+        if (stage) {
+            kgate_report *srep = kg_report_new();
+            stage->doctor(&host.pub, &pol, &probe, srep);
+            rep = kg_compose_report(&host, brep, srep);
+            kg_report_free(srep);
+            kg_report_free(brep);
+        }
         for (size_t k = 0; k < rep->n_items; k++)
             printf("%s: %s\n", kg_verdict_name(rep->items[k].verdict), rep->items[k].text);
         printf("%s\n", kg_verdict_name(rep->verdict));
@@ -210,8 +207,10 @@ int main(int argc, char **argv)
         return r;
     }
     kgate_plan *plan = kg_plan_new();
-    if (be->plan(&host.pub, &pol, &probe, plan, &err) < 0) {
-        fprintf(stderr, "kgate: slirp-filter: %s\n", err.msg);
+    const char *who = NULL;
+    if (kg_compose_plan(&host, bw, &stand_in_probe, stage, &probe, &pol, plan, &who, &err) <
+        0) {
+        fprintf(stderr, "kgate: %s: %s\n", who, err.msg);
         kg_plan_free(plan);
         return 125;
     }
@@ -237,7 +236,8 @@ int main(int argc, char **argv)
         io.pty = 1;
     }
     kgate_proc proc = {.struct_size = sizeof proc};
-    int launched = be->launch(&host.pub, &pol, &probe, plan, &io, &proc, &err);
+    int launched = stage ? stage->launch(&host.pub, &pol, &probe, plan, &io, &proc, &err)
+                         : bw->launch(&host.pub, &pol, &stand_in_probe, plan, &io, &proc, &err);
     /* As the core does once the command is over: both states go back. */
     if (be->release) be->release(probe.state);
     if (real_bw && real_bw->release) real_bw->release(stand_in_probe.state);

@@ -1,7 +1,8 @@
-/* Unit tests of the slirp-filter backend: the texts it generates, host name
- * validation, its doctor table from made-up probe facts, and plan
- * composition with a fake bubblewrap backend and with the real one (its
- * pieces, linked statically).  No namespaces, no tools. */
+/* Unit tests of the slirp-filter network stage: the texts it generates,
+ * host name validation, its doctor table from made-up probe facts, and the
+ * core's composition of it (select.h: kg_compose_plan, kg_compose_report)
+ * with a fake bubblewrap backend and with the real one (its pieces, linked
+ * statically into this test only).  No namespaces, no tools. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 
 #include "bwrap-internal.h"
 #include "host.h"
+#include "select.h"
 #include "sf.h"
 #include "testutil.h"
 
@@ -68,27 +70,12 @@ static int fake_plan(const kgate_host *host, const kgate_policy *policy,
 
 static kgate_probe fake_bw_probe;
 
-static int fake_launch(const kgate_host *host, const kgate_policy *policy,
-                       const kgate_probe *probe, const kgate_plan *plan,
-                       const kgate_launch *io, kgate_proc *proc, kgate_err *err)
-{
-    (void)host, (void)policy, (void)plan, (void)io;
-    /* Handed on with bubblewrap's own probe, not slirp-filter's. */
-    ck_assert_ptr_eq(probe, &fake_bw_probe);
-    proc->pid = 4242;
-    (void)err;
-    return 0;
-}
-
 static const kgate_backend fake_bw = {
     KGATE_BACKEND_INIT,
     .name = "bubblewrap",
     .doctor = fake_doctor,
     .plan = fake_plan,
-    .launch = fake_launch,
 };
-
-static int have_bw;
 
 /* The real bubblewrap backend, from its static pieces. */
 static const kgate_backend real_bw = {
@@ -101,17 +88,9 @@ static const kgate_backend real_bw = {
 };
 static int use_real_bw;
 
-static const kgate_backend *find_backend(void *ctx, const char *name)
+static const kgate_backend *box(void)
 {
-    (void)ctx;
-    if (!have_bw || strcmp(name, "bubblewrap") != 0) return NULL;
     return use_real_bw ? &real_bw : &fake_bw;
-}
-
-static const kgate_probe *find_probe(void *ctx, const char *name)
-{
-    (void)ctx;
-    return have_bw && strcmp(name, "bubblewrap") == 0 ? &fake_bw_probe : NULL;
 }
 
 static kg_host H;
@@ -121,9 +100,6 @@ static const char *const two_hosts[] = {"allowed.test", "api.example.com"};
 static void setup(void)
 {
     kg_host_init(&H);
-    H.find_backend = find_backend;
-    H.find_probe = find_probe;
-    have_bw = 1;
     use_real_bw = 0;
     fake_machine_blocked = 0;
     kgate_probe_init(&fake_bw_probe);
@@ -353,6 +329,24 @@ static kgate_verdict doctor(kgate_network net, kgate_probe p, kgate_report **out
     return v;
 }
 
+/* What the core shows for a host list: the box's doctor and this stage's,
+ * composed. */
+static kgate_verdict composed(kgate_network net, kgate_probe p, kgate_report **out)
+{
+    const kgate_backend *be = kgate_plugin_entry();
+    kgate_policy pol = policy_for(net, two_hosts, net == KGATE_NET_RESTRICTED ? 2 : 0);
+    kgate_report *b = kg_report_new(), *st = kg_report_new();
+    box()->doctor(&H.pub, &pol, &fake_bw_probe, b);
+    be->doctor(&H.pub, &pol, &p, st);
+    kgate_report *r = kg_compose_report(&H, b, st);
+    kg_report_free(b);
+    kg_report_free(st);
+    kgate_verdict v = r->verdict;
+    if (out) *out = r;
+    else kg_report_free(r);
+    return v;
+}
+
 START_TEST(doctor_all_present)
 {
     kgate_report *r;
@@ -362,24 +356,30 @@ START_TEST(doctor_all_present)
     kg_report_free(r);
     /* A QUICK probe records no usability fact: presence decides. */
     ck_assert_int_eq(doctor(KGATE_NET_RESTRICTED, facts(1, 1, -1, 0), NULL), KGATE_READY);
-    /* Off and open are bubblewrap's verdicts. */
-    ck_assert_int_eq(doctor(KGATE_NET_OFF, facts(1, 1, 1, 1), &r), KGATE_READY);
-    ck_assert(report_has(r, "fake: network off"));
-    kg_report_free(r);
-    ck_assert_int_eq(doctor(KGATE_NET_OPEN, facts(1, 1, 1, 1), &r), KGATE_DEGRADED);
-    ck_assert(report_has(r, "fake: network open"));
-    kg_report_free(r);
+    /* Off and open never involve a stage: asked anyway, it says it is not
+     * a box, whatever its tools. */
+    kgate_network modes[] = {KGATE_NET_OFF, KGATE_NET_OPEN};
+    for (size_t i = 0; i < 2; i++) {
+        ck_assert_int_eq(doctor(modes[i], facts(1, 1, 1, 1), &r), KGATE_BLOCKED);
+        ck_assert_uint_eq(id_count(r, "slirp-filter.stage-only"), 1);
+        ck_assert_uint_eq(r->n_items, 1);
+        kg_report_free(r);
+    }
 }
 END_TEST
 
-/* A host list gets the filesystem box's findings from bubblewrap's doctor,
- * without the one that says bubblewrap alone cannot do host lists. */
+/* A host list gets the box's findings from bubblewrap's doctor, without
+ * the one that says bubblewrap alone cannot do host lists: the core
+ * composes them; the stage's doctor alone has none of the box's. */
 START_TEST(doctor_includes_filesystem_box)
 {
     kgate_report *r;
     ck_assert_int_eq(doctor(KGATE_NET_RESTRICTED, facts(1, 1, 1, 1), &r), KGATE_READY);
+    ck_assert(!report_has(r, "fake: "));
+    kg_report_free(r);
+    ck_assert_int_eq(composed(KGATE_NET_RESTRICTED, facts(1, 1, 1, 1), &r), KGATE_READY);
     ck_assert(report_has(r, "fake: home hidden, 0 hooks"));
-    ck_assert(report_has(r, "and its seccomp filter (--seccomp FD at launch)"));
+    ck_assert(report_has(r, "with its seccomp filter (--seccomp FD at launch)"));
     /* Dropped by its id, whatever its words; the same words under another
      * id pass. */
     ck_assert_uint_eq(id_count(r, KGATE_FINDING_NET_HOSTS_UNSUPPORTED), 0);
@@ -391,7 +391,7 @@ START_TEST(doctor_includes_filesystem_box)
     kg_report_free(r);
     /* Every other blocker passes through: the verdict stays honest. */
     fake_machine_blocked = 1;
-    ck_assert_int_eq(doctor(KGATE_NET_RESTRICTED, facts(1, 1, 1, 1), &r), KGATE_BLOCKED);
+    ck_assert_int_eq(composed(KGATE_NET_RESTRICTED, facts(1, 1, 1, 1), &r), KGATE_BLOCKED);
     ck_assert(report_has(r, "fake: bwrap could not create a user namespace"));
     ck_assert_uint_eq(id_count(r, KGATE_FINDING_NET_HOSTS_UNSUPPORTED), 0);
     ck_assert_uint_eq(id_count(r, "userns.unavailable"), 1);
@@ -423,29 +423,10 @@ START_TEST(doctor_missing_tools)
     ck_assert_int_eq(doctor(KGATE_NET_RESTRICTED, p, &r), KGATE_BLOCKED);
     ck_assert(report_has(r, "/dev/net/tun"));
     kg_report_free(r);
-    /* Missing tools do not matter when the network is not a host list. */
-    ck_assert_int_eq(doctor(KGATE_NET_OFF, facts(0, 0, -1, 0), NULL), KGATE_READY);
-    ck_assert_int_eq(doctor(KGATE_NET_OPEN, facts(0, 0, -1, 0), NULL), KGATE_DEGRADED);
-}
-END_TEST
-
-START_TEST(doctor_no_bubblewrap)
-{
-    kgate_report *r;
-    kgate_network modes[] = {KGATE_NET_OFF, KGATE_NET_OPEN, KGATE_NET_RESTRICTED};
-    for (size_t i = 0; i < 3; i++) {
-        have_bw = 0;
-        ck_assert_int_eq(doctor(modes[i], facts(1, 1, 1, 1), &r), KGATE_BLOCKED);
-        ck_assert(report_has(r, "needs the bubblewrap backend"));
-        kg_report_free(r);
-        have_bw = 1;
-        fake_bw_probe.available = 0;
-        snprintf(fake_bw_probe.reason, sizeof fake_bw_probe.reason, "bwrap missing");
-        ck_assert_int_eq(doctor(modes[i], facts(1, 1, 1, 1), &r), KGATE_BLOCKED);
-        ck_assert(report_has(r, "bwrap missing"));
-        kg_report_free(r);
-        fake_bw_probe.available = 1;
-    }
+    /* A stage that cannot run blocks the composition. */
+    ck_assert_int_eq(composed(KGATE_NET_RESTRICTED, facts(0, 1, 1, 1), &r), KGATE_BLOCKED);
+    ck_assert(report_has(r, "fake: home hidden"));
+    kg_report_free(r);
 }
 END_TEST
 
@@ -460,7 +441,12 @@ START_TEST(plan_restricted_composes_bubblewrap)
     kgate_probe p = facts(1, 1, 1, 1);
     kgate_plan *plan = kg_plan_new();
     kgate_err err = {0};
-    ck_assert_int_eq(be->plan(&H.pub, &pol, &p, plan, &err), 0);
+    const char *who = NULL;
+    /* The fake box refuses a host list: the core asks it with the network
+     * open, the stage with the real policy. */
+    ck_assert_int_eq(kg_compose_plan(&H, &fake_bw, &fake_bw_probe, be, &p, &pol, plan, &who,
+                                     &err),
+                     0);
     size_t n;
     const char *const *argv = H.pub.plan_argv(plan, &n);
     const char *want[] = {"/usr/bin/bwrap", "--ro-bind", "/", "/", "--unshare-user",
@@ -487,26 +473,20 @@ START_TEST(plan_restricted_composes_bubblewrap)
 }
 END_TEST
 
-START_TEST(plan_off_delegates)
+START_TEST(plan_off_refused)
 {
     const kgate_backend *be = kgate_plugin_entry();
     kgate_policy pol = policy_for(KGATE_NET_OFF, NULL, 0);
-    kgate_probe p = facts(0, 0, -1, 0);
+    kgate_probe p = facts(1, 1, 1, 1);
     kgate_plan *plan = kg_plan_new();
     kgate_err err = {0};
-    ck_assert_int_eq(be->plan(&H.pub, &pol, &p, plan, &err), 0);
-    size_t n;
-    const char *const *argv = H.pub.plan_argv(plan, &n);
-    int unshare_net = 0;
-    for (size_t i = 0; i < n; i++) unshare_net |= strcmp(argv[i], "--unshare-net") == 0;
-    ck_assert(unshare_net);
-    ck_assert_uint_eq(kg_strv_len(plan->file_labels), 0);
+    ck_assert_int_eq(be->plan(&H.pub, &pol, &p, plan, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "only for network restricted"));
     kg_plan_free(plan);
-
     kgate_proc proc = {.struct_size = sizeof proc};
     kgate_launch io = {.struct_size = sizeof io};
-    ck_assert_int_eq(be->launch(&H.pub, &pol, &p, NULL, &io, &proc, &err), 0);
-    ck_assert_int_eq(proc.pid, 4242);
+    ck_assert_int_eq(be->launch(&H.pub, &pol, &p, NULL, &io, &proc, &err), -1);
+    ck_assert_int_eq(proc.pid, 0);
 }
 END_TEST
 
@@ -521,14 +501,7 @@ START_TEST(plan_errors)
     ck_assert_int_eq(be->plan(&H.pub, &pol, &p, plan, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "not a valid host name"));
     /* Refused before anything reached the plan. */
-    ck_assert_uint_eq(kg_strv_len(plan->argv), 0);
-    kg_plan_free(plan);
-
-    have_bw = 0;
-    pol = policy_for(KGATE_NET_RESTRICTED, two_hosts, 2);
-    plan = kg_plan_new();
-    ck_assert_int_eq(be->plan(&H.pub, &pol, &p, plan, &err), -1);
-    ck_assert_ptr_nonnull(strstr(err.msg, "needs the bubblewrap backend"));
+    ck_assert_uint_eq(kg_strv_len(plan->file_labels), 0);
     kg_plan_free(plan);
 }
 END_TEST
@@ -573,8 +546,11 @@ START_TEST(real_doctor_restricted)
     const kgate_backend *be = kgate_plugin_entry();
     kgate_policy pol = real_policy();
     kgate_probe p = facts(1, 1, 1, 1);
-    kgate_report *r = kg_report_new();
-    be->doctor(&H.pub, &pol, &p, r);
+    kgate_report *st = kg_report_new();
+    kgate_report *bw = kg_report_new();
+    be->doctor(&H.pub, &pol, &p, st);
+    real_bw.doctor(&H.pub, &pol, &fake_bw_probe, bw);
+    kgate_report *r = kg_compose_report(&H, bw, st);
     ck_assert_int_eq(r->verdict, KGATE_READY);
     ck_assert(report_has(r, "network restricted to 2 hosts"));
     ck_assert(report_has(r, "home hidden (tmpfs on "));
@@ -592,9 +568,7 @@ START_TEST(real_doctor_restricted)
 
     /* Exactly one of bubblewrap's findings is dropped, and it is the hosts
      * one: each id of bubblewrap's own report for this policy appears as
-     * often in slirp-filter's, but that one, which bubblewrap does give. */
-    kgate_report *bw = kg_report_new();
-    real_bw.doctor(&H.pub, &pol, &fake_bw_probe, bw);
+     * often in the composition's, but that one, which bubblewrap does give. */
     ck_assert_uint_eq(id_count(bw, KGATE_FINDING_NET_HOSTS_UNSUPPORTED), 1);
     for (size_t i = 0; i < bw->n_items; i++) {
         const char *id = bw->items[i].id;
@@ -609,15 +583,14 @@ START_TEST(real_doctor_restricted)
                           id_count(r, "net.ipv6"),
                       3);
     kg_report_free(bw);
+    kg_report_free(st);
     kg_report_free(r);
 
-    /* bubblewrap's findings about the machine are slirp-filter's too. */
+    /* bubblewrap's findings about the machine are the composition's too. */
     kgate_probe_init(&fake_bw_probe);
     kgbw_probe_from_sysctls(&fake_bw_probe, 1, 0, 15000, -1, 1, -1);
     ck_assert(fake_bw_probe.available);
-    r = kg_report_new();
-    be->doctor(&H.pub, &pol, &p, r);
-    ck_assert_int_eq(r->verdict, KGATE_READY);
+    ck_assert_int_eq(composed(KGATE_NET_RESTRICTED, p, &r), KGATE_READY);
     ck_assert(report_has(r, "AppArmor restricts unprivileged user namespaces"));
     kg_report_free(r);
 }
@@ -630,7 +603,10 @@ START_TEST(real_plan_carries_seccomp)
     kgate_probe p = facts(1, 1, 1, 1);
     kgate_plan *plan = kg_plan_new();
     kgate_err err = {0};
-    ck_assert_msg(be->plan(&H.pub, &pol, &p, plan, &err) == 0, "%s", err.msg);
+    const char *who = NULL;
+    ck_assert_msg(kg_compose_plan(&H, &real_bw, &fake_bw_probe, be, &p, &pol, plan, &who,
+                                  &err) == 0,
+                  "%s: %s", who, err.msg);
     const char *text = H.pub.plan_file_content(plan, KGL_SECCOMP_LABEL);
     ck_assert_ptr_nonnull(text);
     char *want = kgl_seccomp_describe();
@@ -663,7 +639,11 @@ START_TEST(backend_identity)
     kgate_probe_init(&p);
     kgate_err err = {0};
     ck_assert_int_eq(be->probe(&H.pub, KGATE_PROBE_QUICK, &p, &err), 0);
-    ck_assert_int_eq(p.score, 40);
+    /* A network stage: never a box, so no score against one. */
+    ck_assert_int_eq(be->kind, KGATE_KIND_NETWORK);
+    ck_assert_str_eq(be->boxes[0], "bubblewrap");
+    ck_assert_ptr_null(be->boxes[1]);
+    ck_assert_int_eq(p.score, 0);
     ck_assert_int_ge(kgate_probe_fact(&p, SF_FACT_SLIRP, -1), 0);
     /* The tool paths are the probe's state, not a global. */
     const sf_tools *t = p.state;
@@ -729,9 +709,8 @@ int main(void)
     tcase_add_test(b, doctor_all_present);
     tcase_add_test(b, doctor_includes_filesystem_box);
     tcase_add_test(b, doctor_missing_tools);
-    tcase_add_test(b, doctor_no_bubblewrap);
     tcase_add_test(b, plan_restricted_composes_bubblewrap);
-    tcase_add_test(b, plan_off_delegates);
+    tcase_add_test(b, plan_off_refused);
     tcase_add_test(b, plan_errors);
     tcase_add_test(b, backend_identity);
     tcase_add_test(b, launch_uses_probe_state);

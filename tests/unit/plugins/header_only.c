@@ -23,6 +23,8 @@ static const kgate_backend backend = {
     .plan = NULL,
     .launch = NULL,
     .release = NULL,
+    .kind = KGATE_KIND_BOX,
+    .boxes = NULL,
 };
 KGATE_PLUGIN_DEFINE(backend)
 
