@@ -418,6 +418,8 @@ int kg_cmd_plugins(int argc, char **argv)
             kg_json_str(o, p->path);
             utstring_printf(o, ",\"description\":");
             kg_json_str(o, p->be.description ? p->be.description : "");
+            utstring_printf(o, ",\"kind\":");
+            kg_json_str(o, p->be.kind == KGATE_KIND_NETWORK ? "network" : "box");
             utstring_printf(o, ",\"abi\":\"%d.%u\",\"abi_major\":%d,\"abi_minor\":%u",
                             KGATE_ABI_MAJOR, (unsigned)p->abi_minor, KGATE_ABI_MAJOR,
                             (unsigned)p->abi_minor);
