@@ -29,13 +29,14 @@
  * core itself (not a backend) has to say BLOCKED. */
 typedef struct env_policy {
     kg_policy *pol;
-    kg_strv *blocked; /* the core's own BLOCKED findings */
+    kg_strv *blocked;     /* the core's own BLOCKED findings */
+    kg_strv *blocked_ids; /* and their ids, in the same order */
     char *why_none;   /* when pol is NULL: why there is no policy */
 } env_policy;
 
 static void env_policy_load(env_policy *e)
 {
-    *e = (env_policy){.blocked = kg_strv_new()};
+    *e = (env_policy){.blocked = kg_strv_new(), .blocked_ids = kg_strv_new()};
     const char *home = getenv("HOME");
     char *cwd = getcwd(NULL, 0);
     kg_error err = {0};
@@ -53,6 +54,7 @@ static void env_policy_load(env_policy *e)
         char msg[1200];
         snprintf(msg, sizeof msg, "the policy cannot be built: %s", err.msg);
         kg_strv_push(e->blocked, msg);
+        kg_strv_push(e->blocked_ids, "core.policy-invalid");
     }
     char *rhome = home && *home ? realpath(home, NULL) : NULL;
     char *rcwd = cwd ? realpath(cwd, NULL) : NULL;
@@ -64,6 +66,7 @@ static void env_policy_load(env_policy *e)
                  "the working directory %s covers $HOME (%s): kgate run refuses to start here",
                  d, h);
         kg_strv_push(e->blocked, msg);
+        kg_strv_push(e->blocked_ids, "core.project-covers-home");
     }
     free(rhome);
     free(rcwd);
@@ -74,6 +77,7 @@ static void env_policy_free(env_policy *e)
 {
     kg_policy_free(e->pol);
     kg_strv_free(e->blocked);
+    kg_strv_free(e->blocked_ids);
     free(e->why_none);
 }
 
@@ -125,7 +129,9 @@ static void json_report(UT_string *o, const kgate_report *rep)
     kg_strv_free(reasons);
     utstring_printf(o, ",\"findings\":[");
     for (size_t i = 0; i < rep->n_items; i++) {
-        utstring_printf(o, "%s{\"verdict\":", i ? "," : "");
+        utstring_printf(o, "%s{\"id\":", i ? "," : "");
+        kg_json_str(o, rep->items[i].id);
+        utstring_printf(o, ",\"verdict\":");
         kg_json_str(o, kg_verdict_name(rep->items[i].verdict));
         utstring_printf(o, ",\"text\":");
         kg_json_str(o, rep->items[i].text);
@@ -255,13 +261,20 @@ int kg_cmd_doctor(int argc, char **argv)
      * then the backend's own. */
     kgate_report *rep = kg_report_new();
     for (size_t i = 0; i < kg_strv_len(e.blocked); i++)
-        host.pub.report(rep, KGATE_BLOCKED, "%s", kg_strv_get(e.blocked, i));
-    if (e.pol && rc < 0 && !cand) host.pub.report(rep, KGATE_BLOCKED, "%s", err.msg);
+        host.pub.report(rep, KGATE_BLOCKED, kg_strv_get(e.blocked_ids, i), "%s",
+                        kg_strv_get(e.blocked, i));
+    if (e.pol && rc < 0 && !cand)
+        host.pub.report(rep, KGATE_BLOCKED, "core.no-backend", "%s", err.msg);
     if (!e.pol && forced && !cand)
-        host.pub.report(rep, KGATE_BLOCKED, "backend %s not found", forced);
+        host.pub.report(rep, KGATE_BLOCKED, "core.backend-not-found", "backend %s not found",
+                        forced);
     if (brep) {
         for (size_t i = 0; i < brep->n_items; i++)
-            host.pub.report(rep, brep->items[i].verdict, "%s", brep->items[i].text);
+            host.pub.report(rep, brep->items[i].verdict, brep->items[i].id, "%s",
+                            brep->items[i].text);
+        /* A refused report keeps its verdict even where no finding says it
+         * (an id that was not valid, a finding lost to memory). */
+        if (brep->verdict > rep->verdict) rep->verdict = brep->verdict;
         for (size_t i = 0; i < kg_strv_len(brep->detail_keys); i++)
             host.pub.report_detail(rep, kg_strv_get(brep->detail_keys, i),
                                    kg_strv_get(brep->detail_values, i));
@@ -277,8 +290,9 @@ int kg_cmd_doctor(int argc, char **argv)
      * policy, every backend's reason belongs in the verdict line too (the
      * one shown may only be saying "another backend does this"). */
     if (e.pol && rc < 0 && cand && !forced)
-        host.pub.report(rep, KGATE_BLOCKED, "selection: %s", err.msg);
-    if (rep->n_items == 0) host.pub.report(rep, KGATE_BLOCKED, "nothing to report");
+        host.pub.report(rep, KGATE_BLOCKED, "core.selection", "selection: %s", err.msg);
+    if (rep->n_items == 0)
+        host.pub.report(rep, KGATE_BLOCKED, "core.nothing-to-report", "nothing to report");
 
     if (json) {
         UT_string *o;

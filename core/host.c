@@ -165,8 +165,12 @@ kgate_report *kg_report_new(void)
 void kg_report_free(kgate_report *r)
 {
     if (!r) return;
-    for (size_t i = 0; i < r->n_items; i++) free(r->items[i].text);
+    for (size_t i = 0; i < r->n_items; i++) {
+        free(r->items[i].id);
+        free(r->items[i].text);
+    }
     free(r->items);
+    free(r->bad_id);
     kg_strv_free(r->detail_keys);
     kg_strv_free(r->detail_values);
     free(r);
@@ -181,21 +185,53 @@ const char *kg_verdict_name(kgate_verdict v)
     }
 }
 
-__attribute__((format(printf, 3, 4))) static int host_report(kgate_report *r, kgate_verdict v, const char *fmt, ...)
+int kg_finding_id_ok(const char *id)
 {
+    if (!id || !(*id >= 'a' && *id <= 'z')) return 0;
+    size_t n = 0;
+    for (const char *c = id; *c; c++, n++) {
+        int ok = (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-' ||
+                 (*c == '.' && c[1] != '.');
+        if (!ok || n >= KGATE_FINDING_ID_MAX) return 0;
+    }
+    return id[n - 1] != '.' && id[n - 1] != '-';
+}
+
+/* A finding the core cannot name is a finding nobody can rely on: it is
+ * not recorded, and the report reads BLOCKED (select.c replaces nothing,
+ * it adds core.finding-id-invalid), so a backend with a broken id table
+ * is refused rather than half-believed. */
+static int report_bad_id(kgate_report *r, const char *id)
+{
+    r->verdict = KGATE_BLOCKED;
+    if (!r->bad_id) {
+        const char *shown = id ? id : "(null)";
+        r->bad_id = strndup(shown, KGATE_FINDING_ID_MAX + 16);
+        if (!r->bad_id) kg_oom();
+    }
+    return -1;
+}
+
+__attribute__((format(printf, 4, 5))) static int host_report(kgate_report *r, kgate_verdict v,
+                                                             const char *id, const char *fmt,
+                                                             ...)
+{
+    if (!kg_finding_id_ok(id)) return report_bad_id(r, id);
     va_list ap;
     va_start(ap, fmt);
     char *s = vformat(fmt, ap);
     va_end(ap);
-    kg_report_item *items = s ? realloc(r->items, (r->n_items + 1) * sizeof *items) : NULL;
+    char *sid = s ? strdup(id) : NULL;
+    kg_report_item *items = sid ? realloc(r->items, (r->n_items + 1) * sizeof *items) : NULL;
     if (!items) {
         free(s);
+        free(sid);
         /* A report that lost a finding must not read better than it is. */
         r->verdict = KGATE_BLOCKED;
         return -1;
     }
     r->items = items;
-    r->items[r->n_items++] = (kg_report_item){v, s};
+    r->items[r->n_items++] = (kg_report_item){v, sid, s};
     if (v > r->verdict) r->verdict = v;
     return 0;
 }

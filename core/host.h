@@ -19,6 +19,7 @@ struct kgate_plan {
 
 typedef struct kg_report_item {
     kgate_verdict verdict;
+    char *id; /* valid (kg_finding_id_ok) */
     char *text;
 } kg_report_item;
 
@@ -28,6 +29,10 @@ struct kgate_report {
     size_t n_items;
     kg_strv *detail_keys;
     kg_strv *detail_values;
+    /* The first finding id that was not valid, as given (cut to a bound;
+     * shown escaped), or NULL.  Its finding was not recorded, and the
+     * report is BLOCKED (select.c says why in one finding). */
+    char *bad_id;
 };
 
 /* The table handed to plugins, plus what the core needs behind it.  pub
@@ -56,6 +61,11 @@ void kg_plan_print(const kgate_plan *plan, FILE *out);
 kgate_report *kg_report_new(void);
 void kg_report_free(kgate_report *rep); /* accepts NULL */
 const char *kg_verdict_name(kgate_verdict v);
+
+/* 1 when id is a valid finding id (kgate-plugin.h: 1 to
+ * KGATE_FINDING_ID_MAX bytes of [a-z0-9.-], a letter first, no empty part
+ * between dots, no '.' or '-' last), else 0.  NULL is not valid. */
+int kg_finding_id_ok(const char *id);
 
 /* Appends s quoted for a POSIX shell, only when it needs quoting.  For
  * display only: kgate never hands a string to a shell. */

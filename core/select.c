@@ -166,9 +166,10 @@ void kg_select_bind_host(kg_host *host, kg_registry *r)
 /* Doctor                                                                    */
 /* ------------------------------------------------------------------------ */
 
-static void add(kg_host *host, kgate_report *rep, kgate_verdict v, const char *text)
+static void add(kg_host *host, kgate_report *rep, kgate_verdict v, const char *id,
+                const char *text)
 {
-    host->pub.report(rep, v, "%s", text);
+    host->pub.report(rep, v, id, "%s", text);
 }
 
 kgate_report *kg_select_doctor(kg_plugin *p, kg_host *host,
@@ -181,7 +182,7 @@ kgate_report *kg_select_doctor(kg_plugin *p, kg_host *host,
     if (p->probe_failed) {
         char msg[600];
         snprintf(msg, sizeof msg, "probe failed: %s", p->probe_error);
-        add(host, rep, KGATE_BLOCKED, msg);
+        add(host, rep, KGATE_BLOCKED, "core.probe-failed", msg);
         return rep;
     }
     /* doctor() is pure, so it is asked even when probe found nothing: the
@@ -191,22 +192,33 @@ kgate_report *kg_select_doctor(kg_plugin *p, kg_host *host,
         host->current = p->name;
         int rc = p->be.doctor(&host->pub, policy, &p->probe, rep);
         host->current = prev;
-        if (rc < 0) add(host, rep, KGATE_BLOCKED, "doctor failed");
+        if (rc < 0) add(host, rep, KGATE_BLOCKED, "core.doctor-failed", "doctor failed");
     } else {
-        add(host, rep, KGATE_BLOCKED, "plugin has no doctor method");
+        add(host, rep, KGATE_BLOCKED, "core.doctor-missing", "plugin has no doctor method");
+    }
+    if (rep->bad_id) {
+        /* Fail closed: findings that cannot be named cannot be composed or
+         * checked, so the backend's whole report is refused. */
+        char msg[200];
+        snprintf(msg, sizeof msg,
+                 "doctor refused: finding id \"%s\" is not valid (1 to %d of a-z, 0-9, "
+                 "'.', '-')",
+                 rep->bad_id, KGATE_FINDING_ID_MAX);
+        add(host, rep, KGATE_BLOCKED, "core.finding-id-invalid", msg);
     }
     for (size_t i = 0; i < rep->n_items; i++)
         if (rep->items[i].text) tidy(rep->items[i].text, strlen(rep->items[i].text) + 1);
     if (rep->n_items == 0)
-        add(host, rep, KGATE_BLOCKED, "doctor gave no finding");
+        add(host, rep, KGATE_BLOCKED, "core.no-finding", "doctor gave no finding");
     if (!p->probe.available && rep->verdict != KGATE_BLOCKED) {
         char msg[300];
         snprintf(msg, sizeof msg, "not available here: %s",
                  p->probe.reason[0] ? p->probe.reason : "probe says so");
-        add(host, rep, KGATE_BLOCKED, msg);
+        add(host, rep, KGATE_BLOCKED, "core.unavailable", msg);
     }
     if ((!p->be.plan || !p->be.launch) && rep->verdict != KGATE_BLOCKED)
-        add(host, rep, KGATE_BLOCKED, "plugin cannot launch (no plan or launch method)");
+        add(host, rep, KGATE_BLOCKED, "core.cannot-launch",
+            "plugin cannot launch (no plan or launch method)");
     return rep;
 }
 

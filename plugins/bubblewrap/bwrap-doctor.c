@@ -12,23 +12,23 @@ static int report_machine(const kgate_host *h, const kgate_probe *pr,
 {
     int blocked = 0;
     if (!kgate_probe_fact(pr, KGBW_FACT_LINUX, 0)) {
-        h->report(rep, KGATE_BLOCKED, "bubblewrap needs Linux");
+        h->report(rep, KGATE_BLOCKED, "host.not-linux", "bubblewrap needs Linux");
         return 1;
     }
     if (!kgate_probe_fact(pr, KGBW_FACT_BWRAP, 0)) {
-        h->report(rep, KGATE_BLOCKED,
+        h->report(rep, KGATE_BLOCKED, "tool.missing",
                   "bwrap not found in PATH or /usr/bin: install bubblewrap "
                   "(Debian and Ubuntu: apt-get install bubblewrap)");
         blocked = 1;
     }
     if (kgate_probe_fact(pr, KGBW_FACT_USERNS_MAX0, 0)) {
-        h->report(rep, KGATE_BLOCKED,
+        h->report(rep, KGATE_BLOCKED, "userns.max-zero",
                   "user namespaces are disabled: user.max_user_namespaces is "
                   "0 (sysctl -w user.max_user_namespaces=15000)");
         blocked = 1;
     }
     if (kgate_probe_fact(pr, KGBW_FACT_USERNS_CLONE0, 0)) {
-        h->report(rep, KGATE_BLOCKED,
+        h->report(rep, KGATE_BLOCKED, "userns.clone-off",
                   "unprivileged user namespaces are disabled: "
                   "kernel.unprivileged_userns_clone is 0 (sysctl -w "
                   "kernel.unprivileged_userns_clone=1)");
@@ -38,25 +38,25 @@ static int report_machine(const kgate_host *h, const kgate_probe *pr,
     int apparmor = kgate_probe_fact(pr, KGBW_FACT_APPARMOR, 0);
     if (!blocked && trial == 0) {
         if (apparmor)
-            h->report(rep, KGATE_BLOCKED,
+            h->report(rep, KGATE_BLOCKED, "userns.apparmor",
                       "bwrap could not create a user namespace: AppArmor "
                       "restricts unprivileged user namespaces "
                       "(kernel.apparmor_restrict_unprivileged_userns=1); load "
                       "an AppArmor profile that lets bwrap use them, or set "
                       "that sysctl to 0");
         else
-            h->report(rep, KGATE_BLOCKED,
+            h->report(rep, KGATE_BLOCKED, "userns.unavailable",
                       "bwrap could not create a user namespace (in a "
                       "container? it must allow nested user namespaces; try: "
                       "bwrap --unshare-user --ro-bind / / true)");
         blocked = 1;
     }
     if (!blocked && trial == -1 && apparmor)
-        h->report(rep, KGATE_READY,
+        h->report(rep, KGATE_READY, "userns.apparmor-untried",
                   "AppArmor restricts unprivileged user namespaces; bwrap was "
                   "not tried by this quick probe (kgate doctor tries it)");
     if (!blocked && trial == 1)
-        h->report(rep, KGATE_READY, "user namespaces work (bwrap tried)");
+        h->report(rep, KGATE_READY, "userns.works", "user namespaces work (bwrap tried)");
     return blocked;
 }
 
@@ -65,24 +65,25 @@ static void report_network(const kgate_host *h, const kgate_policy *pol,
 {
     switch (pol->network) {
     case KGATE_NET_OFF:
-        h->report(rep, KGATE_READY, "network off (--unshare-net)%s",
+        h->report(rep, KGATE_READY, "net.off", "network off (--unshare-net)%s",
                   pol->configured_network == KGATE_NET_RESTRICTED
                       ? ": restricted with an empty host list"
                       : "");
         break;
     case KGATE_NET_OPEN:
-        h->report(rep, KGATE_DEGRADED,
+        h->report(rep, KGATE_DEGRADED, "net.open",
                   "network open: the filesystem box is installed, the network "
                   "box is not");
         break;
     case KGATE_NET_RESTRICTED:
         if (pol->allow_hosts.n > 0)
-            h->report(rep, KGATE_BLOCKED, "%s", kgbw_hosts_sentence());
+            h->report(rep, KGATE_BLOCKED, KGATE_FINDING_NET_HOSTS_UNSUPPORTED, "%s",
+                      kgbw_hosts_sentence());
         else /* the core maps this to OFF; never read it as open */
-            h->report(rep, KGATE_READY, "network off (--unshare-net)");
+            h->report(rep, KGATE_READY, "net.off", "network off (--unshare-net)");
         break;
     default:
-        h->report(rep, KGATE_BLOCKED, "unknown network mode %d",
+        h->report(rep, KGATE_BLOCKED, "net.mode-unknown", "unknown network mode %d",
                   (int)pol->network);
         break;
     }
@@ -96,7 +97,7 @@ static void report_escapes(const kgate_host *h, const kgate_policy *pol,
     size_t ndirs;
     kgbw_socket_dirs(&ndirs);
     if (pol->allow_sockets.n == 0) {
-        h->report(rep, KGATE_READY,
+        h->report(rep, KGATE_READY, "sockets.unix",
                   "host Unix sockets: none reachable (/run, /var/run and %zu "
                   "daemon directories covered by an empty tmpfs; /tmp and "
                   "$HOME are private)",
@@ -110,32 +111,32 @@ static void report_escapes(const kgate_host *h, const kgate_policy *pol,
             if (n < 0) break;
             used += (size_t)n;
         }
-        h->report(rep, KGATE_READY,
+        h->report(rep, KGATE_READY, "sockets.unix",
                   "host Unix sockets: only allow_sockets (%s); /run, /var/run "
                   "and %zu daemon directories covered by an empty tmpfs",
                   list, ndirs - 2);
     }
     if (pol->network == KGATE_NET_OPEN)
-        h->report(rep, KGATE_DEGRADED,
+        h->report(rep, KGATE_DEGRADED, "sockets.abstract",
                   "abstract Unix sockets: network open shares the host's "
                   "network namespace, so abstract sockets (X11, some D-Bus "
                   "buses) are reachable");
     else
-        h->report(rep, KGATE_READY,
+        h->report(rep, KGATE_READY, "sockets.abstract",
                   "abstract Unix sockets: unreachable (own network namespace)");
 
     size_t nprot = pol->protect_paths.n;
-    h->report(rep, KGATE_READY,
+    h->report(rep, KGATE_READY, "fs.protect-paths",
               "planted hooks: %zu protected path%s read-only inside the "
               "project (those that exist; a missing .git/hooks is an empty "
               "read-only directory)",
               nprot, nprot == 1 ? "" : "s");
     int pty = KGATE_HAS_FIELD(pol, kgate_policy, pty) && pol->pty;
-    h->report(rep, KGATE_READY,
+    h->report(rep, KGATE_READY, "tty.isolated",
               "terminal: %s; ioctl TIOCSTI and TIOCLINUX refused by seccomp",
               pty ? "a pseudo-terminal of its own"
                   : "no controlling terminal (--new-session)");
-    h->report(rep, KGATE_READY,
+    h->report(rep, KGATE_READY, "seccomp.filter",
               "seccomp filter: %zu rules (%s), refused with an errno, not a "
               "kill",
               kgl_seccomp_rule_count(), kgl_seccomp_groups());
@@ -145,7 +146,7 @@ int kgbw_doctor(const kgate_host *h, const kgate_policy *pol,
                 const kgate_probe *pr, kgate_report *rep)
 {
     report_machine(h, pr, rep);
-    h->report(rep, KGATE_READY,
+    h->report(rep, KGATE_READY, "fs.home-hidden",
               "home hidden (tmpfs on %s), project writable (%s), %zu read "
               "path%s, %zu extra writable path%s, %zu deny_read entr%s, "
               "private /tmp, /dev and /proc; new user, pid, ipc and uts "

@@ -6,11 +6,15 @@
 
 #include "kgate/kgate-plugin.h"
 
-/* The seccomp filter and the hosts sentence, shared with slirp-filter. */
+/* The seccomp filter, the mount pins and the guard (the SDK's Linux
+ * support library). */
 #include "kgate/kgate-linux.h"
 
-/* KGBW_HOSTS_SENTENCE as a function, for the tests.  plan() fails with it
- * and doctor() reports it, so the two cannot tell different stories. */
+/* The one sentence that says why a host allow list is not this backend's
+ * job.  plan() fails with it and doctor() reports it (BLOCKED, id
+ * KGATE_FINDING_NET_HOSTS_UNSUPPORTED), so the two cannot tell different
+ * stories.  Other backends know that finding by its id, never by this
+ * sentence. */
 const char *kgbw_hosts_sentence(void);
 
 /* Facts probe() records (kgate_probe_fact names). */

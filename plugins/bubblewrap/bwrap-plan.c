@@ -27,7 +27,8 @@
 
 const char *kgbw_hosts_sentence(void)
 {
-    return KGBW_HOSTS_SENTENCE;
+    return "a host allow list needs the slirp-filter backend (slirp4netns and "
+           "iptables)";
 }
 
 int kgbw_path_under(const char *path, const char *dir)

@@ -107,6 +107,12 @@ const char *sb_restricted_hosts_sentence(void)
            "allow list cannot be installed on macOS (use network off or open)";
 }
 
+const char *sb_refusal_id(const kgate_err *err)
+{
+    return err->code == ENOTSUP ? KGATE_FINDING_NET_HOSTS_UNSUPPORTED
+                                : "seatbelt.profile-refused";
+}
+
 int sb_mach_name_ok(const char *name)
 {
     static const char ok[] = "abcdefghijklmnopqrstuvwxyz"

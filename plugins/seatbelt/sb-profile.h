@@ -49,6 +49,11 @@ char *sb_quote(const char *s);
  * a host list, so they cannot tell two different stories. */
 const char *sb_restricted_hosts_sentence(void);
 
+/* The doctor finding id of a refusal err that sb_build filled: the host
+ * list's (KGATE_FINDING_NET_HOSTS_UNSUPPORTED: sb_build fails with ENOTSUP
+ * for that one cause only) or "seatbelt.profile-refused". */
+const char *sb_refusal_id(const kgate_err *err);
+
 /* 1 when name may be re-allowed as a mach service (non-empty, at most 200
  * bytes, only [A-Za-z0-9._-]), else 0. */
 int sb_mach_name_ok(const char *name);

@@ -39,37 +39,44 @@ static int sb_doctor(const kgate_host *host, const kgate_policy *pol,
                                       kgate_probe_fact(probe, "sandbox_exec", 0),
                                       kgate_probe_fact(probe, "sandboxed", -1));
     if (hs == SB_HOST_NOT_MACOS)
-        host->report(rep, KGATE_BLOCKED, "%s",
+        host->report(rep, KGATE_BLOCKED, "host.not-macos", "%s",
                      probe->reason[0] ? probe->reason
                                       : "sandbox-exec is macOS-only");
     else if (hs == SB_HOST_NESTED)
-        host->report(rep, KGATE_BLOCKED, "%s", sb_nested_sentence());
+        host->report(rep, KGATE_BLOCKED, "host.nested-sandbox", "%s",
+                     sb_nested_sentence());
     else if (hs == SB_HOST_NO_TOOL || !probe->available)
-        host->report(rep, KGATE_BLOCKED, "sandbox-exec missing: %s",
+        host->report(rep, KGATE_BLOCKED, "tool.missing", "sandbox-exec missing: %s",
                      probe->reason[0] ? probe->reason : SB_TOOL " not found");
     else
-        host->report(rep, KGATE_READY,
+        host->report(rep, KGATE_READY, "fs.home-hidden",
                      "filesystem: Seatbelt profile (%s base): $HOME hidden, "
                      "project read-write, writes elsewhere denied",
                      base);
     if (hs == SB_HOST_READY && kgate_probe_fact(probe, "sandboxed", -1) < 0)
-        host->report(rep, KGATE_READY,
+        host->report(rep, KGATE_READY, "host.nested-unknown",
                      "nested sandbox: not known (sandbox_check failed); "
                      "sandbox-exec refuses by itself inside another profile");
 
     /* restricted with no hosts arrives as off; checked again here so a
-     * made-up policy in a test cannot read better than plan would. */
-    if (pol->network == KGATE_NET_RESTRICTED && pol->allow_hosts.n > 0)
-        host->report(rep, KGATE_BLOCKED, "%s", sb_restricted_hosts_sentence());
-    else if (pol->network == KGATE_NET_OPEN)
-        host->report(rep, KGATE_DEGRADED,
+     * made-up policy in a test cannot read better than plan would.  net_id
+     * is kept: plan's own refusal of the same thing, below, has that id and
+     * is not reported twice. */
+    const char *net_id = "net.off";
+    if (pol->network == KGATE_NET_RESTRICTED && pol->allow_hosts.n > 0) {
+        net_id = KGATE_FINDING_NET_HOSTS_UNSUPPORTED;
+        host->report(rep, KGATE_BLOCKED, net_id, "%s", sb_restricted_hosts_sentence());
+    } else if (pol->network == KGATE_NET_OPEN) {
+        net_id = "net.open";
+        host->report(rep, KGATE_DEGRADED, net_id,
                      "network open: no network rules, the filesystem box "
                      "still holds");
-    else
-        host->report(rep, KGATE_READY,
+    } else {
+        host->report(rep, KGATE_READY, net_id,
                      "network off: outbound denied except localhost");
+    }
 
-    host->report(rep, KGATE_READY,
+    host->report(rep, KGATE_READY, "seatbelt.doors-closed",
                  "closed doors: Apple Events, LaunchServices, pasteboard, "
                  "keychain");
     for (size_t i = 0; i < pol->macos_allow_mach.n; i++) {
@@ -78,24 +85,25 @@ static int sb_doctor(const kgate_host *host, const kgate_policy *pol,
         if (!sb_mach_name_ok(name))
             continue; /* the builder refuses it below */
         if (door)
-            host->report(rep, KGATE_DEGRADED,
+            host->report(rep, KGATE_DEGRADED, "seatbelt.door-open",
                          "macos_allow_mach re-allows %s: the %s door is open",
                          name, door);
         else
-            host->report(rep, KGATE_READY, "macos_allow_mach re-allows %s",
+            host->report(rep, KGATE_READY, "seatbelt.mach-allowed",
+                         "macos_allow_mach re-allows %s",
                          name);
     }
     /* Whatever plan would refuse, doctor calls BLOCKED with the same
-     * words: the builder is pure, so run it. */
+     * words and id: the builder is pure, so run it. */
     sb_profile prof;
     kgate_err e = {0};
     if (sb_build(pol, SB_FORM_PARAMS, &prof, &e) < 0) {
-        if (strcmp(e.msg, sb_restricted_hosts_sentence()) != 0)
-            host->report(rep, KGATE_BLOCKED, "%s", e.msg);
+        const char *id = sb_refusal_id(&e);
+        if (strcmp(id, net_id) != 0) host->report(rep, KGATE_BLOCKED, id, "%s", e.msg);
     } else {
         sb_profile_clear(&prof);
     }
-    host->report(rep, KGATE_READY,
+    host->report(rep, KGATE_READY, "sockets.unix",
                  "host Unix sockets: none reachable (network-outbound to "
                  "unix-socket denied)%s, %zu allow_sockets entr%s",
                  pol->network == KGATE_NET_OPEN ? " except mDNSResponder's" : "",

@@ -91,6 +91,9 @@ int sf_find_tool(const char *name, char *out, size_t outsz);
 int sf_doctor(const kgate_host *host, const kgate_policy *policy,
               const kgate_probe *probe, const kgate_backend *bw,
               const kgate_probe *bwprobe, kgate_report *rep);
+/* 1 for the id of that one finding (KGATE_FINDING_NET_HOSTS_UNSUPPORTED),
+ * which sf_doctor drops from bw's findings; 0 for any other id or NULL. */
+int sf_drops_finding(const char *id);
 
 /* The restricted construction.  plan's argv is the bwrap argv to exec
  * inside the helper. */

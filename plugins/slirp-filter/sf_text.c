@@ -3,8 +3,6 @@
  * slirp4netns argv, tool lookup and the doctor verdicts.  No processes. */
 #include "sf.h"
 
-#include "kgate/kgate-linux.h"
-
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -187,11 +185,11 @@ int sf_find_tool(const char *name, char *out, size_t outsz)
 /* The filesystem box of a restricted run is exactly bubblewrap's (its plan,
  * its seccomp filter), so its findings are bubblewrap's doctor's, asked
  * with the real policy.  Of those, one is not true here: the BLOCKED
- * KGBW_HOSTS_SENTENCE, which says that bubblewrap alone cannot do a host
- * list.  bubblewrap's doctor is therefore handed a copy of the host table
- * whose report passes every finding on to the real report except that
- * one.  Anything not matched passes, so a changed sentence shows as
- * BLOCKED rather than vanishing.
+ * finding KGATE_FINDING_NET_HOSTS_UNSUPPORTED (kgate-plugin.h), which says
+ * that bubblewrap alone cannot do a host list.  bubblewrap's doctor is
+ * therefore handed a copy of the host table whose report passes every
+ * finding on to the real report except that one, known by its id (never
+ * by its sentence, which bubblewrap may reword).
  *
  * report() is not given the host, so rep is the wrapper (kgate_report is
  * opaque to plugins: bubblewrap only hands it back to these functions).
@@ -204,22 +202,29 @@ typedef struct sf_fs_host {
     kgate_report *rep;
 } sf_fs_host;
 
-static int fs_report(kgate_report *rep, kgate_verdict verdict, const char *fmt, ...)
-    KGATE_PRINTF(3, 4);
-static int fs_report(kgate_report *rep, kgate_verdict verdict, const char *fmt, ...)
+int sf_drops_finding(const char *id)
+{
+    return id && strcmp(id, KGATE_FINDING_NET_HOSTS_UNSUPPORTED) == 0;
+}
+
+static int fs_report(kgate_report *rep, kgate_verdict verdict, const char *id,
+                     const char *fmt, ...) KGATE_PRINTF(4, 5);
+static int fs_report(kgate_report *rep, kgate_verdict verdict, const char *id,
+                     const char *fmt, ...)
 {
     const sf_fs_host *f = (const sf_fs_host *)(void *)rep;
+    if (sf_drops_finding(id)) return 0;
     char *text = NULL;
     va_list ap;
     va_start(ap, fmt);
     int n = vasprintf(&text, fmt, ap);
     va_end(ap);
     if (n < 0)
-        return f->real->report(f->rep, KGATE_BLOCKED,
+        return f->real->report(f->rep, KGATE_BLOCKED, "slirp-filter.out-of-memory",
                                "out of memory reading the bubblewrap backend's findings");
-    int r = 0;
-    if (verdict != KGATE_BLOCKED || strcmp(text, KGBW_HOSTS_SENTENCE) != 0)
-        r = f->real->report(f->rep, verdict, "%s", text);
+    /* The id goes on as given: the core checks it, and refuses the report
+     * when it is not valid. */
+    int r = f->real->report(f->rep, verdict, id, "%s", text);
     free(text);
     return r;
 }
@@ -282,10 +287,10 @@ int sf_doctor(const kgate_host *host, const kgate_policy *policy,
               const kgate_probe *bwprobe, kgate_report *rep)
 {
     if (!bw || !bw->doctor || !bw->plan || !bw->launch)
-        return host->report(rep, KGATE_BLOCKED,
+        return host->report(rep, KGATE_BLOCKED, "slirp-filter.box-missing",
                             "needs the bubblewrap backend, which is not loaded");
     if (!bwprobe || !bwprobe->available)
-        return host->report(rep, KGATE_BLOCKED,
+        return host->report(rep, KGATE_BLOCKED, "slirp-filter.box-unavailable",
                             "needs the bubblewrap backend, which is unavailable: %s",
                             bwprobe && bwprobe->reason[0] ? bwprobe->reason
                                                           : "not probed");
@@ -305,45 +310,45 @@ int sf_doctor(const kgate_host *host, const kgate_policy *policy,
     int blocked = 0;
 
     if (!slirp) {
-        host->report(rep, KGATE_BLOCKED,
+        host->report(rep, KGATE_BLOCKED, "tool.slirp4netns-missing",
                      "network restricted needs slirp4netns, which is not installed "
                      "(Debian: apt-get install slirp4netns)");
         blocked = 1;
     }
     if (!ipt) {
-        host->report(rep, KGATE_BLOCKED,
+        host->report(rep, KGATE_BLOCKED, "tool.iptables-missing",
                      "network restricted needs iptables-restore, which is not installed "
                      "(Debian: apt-get install iptables)");
         blocked = 1;
     } else if (!ipt_ok) {
-        host->report(rep, KGATE_BLOCKED,
+        host->report(rep, KGATE_BLOCKED, "net.iptables-failed",
                      "network restricted needs iptables inside an unprivileged network "
                      "namespace, and it failed there");
         blocked = 1;
     }
     if (!userns) {
-        host->report(rep, KGATE_BLOCKED,
+        host->report(rep, KGATE_BLOCKED, "userns.unavailable",
                      "network restricted needs unprivileged user and network namespaces, "
                      "and unshare(CLONE_NEWUSER|CLONE_NEWNET) failed");
         blocked = 1;
     }
     if (!tun) {
-        host->report(rep, KGATE_BLOCKED,
+        host->report(rep, KGATE_BLOCKED, "net.tun-unavailable",
                      "network restricted needs /dev/net/tun readable and writable by "
                      "this user (udev normally makes it mode 0666)");
         blocked = 1;
     }
     if (blocked) return 0;
 
-    host->report(rep, KGATE_READY,
+    host->report(rep, KGATE_READY, "net.restricted",
                  "network restricted to %zu host%s: slirp4netns + iptables in the "
                  "sandbox's own namespace",
                  policy->allow_hosts.n, policy->allow_hosts.n == 1 ? "" : "s");
-    host->report(rep, KGATE_READY,
+    host->report(rep, KGATE_READY, "slirp-filter.box",
                  "filesystem box: the bubblewrap backend's plan, without --unshare-net, "
                  "and its seccomp filter (--seccomp FD at launch)");
     if (report_filesystem_box(host, policy, bw, bwprobe, rep) < 0) return -1;
-    host->report(rep, KGATE_READY,
+    host->report(rep, KGATE_READY, "net.ipv6",
                  ip6 ? "IPv6: no route, and ip6tables drops all but loopback"
                      : "IPv6: no route (slirp4netns without --enable-ipv6); "
                        "ip6tables-restore not installed");

@@ -25,6 +25,7 @@ typedef struct fake {
     const kgate_probe *peer_probe;
     int keeps_state;    /* probe allocates a state, release frees it */
     void *seen_state;   /* what doctor last found in its probe */
+    const char *id;     /* its findings' id (NULL: "fake.finding") */
 } fake;
 
 /* States alive and released, across fakes (a state records its fake). */
@@ -74,7 +75,8 @@ static int f_doctor(const kgate_host *host, const kgate_policy *pol, const kgate
     fake *f = self(host);
     f->seen_state = p->state;
     for (int i = 0; i < f->findings; i++)
-        host->report(rep, i == 0 ? f->verdict : KGATE_READY, "%s finding %d", f->name, i);
+        host->report(rep, i == 0 ? f->verdict : KGATE_READY, f->id ? f->id : "fake.finding",
+                     "%s finding %d", f->name, i);
     host->report_detail(rep, "fake", f->name);
     return f->doctor_rc;
 }
@@ -308,20 +310,93 @@ START_TEST(unavailable_cannot_read_ready)
 }
 END_TEST
 
+/* The report of the named fake's doctor, as selection would see it. */
+static kgate_report *doctor_of(const char *name)
+{
+    return kg_select_doctor(kg_registry_find(reg, name), &host, &policy, KGATE_PROBE_QUICK);
+}
+
 START_TEST(silent_or_failing_doctor_blocks)
 {
     add_fake("silent", 5)->findings = 0;
     fake *f = add_fake("failing", 5);
     f->doctor_rc = -1;
-    kgate_report *rep = kg_select_doctor(kg_registry_find(reg, "silent"), &host, &policy,
-                                         KGATE_PROBE_QUICK);
+    kgate_report *rep = doctor_of("silent");
     ck_assert_int_eq(rep->verdict, KGATE_BLOCKED);
     ck_assert_str_eq(rep->items[0].text, "doctor gave no finding");
     kg_report_free(rep);
-    rep = kg_select_doctor(kg_registry_find(reg, "failing"), &host, &policy,
-                           KGATE_PROBE_QUICK);
+    rep = doctor_of("failing");
     ck_assert_int_eq(rep->verdict, KGATE_BLOCKED);
     ck_assert_str_eq(rep->items[1].text, "doctor failed");
+    kg_report_free(rep);
+}
+END_TEST
+
+/* Finding ids: what the core accepts (kgate-plugin.h).  Each rejected
+ * case differs from an accepted one by one character. */
+START_TEST(finding_id_rules)
+{
+    const char *ok[] = {"net.hosts-unsupported", "fs.home-hidden", "a", "seccomp.filter",
+                        "x1.y-2.z3", "core.finding-id-invalid",
+                        "a23456789012345678901234567890123456789012345678"};
+    const char *bad[] = {NULL,  "", "Net.off", "net.off ", "net_off", "net..off", ".net",
+                         "net.", "net-", "1net", "-net", "net.\xc3\xa9", "net/off", "net.off\n",
+                         "a234567890123456789012345678901234567890123456789"};
+    ck_assert_uint_eq(strlen(ok[6]), KGATE_FINDING_ID_MAX);
+    ck_assert_uint_eq(strlen(bad[14]), KGATE_FINDING_ID_MAX + 1);
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+        ck_assert_msg(kg_finding_id_ok(ok[i]), "refused %s", ok[i]);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        ck_assert_msg(!kg_finding_id_ok(bad[i]), "accepted %s", bad[i] ? bad[i] : "NULL");
+}
+END_TEST
+
+/* The id travels with its finding; a bad one is not recorded, and the
+ * report reads BLOCKED even before the core says why. */
+START_TEST(report_keeps_ids)
+{
+    kgate_report *rep = kg_report_new();
+    ck_assert_int_eq(host.pub.report(rep, KGATE_READY, "fs.home-hidden", "home %s", "hidden"), 0);
+    ck_assert_int_eq(rep->verdict, KGATE_READY);
+    ck_assert_int_eq(host.pub.report(rep, KGATE_READY, "Bad Id", "not kept"), -1);
+    ck_assert_int_eq(host.pub.report(rep, KGATE_READY, NULL, "not kept either"), -1);
+    ck_assert_uint_eq(rep->n_items, 1);
+    ck_assert_str_eq(rep->items[0].id, "fs.home-hidden");
+    ck_assert_str_eq(rep->items[0].text, "home hidden");
+    ck_assert_int_eq(rep->verdict, KGATE_BLOCKED);
+    ck_assert_str_eq(rep->bad_id, "Bad Id");
+    kg_report_free(rep);
+}
+END_TEST
+
+/* A backend that gives a bad id has its doctor refused: BLOCKED, with one
+ * finding that names the id, and selection passes it over.  The control is
+ * the same fake with a valid id. */
+START_TEST(bad_finding_id_refuses_doctor)
+{
+    add_fake("named", 1)->id = "fake.ok";
+    add_fake("unnamed", 100)->id = "Fake Finding";
+    kgate_report *rep = doctor_of("named");
+    ck_assert(rep->verdict == KGATE_READY && strcmp(rep->items[0].id, "fake.ok") == 0);
+    kg_report_free(rep);
+    rep = doctor_of("unnamed");
+    ck_assert_int_eq(rep->verdict, KGATE_BLOCKED);
+    ck_assert_uint_eq(rep->n_items, 1);
+    ck_assert_str_eq(rep->items[0].id, "core.finding-id-invalid");
+    ck_assert_str_eq(rep->items[0].text,
+                     "doctor refused: finding id \"Fake Finding\" is not valid (1 to 48 of "
+                     "a-z, 0-9, '.', '-')");
+    kg_report_free(rep);
+    /* The higher score loses: its report is refused. */
+    kg_error err = {0};
+    kg_plugin *p = pick(NULL, &rep, &err);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_str_eq(p->name, "named");
+    kg_report_free(rep);
+    /* Forced, it is refused with that reason. */
+    p = pick("unnamed", &rep, &err);
+    ck_assert_ptr_null(p);
+    ck_assert_ptr_nonnull(strstr(err.msg, "finding id \"Fake Finding\" is not valid"));
     kg_report_free(rep);
 }
 END_TEST
@@ -436,10 +511,10 @@ END_TEST
 START_TEST(reasons_are_the_worst_findings)
 {
     kgate_report *rep = kg_report_new();
-    host.pub.report(rep, KGATE_READY, "fs box");
-    host.pub.report(rep, KGATE_DEGRADED, "network open");
-    host.pub.report(rep, KGATE_READY, "mask");
-    host.pub.report(rep, KGATE_DEGRADED, "no seccomp");
+    host.pub.report(rep, KGATE_READY, "fs.box", "fs box");
+    host.pub.report(rep, KGATE_DEGRADED, "net.open", "network open");
+    host.pub.report(rep, KGATE_READY, "mask", "mask");
+    host.pub.report(rep, KGATE_DEGRADED, "seccomp.none", "no seccomp");
     kg_strv *v = kg_strv_new();
     kg_report_reasons(rep, v);
     ck_assert_uint_eq(kg_strv_len(v), 2);
@@ -472,6 +547,9 @@ int main(void)
     tcase_add_test(tc, self_reference_does_not_recurse);
     tcase_add_test(tc, reasons_are_the_worst_findings);
     tcase_add_test(tc, probe_state_lives_until_the_probe_is_dropped);
+    tcase_add_test(tc, finding_id_rules);
+    tcase_add_test(tc, report_keeps_ids);
+    tcase_add_test(tc, bad_finding_id_refuses_doctor);
     suite_add_tcase(s, tc);
     return kgt_run_suite(s);
 }

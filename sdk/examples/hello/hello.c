@@ -56,17 +56,19 @@ static int hello_probe(const kgate_host *host, kgate_probe_depth depth,
 
 /* doctor: a pure function of the policy and the probe.  No I/O: tests hand
  * it made-up probes to check the verdict table on any machine.  Every
- * finding is one line; the worst one is the verdict. */
+ * finding is one line with an id; the worst one is the verdict.  Ids are
+ * for programs: reuse a documented one ("net.open") when the finding means
+ * the same thing, and prefix your own with the backend's name. */
 static int hello_doctor(const kgate_host *host, const kgate_policy *policy,
                         const kgate_probe *probe, kgate_report *rep)
 {
     host->report_detail(rep, "tool", probe->tool_path[0] ? probe->tool_path : "none");
     if (!kgate_probe_fact(probe, "tool", 0))
-        return host->report(rep, KGATE_BLOCKED, "%s", probe->reason);
+        return host->report(rep, KGATE_BLOCKED, "tool.missing", "%s", probe->reason);
     if (policy->network == KGATE_NET_OPEN)
-        host->report(rep, KGATE_DEGRADED, "network: open (the host's network)");
+        host->report(rep, KGATE_DEGRADED, "net.open", "network: open (the host's network)");
     /* The honest verdict for a backend that encloses nothing. */
-    return host->report(rep, KGATE_BLOCKED,
+    return host->report(rep, KGATE_BLOCKED, "hello.no-sandbox",
                         "hello is an example: programs in %s would run with no sandbox",
                         policy->project ? policy->project : "the project");
 }

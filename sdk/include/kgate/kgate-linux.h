@@ -88,17 +88,6 @@ int kgl_pins_open(const char *const *pargv, size_t argc, kgl_pins *p,
 int kgl_pins_verify(const kgl_pins *p, pid_t sandbox, kgate_err *err);
 void kgl_pins_free(kgl_pins *p);
 
-/* TEMPORARY, not part of the support library: the one sentence that says
- * why a host allow list is not the bubblewrap backend's job.  Its plan()
- * fails with it and its doctor() reports it (BLOCKED); slirp-filter's
- * doctor drops exactly this finding when it reuses bubblewrap's doctor for
- * the filesystem box.  It sits here only so that neither plugin includes
- * the other's header; a stable finding id (issue 15) replaces it and the
- * strcmp that reads it. */
-#define KGBW_HOSTS_SENTENCE                                                    \
-    "a host allow list needs the slirp-filter backend (slirp4netns and "       \
-    "iptables)"
-
 /* The guard (kgl-guard.c): a child of kgate that SIGKILLs the sandbox
  * when kgate dies, at any moment of the launch.  start forks it (pid, a
  * process group of its own that the outer bwrap must join with

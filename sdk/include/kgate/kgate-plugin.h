@@ -270,6 +270,24 @@ static inline int kgate_probe_fact(const kgate_probe *p, const char *name,
 /* Services the core offers a plugin                                         */
 /* ------------------------------------------------------------------------ */
 
+/* Finding ids.  Every doctor finding carries one: a short dotted name
+ * ("net.hosts-unsupported", "fs.home-hidden") that stays the same when its
+ * sentence is reworded, so that programs (`kgate doctor --json`, another
+ * backend composing this one, a plan agreeing with its doctor) compare ids
+ * and never sentences.  Valid: 1 to KGATE_FINDING_ID_MAX bytes of
+ * [a-z0-9.-], starting with a letter, no empty part between dots, not
+ * ending with '.' or '-'.  The ids of the backends built with kgate are a
+ * stable interface, listed in docs/doctor.md; a backend names its own with
+ * its own prefix, and reuses a listed id when it means the same thing. */
+#define KGATE_FINDING_ID_MAX 48
+
+/* The ids one backend's findings are known by in another's code.
+ *
+ * NET_HOSTS_UNSUPPORTED: this box cannot enforce a host allow list by
+ * itself (bubblewrap, seatbelt).  A network stage that supplies the list
+ * (slirp-filter) drops exactly this finding from the box it composes. */
+#define KGATE_FINDING_NET_HOSTS_UNSUPPORTED "net.hosts-unsupported"
+
 /* Owned by the core; a plugin only adds to them through kgate_host. */
 typedef struct kgate_plan kgate_plan;
 typedef struct kgate_report kgate_report;
@@ -305,9 +323,13 @@ typedef struct kgate_host {
     const char *const *(*plan_argv)(const kgate_plan *plan, size_t *argc);
     const char *(*plan_file_content)(const kgate_plan *plan, const char *label);
 
-    /* Doctor findings.  The overall verdict is the worst one added. */
-    int (*report)(kgate_report *rep, kgate_verdict verdict, const char *fmt,
-                  ...) KGATE_PRINTF(3, 4);
+    /* Doctor findings.  The overall verdict is the worst one added.  id
+     * names the finding for programs (KGATE_FINDING_ID_MAX, below); the
+     * sentence is for people and may change.  A finding whose id is not
+     * valid is not recorded: the call returns -1 and the core refuses the
+     * whole report (BLOCKED, core.finding-id-invalid). */
+    int (*report)(kgate_report *rep, kgate_verdict verdict, const char *id,
+                  const char *fmt, ...) KGATE_PRINTF(4, 5);
     /* An extra key for `doctor --json` and a "key: value" line in text. */
     int (*report_detail)(kgate_report *rep, const char *key, const char *value);
 

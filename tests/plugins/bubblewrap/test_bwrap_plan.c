@@ -953,6 +953,12 @@ START_TEST(doctor_table)
     r = doctor(&fine, KGATE_NET_RESTRICTED, 1);
     ck_assert_int_eq(r->verdict, KGATE_BLOCKED);
     ck_assert(has_item(r, KGATE_BLOCKED, kgbw_hosts_sentence()));
+    /* Known to other backends by its id, not its words. */
+    size_t hosts = 0;
+    for (size_t i = 0; i < r->n_items; i++)
+        hosts += strcmp(r->items[i].id, KGATE_FINDING_NET_HOSTS_UNSUPPORTED) == 0 &&
+                 strcmp(r->items[i].text, kgbw_hosts_sentence()) == 0;
+    ck_assert_uint_eq(hosts, 1);
     kg_report_free(r);
 
     r = doctor(&fine, KGATE_NET_RESTRICTED, 0); /* as off */

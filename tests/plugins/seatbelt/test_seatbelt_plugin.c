@@ -206,10 +206,15 @@ START_TEST(restricted_same_sentence)
             strcmp(r->items[i].text, err.msg) == 0)
             found = 1;
     ck_assert_msg(found, "plan said: %s", err.msg);
-    size_t times = 0;
-    for (size_t i = 0; i < r->n_items; i++)
+    size_t times = 0, ids = 0;
+    for (size_t i = 0; i < r->n_items; i++) {
         times += strstr(r->items[i].text, "* or localhost") != NULL;
+        ids += strcmp(r->items[i].id, KGATE_FINDING_NET_HOSTS_UNSUPPORTED) == 0;
+    }
     ck_assert_uint_eq(times, 1);
+    /* ... under its id, once (plan's refusal maps to that id and is not
+     * reported again: test_seatbelt_profile.c). */
+    ck_assert_uint_eq(ids, 1);
     ck_assert_uint_eq(kg_strv_len(plan->argv), 0);
     kg_plan_free(plan);
     kg_report_free(r);
@@ -244,6 +249,11 @@ START_TEST(doctor_doors)
     be->doctor(&host.pub, &pol, &p, r);
     ck_assert_int_eq(r->verdict, KGATE_BLOCKED);
     ck_assert(report_has(r, KGATE_BLOCKED, "macos_allow_mach"));
+    /* plan's refusal, under the id of a refused profile. */
+    size_t refused = 0;
+    for (size_t i = 0; i < r->n_items; i++)
+        refused += strcmp(r->items[i].id, "seatbelt.profile-refused") == 0;
+    ck_assert_uint_eq(refused, 1);
     kg_report_free(r);
 
     /* Anything plan refuses, doctor blocks with the same words. */

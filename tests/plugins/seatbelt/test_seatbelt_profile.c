@@ -367,6 +367,14 @@ START_TEST(restricted)
     ck_assert_str_eq(err.msg, sb_restricted_hosts_sentence());
     ck_assert_ptr_nonnull(strstr(err.msg, "* or localhost"));
     ck_assert_ptr_null(prof.text);
+    /* Doctor knows this refusal by its id: the host-list finding it
+     * already gave.  Any other refusal has the profile's own id. */
+    ck_assert_str_eq(sb_refusal_id(&err), KGATE_FINDING_NET_HOSTS_UNSUPPORTED);
+    pol.network = KGATE_NET_OFF;
+    pol.macos_allow_mach = SL("bad name");
+    err = (kgate_err){0};
+    ck_assert_int_eq(sb_build(&pol, SB_FORM_PARAMS, &prof, &err), -1);
+    ck_assert_str_eq(sb_refusal_id(&err), "seatbelt.profile-refused");
 }
 END_TEST
 

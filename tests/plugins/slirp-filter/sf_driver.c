@@ -56,7 +56,7 @@ static int bw_doctor(const kgate_host *host, const kgate_policy *policy,
                      const kgate_probe *probe, kgate_report *rep)
 {
     (void)policy, (void)probe;
-    return host->report(rep, KGATE_READY, "stand-in bubblewrap");
+    return host->report(rep, KGATE_READY, "fs.home-hidden", "stand-in bubblewrap");
 }
 
 static int bw_launch(const kgate_host *host, const kgate_policy *policy,

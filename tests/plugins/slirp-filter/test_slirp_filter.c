@@ -29,14 +29,22 @@ static int fake_doctor(const kgate_host *host, const kgate_policy *policy,
 {
     (void)probe;
     if (fake_machine_blocked)
-        host->report(rep, KGATE_BLOCKED, "fake: bwrap could not create a user namespace");
-    host->report(rep, KGATE_READY, "fake: home hidden, %zu hooks", policy->protect_paths.n);
+        host->report(rep, KGATE_BLOCKED, "userns.unavailable",
+                     "fake: bwrap could not create a user namespace");
+    host->report(rep, KGATE_READY, "fs.home-hidden", "fake: home hidden, %zu hooks",
+                 policy->protect_paths.n);
     host->report_detail(rep, "fake_detail", "yes");
     switch (policy->network) {
-    case KGATE_NET_OFF: return host->report(rep, KGATE_READY, "fake: network off");
-    case KGATE_NET_OPEN: return host->report(rep, KGATE_DEGRADED, "fake: network open");
-    /* What the real one says, word for word (the shared macro). */
-    default: return host->report(rep, KGATE_BLOCKED, "%s", KGBW_HOSTS_SENTENCE);
+    case KGATE_NET_OFF: return host->report(rep, KGATE_READY, "net.off", "fake: network off");
+    case KGATE_NET_OPEN:
+        return host->report(rep, KGATE_DEGRADED, "net.open", "fake: network open");
+    default:
+        /* The finding slirp-filter drops is known by its id: in other
+         * words it still goes, and the real sentence under another id
+         * stays. */
+        host->report(rep, KGATE_READY, "fake.same-words", "%s", kgbw_hosts_sentence());
+        return host->report(rep, KGATE_BLOCKED, KGATE_FINDING_NET_HOSTS_UNSUPPORTED,
+                            "fake: network: other words for the hosts finding");
     }
 }
 
@@ -158,6 +166,14 @@ static int report_has(const kgate_report *r, const char *needle)
     for (size_t i = 0; i < r->n_items; i++)
         if (strstr(r->items[i].text, needle)) return 1;
     return 0;
+}
+
+/* How many findings of r carry id. */
+static size_t id_count(const kgate_report *r, const char *id)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->n_items; i++) n += strcmp(r->items[i].id, id) == 0;
+    return n;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -364,15 +380,21 @@ START_TEST(doctor_includes_filesystem_box)
     ck_assert_int_eq(doctor(KGATE_NET_RESTRICTED, facts(1, 1, 1, 1), &r), KGATE_READY);
     ck_assert(report_has(r, "fake: home hidden, 0 hooks"));
     ck_assert(report_has(r, "and its seccomp filter (--seccomp FD at launch)"));
-    ck_assert(!report_has(r, KGBW_HOSTS_SENTENCE));
+    /* Dropped by its id, whatever its words; the same words under another
+     * id pass. */
+    ck_assert_uint_eq(id_count(r, KGATE_FINDING_NET_HOSTS_UNSUPPORTED), 0);
     ck_assert(!report_has(r, "fake: network"));
+    ck_assert_uint_eq(id_count(r, "fake.same-words"), 1);
+    ck_assert(report_has(r, kgbw_hosts_sentence()));
+    ck_assert_uint_eq(id_count(r, "fs.home-hidden"), 1);
     ck_assert(kg_strv_contains(r->detail_keys, "fake_detail"));
     kg_report_free(r);
     /* Every other blocker passes through: the verdict stays honest. */
     fake_machine_blocked = 1;
     ck_assert_int_eq(doctor(KGATE_NET_RESTRICTED, facts(1, 1, 1, 1), &r), KGATE_BLOCKED);
     ck_assert(report_has(r, "fake: bwrap could not create a user namespace"));
-    ck_assert(!report_has(r, KGBW_HOSTS_SENTENCE));
+    ck_assert_uint_eq(id_count(r, KGATE_FINDING_NET_HOSTS_UNSUPPORTED), 0);
+    ck_assert_uint_eq(id_count(r, "userns.unavailable"), 1);
     kg_report_free(r);
 }
 END_TEST
@@ -563,10 +585,30 @@ START_TEST(real_doctor_restricted)
     ck_assert(report_has(r, "seccomp filter: "));
     ck_assert(report_has(r, "user namespaces work"));
     /* Nothing of bubblewrap's own network findings. */
-    ck_assert(!report_has(r, KGBW_HOSTS_SENTENCE));
+    ck_assert(!report_has(r, kgbw_hosts_sentence()));
     ck_assert(!report_has(r, "network off"));
     ck_assert(!report_has(r, "network open"));
     for (size_t i = 0; i < r->n_items; i++) ck_assert_int_eq(r->items[i].verdict, KGATE_READY);
+
+    /* Exactly one of bubblewrap's findings is dropped, and it is the hosts
+     * one: each id of bubblewrap's own report for this policy appears as
+     * often in slirp-filter's, but that one, which bubblewrap does give. */
+    kgate_report *bw = kg_report_new();
+    real_bw.doctor(&H.pub, &pol, &fake_bw_probe, bw);
+    ck_assert_uint_eq(id_count(bw, KGATE_FINDING_NET_HOSTS_UNSUPPORTED), 1);
+    for (size_t i = 0; i < bw->n_items; i++) {
+        const char *id = bw->items[i].id;
+        if (strcmp(id, KGATE_FINDING_NET_HOSTS_UNSUPPORTED) != 0)
+            ck_assert_msg(id_count(r, id) == id_count(bw, id), "%s not passed on", id);
+    }
+    ck_assert_uint_eq(id_count(r, KGATE_FINDING_NET_HOSTS_UNSUPPORTED), 0);
+    /* ... and nothing else: slirp-filter's own three (the network, the
+     * box, IPv6) besides. */
+    ck_assert_uint_eq(r->n_items, bw->n_items - 1 + 3);
+    ck_assert_uint_eq(id_count(r, "net.restricted") + id_count(r, "slirp-filter.box") +
+                          id_count(r, "net.ipv6"),
+                      3);
+    kg_report_free(bw);
     kg_report_free(r);
 
     /* bubblewrap's findings about the machine are slirp-filter's too. */

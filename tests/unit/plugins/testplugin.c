@@ -16,6 +16,13 @@ __attribute__((unused)) static int tp_probe(const kgate_host *host, kgate_probe_
     return 0;
 }
 
+/* TP_BADID reports the same table under ids the core must refuse. */
+#if defined(TP_BADID)
+#define TP_ID(id) "Not An Id!"
+#else
+#define TP_ID(id) id
+#endif
+
 __attribute__((unused)) static int tp_doctor(const kgate_host *host, const kgate_policy *policy,
                      const kgate_probe *probe, kgate_report *rep)
 {
@@ -26,10 +33,11 @@ __attribute__((unused)) static int tp_doctor(const kgate_host *host, const kgate
                                         : policy->network == KGATE_NET_OFF ? "off"
                                                                            : "restricted");
     if (policy->network == KGATE_NET_OPEN)
-        return host->report(rep, KGATE_DEGRADED, "network open: no network box");
+        return host->report(rep, KGATE_DEGRADED, TP_ID("net.open"), "network open: no network box");
     if (policy->network == KGATE_NET_RESTRICTED)
-        return host->report(rep, KGATE_BLOCKED, "a host list needs a filter this plugin lacks");
-    return host->report(rep, KGATE_READY, "test plugin is ready");
+        return host->report(rep, KGATE_BLOCKED, TP_ID(KGATE_FINDING_NET_HOSTS_UNSUPPORTED),
+                            "a host list needs a filter this plugin lacks");
+    return host->report(rep, KGATE_READY, TP_ID("tp.ready"), "test plugin is ready");
 }
 
 __attribute__((unused)) static int tp_plan(const kgate_host *host, const kgate_policy *policy,
@@ -78,10 +86,17 @@ static const kgate_backend backend = {
 };
 KGATE_PLUGIN_DEFINE(backend)
 
-#elif defined(TP_GOOD) || defined(TP_DUP)
+#elif defined(TP_GOOD) || defined(TP_DUP) || defined(TP_BADID)
+/* TP_BADID: the same backend under another name, its finding ids not
+ * valid (doctor.sh): its doctor is refused. */
+#if defined(TP_BADID)
+#define TP_NAME "badid"
+#else
+#define TP_NAME "good"
+#endif
 static const kgate_backend backend = {
     KGATE_BACKEND_INIT,
-    .name = "good",
+    .name = TP_NAME,
     .description = "a valid test backend",
     .probe = tp_probe,
     .doctor = tp_doctor,
