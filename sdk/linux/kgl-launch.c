@@ -113,8 +113,10 @@ int kgl_gate_wait(const kgl_gate *g, pid_t pid)
             if (r == 1) return gate_read(g->ours) ? KGL_GATE_DONE : KGL_GATE_FAILED;
             siginfo_t si;
             memset(&si, 0, sizeof si);
-            if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
+            if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0) {
+                if (errno == EINTR) continue;
                 return KGL_GATE_UNKNOWN;
+            }
             /* It read the record before it could exit, if it did. */
             if (si.si_pid == pid)
                 return gate_read(g->ours) ? KGL_GATE_DONE : KGL_GATE_FAILED;
