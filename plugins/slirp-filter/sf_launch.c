@@ -14,9 +14,17 @@
  *                                       10.0.2.100 on tap0, resolve names
  *                                       here, iptables-restore
  *   <- "X" (or "E<message>") ------------
- *                                       exec bwrap (nested user namespace,
- *                                       bubblewrap's seccomp filter)
- *   EOF on the control socket: exec done
+ *                                       stdio, bwrap's descriptors, the
+ *                                       project, exec bwrap (nested user
+ *                                       namespace, the seccomp filter)
+ *   EOF on the control socket and on the
+ *     spawn report pipe: exec done (a
+ *     report names the step that failed)
+ *
+ * H is forked by the SDK's spawn helper (kgl_spawn_start, kgl-launch.c),
+ * which runs the part above in child_prepare and does the rest as for
+ * bubblewrap's launch child; the setup gate and bwrap's info are the
+ * SDK's too, so both backends judge bwrap's setup the same way.
  *
  * The iptables rules belong to H's user namespace.  bwrap's --unshare-user
  * puts the program one namespace deeper, where capabilities do not reach
@@ -45,11 +53,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -144,20 +150,6 @@ static int read_byte(int fd, int timeout_ms)
     }
 }
 
-/* Default dispositions for the handlers the core installed; the mask (all
- * blocked, from the fork) is left as it is.  An ignored signal stays
- * ignored, as execve would leave it: the core ignores nothing itself, so it
- * is one kgate's caller ignored, and the program inherits it. */
-static void reset_signals(void)
-{
-    struct sigaction dfl, cur;
-    memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    for (int s = 1; s < NSIG; s++)
-        if (sigaction(s, NULL, &cur) == 0 && cur.sa_handler != SIG_IGN)
-            sigaction(s, &dfl, NULL);
-}
-
 static void unblock_signals(void)
 {
     sigset_t none;
@@ -179,22 +171,12 @@ static void kill_and_reap(pid_t pid)
 
 typedef struct sf_child_ctx {
     int ctl;          /* H's end of the control socket */
-    pid_t kgate_pid;  /* for the parent-death check */
+    int parents[3];   /* the parent's descriptors H closes first */
     uid_t uid;        /* real ids before unshare: what 0 maps to */
     gid_t gid;
     const kgate_policy *policy;
-    const char *const *bwrap_argv;
-    const char *bwrap_path;
-    const kgate_launch *io;
     const sf_tools *tools;
     const char *rules_v6; /* NULL: ip6tables-restore not installed */
-    int info_w;           /* bwrap's --info-fd, already in bwrap_argv */
-    int block_w;          /* bwrap's --block-fd, or -1 */
-    int seccomp;          /* bwrap's --seccomp: the read end of the filter's pipe */
-    const int *pins;      /* bind sources as descriptors (kgl-pin.c) */
-    size_t n_pins;
-    int pty;              /* io->pty, when the core is new enough to say */
-    pid_t group;          /* the guard's process group (kgl-guard.c) */
 } sf_child_ctx;
 
 /* Sends "E<message>" and ends H.  One send: the parent reads to EOF. */
@@ -388,31 +370,35 @@ static void child_restore_finish(const sf_child_ctx *c, sf_restore *r)
     }
 }
 
-/* H runs with every signal blocked (the parent forked it so) until just
+/* H is started by kgl_spawn_start (kgl-launch.c), which has reset the
+ * core's handlers, set the parent death signal (if kgate dies, so does H,
+ * and after exec bwrap, whose --die-with-parent then ends the program) and
+ * joined the guard's process group (kgl-guard.c), so the sandbox's pid 1
+ * is born in it: out of the terminal's foreground group, so a Ctrl-C
+ * reaches kgate, which forwards it to the program's group.  With a pty
+ * too: the pty must not become the controlling terminal here, where
+ * bwrap's outer process would share its session and die of a Ctrl-C typed
+ * into it; the bubblewrap plan's shim takes it inside the sandbox
+ * (docs/interactive.md).  This is the part only H does; after it the same
+ * spawn helper sets up stdio, the descriptors bwrap is given and the
+ * project directory, and execs bwrap, reporting a failing step as
+ * bubblewrap's launch child does.
+ *
+ * H runs with every signal blocked (the parent forked it so) until just
  * before exec.  It relies on glibc's fork handlers for malloc and NSS:
- * resolving names needs both, and only H is inside the namespace. */
-static _Noreturn void child_main(sf_child_ctx *c)
+ * resolving names needs both, and only H is inside the namespace.  A
+ * failure here is an "E<message>" on the control socket. */
+static int child_prepare(void *ctx)
 {
-    /* The kgate process is the parent; if it dies, so does H (and, after
-     * exec, bwrap, whose --die-with-parent then ends the program). */
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != c->kgate_pid) _exit(1);
-    reset_signals();
+    sf_child_ctx *c = ctx;
+    for (int i = 0; i < 3; i++)
+        if (c->parents[i] >= 0) close(c->parents[i]);
     /* A dead pipe reader must be an error message, not a signal death;
      * an ignored signal is discarded, so none is pending at exec.  What
      * the program gets back before exec is what it inherited. */
     struct sigaction pipe_inherited;
     sigaction(SIGPIPE, NULL, &pipe_inherited);
     signal(SIGPIPE, SIG_IGN);
-    /* As the bubblewrap backend does: out of the terminal's foreground
-     * group, so a Ctrl-C reaches kgate, which forwards it to the program's
-     * group.  With a pty too: the pty must not become the controlling
-     * terminal here, where bwrap's outer process would share its session
-     * and die of a Ctrl-C typed into it; the bubblewrap plan's shim takes
-     * it inside the sandbox (docs/interactive.md).  The group is the
-     * guard's, so the sandbox's pid 1 is born in it (kgl-guard.c). */
-    if (setpgid(0, c->group) < 0)
-        child_fail(c, "joining the guard's process group: %s", strerror(errno));
 
     if (unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS) < 0)
         child_fail(c, "unshare(user, net, mount): %s", strerror(errno));
@@ -435,32 +421,12 @@ static _Noreturn void child_main(sf_child_ctx *c)
     if (c->rules_v6) child_restore_start(c, &r6, c->tools->ip6t, c->rules_v6);
     child_restore_finish(c, &r4);
     if (c->rules_v6) child_restore_finish(c, &r6);
-
-    /* The program's stdio.  Dup high first: an io fd may already be 0..2. */
-    int fds[3] = {c->io->stdin_fd, c->io->stdout_fd, c->io->stderr_fd};
-    for (int i = 0; i < 3; i++) {
-        fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
-        if (fds[i] < 0) child_fail(c, "dup: %s", strerror(errno));
-    }
-    for (int i = 0; i < 3; i++)
-        if (dup2(fds[i], i) < 0) child_fail(c, "dup2: %s", strerror(errno));
-    if (chdir(c->policy->project) < 0)
-        child_fail(c, "chdir %s: %s", c->policy->project, strerror(errno));
-    /* Only now, right before the exec: the iptables-restore children
-     * forked above must not inherit any of these. */
-    if (fcntl(c->info_w, F_SETFD, 0) < 0 ||
-        (c->block_w >= 0 && fcntl(c->block_w, F_SETFD, 0) < 0) ||
-        fcntl(c->seccomp, F_SETFD, 0) < 0)
-        child_fail(c, "passing descriptors to bwrap: %s", strerror(errno));
-    for (size_t i = 0; i < c->n_pins; i++)
-        if (fcntl(c->pins[i], F_SETFD, 0) < 0)
-            child_fail(c, "passing descriptors to bwrap: %s", strerror(errno));
     sigaction(SIGPIPE, &pipe_inherited, NULL);
-    unblock_signals();
 
+    /* The network is ready; the rest is the spawn helper's, which reports
+     * through its own pipe (an EOF here then means the exec, or that). */
     if (send(c->ctl, "X", 1, MSG_NOSIGNAL) != 1) _exit(1);
-    execve(c->bwrap_path, (char *const *)c->bwrap_argv, (char *const *)c->io->envp);
-    child_fail(c, "exec %s: %s", c->bwrap_path, strerror(errno));
+    return 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -478,141 +444,42 @@ static pid_t start_slirp(const sf_tools *tools, pid_t helper, int *ready_rd,
         kgate_err_set(err, errno, "pipe: %s", strerror(errno));
         return -1;
     }
-    pid_t kgate_pid = getpid();
     sf_slirp_argv sa;
     sf_slirp_argv_build(&sa, tools->slirp, ready[1], helper);
     int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
     *log_fd = memfd_create("kgate-slirp4netns", MFD_CLOEXEC);
-    sigset_t all, old;
-    sigfillset(&all);
-    sigprocmask(SIG_SETMASK, &all, &old);
-    pid_t pid = fork();
-    int fork_errno = errno;
-    sigprocmask(SIG_SETMASK, &old, NULL);
-    if (pid < 0) {
-        kgate_err_set(err, fork_errno, "fork: %s", strerror(fork_errno));
-        close(ready[0]);
-        close(ready[1]);
-        if (devnull >= 0) close(devnull);
-        return -1;
-    }
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != kgate_pid) _exit(1);
-        reset_signals();
-        unblock_signals();
-        if (devnull >= 0) {
-            dup2(devnull, 0);
-            dup2(devnull, 1);
-            dup2(*log_fd >= 0 ? *log_fd : devnull, 2);
-        }
-        int flags = fcntl(ready[1], F_GETFD);
-        fcntl(ready[1], F_SETFD, flags & ~FD_CLOEXEC);
-        /* Its own process group: a ^C at the terminal is the core's to
-         * forward, and slirp4netns must not die before the program. */
-        setpgid(0, 0);
-        char *const envp[] = {"PATH=/usr/bin:/bin", NULL};
-        execve(sa.v[0], (char *const *)sa.v, envp);
-        _exit(127);
-    }
+    char *const envp[] = {"PATH=/usr/bin:/bin", NULL};
+    /* Its own process group: a ^C at the terminal is the core's to
+     * forward, and slirp4netns must not die before the program. */
+    const kgl_spawn spawn = {
+        .path = sa.v[0],
+        .argv = (char *const *)sa.v,
+        .envp = envp,
+        .stdio = {devnull, devnull, *log_fd >= 0 ? *log_fd : devnull},
+        .pass = &ready[1],
+        .n_pass = 1,
+        .new_group = 1,
+        .pdeathsig = 1,
+    };
+    pid_t pid = kgl_spawn_run(&spawn, err);
     if (devnull >= 0) close(devnull);
     close(ready[1]);
+    if (pid < 0) {
+        close(ready[0]);
+        return -1;
+    }
     *ready_rd = ready[0];
     return pid;
 }
 
-/* The number after "child-pid" in bwrap's info JSON, or 0. */
-static pid_t parse_child_pid(const char *json)
+/* H ended, or was made to, without an "E<message>": its report says
+ * which step failed, if one did (kgl-launch.c); otherwise say what. */
+static void helper_gone(const kgl_spawn *spawn, kgl_child *hc, const char *what,
+                        kgate_err *err)
 {
-    const char *k = strstr(json, "\"child-pid\"");
-    if (!k || !(k = strchr(k, ':'))) return 0;
-    char *end;
-    long v = strtol(k + 1, &end, 10);
-    return end != k + 1 && v > 1 ? (pid_t)v : 0;
-}
-
-/* A gate that says when bwrap finished its mounts, so that a bwrap setup
- * failure is a launch error (125) and not the program's exit status 1.
- * bwrap reads --block-fd after its last mount, just before it execs the
- * program.  Our end of a SOCK_SEQPACKET pair gets one record larger than a
- * quarter of its (minimal) send buffer, which keeps it unwritable until the
- * record is read: writable again means bwrap got that far.  Returns our
- * end, with bwrap's in *theirs (>= 10), or -1 where the kernel does not
- * behave so (launch then goes on without the gate). */
-static int gate_open(int *theirs, size_t *reclen)
-{
-    int sv[2], tiny = 1, sndbuf = 0;
-    socklen_t len = sizeof sndbuf;
-    *theirs = -1;
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) return -1;
-    char rec[2048];
-    memset(rec, 0, sizeof rec);
-    size_t n = sizeof rec;
-    if (setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &tiny, sizeof tiny) < 0 ||
-        getsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, &len) < 0)
-        goto no;
-    if ((size_t)sndbuf < n + 64) n = sndbuf > 128 ? (size_t)sndbuf - 64 : 64;
-    struct pollfd p = {.fd = sv[0], .events = POLLOUT};
-    if (send(sv[0], rec, n, MSG_DONTWAIT) != (ssize_t)n || poll(&p, 1, 0) != 0) goto no;
-    /* Taken back: it goes in only once the guard knows the sandbox's pid 1
-     * (gate_arm; kgl-guard.c). */
-    if (recv(sv[1], rec, sizeof rec, MSG_DONTWAIT) != (ssize_t)n) goto no;
-    *reclen = n;
-    *theirs = fcntl(sv[1], F_DUPFD_CLOEXEC, 10);
-    close(sv[1]);
-    if (*theirs >= 0) return sv[0];
-    close(sv[0]);
-    return -1;
-no:
-    close(sv[0]);
-    close(sv[1]);
-    return -1;
-}
-
-/* Queues the record bwrap's pid 1 waits for. */
-static int gate_arm(int ours, size_t reclen)
-{
-    char rec[2048];
-    memset(rec, 0, sizeof rec);
-    return send(ours, rec, reclen, MSG_DONTWAIT) == (ssize_t)reclen ? 0 : -1;
-}
-
-static void gate_close(int *ours, int *theirs)
-{
-    if (*ours >= 0) close(*ours);
-    if (*theirs >= 0) close(*theirs);
-    *ours = *theirs = -1;
-}
-
-/* 1: bwrap read the record (setup done); 0: pid ended first; -1: cannot
- * tell. */
-static int gate_wait(int ours, pid_t pid)
-{
-    int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-    if (pidfd < 0) {
-        /* No pidfd (a kernel before 5.3, or valgrind): the same question,
-         * asked every 10 ms.  WNOWAIT leaves bwrap for the caller to reap. */
-        for (;;) {
-            struct pollfd g = {.fd = ours, .events = POLLOUT};
-            if (poll(&g, 1, 10) == 1 && (g.revents & POLLOUT)) return 1;
-            siginfo_t si;
-            memset(&si, 0, sizeof si);
-            if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-                si.si_pid == pid) {
-                /* It read the record before it could exit, if it did. */
-                struct pollfd again = {.fd = ours, .events = POLLOUT};
-                return poll(&again, 1, 0) == 1 && (again.revents & POLLOUT) ? 1 : 0;
-            }
-        }
-    }
-    struct pollfd p[2] = {{.fd = ours, .events = POLLOUT}, {.fd = pidfd, .events = POLLIN}};
-    while (poll(p, 2, -1) < 0 && errno == EINTR) {
-    }
-    close(pidfd);
-    /* bwrap reads before anything can exit, so a program that already
-     * ended still shows as a read record. */
-    struct pollfd again = {.fd = ours, .events = POLLOUT};
-    return poll(&again, 1, 0) == 1 && (again.revents & POLLOUT) ? 1 : 0;
+    if (hc->pid > 0) kill(hc->pid, SIGKILL);
+    if (kgl_spawn_finish(spawn, hc, err) == 0)
+        kgate_err_set(err, 0, "network helper: %s", what);
 }
 
 /* What slirp4netns wrote, as one line (its error, usually). */
@@ -685,10 +552,8 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
     char infonum[16], blocknum[16], filternum[16];
     snprintf(infonum, sizeof infonum, "%d", info_w);
     snprintf(filternum, sizeof filternum, "%d", filter);
-    int block_w = -1;
-    size_t reclen = 0;
-    int gate = gate_open(&block_w, &reclen);
-    if (gate < 0) {
+    kgl_gate gate;
+    if (kgl_gate_open(&gate) < 0) {
         /* It says when the mounts are done: without it they cannot be
          * checked, and nothing starts. */
         close(info_r);
@@ -700,59 +565,58 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
                              "cannot tell when bwrap has made its mounts on this "
                              "kernel, so they cannot be checked; nothing was started");
     }
-    snprintf(blocknum, sizeof blocknum, "%d", block_w);
+    snprintf(blocknum, sizeof blocknum, "%d", gate.theirs);
     /* plan_argv is not promised to be NULL-terminated. */
     const char **bargv = calloc(pins.argc + 7, sizeof *bargv);
+    int *pass = calloc(pins.n_fds + 3, sizeof *pass);
     char *v6 = tools->ip6t[0] ? sf_rules_v6() : NULL;
     int sv[2] = {-1, -1};
-    if (!bargv || (tools->ip6t[0] && !v6) ||
+    if (!bargv || !pass || (tools->ip6t[0] && !v6) ||
         socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
-        int e = bargv && (!tools->ip6t[0] || v6) ? errno : ENOMEM;
+        int e = bargv && pass && (!tools->ip6t[0] || v6) ? errno : ENOMEM;
         free(bargv);
+        free(pass);
         free(v6);
         close(info_r);
         close(info_w);
         close(filter);
         close(filter_w);
         kgl_pins_free(&pins);
-        gate_close(&gate, &block_w);
+        kgl_gate_close(&gate);
         return kgate_err_set(err, e, "cannot start the network helper: %s", strerror(e));
     }
     size_t k = 0;
     bargv[k++] = argv[0];
     bargv[k++] = "--info-fd";
     bargv[k++] = infonum;
-    if (gate >= 0) {
-        bargv[k++] = "--block-fd";
-        bargv[k++] = blocknum;
-    }
+    bargv[k++] = "--block-fd";
+    bargv[k++] = blocknum;
     /* bwrap loads it after its own setup, just before it execs the
      * program (bwrap-launch.c passes it the same way). */
     bargv[k++] = "--seccomp";
     bargv[k++] = filternum;
     memcpy(bargv + k, pins.argv + 1, (pins.argc - 1) * sizeof *bargv);
+    /* Cleared only right before the exec (kgl-launch.c): the
+     * iptables-restore children H forks must not inherit any of these. */
+    size_t n_pass = 0;
+    pass[n_pass++] = info_w;
+    pass[n_pass++] = gate.theirs;
+    pass[n_pass++] = filter;
+    for (size_t i = 0; i < pins.n_fds; i++) pass[n_pass++] = pins.fds[i];
     sf_child_ctx c = {
         .ctl = sv[1],
-        .kgate_pid = getpid(),
+        .parents = {sv[0], info_r, gate.ours},
         .uid = getuid(),
         .gid = getgid(),
         .policy = policy,
-        .bwrap_argv = bargv,
-        .bwrap_path = bwrap_path,
-        .io = io,
         .tools = tools,
         .rules_v6 = v6,
-        .info_w = info_w,
-        .block_w = block_w,
-        .seccomp = filter,
-        .pins = pins.fds,
-        .n_pins = pins.n_fds,
-        .pty = KGATE_HAS_FIELD(io, kgate_launch, pty) && io->pty,
     };
     kgl_guard guard;
     /* The guard holds our end of the gate too (kgl-guard.c). */
-    if (kgl_guard_start(&guard, gate, err) < 0) {
+    if (kgl_guard_start(&guard, gate.ours, err) < 0) {
         free(bargv);
+        free(pass);
         free(v6);
         close(sv[0]);
         close(sv[1]);
@@ -761,22 +625,25 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
         close(filter);
         close(filter_w);
         kgl_pins_free(&pins);
-        gate_close(&gate, &block_w);
+        kgl_gate_close(&gate);
         return -1;
     }
-    c.group = guard.pid;
-    sigset_t all, old;
-    sigfillset(&all);
-    sigprocmask(SIG_SETMASK, &all, &old);
-    pid_t h = fork();
-    int fork_errno = errno;
-    if (h == 0) {
-        close(sv[0]);
-        close(info_r);
-        if (gate >= 0) close(gate);
-        child_main(&c);
-    }
-    sigprocmask(SIG_SETMASK, &old, NULL);
+    const kgl_spawn spawn = {
+        .path = bwrap_path,
+        .argv = (char *const *)bargv,
+        .envp = (char *const *)io->envp,
+        .stdio = {io->stdin_fd, io->stdout_fd, io->stderr_fd},
+        .pass = pass,
+        .n_pass = n_pass,
+        .dir = policy->project,
+        .group = guard.pid,
+        .pdeathsig = 1,
+        .prepare = child_prepare,
+        .ctx = &c,
+        .prepare_name = "set up the network",
+    };
+    kgl_child hc;
+    int started = kgl_spawn_start(&spawn, &hc, err);
     close(sv[1]);
     close(info_w);
     /* H has its copy; slirp4netns, forked next, must not get one. */
@@ -786,19 +653,20 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
         pins.fds[i] = -1;
     }
     free(bargv);
+    free(pass);
     free(v6);
-    if (h < 0) {
+    if (started < 0) {
         close(sv[0]);
         close(info_r);
         close(filter_w);
         kgl_pins_free(&pins);
-        gate_close(&gate, &block_w);
+        kgl_gate_close(&gate);
         kgl_guard_stop(&guard);
-        return kgate_err_set(err, fork_errno, "fork: %s", strerror(fork_errno));
+        return -1;
     }
-    /* block_w stays open here until the gate is decided: while we hold
-     * the peer, bwrap dying does not purge the record (which would look
-     * like a read). */
+    /* gate.theirs stays open here until the gate is decided: while we
+     * hold the peer, bwrap dying does not purge the record (which would
+     * look like a read). */
 
     pid_t slirp = -1;
     int ready_rd = -1, slirp_log = -1;
@@ -806,12 +674,15 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
     int c1 = read_byte(sv[0], SF_WAIT_UNSHARE_MS);
     if (c1 != 'R') {
         msg[0] = '\0';
-        if (c1 == 'E') read_until_eof(sv[0], msg, sizeof msg, now_ms() + 1000);
-        kgate_err_set(err, 0, "network helper: %s",
-                      msg[0] ? msg : "ended before its namespaces were ready");
+        if (c1 == 'E') {
+            read_until_eof(sv[0], msg, sizeof msg, now_ms() + 1000);
+            kgate_err_set(err, 0, "network helper: %s", msg);
+        } else {
+            helper_gone(&spawn, &hc, "ended before its namespaces were ready", err);
+        }
         goto fail;
     }
-    slirp = start_slirp(tools, h, &ready_rd, &slirp_log, err);
+    slirp = start_slirp(tools, hc.pid, &ready_rd, &slirp_log, err);
     if (slirp < 0) goto fail;
     if (read_byte(ready_rd, SF_WAIT_SLIRP_MS) != '1') {
         kgate_err_set(err, 0, "slirp4netns did not become ready: %s",
@@ -835,15 +706,18 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
         goto fail;
     }
     if (!strchr(msg, 'X')) {
-        kgate_err_set(err, 0, "network helper ended before starting the program");
+        helper_gone(&spawn, &hc, "ended before starting the program", err);
         goto fail;
     }
+    /* The control socket is closed on exec: H has exec'd bwrap, or one of
+     * the spawn helper's steps failed and its report says which. */
+    if (kgl_spawn_finish(&spawn, &hc, err) < 0) goto fail;
     /* bwrap writes its info once the namespaces exist and closes it; a
      * bwrap that failed before closes it empty (its message is above). */
     got = read_until_eof(info_r, msg, sizeof msg, now_ms() + SF_WAIT_SLIRP_MS);
-    pid_t sandbox = got > 0 ? parse_child_pid(msg) : 0;
+    pid_t sandbox = got > 0 ? kgl_info_child_pid(msg) : 0;
     if (sandbox) kgl_guard_tell(&guard, sandbox);
-    if (sandbox && gate >= 0 && gate_arm(gate, reclen) < 0) {
+    if (sandbox && kgl_gate_arm(&gate) < 0) {
         kgate_err_set(err, errno, "cannot open bwrap's setup gate: %s", strerror(errno));
         goto fail;
     }
@@ -851,17 +725,18 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
         kgate_err_set(err, 0, "bwrap could not create the sandbox; its message is above");
         goto fail;
     }
-    int gated = gate_wait(gate, h);
-    if (gated == 0) {
+    int gated = kgl_gate_wait(&gate, hc.pid);
+    if (gated == KGL_GATE_FAILED) {
         kgate_err_set(err, 0, "bwrap could not set up the sandbox; its message is above");
         goto fail;
     }
     /* bwrap is past its last mount, waiting for the filter: check what
      * the program would see before it exists (kgl-pin.c). */
-    if (gated < 0) {
-        kgate_err_set(err, ENOTSUP,
-                      "cannot tell when bwrap has made its mounts, so they "
-                      "cannot be checked; nothing was started");
+    if (gated == KGL_GATE_UNKNOWN) {
+        kgate_err_set(err, errno,
+                      "cannot tell when bwrap has made its mounts (%s), so "
+                      "they cannot be checked; nothing was started",
+                      strerror(errno));
         kill(sandbox, SIGKILL);
         goto fail;
     }
@@ -873,11 +748,11 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
     close(filter_w);
     filter_w = -1;
     kgl_pins_free(&pins);
-    gate_close(&gate, &block_w);
+    kgl_gate_close(&gate);
     close(sv[0]);
     close(info_r);
     if (slirp_log >= 0) close(slirp_log);
-    proc->pid = h;
+    proc->pid = hc.pid;
     /* In pty mode the program leaves this group for the pty's session (the
      * shim); the core signals it through the pty then, and this group only
      * before the shim ran. */
@@ -890,8 +765,8 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
 fail:
     close(sv[0]);
     close(info_r);
-    gate_close(&gate, &block_w);
-    kill_and_reap(h);
+    kgl_gate_close(&gate);
+    kgl_spawn_abandon(&hc);
     if (filter_w >= 0) close(filter_w);
     kgl_pins_free(&pins);
     if (slirp_log >= 0) close(slirp_log);

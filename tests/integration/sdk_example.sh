@@ -114,6 +114,78 @@ if command -v nm >/dev/null && [ "$(uname -s)" = Linux ]; then
     check "it exports only kgate_plugin_entry" \
         sh -c "[ \"\$(nm -D --defined-only '$EX/hello$SUF' | awk '{print \$3}' | grep -v '^_' )\" = kgate_plugin_entry ]"
 fi
+
+# It runs a program: launch, called as kgate calls it (kgate itself never
+# picks hello, whose doctor says BLOCKED), starts /bin/sh in the project
+# and hands back a pid whose status is the program's own.  On Linux the
+# example uses the support library's spawn helper, so a step that fails
+# before the exec comes back as an error, not as a status.
+DRV=$T/drive
+mkdir -p "$DRV"
+cat >"$DRV/drive.c" <<'EOF2'
+#define _POSIX_C_SOURCE 200809L
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <kgate/kgate-plugin.h>
+
+static const char *const plan[] = {"/bin/sh", "-c", "pwd; exit 7"};
+static const char *const *plan_argv(const kgate_plan *p, size_t *argc)
+{
+    (void)p;
+    *argc = 3;
+    return plan;
+}
+
+int main(int argc, char **argv)
+{
+    void *h = argc == 3 ? dlopen(argv[1], RTLD_NOW) : NULL;
+    kgate_plugin_entry_fn entry = NULL;
+    if (!h) return 2;
+    *(void **)&entry = dlsym(h, KGATE_PLUGIN_ENTRY_SYMBOL);
+    const kgate_backend *be = entry ? entry() : NULL;
+    if (!be || !be->launch) return 2;
+    kgate_host host;
+    memset(&host, 0, sizeof host);
+    host.struct_size = sizeof host;
+    host.plan_argv = plan_argv;
+    kgate_policy pol;
+    memset(&pol, 0, sizeof pol);
+    pol.struct_size = sizeof pol;
+    pol.project = argv[2];
+    static const char *const envp[] = {"PATH=/usr/bin:/bin", NULL};
+    kgate_launch io = {sizeof io, 0, 1, 2, envp, 0};
+    kgate_proc proc;
+    memset(&proc, 0, sizeof proc);
+    proc.struct_size = sizeof proc;
+    kgate_probe probe;
+    memset(&probe, 0, sizeof probe);
+    kgate_err err = {0, ""};
+    if (be->launch(&host, &pol, &probe, NULL, &io, &proc, &err) < 0) {
+        printf("error: %s\n", err.msg);
+        return 125;
+    }
+    fflush(stdout);
+    int st = 0;
+    if (waitpid(proc.pid, &st, 0) != proc.pid || !WIFEXITED(st)) return 3;
+    printf("status %d\n", WEXITSTATUS(st));
+    return 0;
+}
+EOF2
+check "a driver that calls launch builds against the installed header" \
+    sh -c "cc -std=c99 -Wall -Wextra -Werror \$(pkg-config --cflags kgate-plugin) \
+           -o '$DRV/drive' '$DRV/drive.c' -ldl >'$DRV/cc.log' 2>&1 || { cat '$DRV/cc.log'; exit 1; }"
+"$DRV/drive" "$EX/hello$SUF" "$DRV" >"$DRV/out" 2>&1 || true
+check "hello's launch runs a program in the project, whose status is its own" \
+    sh -c "[ \"\$(cat '$DRV/out')\" = \"\$(printf '%s\\nstatus 7' '$DRV')\" ]"
+if [ "$(uname -s)" = Linux ]; then
+    check "on Linux it links the support library's spawn helper" \
+        sh -c "nm '$EX/hello$SUF' | grep -q ' kgl_spawn_run\$'"
+    "$DRV/drive" "$EX/hello$SUF" "$DRV/missing" >"$DRV/out" 2>&1 || true
+    check "a project it cannot enter is an error naming the step, not a status" \
+        grep -qxF "error: could not enter the project $DRV/missing: No such file or directory" "$DRV/out"
+fi
 mode_of() { stat -c %a "$1" 2>/dev/null || stat -f %Lp "$1"; }
 installed_0644() {
     make -C "$EX" install DESTDIR="$T/pkgroot" >/dev/null &&

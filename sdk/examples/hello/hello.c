@@ -8,6 +8,8 @@
  * Build (see the Makefile):
  *     cc -fPIC -shared -fvisibility=hidden $(pkg-config --cflags kgate-plugin) \
  *        -o hello.so hello.c
+ * On Linux the Makefile adds the SDK's Linux support library (pkg-config
+ * kgate-linux, -DHELLO_KGATE_LINUX), whose spawn helper launch uses.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -18,6 +20,10 @@
 #include <unistd.h>
 
 #include <kgate/kgate-plugin.h>
+#ifdef HELLO_KGATE_LINUX
+/* The SDK's Linux support library, where the Makefile found it. */
+#include <kgate/kgate-linux.h>
+#endif
 
 /* The tool this backend would drive.  A real backend looks for bwrap,
  * sandbox-exec, runsc, ... */
@@ -96,6 +102,28 @@ static int hello_launch(const kgate_host *host, const kgate_policy *policy,
     char **args = calloc(argc + 1, sizeof *args);
     if (!args) return kgate_err_set(err, ENOMEM, "out of memory");
     for (size_t i = 0; i < argc; i++) args[i] = (char *)argv[i];
+#ifdef HELLO_KGATE_LINUX
+    /* The SDK's spawn helper (kgate-linux.h): a step before the exec that
+     * fails (stdio, the project directory, the exec itself) comes back
+     * here as err, which kgate turns into one `kgate:` line and exit 125;
+     * once the exec happened, the status is the program's own.  A real
+     * Linux backend adds its box here: the descriptors bwrap is given
+     * (.pass), the guard's process group (.group), the setup gate. */
+    const kgl_spawn spawn = {
+        .path = args[0],
+        .argv = args,
+        .envp = (char *const *)io->envp,
+        .stdio = {io->stdin_fd, io->stdout_fd, io->stderr_fd},
+        .dir = policy->project,
+        .pdeathsig = 1,
+    };
+    pid_t pid = kgl_spawn_run(&spawn, err);
+    free(args);
+    if (pid < 0) return -1;
+#else
+    /* Without the Linux support library (macOS): the same steps by hand.
+     * A step that fails ends the child with 125, which kgate cannot tell
+     * from a program's own 125; kgate-linux's helper reports it instead. */
     pid_t pid = fork();
     if (pid < 0) {
         free(args);
@@ -107,9 +135,10 @@ static int hello_launch(const kgate_host *host, const kgate_policy *policy,
             dup2(io->stderr_fd, 2) < 0 || chdir(policy->project) < 0)
             _exit(125);
         execve(args[0], args, (char *const *)io->envp);
-        _exit(127);
+        _exit(125);
     }
     free(args);
+#endif
     proc->pid = pid;
     return 0;
 }

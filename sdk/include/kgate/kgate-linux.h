@@ -4,8 +4,10 @@
  * What each such backend needs and must not write again: the seccomp
  * filter (one rule table; its BPF program compiled at build time and
  * embedded), bind sources passed as descriptors and every mount checked
- * inside the sandbox before the program starts, and the guard that kills
- * the sandbox when kgate dies.  Link it with pkg-config:
+ * inside the sandbox before the program starts, the guard that kills the
+ * sandbox when kgate dies, the setup gate, bwrap's info, and one way to
+ * spawn a child that reports its failures (kgl-launch.c).  Link it with
+ * pkg-config:
  *     CFLAGS += $(pkg-config --cflags kgate-linux)
  *     LDLIBS += $(pkg-config --libs kgate-linux)
  * The library is static, PIC and built with hidden visibility: its symbols
@@ -102,6 +104,89 @@ typedef struct kgl_guard {
 int kgl_guard_start(kgl_guard *g, int hold, kgate_err *err);
 void kgl_guard_tell(kgl_guard *g, pid_t sandbox);
 void kgl_guard_stop(kgl_guard *g);
+
+/* The setup gate (kgl-launch.c): says when bwrap has made its last mount.
+ * bwrap reads --block-fd after its final pivot_root, just before the
+ * program; theirs is that fd (>= 10, close-on-exec: the launch child
+ * passes it), ours is kgate's end.  open: 0, or -1 where this kernel's
+ * sockets do not behave as the gate needs (launch then refuses: without
+ * the gate the mounts cannot be checked).  arm queues the record bwrap's
+ * pid 1 waits for (after kgl_guard_tell).  wait answers DONE only once
+ * bwrap consumed the record, FAILED when pid (the outer bwrap, or the
+ * process that execs it) ended first, UNKNOWN when it cannot tell (poll
+ * failed; errno says why).  Keep theirs open until wait returns: while
+ * kgate holds the peer, a bwrap that dies does not purge the record, which
+ * would look like a read.  The guard holds ours too (kgl_guard_start). */
+typedef struct kgl_gate {
+    int ours;
+    int theirs;
+    size_t reclen;
+} kgl_gate;
+enum { KGL_GATE_UNKNOWN = -1, KGL_GATE_FAILED = 0, KGL_GATE_DONE = 1 };
+int kgl_gate_open(kgl_gate *g);
+int kgl_gate_arm(kgl_gate *g);
+int kgl_gate_wait(const kgl_gate *g, pid_t pid);
+void kgl_gate_close(kgl_gate *g);
+
+/* The number after "child-pid" in bwrap's --info-fd JSON (the sandbox's
+ * pid 1), or 0 when there is none: bwrap failed before its namespaces. */
+pid_t kgl_info_child_pid(const char *json);
+
+/* The spawn helper (kgl-launch.c), one failure protocol for every launch
+ * child: a step before the exec that fails is reported (step, errno)
+ * through a close-on-exec pipe and the child _exits; the parent turns the
+ * report into err ("could not <step> <path>: <why>"), so the core refuses
+ * with one `kgate:` line and exit 125.  No report means the exec
+ * happened: the status is then the program's own.
+ *
+ * The child, with every signal blocked from the fork: handlers reset to
+ * the default (ignored ones stay ignored), then in this order the parent
+ * death signal, the process group, prepare, stdio, the passed fds, the
+ * directory, the signal mask emptied, execve. */
+enum {
+    KGL_STEP_PARENT = 1, /* kgate died before the child could watch it */
+    KGL_STEP_GROUP,      /* setpgid */
+    KGL_STEP_PREPARE,    /* the caller's prepare returned -1 */
+    KGL_STEP_STDIO,      /* dup2 onto 0, 1, 2 */
+    KGL_STEP_FD,         /* clearing close-on-exec on pass[] */
+    KGL_STEP_CHDIR,      /* dir */
+    KGL_STEP_EXEC,       /* execve */
+};
+typedef struct kgl_spawn {
+    const char *path;  /* absolute; execve's, no PATH search */
+    char *const *argv; /* NULL-terminated */
+    char *const *envp;
+    int stdio[3];      /* become 0, 1, 2 (-1: left as they are) */
+    const int *pass;   /* close-on-exec cleared just before the exec */
+    size_t n_pass;
+    const char *dir;   /* chdir here (NULL: stay) */
+    pid_t group;       /* > 0: setpgid(0, group), e.g. the guard's */
+    int new_group;     /* instead: a process group of its own */
+    int pdeathsig;     /* SIGKILL when kgate dies, checked right away */
+    /* Run in the child after the group, before stdio: may do anything the
+     * child is allowed to (async-signal-safe unless the caller knows
+     * better).  -1 with errno: reported as prepare_name ("prepare"). */
+    int (*prepare)(void *ctx);
+    void *ctx;
+    const char *prepare_name;
+} kgl_spawn;
+typedef struct kgl_child {
+    pid_t pid;  /* -1 once reaped by finish */
+    int report; /* the pipe's read end, -1 once read */
+} kgl_child;
+/* start forks (0, or -1 with err); finish reads the report to EOF: 0 when
+ * the exec happened, -1 with err (the child reaped) when a step failed.
+ * Between the two the caller may talk to prepare.  abandon kills and reaps
+ * a child that finish will not be called for.  kgl_spawn_run does start and
+ * finish at once: the pid, or -1 with err. */
+int kgl_spawn_start(const kgl_spawn *s, kgl_child *c, kgate_err *err);
+int kgl_spawn_finish(const kgl_spawn *s, kgl_child *c, kgate_err *err);
+void kgl_spawn_abandon(kgl_child *c);
+pid_t kgl_spawn_run(const kgl_spawn *s, kgate_err *err);
+/* The phrase for a step ("enter the project"), and the signal reset the
+ * child does first, for a child a backend forks itself. */
+const char *kgl_step_name(int step);
+void kgl_child_signals(void);
 
 #ifdef __cplusplus
 }
