@@ -11,31 +11,31 @@ static int report_machine(const kgate_host *h, const kgate_probe *pr,
                           kgate_report *rep)
 {
     int blocked = 0;
-    if (!kgate_probe_fact(pr, KGBW_FACT_LINUX, 0)) {
+    if (!kgate_probe_fact(pr, BWRAP_FACT_LINUX, 0)) {
         h->report(rep, KGATE_BLOCKED, "host.not-linux", "bubblewrap needs Linux");
         return 1;
     }
-    if (!kgate_probe_fact(pr, KGBW_FACT_BWRAP, 0)) {
+    if (!kgate_probe_fact(pr, BWRAP_FACT_BWRAP, 0)) {
         h->report(rep, KGATE_BLOCKED, "tool.missing",
                   "bwrap not found in PATH or /usr/bin: install bubblewrap "
                   "(Debian and Ubuntu: apt-get install bubblewrap)");
         blocked = 1;
     }
-    if (kgate_probe_fact(pr, KGBW_FACT_USERNS_MAX0, 0)) {
+    if (kgate_probe_fact(pr, BWRAP_FACT_USERNS_MAX0, 0)) {
         h->report(rep, KGATE_BLOCKED, "userns.max-zero",
                   "user namespaces are disabled: user.max_user_namespaces is "
                   "0 (sysctl -w user.max_user_namespaces=15000)");
         blocked = 1;
     }
-    if (kgate_probe_fact(pr, KGBW_FACT_USERNS_CLONE0, 0)) {
+    if (kgate_probe_fact(pr, BWRAP_FACT_USERNS_CLONE0, 0)) {
         h->report(rep, KGATE_BLOCKED, "userns.clone-off",
                   "unprivileged user namespaces are disabled: "
                   "kernel.unprivileged_userns_clone is 0 (sysctl -w "
                   "kernel.unprivileged_userns_clone=1)");
         blocked = 1;
     }
-    int trial = kgate_probe_fact(pr, KGBW_FACT_TRIAL, -1);
-    int apparmor = kgate_probe_fact(pr, KGBW_FACT_APPARMOR, 0);
+    int trial = kgate_probe_fact(pr, BWRAP_FACT_TRIAL, -1);
+    int apparmor = kgate_probe_fact(pr, BWRAP_FACT_APPARMOR, 0);
     if (!blocked && trial == 0) {
         if (apparmor)
             h->report(rep, KGATE_BLOCKED, "userns.apparmor",
@@ -78,7 +78,7 @@ static void report_network(const kgate_host *h, const kgate_policy *pol,
     case KGATE_NET_RESTRICTED:
         if (pol->allow_hosts.n > 0)
             h->report(rep, KGATE_BLOCKED, KGATE_FINDING_NET_HOSTS_UNSUPPORTED, "%s",
-                      kgbw_hosts_sentence());
+                      bwrap_hosts_sentence());
         else /* the core maps this to OFF; never read it as open */
             h->report(rep, KGATE_READY, "net.off", "network off (--unshare-net)");
         break;
@@ -95,7 +95,7 @@ static void report_escapes(const kgate_host *h, const kgate_policy *pol,
                            kgate_report *rep)
 {
     size_t ndirs;
-    kgbw_socket_dirs(&ndirs);
+    bwrap_socket_dirs(&ndirs);
     if (pol->allow_sockets.n == 0) {
         h->report(rep, KGATE_READY, "sockets.unix",
                   "host Unix sockets: none reachable (/run, /var/run and %zu "
@@ -142,7 +142,7 @@ static void report_escapes(const kgate_host *h, const kgate_policy *pol,
               kgl_seccomp_rule_count(), kgl_seccomp_groups());
 }
 
-int kgbw_doctor(const kgate_host *h, const kgate_policy *pol,
+int bwrap_doctor(const kgate_host *h, const kgate_policy *pol,
                 const kgate_probe *pr, kgate_report *rep)
 {
     report_machine(h, pr, rep);
@@ -161,7 +161,7 @@ int kgbw_doctor(const kgate_host *h, const kgate_policy *pol,
     h->report_detail(rep, "bwrap_path", pr->tool_path);
     h->report_detail(rep, "bwrap_version",
                      pr->version[0] ? pr->version : "unknown (quick probe)");
-    int trial = kgate_probe_fact(pr, KGBW_FACT_TRIAL, -1);
+    int trial = kgate_probe_fact(pr, BWRAP_FACT_TRIAL, -1);
     h->report_detail(rep, "userns_trial",
                      trial == 1 ? "works" : trial == 0 ? "failed" : "not tried");
     return 0;

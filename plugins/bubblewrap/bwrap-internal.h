@@ -1,8 +1,8 @@
 /* bwrap-internal.h: the pieces of the bubblewrap backend, shared between its
  * files and its tests (which link them statically; the plugin exports only
  * kgate_plugin_entry). */
-#ifndef KGBW_INTERNAL_H
-#define KGBW_INTERNAL_H
+#ifndef BWRAP_INTERNAL_H
+#define BWRAP_INTERNAL_H
 
 #include "kgate/kgate-plugin.h"
 
@@ -15,62 +15,62 @@
  * KGATE_FINDING_NET_HOSTS_UNSUPPORTED), so the two cannot tell different
  * stories.  Other backends know that finding by its id, never by this
  * sentence. */
-const char *kgbw_hosts_sentence(void);
+const char *bwrap_hosts_sentence(void);
 
 /* Facts probe() records (kgate_probe_fact names). */
-#define KGBW_FACT_LINUX "linux"
-#define KGBW_FACT_BWRAP "bwrap"                 /* an executable bwrap found */
-#define KGBW_FACT_USERNS "userns"               /* no sysctl forbids userns */
-#define KGBW_FACT_USERNS_MAX0 "userns_max_zero" /* user.max_user_namespaces 0 */
-#define KGBW_FACT_USERNS_CLONE0 "userns_clone_off" /* Debian knob is 0 */
-#define KGBW_FACT_APPARMOR "apparmor_userns"    /* AppArmor restricts userns */
-#define KGBW_FACT_TRIAL "userns_trial" /* 1 worked, 0 failed, -1 not tried */
+#define BWRAP_FACT_LINUX "linux"
+#define BWRAP_FACT_BWRAP "bwrap"                 /* an executable bwrap found */
+#define BWRAP_FACT_USERNS "userns"               /* no sysctl forbids userns */
+#define BWRAP_FACT_USERNS_MAX0 "userns_max_zero" /* user.max_user_namespaces 0 */
+#define BWRAP_FACT_USERNS_CLONE0 "userns_clone_off" /* Debian knob is 0 */
+#define BWRAP_FACT_APPARMOR "apparmor_userns"    /* AppArmor restricts userns */
+#define BWRAP_FACT_TRIAL "userns_trial" /* 1 worked, 0 failed, -1 not tried */
 
 /* Fills p from sysctl values as read (-1: the file does not exist), whether
  * the caller is root, and whether bwrap was found.  Split from probe() so the
  * tests can feed it any kernel. */
-void kgbw_probe_from_sysctls(kgate_probe *p, int have_bwrap, int is_root,
+void bwrap_probe_from_sysctls(kgate_probe *p, int have_bwrap, int is_root,
                              int max_userns, int userns_clone,
                              int apparmor_restrict, int trial);
 
 /* The four methods (bwrap-probe.c, bwrap-doctor.c, bwrap-plan.c,
  * bwrap-launch.c). */
-int kgbw_probe(const kgate_host *host, kgate_probe_depth depth,
+int bwrap_probe(const kgate_host *host, kgate_probe_depth depth,
                kgate_probe *probe, kgate_err *err);
-int kgbw_doctor(const kgate_host *host, const kgate_policy *policy,
+int bwrap_doctor(const kgate_host *host, const kgate_policy *policy,
                 const kgate_probe *probe, kgate_report *rep);
-int kgbw_plan(const kgate_host *host, const kgate_policy *policy,
+int bwrap_plan(const kgate_host *host, const kgate_policy *policy,
               const kgate_probe *probe, kgate_plan *plan, kgate_err *err);
-int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
+int bwrap_launch(const kgate_host *host, const kgate_policy *policy,
                 const kgate_probe *probe, const kgate_plan *plan,
                 const kgate_launch *io, kgate_proc *proc, kgate_err *err);
 
 /* pty mode (bwrap-pty.c, pty-shim.c): the plan runs the command through
  * this shim, which makes the pty the program's controlling terminal inside
- * the sandbox.  kgbw_pty_shim_find returns its absolute path (malloc'd), or
+ * the sandbox.  bwrap_pty_shim_find returns its absolute path (malloc'd), or
  * NULL with err when it is not installed.  The override is for tests. */
-#define KGBW_PTY_SHIM_NAME "kgate-pty-shim"
-char *kgbw_pty_shim_find(kgate_err *err);
-void kgbw_pty_shim_set_override(const char *path);
+#define BWRAP_PTY_SHIM_NAME "kgate-pty-shim"
+char *bwrap_pty_shim_find(kgate_err *err);
+void bwrap_pty_shim_set_override(const char *path);
 
 /* 1 when path is dir or lies below it (both absolute, no trailing slash;
  * "/" contains everything). */
-int kgbw_path_under(const char *path, const char *dir);
+int bwrap_path_under(const char *path, const char *dir);
 
 /* Host Unix sockets (bwrap-sockets.c).  The directories the socket stage
  * covers with an empty tmpfs (each only when it is a real directory the
  * program could search); 1 when path lies in one that is covered for uid. */
-const char *const *kgbw_socket_dirs(size_t *n);
-int kgbw_socket_hidden(const char *path, uid_t uid);
+const char *const *bwrap_socket_dirs(size_t *n);
+int bwrap_socket_hidden(const char *path, uid_t uid);
 /* After the floor: the covers, the resolv.conf target given back (resolv_conf
  * is "/etc/resolv.conf"; the tests pass their own), an empty private
  * /run/user/UID.  -1 when memory ran out. */
-int kgbw_plan_socket_cover(const kgate_host *h, const kgate_policy *pol,
+int bwrap_plan_socket_cover(const kgate_host *h, const kgate_policy *pol,
                            kgate_plan *plan, const char *resolv_conf);
 /* After everything given back and before the covers that take away:
  * each existing allow_sockets entry (a socket or a directory) bound
  * read-write; a missing one is a note.  -1 with err on a refusal. */
-int kgbw_plan_allow_sockets(const kgate_host *h, const kgate_policy *pol,
+int bwrap_plan_allow_sockets(const kgate_host *h, const kgate_policy *pol,
                             kgate_plan *plan, kgate_err *err);
 
 #endif

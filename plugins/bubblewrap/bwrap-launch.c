@@ -67,7 +67,7 @@ static int exit_code_of(int st, const char **kind)
     return st < 0 ? -1 : WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st);
 }
 
-int kgbw_launch(const kgate_host *host, const kgate_policy *policy,
+int bwrap_launch(const kgate_host *host, const kgate_policy *policy,
                 const kgate_probe *probe, const kgate_plan *plan,
                 const kgate_launch *io, kgate_proc *proc, kgate_err *err)
 {

@@ -25,13 +25,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char *kgbw_hosts_sentence(void)
+const char *bwrap_hosts_sentence(void)
 {
     return "a host allow list needs the slirp-filter backend (slirp4netns and "
            "iptables)";
 }
 
-int kgbw_path_under(const char *path, const char *dir)
+int bwrap_path_under(const char *path, const char *dir)
 {
     size_t n = strlen(dir);
     if (n == 1 && dir[0] == '/') return path[0] == '/';
@@ -96,21 +96,21 @@ static int check_list(planner *pl, const char *key, const kgate_strlist *l)
 static int visible(const planner *pl, const char *p)
 {
     for (size_t i = 0; i < pl->n_gb; i++)
-        if (kgbw_path_under(p, pl->gb[i].path)) return 1;
+        if (bwrap_path_under(p, pl->gb[i].path)) return 1;
     /* allow_sockets bring things back too, and deny_read must still win */
     for (size_t i = 0; i < pl->pol->allow_sockets.n; i++)
         if (pl->pol->allow_sockets.v[i] &&
-            kgbw_path_under(p, pl->pol->allow_sockets.v[i]))
+            bwrap_path_under(p, pl->pol->allow_sockets.v[i]))
             return 1;
-    return !kgbw_path_under(p, pl->pol->home) && !kgbw_path_under(p, "/tmp") &&
-           !kgbw_socket_hidden(p, pl->pol->uid);
+    return !bwrap_path_under(p, pl->pol->home) && !bwrap_path_under(p, "/tmp") &&
+           !bwrap_socket_hidden(p, pl->pol->uid);
 }
 
 /* p lies under a path the program may write. */
 static int writable(const planner *pl, const char *p)
 {
     for (size_t i = 0; i < pl->n_gb; i++)
-        if (pl->gb[i].writable && kgbw_path_under(p, pl->gb[i].path)) return 1;
+        if (pl->gb[i].writable && bwrap_path_under(p, pl->gb[i].path)) return 1;
     return 0;
 }
 
@@ -138,7 +138,7 @@ static int collect_givebacks(planner *pl)
             const char *p = lists[k]->v[i];
             /* A bind of $HOME or of one of its ancestors would show the
              * real home again, on top of the tmpfs that hides it. */
-            if (kgbw_path_under(pol->home, p))
+            if (bwrap_path_under(pol->home, p))
                 return kgate_err_set(pl->err, EPERM,
                                      "%s entry %s would show the whole home "
                                      "directory %s again",
@@ -183,7 +183,7 @@ static const giveback *innermost(const planner *pl, const char *p)
 {
     const giveback *best = NULL;
     for (size_t i = 0; i < pl->n_gb; i++)
-        if (kgbw_path_under(p, pl->gb[i].path) &&
+        if (bwrap_path_under(p, pl->gb[i].path) &&
             (!best || strlen(pl->gb[i].path) > strlen(best->path)))
             best = &pl->gb[i];
     return best;
@@ -375,7 +375,7 @@ static int check_policy(planner *pl, const kgate_probe *probe)
                              pol->project ? pol->project : "(null)");
     /* The core refuses this before any backend runs; a plan that would
      * bind the whole home writable must not exist even if it did not. */
-    if (kgbw_path_under(pol->home, pol->project))
+    if (bwrap_path_under(pol->home, pol->project))
         return kgate_err_set(pl->err, EPERM,
                              "the project %s covers the home directory %s",
                              pol->project, pol->home);
@@ -392,7 +392,7 @@ static int check_policy(planner *pl, const kgate_probe *probe)
         check_list(pl, "protect_paths", &pol->protect_paths) < 0)
         return -1;
     if (pol->network == KGATE_NET_RESTRICTED && pol->allow_hosts.n > 0)
-        return kgate_err_set(pl->err, ENOTSUP, "%s", kgbw_hosts_sentence());
+        return kgate_err_set(pl->err, ENOTSUP, "%s", bwrap_hosts_sentence());
     return 0;
 }
 
@@ -437,7 +437,7 @@ static void stage_base(planner *pl)
     arg2(pl, "--tmpfs", "/tmp");
     /* Host sockets: after the floor, before $HOME, so that what is given
      * back later (read_paths, allow_sockets) lands on top of the covers. */
-    if (kgbw_plan_socket_cover(pl->host, pl->pol, pl->plan, "/etc/resolv.conf") < 0)
+    if (bwrap_plan_socket_cover(pl->host, pl->pol, pl->plan, "/etc/resolv.conf") < 0)
         pl->failed = 1;
 }
 
@@ -627,7 +627,7 @@ static void stage_seccomp(planner *pl)
     if (r < 0) pl->failed = 1;
 }
 
-int kgbw_plan(const kgate_host *host, const kgate_policy *policy,
+int bwrap_plan(const kgate_host *host, const kgate_policy *policy,
               const kgate_probe *probe, kgate_plan *plan, kgate_err *err)
 {
     planner pl = {.host = host, .pol = policy, .plan = plan, .err = err};
@@ -636,13 +636,13 @@ int kgbw_plan(const kgate_host *host, const kgate_policy *policy,
     if (collect_givebacks(&pl) < 0) goto out;
     if (check_deny(&pl) < 0 || add_pins(&pl) < 0) goto out;
     if (KGATE_HAS_FIELD(policy, kgate_policy, pty) && policy->pty &&
-        !(pl.shim = kgbw_pty_shim_find(err)))
+        !(pl.shim = bwrap_pty_shim_find(err)))
         goto out;
     stage_namespaces(&pl, probe);
     stage_base(&pl);
     stage_home(&pl);
     stage_giveback(&pl);
-    if (kgbw_plan_allow_sockets(host, policy, plan, err) < 0) goto out;
+    if (bwrap_plan_allow_sockets(host, policy, plan, err) < 0) goto out;
     stage_protect(&pl);
     stage_deny(&pl);
     stage_pty(&pl);

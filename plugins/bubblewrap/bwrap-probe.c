@@ -66,7 +66,7 @@ static int read_sysctl(const char *path)
     return v > 1000000000L ? 1000000000 : (int)v;
 }
 
-void kgbw_probe_from_sysctls(kgate_probe *p, int have_bwrap, int is_root,
+void bwrap_probe_from_sysctls(kgate_probe *p, int have_bwrap, int is_root,
                              int max_userns, int userns_clone,
                              int apparmor_restrict, int trial)
 {
@@ -77,13 +77,13 @@ void kgbw_probe_from_sysctls(kgate_probe *p, int have_bwrap, int is_root,
     int apparmor = !is_root && apparmor_restrict == 1;
     int userns = !max0 && !clone0;
 
-    kgate_probe_set_fact(p, KGBW_FACT_LINUX, 1);
-    kgate_probe_set_fact(p, KGBW_FACT_BWRAP, have_bwrap);
-    kgate_probe_set_fact(p, KGBW_FACT_USERNS, userns);
-    kgate_probe_set_fact(p, KGBW_FACT_USERNS_MAX0, max0);
-    kgate_probe_set_fact(p, KGBW_FACT_USERNS_CLONE0, clone0);
-    kgate_probe_set_fact(p, KGBW_FACT_APPARMOR, apparmor);
-    kgate_probe_set_fact(p, KGBW_FACT_TRIAL, trial);
+    kgate_probe_set_fact(p, BWRAP_FACT_LINUX, 1);
+    kgate_probe_set_fact(p, BWRAP_FACT_BWRAP, have_bwrap);
+    kgate_probe_set_fact(p, BWRAP_FACT_USERNS, userns);
+    kgate_probe_set_fact(p, BWRAP_FACT_USERNS_MAX0, max0);
+    kgate_probe_set_fact(p, BWRAP_FACT_USERNS_CLONE0, clone0);
+    kgate_probe_set_fact(p, BWRAP_FACT_APPARMOR, apparmor);
+    kgate_probe_set_fact(p, BWRAP_FACT_TRIAL, trial);
 
     p->score = 50;
     p->available = have_bwrap && userns && trial != 0;
@@ -175,7 +175,7 @@ static int trial(const char *bwrap)
     return st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
-int kgbw_probe(const kgate_host *host, kgate_probe_depth depth,
+int bwrap_probe(const kgate_host *host, kgate_probe_depth depth,
                kgate_probe *probe, kgate_err *err)
 {
     int have = find_bwrap(probe->tool_path, sizeof probe->tool_path);
@@ -184,7 +184,7 @@ int kgbw_probe(const kgate_host *host, kgate_probe_depth depth,
         read_version(probe->tool_path, probe->version, sizeof probe->version);
         t = trial(probe->tool_path);
     }
-    kgbw_probe_from_sysctls(probe, have, geteuid() == 0,
+    bwrap_probe_from_sysctls(probe, have, geteuid() == 0,
                             read_sysctl("/proc/sys/user/max_user_namespaces"),
                             read_sysctl("/proc/sys/kernel/unprivileged_userns_clone"),
                             read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"),

@@ -4,7 +4,7 @@
  * First next to the plugin's own shared object: that is where the build
  * tree puts it (plugins/bubblewrap/), and where anyone who copies the
  * plugin directory somewhere (the integration tests do) copies it too.
- * Then the installed path, fixed at build time (KGBW_PTY_SHIM_PATH, under
+ * Then the installed path, fixed at build time (BWRAP_PTY_SHIM_PATH, under
  * libexecdir).  There is deliberately no environment variable: the shim is
  * bound into the sandbox when it lies in a hidden place, and a variable
  * naming an arbitrary file would be a way to show that file to the program
@@ -20,15 +20,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#ifndef KGBW_PTY_SHIM_PATH
-#define KGBW_PTY_SHIM_PATH "/usr/libexec/kgate/" KGBW_PTY_SHIM_NAME
+#ifndef BWRAP_PTY_SHIM_PATH
+#define BWRAP_PTY_SHIM_PATH "/usr/libexec/kgate/" BWRAP_PTY_SHIM_NAME
 #endif
 
 /* Set by the tests, which link the plan builder into an executable of
  * their own (dladdr then names that executable, not a plugin). */
 static const char *shim_override;
 
-void kgbw_pty_shim_set_override(const char *path)
+void bwrap_pty_shim_set_override(const char *path)
 {
     shim_override = path;
 }
@@ -51,12 +51,12 @@ static char *beside_plugin(void)
     const char *slash = strrchr(info.dli_fname, '/');
     char *p = NULL;
     int dirlen = (int)(slash - info.dli_fname);
-    if (asprintf(&p, "%.*s/%s", dirlen, info.dli_fname, KGBW_PTY_SHIM_NAME) < 0)
+    if (asprintf(&p, "%.*s/%s", dirlen, info.dli_fname, BWRAP_PTY_SHIM_NAME) < 0)
         return NULL;
     return p;
 }
 
-char *kgbw_pty_shim_find(kgate_err *err)
+char *bwrap_pty_shim_find(kgate_err *err)
 {
     if (shim_override) {
         if (usable(shim_override)) return strdup(shim_override);
@@ -67,11 +67,11 @@ char *kgbw_pty_shim_find(kgate_err *err)
     char *p = beside_plugin();
     if (p && usable(p)) return p;
     free(p);
-    if (usable(KGBW_PTY_SHIM_PATH)) return strdup(KGBW_PTY_SHIM_PATH);
+    if (usable(BWRAP_PTY_SHIM_PATH)) return strdup(BWRAP_PTY_SHIM_PATH);
     kgate_err_set(err, ENOENT,
                   "%s, which gives the program its terminal inside the "
                   "sandbox, is not installed (not beside the plugin, not %s); "
                   "reinstall the bubblewrap backend, or run with --no-pty",
-                  KGBW_PTY_SHIM_NAME, KGBW_PTY_SHIM_PATH);
+                  BWRAP_PTY_SHIM_NAME, BWRAP_PTY_SHIM_PATH);
     return NULL;
 }

@@ -42,7 +42,7 @@ static const char *const socket_dirs[] = {
     "/var/spool/postfix",
 };
 
-const char *const *kgbw_socket_dirs(size_t *n)
+const char *const *bwrap_socket_dirs(size_t *n)
 {
     *n = sizeof socket_dirs / sizeof socket_dirs[0];
     return socket_dirs;
@@ -59,10 +59,10 @@ static int coverable(const char *dir, uid_t uid)
     return (st.st_mode & S_IXOTH) || st.st_uid == uid;
 }
 
-int kgbw_socket_hidden(const char *path, uid_t uid)
+int bwrap_socket_hidden(const char *path, uid_t uid)
 {
     for (size_t i = 0; i < sizeof socket_dirs / sizeof socket_dirs[0]; i++)
-        if (kgbw_path_under(path, socket_dirs[i]) && coverable(socket_dirs[i], uid))
+        if (bwrap_path_under(path, socket_dirs[i]) && coverable(socket_dirs[i], uid))
             return 1;
     return 0;
 }
@@ -76,7 +76,7 @@ static int add(const kgate_host *h, kgate_plan *plan, const char *a,
     return 0;
 }
 
-int kgbw_plan_socket_cover(const kgate_host *h, const kgate_policy *pol,
+int bwrap_plan_socket_cover(const kgate_host *h, const kgate_policy *pol,
                            kgate_plan *plan, const char *resolv_conf)
 {
     for (size_t i = 0; i < sizeof socket_dirs / sizeof socket_dirs[0]; i++)
@@ -96,7 +96,7 @@ int kgbw_plan_socket_cover(const kgate_host *h, const kgate_policy *pol,
             if (h->plan_note(plan, "%s is a dangling link: DNS will not work",
                              resolv_conf) < 0)
                 return -1;
-        } else if (kgbw_socket_hidden(target, pol->uid)) {
+        } else if (bwrap_socket_hidden(target, pol->uid)) {
             int r = stat(target, &st) == 0 && S_ISREG(st.st_mode)
                         ? add(h, plan, "--ro-bind", target, target)
                         : h->plan_note(plan,
@@ -121,7 +121,7 @@ int kgbw_plan_socket_cover(const kgate_host *h, const kgate_policy *pol,
                : 0;
 }
 
-int kgbw_plan_allow_sockets(const kgate_host *h, const kgate_policy *pol,
+int bwrap_plan_allow_sockets(const kgate_host *h, const kgate_policy *pol,
                             kgate_plan *plan, kgate_err *err)
 {
     const kgate_strlist *l = &pol->allow_sockets;
@@ -132,7 +132,7 @@ int kgbw_plan_allow_sockets(const kgate_host *h, const kgate_policy *pol,
                                  "allow_sockets entry \"%s\" is not an "
                                  "absolute path",
                                  p ? p : "(null)");
-        if (kgbw_path_under(pol->home, p))
+        if (bwrap_path_under(pol->home, p))
             return kgate_err_set(err, EPERM,
                                  "allow_sockets entry %s would show the whole "
                                  "home directory %s again",

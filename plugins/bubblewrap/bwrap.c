@@ -7,10 +7,10 @@ static const kgate_backend backend = {
     .name = "bubblewrap",
     .description = "Linux: a bubblewrap mount namespace (read-only system, "
                    "hidden home, writable project)",
-    .probe = kgbw_probe,
-    .doctor = kgbw_doctor,
-    .plan = kgbw_plan,
-    .launch = kgbw_launch,
+    .probe = bwrap_probe,
+    .doctor = bwrap_doctor,
+    .plan = bwrap_plan,
+    .launch = bwrap_launch,
 };
 
 KGATE_PLUGIN_DEFINE(backend)

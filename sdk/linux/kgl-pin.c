@@ -154,7 +154,7 @@ static int mount_arity(const char *a, int *makes_mount)
 }
 
 /* path is dir or lies below it (the same test as the bubblewrap backend's
- * kgbw_path_under, which lives with its plan: the SDK has no plan). */
+ * bwrap_path_under, which lives with its plan: the SDK has no plan). */
 static int under(const char *path, const char *dir)
 {
     size_t n = strlen(dir);

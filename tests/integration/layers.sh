@@ -10,7 +10,7 @@
 #
 #   - the seccomp filter is not in the plan (launch adds --seccomp FD), so
 #     a replay runs without it unless handed the same program, which the
-#     test tool kgbw_filter_dump writes out (never installed: kgate itself
+#     test tool bwrap_filter_dump writes out (never installed: kgate itself
 #     has no way to start without its filter);
 #   - a flag is taken out of the replayed argv.
 #
@@ -25,7 +25,7 @@ need_cmd unshare mount
 PY=/usr/bin/python3
 [ -x "$PY" ] || skip_all "$PY is not installed"
 : "${KGATE_BUILD_ROOT:?run through meson test}"
-DUMP=$KGATE_BUILD_ROOT/tests/plugins/bubblewrap/kgbw_filter_dump
+DUMP=$KGATE_BUILD_ROOT/tests/plugins/bubblewrap/bwrap_filter_dump
 [ -x "$DUMP" ] || skip_all "the bubblewrap backend is not built (no $DUMP)"
 
 FILTER=$KG_TMP/filter.bpf

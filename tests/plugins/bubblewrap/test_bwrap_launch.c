@@ -123,7 +123,7 @@ static int sandbox_init(sandbox *s, const char *script)
     s->out_r = -1;
     kg_host_init(&s->host);
     kgate_probe_init(&s->probe);
-    ck_assert_int_eq(kgbw_probe(&s->host.pub, KGATE_PROBE_THOROUGH, &s->probe,
+    ck_assert_int_eq(bwrap_probe(&s->host.pub, KGATE_PROBE_THOROUGH, &s->probe,
                                 &s->err),
                      0);
     if (!s->probe.available) {
@@ -155,7 +155,7 @@ static int sandbox_init(sandbox *s, const char *script)
     s->envp[1] = s->env_home;
     s->envp[2] = NULL;
     s->plan = kg_plan_new();
-    ck_assert_msg(kgbw_plan(&s->host.pub, &s->pol, &s->probe, s->plan, &s->err) == 0,
+    ck_assert_msg(bwrap_plan(&s->host.pub, &s->pol, &s->probe, s->plan, &s->err) == 0,
                   "plan: %s", s->err.msg);
     return 0;
 }
@@ -173,7 +173,7 @@ static int sandbox_launch(sandbox *s)
                        .stderr_fd = p[1],
                        .envp = s->envp};
     s->proc.struct_size = sizeof s->proc;
-    int r = kgbw_launch(&s->host.pub, &s->pol, &s->probe, s->plan, &io, &s->proc, &s->err);
+    int r = bwrap_launch(&s->host.pub, &s->pol, &s->probe, s->plan, &io, &s->proc, &s->err);
     close(p[1]);
     close(devnull);
     s->out_r = p[0];
@@ -309,7 +309,7 @@ START_TEST(crossed_stdio_descriptors)
     kgate_launch io = {.struct_size = sizeof io, .stdin_fd = devnull,
                        .stdout_fd = 2, .stderr_fd = 1, .envp = s.envp};
     s.proc.struct_size = sizeof s.proc;
-    int r = kgbw_launch(&s.host.pub, &s.pol, &s.probe, s.plan, &io, &s.proc, &s.err);
+    int r = bwrap_launch(&s.host.pub, &s.pol, &s.probe, s.plan, &io, &s.proc, &s.err);
     dup2(save1, 1);
     dup2(save2, 2);
     close(save1);

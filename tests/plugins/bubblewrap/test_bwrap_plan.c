@@ -99,7 +99,7 @@ static void fixture_init(fixture *f)
 
 static int run_plan(fixture *f)
 {
-    return kgbw_plan(&f->host.pub, &f->pol, &f->probe, f->plan, &f->err);
+    return bwrap_plan(&f->host.pub, &f->pol, &f->probe, f->plan, &f->err);
 }
 
 static const char *const *argv_of(fixture *f, size_t *n)
@@ -150,7 +150,7 @@ START_TEST(golden_minimal)
     size_t w = 0;
     for (size_t i = 0; i < sizeof head / sizeof head[0]; i++) want[w++] = head[i];
     size_t nd;
-    const char *const *dirs = kgbw_socket_dirs(&nd);
+    const char *const *dirs = bwrap_socket_dirs(&nd);
     ck_assert_str_eq(dirs[0], "/run");
     for (size_t i = 0; i < nd; i++) {
         struct stat st;
@@ -202,11 +202,11 @@ START_TEST(namespace_flags_in_every_plan)
         if (variant == 1) f.pol.network = KGATE_NET_OPEN;
         if (variant == 2) f.pol.network = KGATE_NET_RESTRICTED; /* no hosts */
         if (variant == 3) {
-            kgbw_pty_shim_set_override("/bin/true");
+            bwrap_pty_shim_set_override("/bin/true");
             f.pol.pty = 1;
         }
         ck_assert_int_eq(run_plan(&f), 0);
-        kgbw_pty_shim_set_override(NULL);
+        bwrap_pty_shim_set_override(NULL);
         long user = find3(&f, "--unshare-user", NULL, NULL);
         long nouserns = find3(&f, "--disable-userns", NULL, NULL);
         long capdrop = find3(&f, "--cap-drop", "ALL", NULL);
@@ -501,7 +501,7 @@ START_TEST(network_modes)
     f.pol.network = KGATE_NET_RESTRICTED;
     f.pol.allow_hosts = (kgate_strlist){hosts, 1};
     ck_assert_int_eq(run_plan(&f), -1);
-    ck_assert_str_eq(f.err.msg, kgbw_hosts_sentence());
+    ck_assert_str_eq(f.err.msg, bwrap_hosts_sentence());
     kg_plan_free(f.plan);
 }
 END_TEST
@@ -555,10 +555,10 @@ START_TEST(tmpdir_and_pty)
     fixture f;
     fixture_init(&f);
     f.pol.tmpdir = "/tmp/user-1000";
-    kgbw_pty_shim_set_override("/bin/true"); /* visible inside: no bind */
+    bwrap_pty_shim_set_override("/bin/true"); /* visible inside: no bind */
     f.pol.pty = 1;
     ck_assert_int_eq(run_plan(&f), 0);
-    kgbw_pty_shim_set_override(NULL);
+    bwrap_pty_shim_set_override(NULL);
     ck_assert_int_ge(find3(&f, "--setenv", "TMPDIR", "/tmp"), 0);
     /* A new session in pty mode too, and the shim right before the
      * command; nothing else changes. */
@@ -590,7 +590,7 @@ START_TEST(pty_shim_bound_when_hidden)
     const char *deny[] = {envfile};
     f.pol.deny_read = (kgate_strlist){deny, 1};
     f.pol.pty = 1;
-    kgbw_pty_shim_set_override(shim);
+    bwrap_pty_shim_set_override(shim);
     ck_assert_int_eq(run_plan(&f), 0);
     long bind = find3(&f, "--ro-bind", shim, shim);
     ck_assert_int_ge(bind, 0);
@@ -612,7 +612,7 @@ START_TEST(pty_shim_bound_when_hidden)
     ck_assert_int_eq(run_plan(&f), -1);
     ck_assert_ptr_nonnull(strstr(f.err.msg, "kgate-pty-shim"));
     kg_plan_free(f.plan);
-    kgbw_pty_shim_set_override(NULL);
+    bwrap_pty_shim_set_override(NULL);
 }
 END_TEST
 
@@ -661,21 +661,21 @@ START_TEST(socket_cover_and_resolv_link)
     kgt_write_text(plain, "nameserver 198.18.0.1\n");
     ck_assert_int_eq(symlink(plain, link), 0);
     ck_assert_int_eq(symlink("/run/kgbw-no-such-dir/resolv.conf", dangling), 0);
-    ck_assert_int_eq(kgbw_plan_socket_cover(&f.host.pub, &f.pol, f.plan, plain), 0);
-    ck_assert_int_eq(kgbw_plan_socket_cover(&f.host.pub, &f.pol, f.plan, link), 0);
+    ck_assert_int_eq(bwrap_plan_socket_cover(&f.host.pub, &f.pol, f.plan, plain), 0);
+    ck_assert_int_eq(bwrap_plan_socket_cover(&f.host.pub, &f.pol, f.plan, link), 0);
     ck_assert_int_lt(find3(&f, "--ro-bind", plain, NULL), 0);
     ck_assert_int_ge(find3(&f, "--tmpfs", "/run", NULL), 0);
     ck_assert_int_ge(find3(&f, "--dir", "/run/user/1000", NULL), 0);
     ck_assert_uint_eq(kg_strv_len(f.plan->notes), 0);
-    ck_assert_int_eq(kgbw_plan_socket_cover(&f.host.pub, &f.pol, f.plan, dangling), 0);
+    ck_assert_int_eq(bwrap_plan_socket_cover(&f.host.pub, &f.pol, f.plan, dangling), 0);
     ck_assert_uint_eq(kg_strv_len(f.plan->notes), 1);
     kg_plan_free(f.plan);
 
-    ck_assert(kgbw_socket_hidden("/run/docker.sock", 1000));
-    ck_assert(kgbw_socket_hidden("/var/run/docker.sock", 1000) ||
-              !kgbw_socket_hidden("/var/run", 1000)); /* a link: via /run */
-    ck_assert(!kgbw_socket_hidden("/usr/bin/make", 1000));
-    ck_assert(!kgbw_socket_hidden("/running", 1000));
+    ck_assert(bwrap_socket_hidden("/run/docker.sock", 1000));
+    ck_assert(bwrap_socket_hidden("/var/run/docker.sock", 1000) ||
+              !bwrap_socket_hidden("/var/run", 1000)); /* a link: via /run */
+    ck_assert(!bwrap_socket_hidden("/usr/bin/make", 1000));
+    ck_assert(!bwrap_socket_hidden("/running", 1000));
 
     /* A link into /run (systemd-resolved's shape) gets its target back,
      * after the /run tmpfs.  Needs a directory in /run: root only. */
@@ -687,7 +687,7 @@ START_TEST(socket_cover_and_resolv_link)
         kgt_write_text(target, "nameserver 127.0.0.53\n");
         ck_assert_int_eq(symlink(target, rlink), 0);
         fixture_init(&f);
-        ck_assert_int_eq(kgbw_plan_socket_cover(&f.host.pub, &f.pol, f.plan, rlink), 0);
+        ck_assert_int_eq(bwrap_plan_socket_cover(&f.host.pub, &f.pol, f.plan, rlink), 0);
         long rb = find3(&f, "--ro-bind", target, target);
         ck_assert_int_gt(rb, find3(&f, "--tmpfs", "/run", NULL));
         kg_plan_free(f.plan);
@@ -902,13 +902,13 @@ static kgate_report *doctor(const machine *m, kgate_network net, size_t nhosts)
     fixture f;
     fixture_init(&f);
     kg_plan_free(f.plan);
-    kgbw_probe_from_sysctls(&f.probe, m->bwrap, m->root, m->max_userns,
+    bwrap_probe_from_sysctls(&f.probe, m->bwrap, m->root, m->max_userns,
                             m->clone, m->apparmor, m->trial);
     static const char *hosts[] = {"example.org"};
     f.pol.network = net;
     f.pol.allow_hosts = (kgate_strlist){hosts, nhosts};
     kgate_report *rep = kg_report_new();
-    ck_assert_int_eq(kgbw_doctor(&f.host.pub, &f.pol, &f.probe, rep), 0);
+    ck_assert_int_eq(bwrap_doctor(&f.host.pub, &f.pol, &f.probe, rep), 0);
     return rep;
 }
 
@@ -952,12 +952,12 @@ START_TEST(doctor_table)
 
     r = doctor(&fine, KGATE_NET_RESTRICTED, 1);
     ck_assert_int_eq(r->verdict, KGATE_BLOCKED);
-    ck_assert(has_item(r, KGATE_BLOCKED, kgbw_hosts_sentence()));
+    ck_assert(has_item(r, KGATE_BLOCKED, bwrap_hosts_sentence()));
     /* Known to other backends by its id, not its words. */
     size_t hosts = 0;
     for (size_t i = 0; i < r->n_items; i++)
         hosts += strcmp(r->items[i].id, KGATE_FINDING_NET_HOSTS_UNSUPPORTED) == 0 &&
-                 strcmp(r->items[i].text, kgbw_hosts_sentence()) == 0;
+                 strcmp(r->items[i].text, bwrap_hosts_sentence()) == 0;
     ck_assert_uint_eq(hosts, 1);
     kg_report_free(r);
 
@@ -1000,12 +1000,12 @@ START_TEST(probe_availability)
 {
     kgate_probe p;
     kgate_probe_init(&p);
-    kgbw_probe_from_sysctls(&p, 1, 0, 1000, -1, -1, -1);
+    bwrap_probe_from_sysctls(&p, 1, 0, 1000, -1, -1, -1);
     ck_assert_int_eq(p.available, 1);
     ck_assert_int_eq(p.score, 50);
-    ck_assert_int_eq(kgate_probe_fact(&p, KGBW_FACT_TRIAL, 9), -1);
+    ck_assert_int_eq(kgate_probe_fact(&p, BWRAP_FACT_TRIAL, 9), -1);
     kgate_probe_init(&p);
-    kgbw_probe_from_sysctls(&p, 1, 0, 1000, -1, 1, 0);
+    bwrap_probe_from_sysctls(&p, 1, 0, 1000, -1, 1, 0);
     ck_assert_int_eq(p.available, 0);
     ck_assert_ptr_nonnull(strstr(p.reason, "AppArmor"));
 }

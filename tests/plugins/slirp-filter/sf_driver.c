@@ -20,7 +20,7 @@
 
 #include "host.h"
 #include "select.h"
-#include "sf.h"
+#include "sf-internal.h"
 
 extern char **environ;
 const kgate_backend *kgate_plugin_entry(void);

@@ -13,7 +13,7 @@
 #include "bwrap-internal.h"
 #include "host.h"
 #include "select.h"
-#include "sf.h"
+#include "sf-internal.h"
 #include "testutil.h"
 
 const kgate_backend *kgate_plugin_entry(void);
@@ -44,7 +44,7 @@ static int fake_doctor(const kgate_host *host, const kgate_policy *policy,
         /* The finding slirp-filter drops is known by its id: in other
          * words it still goes, and the real sentence under another id
          * stays. */
-        host->report(rep, KGATE_READY, "fake.same-words", "%s", kgbw_hosts_sentence());
+        host->report(rep, KGATE_READY, "fake.same-words", "%s", bwrap_hosts_sentence());
         return host->report(rep, KGATE_BLOCKED, KGATE_FINDING_NET_HOSTS_UNSUPPORTED,
                             "fake: network: other words for the hosts finding");
     }
@@ -81,10 +81,10 @@ static const kgate_backend fake_bw = {
 static const kgate_backend real_bw = {
     KGATE_BACKEND_INIT,
     .name = "bubblewrap",
-    .probe = kgbw_probe,
-    .doctor = kgbw_doctor,
-    .plan = kgbw_plan,
-    .launch = kgbw_launch,
+    .probe = bwrap_probe,
+    .doctor = bwrap_doctor,
+    .plan = bwrap_plan,
+    .launch = bwrap_launch,
 };
 static int use_real_bw;
 
@@ -385,7 +385,7 @@ START_TEST(doctor_includes_filesystem_box)
     ck_assert_uint_eq(id_count(r, KGATE_FINDING_NET_HOSTS_UNSUPPORTED), 0);
     ck_assert(!report_has(r, "fake: network"));
     ck_assert_uint_eq(id_count(r, "fake.same-words"), 1);
-    ck_assert(report_has(r, kgbw_hosts_sentence()));
+    ck_assert(report_has(r, bwrap_hosts_sentence()));
     ck_assert_uint_eq(id_count(r, "fs.home-hidden"), 1);
     ck_assert(kg_strv_contains(r->detail_keys, "fake_detail"));
     kg_report_free(r);
@@ -516,7 +516,7 @@ static void real_setup(void)
 {
     setup();
     use_real_bw = 1;
-    kgbw_probe_from_sysctls(&fake_bw_probe, 1, 0, 15000, -1, -1, 1);
+    bwrap_probe_from_sysctls(&fake_bw_probe, 1, 0, 15000, -1, -1, 1);
     snprintf(fake_bw_probe.tool_path, sizeof fake_bw_probe.tool_path, "/usr/bin/bwrap");
     snprintf(real_root, sizeof real_root, "/tmp/kgsf-test.XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(real_root));
@@ -561,7 +561,7 @@ START_TEST(real_doctor_restricted)
     ck_assert(report_has(r, "seccomp filter: "));
     ck_assert(report_has(r, "user namespaces work"));
     /* Nothing of bubblewrap's own network findings. */
-    ck_assert(!report_has(r, kgbw_hosts_sentence()));
+    ck_assert(!report_has(r, bwrap_hosts_sentence()));
     ck_assert(!report_has(r, "network off"));
     ck_assert(!report_has(r, "network open"));
     for (size_t i = 0; i < r->n_items; i++) ck_assert_int_eq(r->items[i].verdict, KGATE_READY);
@@ -588,7 +588,7 @@ START_TEST(real_doctor_restricted)
 
     /* bubblewrap's findings about the machine are the composition's too. */
     kgate_probe_init(&fake_bw_probe);
-    kgbw_probe_from_sysctls(&fake_bw_probe, 1, 0, 15000, -1, 1, -1);
+    bwrap_probe_from_sysctls(&fake_bw_probe, 1, 0, 15000, -1, 1, -1);
     ck_assert(fake_bw_probe.available);
     ck_assert_int_eq(composed(KGATE_NET_RESTRICTED, p, &r), KGATE_READY);
     ck_assert(report_has(r, "AppArmor restricts unprivileged user namespaces"));

@@ -1,4 +1,4 @@
-/* sf.h: the slirp-filter network stage's internal pieces.
+/* sf-internal.h: the slirp-filter network stage's internal pieces.
  *
  * The stage starts the box's plan (a bubblewrap argv, composed by the
  * core) from a second process: a helper that owns a user and network
@@ -7,7 +7,7 @@
  * namespace, so the program holds no capability over the network namespace
  * and cannot undo the filter (see docs/network.md).
  *
- * The text builders are pure and unit-tested; sf_launch.c is the process
+ * The text builders are pure and unit-tested; sf-launch.c is the process
  * construction. */
 #ifndef KG_SF_H
 #define KG_SF_H

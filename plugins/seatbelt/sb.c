@@ -1,4 +1,4 @@
-/* seatbelt.c: the macOS backend.  probe, doctor, plan and launch around the
+/* sb.c: the macOS backend.  probe, doctor, plan and launch around the
  * profile builder in sb-profile.c.
  *
  * It builds and probes everywhere; only on macOS with sandbox-exec present

@@ -1,7 +1,7 @@
-/* sf_text.c: everything of the slirp-filter backend that is text or a
+/* sf-text.c: everything of the slirp-filter backend that is text or a
  * table: host validation, the iptables-restore inputs, resolv.conf, the
  * slirp4netns argv, tool lookup and the doctor verdicts.  No processes. */
-#include "sf.h"
+#include "sf-internal.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* slirp_filter.c: the slirp-filter network stage's vtable.
+/* sf.c: the slirp-filter network stage's vtable.
  *
  * A network stage (kgate-plugin.h, KGATE_KIND_NETWORK): the core composes
  * it with a box for `network: restricted` with hosts, and only then.  The
@@ -6,9 +6,9 @@
  * without --unshare-net; this stage adds what --dry-run shows of its own
  * (the slirp4netns argv, the iptables inputs, resolv.conf) and at launch
  * starts the box's argv inside a network namespace that slirp4netns
- * connects and iptables filters (sf_launch.c).  It calls no other
+ * connects and iptables filters (sf-launch.c).  It calls no other
  * backend: it only reads the plan it is given. */
-#include "sf.h"
+#include "sf-internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

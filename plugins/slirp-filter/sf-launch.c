@@ -1,4 +1,4 @@
-/* sf_launch.c: the restricted-network construction, as measured on an
+/* sf-launch.c: the restricted-network construction, as measured on an
  * ordinary uid (../shared/notes/linux-namespaces-measured.md):
  *
  *   kgate (launch)                      helper H (fork)
@@ -35,7 +35,7 @@
  *
  * Both H and slirp4netns carry PR_SET_PDEATHSIG(SIGKILL) towards the kgate
  * process, so a killed kgate leaves neither behind. */
-#include "sf.h"
+#include "sf-internal.h"
 
 #include "kgate/kgate-linux.h"
 
