@@ -112,17 +112,31 @@ static void orphans_case(int kill_watcher_first, int *program_ended, int *child_
             kill(proc.helpers[0], SIGKILL);
             waitpid(proc.helpers[0], NULL, 0);
         }
+        /* Done: only now may the test kill this stand-in, or the control
+         * could kill it before the watcher was gone. */
+        if (write(info[1], "ready\n", 6) != 6) _exit(5);
         close(info[1]);
         pause();
         _exit(0);
     }
     close(info[1]);
-    char buf[64] = "";
-    ssize_t n = read(info[0], buf, sizeof buf - 1);
-    close(info[0]);
-    ck_assert_int_gt(n, 0);
+    /* The program's two pids and the stand-in's "ready", in either order. */
+    char buf[256] = "";
+    size_t got = 0;
+    char *ready = NULL;
     long child = 0, program = 0;
-    ck_assert_int_eq(sscanf(buf, "%ld %ld", &child, &program), 2);
+    for (;;) {
+        ssize_t n = read(info[0], buf + got, sizeof buf - 1 - got);
+        ck_assert_int_gt(n, 0);
+        got += (size_t)n;
+        buf[got] = '\0';
+        ready = strstr(buf, "ready\n");
+        if (!ready) continue;
+        char rest[256];
+        snprintf(rest, sizeof rest, "%.*s%s", (int)(ready - buf), buf, ready + 6);
+        if (sscanf(rest, "%ld %ld", &child, &program) == 2) break;
+    }
+    close(info[0]);
     int pc = pidfd_of((pid_t)child), pp = pidfd_of((pid_t)program);
     ck_assert_int_ge(pc, 0);
     ck_assert_int_ge(pp, 0);
