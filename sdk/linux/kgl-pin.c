@@ -280,17 +280,15 @@ int kgl_pins_open(const char *const *pargv, size_t argc, kgl_pins *p,
                 kind = KGL_CHECK_DEVNULL;
             else if (strcmp(a, "--tmpfs") == 0)
                 kind = KGL_CHECK_TMPFS;
-            if (add_check(p, (kgl_check){dest, kind, 0, 0, 0, 0}) < 0) goto nomem;
+            /* Under a later mount (on its place or above) it cannot be
+             * seen: only the topmost is checked. */
+            int hidden = covered_later(pargv, argc, i, dest);
+            if (add_check(p, (kgl_check){dest, kind, 0, hidden, 0, 0}) < 0) goto nomem;
         }
         for (int k = 0; k <= n; k++) p->argv[p->argc++] = pargv[i + (size_t)k];
         i += (size_t)n + 1;
     }
     while (i < argc) p->argv[p->argc++] = pargv[i++];
-    /* A later mount on the same place or above it hides what an earlier
-     * one put there: only the topmost is checked. */
-    for (size_t c = 0; c < p->n_checks; c++)
-        for (size_t d = c + 1; d < p->n_checks; d++)
-            if (under(p->checks[c].dest, p->checks[d].dest)) p->checks[c].hidden = 1;
     return 0;
 nomem:
     kgate_err_set(err, ENOMEM, "out of memory");
