@@ -823,7 +823,8 @@ int kg_supervise(const kgate_backend *be, const kg_host *host,
                        .stdin_fd = pi[0] >= 0 ? pi[0] : STDIN_FILENO,
                        .stdout_fd = po[1],
                        .stderr_fd = pe[1],
-                       .envp = envp};
+                       .envp = envp,
+                       .events_fd = -1};
     if (s.pty) {
         int slave = kg_pty_slave(s.pty);
         io.stdin_fd = io.stdout_fd = io.stderr_fd = slave;

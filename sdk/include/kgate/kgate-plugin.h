@@ -48,7 +48,7 @@ extern "C" {
 #endif
 
 #define KGATE_ABI_MAJOR 2
-#define KGATE_ABI_MINOR 0
+#define KGATE_ABI_MINOR 1
 
 /* The one symbol a plugin exports.  Its type is kgate_plugin_entry_fn. */
 #define KGATE_PLUGIN_ENTRY_SYMBOL "kgate_plugin_entry"
@@ -361,7 +361,35 @@ typedef struct kgate_launch {
      * (its foreground group, or its session's leader), falling back to
      * signal_pid while no session holds the terminal. */
     int pty;
+
+    /* ABI 2.1: where a backend reports what it refused while the program
+     * runs (a name its resolver would not answer, a connection its packet
+     * filter dropped), or -1 when the core takes no events.  Check with
+     * KGATE_HAS_FIELD(io, kgate_launch, events_fd) before reading it.
+     *
+     * It is the write end of a pipe the core reads while it relays the
+     * program's output; the core turns each record into an audit line and,
+     * after the program ends, one summary line.  The backend may hand it to
+     * its helpers (dup it without O_CLOEXEC); the program must never get
+     * it.  A record is one line of at most KGATE_EVENT_MAX bytes, written
+     * with one write() so records from several writers never interleave:
+     *
+     *     net <verdict> <name> <addr> <port>\n
+     *
+     * verdict is "refused"; name is the DNS name the program asked for or
+     * the name the address was answered for ("-" when there is none), every
+     * byte outside [A-Za-z0-9.*_-] written as \DDD (three decimal digits,
+     * as in a DNS zone file); addr is a numeric IPv4 or IPv6 address or
+     * "-"; port is a decimal TCP/UDP port, 0 when there is none.  The core
+     * ignores (and counts) a record it cannot parse, and never blocks the
+     * program for it: a backend writes with O_NONBLOCK and drops a record
+     * rather than wait. */
+    int events_fd;
 } kgate_launch;
+
+/* The longest event record, newline included (below PIPE_BUF, so one
+ * write() is atomic). */
+#define KGATE_EVENT_MAX 512
 
 #define KGATE_MAX_HELPERS 8
 
