@@ -1,0 +1,544 @@
+#!/bin/bash
+# name_filter.sh: the host allow list by name (issue 14), at the packet
+# level, against a real DNS server.
+#
+# The lab (netlab/netlab.sh + netlab/namelab.sh) is test hosts in network
+# namespaces on 198.18.0.0/24 and dns_zone.py, a DNS server that answers a
+# zone of .test names and logs every query it receives.  A private mount
+# namespace gives this test an /etc/resolv.conf naming that server, so it
+# is the resolver slirp4netns forwards 10.0.2.3 to: its log is the record
+# of every name that left the sandbox.  Traffic goes only to the lab's
+# hosts and to loopback; no query goes to a public address.
+#
+# Every check runs as root and as an unprivileged uid.  A refusal is only
+# believed with a proof that the refused action ran (the probe's own word,
+# or a marker printed before it) and, for "never leaves", a control that
+# the same path does reach the log for an allowed name.
+
+if [ -z "${KG_NETLAB_INNER:-}" ] && [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null; then
+    KG_NETLAB_INNER=1 exec unshare --mount --propagation private bash "$0" "$@"
+fi
+
+. "$(dirname "$0")/lib.sh"
+
+[ -n "${KG_NETLAB_INNER:-}" ] || skip_all "building test hosts needs root and unshare"
+need_cmd ip slirp4netns bwrap setpriv pgrep
+[ -x /usr/bin/python3 ] || skip_all "/usr/bin/python3 is not installed"
+/usr/bin/python3 -c 'import dnslib' 2>/dev/null || skip_all "python3-dnslib is not installed"
+need_bwrap
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/netlab/netlab.sh"
+. "$HERE/netlab/namelab.sh"
+LAB=$KG_TMP/lab
+ZLOG=$LAB/zone.log
+mkdir -p "$LAB"
+
+TUN_MODE=$(stat -c %a /dev/net/tun 2>/dev/null || echo missing)
+[ "$TUN_MODE" != missing ] || skip_all "/dev/net/tun does not exist"
+restore_tun() { [ "$TUN_MODE" = 666 ] || chmod "$TUN_MODE" /dev/net/tun; }
+trap 'namelab_down; netlab_down; restore_tun; rm -rf "$KG_TMP"' EXIT
+[ "$TUN_MODE" = 666 ] || chmod 0666 /dev/net/tun
+
+# What of the resolver and of slirp4netns runs before the test: the test
+# leaves exactly that.
+procs_of_ours() { { pgrep -x dnsmasq; pgrep -x slirp4netns; } | sort | tr '\n' ' '; }
+PROCS_BEFORE=$(procs_of_ours)
+netlab_up "$LAB" && namelab_up "$LAB" || { echo "FAIL: could not build the test hosts"; exit 1; }
+mount --bind "$LAB/zone-hosts" /etc/hosts
+mount --bind "$LAB/zone-resolv.conf" /etc/resolv.conf
+
+PY=/usr/bin/python3
+TAG=$$$RANDOM
+# fresh WORD: a name of .evil.test (not on any list, not in the zone) seen
+# nowhere before in this run (WORD differs between calls).
+fresh() { echo "$1-$RANDOM-$KG_WHO-$TAG.evil.test"; }
+
+# in_log NAME: the zone server received a query for NAME (any type, any
+# protocol, on any of its addresses).  Waits up to 1 s: the server logs
+# before it answers, but a query that was not answered may still be on
+# its way.
+in_log() { poll 10 awk -v n="$1" '$4 == n {f = 1} END {exit !f}' "$ZLOG"; }
+never_in_log() {
+    sleep 0.3
+    ! awk -v n="$1" '$4 == n {f = 1} END {exit !f}' "$ZLOG" || {
+        echo "  $1 reached the DNS server: $(grep -F " $1 " "$ZLOG" | head -n 3 | tr '\n' ';')"
+        return 1
+    }
+}
+
+# sb HOSTS CMD...: one sandboxed run as the current test user with
+# allow_hosts = HOSTS (comma-separated, each entry quoted in the YAML);
+# KGATE_ARGS (an array) goes before `--`.
+KGATE_ARGS=()
+config_for() {
+    local h
+    {
+        echo "network: restricted"
+        echo "allow_hosts:"
+        for h in ${1//,/ }; do echo "  - \"$h\""; done
+    } | write_config
+}
+sb() {
+    config_for "$1"
+    shift
+    kg run "${KGATE_ARGS[@]}" -- "$@"
+}
+
+# expect WANT HOSTS CMD...: the sandbox printed exactly WANT.
+expect() {
+    local want=$1 out
+    shift
+    out=$(sb "$@" 2>"$KG_TMP/stderr")
+    [ "$out" = "$want" ] || {
+        echo "  want '$want', got '$out'; stderr: $(head -c 400 "$KG_TMP/stderr")"
+        return 1
+    }
+}
+
+# not_connected HOSTS CMD...: the probe ran (it printed its word) and did
+# not connect.
+not_connected() {
+    local out
+    out=$(sb "$@" 2>"$KG_TMP/stderr")
+    [ -n "$out" ] && [ "$out" != connected ] || {
+        echo "  got '$out'; stderr: $(head -c 400 "$KG_TMP/stderr")"
+        return 1
+    }
+}
+
+# --- controls: the lab works, and the log does see what reaches it -------
+
+control_lab_reachable() {
+    local a b
+    a=$(as_user "$PY" probe.py tcp 198.18.0.4 8080)
+    b=$(as_user "$PY" probe.py tcp allowed.test 8080)
+    [ "$a" = connected ] && [ "$b" = connected ] || { echo "  got: $a / $b"; return 1; }
+}
+
+control_log_outside() {
+    local n
+    for p in udp tcp; do
+        n=$(fresh ctl-out-$p)
+        as_user "$PY" dnsq.py "$p" 198.18.0.10 "$n" >/dev/null
+        in_log "$n" || { echo "  $p query for $n not logged"; return 1; }
+    done
+}
+
+# The sandbox's own resolver does forward an allowed name: so a name's
+# absence from the log below is the filter's doing.  Both the system
+# resolver (getaddrinfo) and a hand-made query, through the wildcard entry.
+control_log_inside() {
+    local a b out
+    a=$(fresh ctl-gai | sed 's/\.evil\.test$/.wild.test/')
+    b=$(fresh ctl-udp | sed 's/\.evil\.test$/.wild.test/')
+    out=$(sb '*.wild.test' /bin/sh -c \
+        "$PY probe.py tcp $a 8080; $PY dnsq.py udp resolver $b" 2>"$KG_TMP/stderr")
+    [ "$out" = "connected
+answer:NOERROR:198.18.0.4" ] && in_log "$a" && in_log "$b" || {
+        echo "  got '$out'; stderr: $(head -c 300 "$KG_TMP/stderr")"
+        return 1
+    }
+}
+
+# --- leaks: a name not on the list never reaches the server ---------------
+
+leak_getaddrinfo() {
+    local n out
+    n=$(fresh gai)
+    out=$(sb allowed.test /bin/sh -c "echo started; $PY probe.py tcp $n 8080" 2>"$KG_TMP/stderr")
+    case $out in "started"$'\n'connected | started | "") echo "  got '$out'"; return 1 ;; esac
+    never_in_log "$n"
+}
+
+# One sandbox sends hand-made queries, UDP and TCP, to every address a
+# program might try; LEAKS holds "proto server name word" lines.
+hand_made_queries() {
+    local p s n script=
+    LEAKS=$KG_TMP/leaks.$KG_WHO
+    : >"$LEAKS.want"
+    for p in udp tcp; do
+        for s in resolver 10.0.2.3 198.18.0.10 198.18.0.11; do
+            n=$(fresh "hm-$p-${s//./-}")
+            echo "$p $s $n" >>"$LEAKS.want"
+            script+="echo \"$p $s $n \$($PY dnsq.py $p $s $n)\"; "
+        done
+    done
+    sb allowed.test /bin/sh -c "$script" >"$LEAKS" 2>"$KG_TMP/stderr"
+}
+
+# leak_hand_made PROTO SERVER: that query ran (a line with its word) and
+# its name is not in the log.
+leak_hand_made() {
+    local line
+    line=$(awk -v p="$1" -v s="$2" '$1 == p && $2 == s' "$LEAKS")
+    set -- $line
+    [ $# -eq 4 ] || { echo "  the query did not run: '$line' (stderr: $(head -c 300 "$KG_TMP/stderr"))"; return 1; }
+    never_in_log "$3"
+}
+
+# --- names that move, wildcards, ports, CNAMEs -----------------------------
+
+# move.test answers another of three hosts on every query, TTL 1.  For
+# about 6 s the program looks it up and connects; every connection must
+# work and at least two hosts must have been seen (else nothing moved).
+MOVE_PY='import socket, sys, time
+seen, bad, n = set(), [], 0
+end = time.monotonic() + 6
+while time.monotonic() < end:
+    n += 1
+    try:
+        a = socket.getaddrinfo("move.test", 8080, socket.AF_INET, socket.SOCK_STREAM)[0][4]
+        s = socket.create_connection(a, timeout=3)
+        seen.add(s.recv(64).decode().strip())
+        s.close()
+    except OSError as e:
+        bad.append("%s:%s" % (n, e))
+    time.sleep(0.3)
+print("lookups=%d failed=%d hosts=%d %s" % (n, len(bad), len(seen), " ".join(bad[:3])))'
+
+moving_name() {
+    local out n f h
+    out=$(sb move.test "$PY" -c "$MOVE_PY" 2>"$KG_TMP/stderr")
+    read -r n f h _ <<<"$out"
+    [ "${n#lookups=}" -ge 10 ] 2>/dev/null && [ "$f" = failed=0 ] && [ "${h#hosts=}" -ge 2 ] || {
+        echo "  got '$out'; stderr: $(head -c 300 "$KG_TMP/stderr")"
+        return 1
+    }
+}
+
+# The allowed alias is a CNAME to a name on no list: the alias connects.
+cname_alias() { expect connected alias.test "$PY" probe.py tcp alias.test 8080; }
+
+# The CNAME's target, looked up by itself, is just another name.
+cname_target_alone() {
+    local out
+    out=$(sb alias.test /bin/sh -c "echo started; $PY probe.py tcp edge.cdn.test 8080" 2>"$KG_TMP/stderr")
+    [ "$out" != "started
+connected" ] && [ "${out%%$'\n'*}" = started ] && [ -n "${out#started}" ] ||
+        { echo "  got '$out'"; return 1; }
+}
+
+wild_under() {
+    local n
+    n=$(fresh deep | sed 's/\.evil\.test$/.x.wild.test/')
+    expect "connected
+connected" '*.wild.test' /bin/sh -c "$PY probe.py tcp a.wild.test 8080; $PY probe.py tcp $n 8080"
+}
+wild_not_itself() { not_connected '*.wild.test' "$PY" probe.py tcp wild.test 8080; }
+wild_not_other() { not_connected '*.wild.test' "$PY" probe.py tcp other.test 8080; }
+# Names that merely end in the same letters, or hold it in the middle,
+# are not under it: their lookups never leave.
+wild_not_suffix() {
+    local a b out
+    a=$(fresh x | sed 's/\.evil\.test$/wild.test/')
+    b=$(fresh y | sed 's/\.evil\.test$/.wild.test.evil.test/')
+    out=$(sb '*.wild.test' /bin/sh -c "echo started; $PY dnsq.py udp resolver $a; $PY dnsq.py udp resolver $b" 2>"$KG_TMP/stderr")
+    [ "${out%%$'\n'*}" = started ] || { echo "  got '$out'"; return 1; }
+    never_in_log "$a" && never_in_log "$b"
+}
+
+# port.test:8081 allows that port and no other, on the same host.
+name_port() {
+    expect "connected
+refused-or-other" port.test:8081 /bin/sh -c \
+        "$PY probe.py tcp port.test 8081; w=\$($PY probe.py tcp port.test 8080); [ \"\$w\" = connected ] && echo connected || echo refused-or-other"
+}
+
+raw_address() { not_connected allowed.test "$PY" probe.py tcp 198.18.0.4 8080; }
+other_name() { not_connected allowed.test "$PY" probe.py tcp other.test 8080; }
+
+# --- what the user is told -------------------------------------------------
+
+# audit_net NAME: a parseable net line refuses NAME; every line parses.
+AUDIT_PY='import json, sys
+name, addr, port = sys.argv[2], sys.argv[3], sys.argv[4]
+hits = 0
+for line in open(sys.argv[1], encoding="utf-8", errors="surrogateescape"):
+    o = json.loads(line)
+    if o.get("kind") != "net" or o.get("verdict") != "refused":
+        continue
+    if name and o.get("name") == name:
+        hits += 1
+    if addr and o.get("addr") == addr and str(o.get("port")) == port:
+        hits += 1
+print(hits)'
+
+refusal_reported() {
+    local n out
+    n=$(fresh told)
+    rm -f "$KG_HOME/.kgate/audit.log"
+    out=$(sb allowed.test /bin/sh -c "echo started; $PY probe.py tcp $n 8080" 2>"$KG_TMP/stderr")
+    [ "${out%%$'\n'*}" = started ] || { echo "  did not run: '$out'"; return 1; }
+    local hits
+    hits=$("$PY" -c "$AUDIT_PY" "$KG_HOME/.kgate/audit.log" "$n" "" "" 2>&1)
+    [ "$hits" -ge 1 ] 2>/dev/null || { echo "  audit: $hits: $(tail -n 3 "$KG_HOME/.kgate/audit.log")"; return 1; }
+    grep -Eq "^kgate: refused [0-9]+ names?: (.*, )?$n(,|\$)" "$KG_TMP/stderr" ||
+        { echo "  stderr: $(cat "$KG_TMP/stderr")"; return 1; }
+}
+
+refused_connection_reported() {
+    local out hits
+    rm -f "$KG_HOME/.kgate/audit.log"
+    out=$(sb allowed.test /bin/sh -c "echo started; $PY probe.py tcp 198.18.0.4 8080" 2>"$KG_TMP/stderr")
+    [ "${out%%$'\n'*}" = started ] && [ "$out" != "started
+connected" ] || { echo "  got: '$out'"; return 1; }
+    # Written as it happens; give it a moment after the program ended.
+    poll 10 test -s "$KG_HOME/.kgate/audit.log"
+    hits=$("$PY" -c "$AUDIT_PY" "$KG_HOME/.kgate/audit.log" "" 198.18.0.4 8080 2>&1)
+    [ "$hits" -ge 1 ] 2>/dev/null || { echo "  audit: $hits: $(tail -n 3 "$KG_HOME/.kgate/audit.log")"; return 1; }
+}
+
+quiet_silences_summary() {
+    local n out
+    n=$(fresh quiet)
+    rm -f "$KG_HOME/.kgate/audit.log"
+    KGATE_ARGS=(--quiet)
+    out=$(sb allowed.test /bin/sh -c "echo started; $PY probe.py tcp $n 8080" 2>"$KG_TMP/stderr")
+    KGATE_ARGS=()
+    [ "${out%%$'\n'*}" = started ] && [ "$out" != "started
+connected" ] || { echo "  got: '$out'; stderr: $(head -c 300 "$KG_TMP/stderr")"; return 1; }
+    ! grep -q '^kgate: refused' "$KG_TMP/stderr" || { echo "  stderr: $(cat "$KG_TMP/stderr")"; return 1; }
+    # Still in the audit log: --quiet is about the terminal only.
+    [ "$("$PY" -c "$AUDIT_PY" "$KG_HOME/.kgate/audit.log" "$n" "" "" 2>&1)" -ge 1 ] 2>/dev/null ||
+        { echo "  no audit line for $n"; return 1; }
+}
+
+# --- the filter cannot be changed from inside -------------------------------
+
+# The sets the plan names (`set NAME` in a `table FAMILY NAME` of the
+# nftables text --dry-run prints), as "family table set" lines.
+SETS_PY='import re, sys
+fam = tab = None
+for line in sys.stdin:
+    m = re.match(r"\s*(?:add\s+)?table\s+(\w+)\s+(\w+)", line)
+    if m:
+        fam, tab = m.group(1), m.group(2)
+        continue
+    m = re.match(r"\s*add\s+set\s+(\w+)\s+(\w+)\s+(\w+)", line)
+    if m:
+        print(*m.groups())
+        continue
+    m = re.match(r"\s*set\s+(\w+)\s*\{", line)
+    if m and fam:
+        print(fam, tab, m.group(1))'
+
+filter_sets() {
+    config_for allowed.test
+    kg run --dry-run -- /bin/true 2>/dev/null | "$PY" -c "$SETS_PY" | sort -u
+}
+
+filter_holds() {
+    local sets script out want
+    sets=$(filter_sets)
+    [ -n "$sets" ] || echo "  # no nftables set in the plan: only the flushes are tried"
+    script="$PY probe.py tcp 198.18.0.3 8080
+        /usr/sbin/iptables -F 2>/dev/null && echo IPT-FLUSHED
+        /usr/sbin/iptables -P OUTPUT ACCEPT 2>/dev/null && echo IPT-OPENED
+        /usr/sbin/nft flush ruleset 2>/dev/null && echo NFT-FLUSHED
+        /usr/sbin/nft add table inet kgt_evil 2>/dev/null && echo NFT-TABLE"
+    while read -r f t s; do
+        [ -n "$s" ] || continue
+        script+="
+        /usr/sbin/nft add element $f $t $s '{ 198.18.0.3 }' 2>/dev/null && echo NFT-ADDED-$s
+        /usr/sbin/nft add element $f $t $s '{ 198.18.0.3 . 8080 }' 2>/dev/null && echo NFT-ADDED-$s"
+    done <<<"$sets"
+    script+="
+        $PY probe.py tcp 198.18.0.3 8080"
+    out=$(sb allowed.test /bin/sh -c "$script" 2>"$KG_TMP/stderr")
+    # Refused before, the same word after, and no write said it worked.
+    local first=${out%%$'\n'*} last=${out##*$'\n'}
+    [ -n "$first" ] && [ "$first" != connected ] && [ "$last" = "$first" ] &&
+        [ "$(printf '%s\n' "$out" | wc -l)" -eq 2 ] || {
+        echo "  got: $(printf '%s' "$out" | tr '\n' ' '); stderr: $(head -c 300 "$KG_TMP/stderr")"
+        return 1
+    }
+}
+
+# The resolver can add to the allow set: the program must not be able to
+# drive it.  No resolver, slirp4netns or kgate process the program can see
+# may have its memory opened for writing (the check ptrace makes).  One
+# it may signal is shown (killing the resolver only ends name lookups).
+RESOLVER_PY='import os, sys
+me = {os.getpid(), os.getppid()}
+res = []
+for p in os.listdir("/proc"):
+    if not p.isdigit() or int(p) in me:
+        continue
+    try:
+        comm = open("/proc/%s/comm" % p).read().strip()
+    except OSError:
+        continue
+    if comm not in ("dnsmasq", "slirp4netns", "kgate"):
+        continue
+    try:
+        os.kill(int(p), 0)
+        sys.stderr.write("signalable: %s %s\n" % (p, comm))
+    except OSError:
+        pass
+    try:
+        os.close(os.open("/proc/%s/mem" % p, os.O_RDWR))
+        res.append("MEM-" + comm)
+    except OSError:
+        pass
+print("checked", *res)'
+
+resolver_untouchable() {
+    expect checked allowed.test "$PY" -c "$RESOLVER_PY" || return 1
+    grep signalable "$KG_TMP/stderr" | sed 's/^/  # /'
+    return 0
+}
+
+# --- nothing is left behind ------------------------------------------------
+
+nothing_left() {
+    local now
+    now=$(procs_of_ours)
+    [ "$now" = "$PROCS_BEFORE" ] || { echo "  before: '$PROCS_BEFORE', now: '$now'"; return 1; }
+}
+
+# pid:starttime of PID and of everything below it.
+tree_of() {
+    local p
+    for p in $(ps -e -o pid=,ppid= | awk -v r="$1" '
+        { kids[$2] = kids[$2] " " $1 }
+        END { q[1] = r; n = 1; for (i = 1; i <= n; i++) { print q[i]; m = split(kids[q[i]], k, " "); for (j = 1; j <= m; j++) q[++n] = k[j] } }'); do
+        echo "$p:$(awk '{print $22}' "/proc/$p/stat" 2>/dev/null)"
+    done
+}
+alive() {
+    local e
+    for e in "$@"; do
+        [ "$(awk '{print $22}' "/proc/${e%%:*}/stat" 2>/dev/null)" = "${e#*:}" ] && echo "${e%%:*}"
+    done
+}
+
+# SIGKILL of kgate while the program sleeps (its argument is this run's
+# marker): the program, the resolver and slirp4netns all go.
+kill9_cleans_up() {
+    local tag="41.$TAG$RANDOM" spid="" kpid p i tree
+    sb allowed.test /bin/sleep "$tag" >/dev/null 2>&1 &
+    local bg=$!
+    for i in $(seq 100); do
+        spid=$(pgrep -xf "(/usr)?/bin/sleep $tag") && break
+        sleep 0.1
+    done
+    [ -n "$spid" ] || { echo "  the sandbox did not start"; kill "$bg"; return 1; }
+    # The outermost kgate above the program.
+    p=$spid kpid=
+    while p=$(ps -o ppid= -p "$p" | tr -d ' ') && [ -n "$p" ] && [ "$p" -gt 1 ]; do
+        [ "$(ps -o comm= -p "$p")" = kgate ] && kpid=$p
+    done
+    [ -n "$kpid" ] || { echo "  no kgate above the program"; kill "$bg"; return 1; }
+    tree=$(tree_of "$kpid")
+    # shellcheck disable=SC2086 # one word per process
+    kill -9 "$kpid"
+    for _ in $(seq 100); do
+        [ -z "$(alive $tree)" ] && [ "$(procs_of_ours)" = "$PROCS_BEFORE" ] && break
+        sleep 0.1
+    done
+    wait "$bg" 2>/dev/null
+    local left
+    # shellcheck disable=SC2086
+    left=$(alive $tree)
+    [ -z "$left" ] && [ "$(procs_of_ours)" = "$PROCS_BEFORE" ] &&
+        ! pgrep -f "$tag" >/dev/null || {
+        echo "  left: $(for p in $left $(pgrep -f "$tag"); do ps -o pid=,comm=,args= -p "$p"; done | head -c 400)" \
+            "dnsmasq/slirp now: '$(procs_of_ours)', before: '$PROCS_BEFORE'"
+        return 1
+    }
+}
+
+# --- scale -----------------------------------------------------------------
+
+# scale_config N: N allowed names, s0.scale.test ... (each resolves to an
+# address of its own).
+scale_config() {
+    {
+        echo "network: restricted"
+        echo "allow_hosts:"
+        seq 0 $(($1 - 1)) | sed 's/^/  - s/; s/$/.scale.test/'
+    } | write_config
+}
+
+scale_launches() {
+    local rc
+    scale_config 10000
+    rm -f "$KG_PROJ/scale-ran"
+    kg run -- /usr/bin/touch scale-ran >/dev/null 2>"$KG_TMP/stderr" &
+    wait_bounded 120 $!
+    rc=$?
+    [ "$rc" -eq 0 ] && [ -e "$KG_PROJ/scale-ran" ] ||
+        { echo "  rc=$rc stderr: $(head -c 300 "$KG_TMP/stderr")"; return 1; }
+}
+
+# A list of 45,000 names (the issue's case): either the program runs, or
+# kgate refuses with one kgate: line BEFORE the audit launch line (none is
+# written), the program never started.  Bounded at 120 s.
+scale_fails_closed() {
+    local rc
+    scale_config 45000
+    rm -f "$KG_PROJ/scale-ran" "$KG_HOME/.kgate/audit.log"
+    kg run -- /usr/bin/touch scale-ran >/dev/null 2>"$KG_TMP/stderr" &
+    wait_bounded 120 $!
+    rc=$?
+    if [ "$rc" -eq 0 ] && [ -e "$KG_PROJ/scale-ran" ]; then
+        echo "  # 45,000 names launched"
+        return 0
+    fi
+    [ "$rc" -eq 125 ] && [ ! -e "$KG_PROJ/scale-ran" ] &&
+        [ "$(grep -c . "$KG_TMP/stderr")" -eq 1 ] && grep -q '^kgate: ' "$KG_TMP/stderr" &&
+        ! grep -q '"kind":"launch"' "$KG_HOME/.kgate/audit.log" 2>/dev/null || {
+        echo "  rc=$rc stderr: $(head -c 300 "$KG_TMP/stderr");" \
+            "launch line: $(grep -c '"kind":"launch"' "$KG_HOME/.kgate/audit.log" 2>/dev/null)"
+        return 1
+    }
+}
+
+for who in $(test_users); do
+    use_user "$who"
+    for f in probe.py dnsq.py; do
+        cp "$HERE/netlab/$f" "$KG_PROJ/$f"
+        chown "$KG_UID:$KG_GID" "$KG_PROJ/$f"
+    done
+
+    check "control: the lab's hosts and its DNS answer without kgate" control_lab_reachable
+    check "control: the DNS server logs queries sent to it (UDP, TCP)" control_log_outside
+    check "control: an allowed name looked up inside reaches the DNS server" control_log_inside
+    check "the allowed name connects" expect connected allowed.test "$PY" probe.py tcp allowed.test 8080
+    check "another name does not connect" other_name
+    check "a raw address does not connect" raw_address
+    check "a name not on the list (getaddrinfo) never reaches the DNS server" leak_getaddrinfo
+    hand_made_queries
+    for p in udp tcp; do
+        for s in resolver 10.0.2.3 198.18.0.10 198.18.0.11; do
+            case $s in
+            resolver) d="the resolver inside" ;; 10.0.2.3) d="slirp's 10.0.2.3" ;;
+            198.18.0.10) d="the upstream server (198.18.0.10)" ;; *) d="a lab host not on the list ($s)" ;;
+            esac
+            check "a hand-made $p query to $d never reaches the DNS server" leak_hand_made "$p" "$s"
+        done
+    done
+    check "a TTL-1 name that moves connects on every lookup for 6 s" moving_name
+    check "*.wild.test allows names under it, at any depth" wild_under
+    check "*.wild.test does not allow wild.test itself" wild_not_itself
+    check "*.wild.test does not allow another name" wild_not_other
+    check "*.wild.test: names that only end alike never leave" wild_not_suffix
+    check "port.test:8081 allows 8081 and not 8080" name_port
+    check "an allowed alias whose CNAME target is on no list connects" cname_alias
+    check "the CNAME's target alone is not allowed" cname_target_alone
+    check "a refused name: audit net line and the stderr summary" refusal_reported
+    check "a refused connection to a raw address: audit net line (addr, port)" \
+        refused_connection_reported
+    check "--quiet: no summary on stderr, the audit line stays" quiet_silences_summary
+    check "iptables -F, nft flush, nft add element from inside fail and change nothing" \
+        filter_holds
+    check "the resolver and slirp4netns cannot be traced from inside" \
+        resolver_untouchable
+    check "10,000 allowed names launch" scale_launches
+    check "45,000 allowed names run, or refuse before the audit launch line" scale_fails_closed
+    check "kill -9 of kgate leaves no resolver, slirp4netns or program" kill9_cleans_up
+    check "nothing of the resolver or slirp4netns is left after the runs" nothing_left
+done
+
+finish

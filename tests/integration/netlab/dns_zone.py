@@ -1,0 +1,124 @@
+#!/usr/bin/python3
+"""dns_zone.py LOG ADDR...: the lab's DNS server, UDP and TCP port 53 on
+every ADDR, answering the zone below and logging every query it receives.
+
+It is the resolver slirp4netns forwards 10.0.2.3 to in the name filter's
+tests (the test's private /etc/resolv.conf names it), so its log is the
+record of every name that left the sandbox.  One line per query, written
+before the answer is sent:
+
+    <udp|tcp> <source address> <server address> <name> <type>
+
+(the name lower-cased, without the final dot).  A datagram that is not a
+DNS query is logged as `<proto> <source> <server> junk <repr>`.
+
+The zone (everything under .test; nothing here is real):
+
+  allowed.test        A 198.18.0.2   (netlab's hostA)
+  other.test          A 198.18.0.3   (netlab's hostB)
+  wild.test, *.wild.test (any depth)   A 198.18.0.4
+  alias.test          CNAME edge.cdn.test.   edge.cdn.test  A 198.18.0.5
+  move.test           A 198.18.0.6, .7, .8 in turn, one per query, TTL 1
+  port.test           A 198.18.0.9   (TCP 8080 and 8081)
+  blob.test           A 198.18.0.12  (TCP 9000: the benchmark's download)
+  s<N>.scale.test     A 198.19.<N/256>.<N%256>  (N < 65536; no host there)
+  anything else       NXDOMAIN
+
+No AAAA records anywhere: the lab is IPv4 only.
+"""
+import sys
+import threading
+
+from dnslib import CNAME, QTYPE, RCODE, RR, A, DNSRecord
+from dnslib.server import BaseResolver, DNSLogger, DNSServer
+
+LOG = sys.argv[1]
+ADDRS = sys.argv[2:]
+TTL = 60
+MOVE = ["198.18.0.6", "198.18.0.7", "198.18.0.8"]
+_lock = threading.Lock()
+_move_next = [0]
+
+STATIC = {
+    "allowed.test": "198.18.0.2",
+    "other.test": "198.18.0.3",
+    "wild.test": "198.18.0.4",
+    "edge.cdn.test": "198.18.0.5",
+    "port.test": "198.18.0.9",
+    "blob.test": "198.18.0.12",
+}
+
+
+def address_of(name):
+    """(address, ttl) for a name of the zone, or None."""
+    if name in STATIC:
+        return STATIC[name], TTL
+    if name.endswith(".wild.test"):
+        return "198.18.0.4", TTL
+    if name == "move.test":
+        with _lock:
+            i = _move_next[0]
+            _move_next[0] = (i + 1) % len(MOVE)
+        return MOVE[i], 1
+    if name.endswith(".scale.test") and name.startswith("s"):
+        n = name[1:-len(".scale.test")]
+        if n.isdigit() and int(n) < 65536:
+            n = int(n)
+            return "198.19.%d.%d" % (n >> 8, n & 255), TTL
+    return None
+
+
+class Zone(BaseResolver):
+    def resolve(self, request, handler):
+        reply = request.reply()
+        q = request.q
+        name = str(q.qname).rstrip(".").lower()
+        if name == "alias.test":
+            reply.add_answer(RR(q.qname, QTYPE.CNAME, ttl=TTL, rdata=CNAME("edge.cdn.test.")))
+            if q.qtype in (QTYPE.A, QTYPE.ANY):
+                reply.add_answer(RR("edge.cdn.test.", QTYPE.A, ttl=TTL,
+                                    rdata=A(STATIC["edge.cdn.test"])))
+            return reply
+        found = address_of(name)
+        if found is None:
+            reply.header.rcode = RCODE.NXDOMAIN
+        elif q.qtype in (QTYPE.A, QTYPE.ANY):
+            reply.add_answer(RR(q.qname, QTYPE.A, ttl=found[1], rdata=A(found[0])))
+        # Any other type of a name that exists: NOERROR, no answer.
+        return reply
+
+
+class Log(DNSLogger):
+    """Writes the query line before the answer goes out, so that a client
+    that got an answer knows its query is in the log."""
+
+    def __init__(self):
+        # Only recv is ours: the others print to stdout, and DNSLogger
+        # replaces every hook it is not told to keep with a no-op.
+        super().__init__(log="recv")
+
+    def _line(self, handler, text):
+        with _lock, open(LOG, "a") as f:
+            f.write("%s %s %s %s\n" % (handler.protocol, handler.client_address[0],
+                                       handler.server.server_address[0], text))
+
+    def log_recv(self, handler, data):
+        try:
+            q = DNSRecord.parse(data).q
+            self._line(handler, "%s %s" % (str(q.qname).rstrip(".").lower(),
+                                           QTYPE.get(q.qtype)))
+        except Exception:  # noqa: BLE001 - anything unparsable is logged as it is
+            self._line(handler, "junk %r" % bytes(data))
+
+
+def main():
+    servers = []
+    for addr in ADDRS:
+        for tcp in (False, True):
+            s = DNSServer(Zone(), address=addr, port=53, tcp=tcp, logger=Log())
+            s.start_thread()
+            servers.append(s)
+    threading.Event().wait()
+
+
+main()
