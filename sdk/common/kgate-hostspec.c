@@ -105,6 +105,11 @@ int kgate_hostspec_parse(const char *entry, kgate_hostspec *out, const char **wh
         }
     }
 
+    if (strstr(entry, "://")) {
+        *why = "a URL, not a host entry (write the host name alone)";
+        return -1;
+    }
+
     /* The port: after the one ':'.  Two colons are an IPv6 address or a
      * typo; neither is something this list can hold. */
     const char *colon = strchr(entry, ':');

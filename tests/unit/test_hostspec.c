@@ -110,6 +110,8 @@ START_TEST(refuses_with_a_reason)
         {"1.2.3.4.5", "IPv4"},
         {"123", "IPv4"},
         {"$(id)", "letters"},
+        {"http://x.com", "URL"},
+        {"https://x.com:443/", "URL"},
         {"-rf", "'-'"},
         {label64, "63"},
         {long254, "253"},
