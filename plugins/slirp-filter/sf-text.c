@@ -3,6 +3,8 @@
  * slirp4netns argv, tool lookup and the doctor verdicts.  No processes. */
 #include "sf-internal.h"
 
+#include "kgate/kgate-hostspec.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
@@ -10,39 +12,27 @@
 #include <string.h>
 #include <unistd.h>
 
+/* One reading of an entry for the core and every backend: the SDK's
+ * kgate_hostspec_parse (name, *.name, name:port, *.name:port, a.b.c.d).
+ * Whatever it accepts is [A-Za-z0-9.-] plus a leading "*." and one
+ * ":digits", so nothing can read as a flag, a comment, a quote or a second
+ * line. */
 int sf_host_valid(const char *name)
 {
-    if (!name) return 0;
-    size_t len = strlen(name);
-    if (len == 0 || len > 253) return 0;
-    size_t label = 0;
-    for (size_t i = 0; i <= len; i++) {
-        char c = name[i];
-        if (c == '.' || c == '\0') {
-            /* An empty label covers ".x", "x.", "x..y"; a label edge
-             * hyphen covers "-flag" and "x.-y". */
-            if (label == 0 || label > 63) return 0;
-            if (name[i - 1] == '-') return 0;
-            label = 0;
-            continue;
-        }
-        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                 (c >= '0' && c <= '9') || c == '-';
-        if (!ok) return 0;
-        if (label == 0 && c == '-') return 0;
-        label++;
-    }
-    return 1;
+    kgate_hostspec h;
+    const char *why;
+    return kgate_hostspec_parse(name, &h, &why) == 0;
 }
 
 int sf_hosts_check(const kgate_strlist *hosts, kgate_err *err)
 {
     for (size_t i = 0; hosts && i < hosts->n; i++) {
-        if (!sf_host_valid(hosts->v[i]))
-            /* The name is not printed as-is: it may hold a newline. */
-            return kgate_err_set(err, EINVAL,
-                                 "allow_hosts: entry %zu is not a valid host name",
-                                 i + 1);
+        kgate_hostspec h;
+        const char *why = "invalid";
+        if (kgate_hostspec_parse(hosts->v[i], &h, &why) < 0)
+            /* The entry is not printed as-is: it may hold a newline. */
+            return kgate_err_set(err, EINVAL, "allow_hosts: entry %zu is not a valid host name (%s)",
+                                 i + 1, why);
     }
     return 0;
 }

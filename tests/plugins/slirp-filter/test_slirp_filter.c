@@ -167,7 +167,8 @@ START_TEST(hosts_valid)
     for (int i = 63; i < 253; i += 64) long253[i] = '.';
     ck_assert_uint_eq(strlen(long253), 253);
     const char *ok[] = {"example.com", "a", "a-b.c", "198.18.0.2", "API.Example.COM",
-                        "xn--bcher-kva.example", label63, long253};
+                        "xn--bcher-kva.example", label63, long253, "*.example.com",
+                        "api.example.com:443"};
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
         ck_assert_msg(sf_host_valid(ok[i]), "should accept: %s", ok[i]);
 }
@@ -183,7 +184,7 @@ START_TEST(hosts_hostile)
     for (int i = 63; i < 254; i += 64) long254[i] = '.';
     const char *bad[] = {"", "-rf", "--flag", "a b", "a'b", "a\"b", "a\nb",
                          "a\n-A OUTPUT -j ACCEPT", "a..b", ".a", "a.", "a-.b",
-                         "a.-b", "a_b", "a;b", "$(id)", "`id`", "*.example.com",
+                         "a.-b", "a_b", "a;b", "$(id)", "`id`", "*", "*.com",
                          "a/b", "a\tb", "a#b", "\xc3\xa9.example", label64, long254};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         ck_assert_msg(!sf_host_valid(bad[i]), "should refuse entry %zu", i);
@@ -193,7 +194,7 @@ START_TEST(hosts_hostile)
     kgate_strlist l = {list, 2};
     kgate_err err = {0};
     ck_assert_int_eq(sf_hosts_check(&l, &err), -1);
-    ck_assert_str_eq(err.msg, "allow_hosts: entry 2 is not a valid host name");
+    ck_assert_str_eq(err.msg, "allow_hosts: entry 2 is not a valid host name (label starts or ends with '-')");
 }
 END_TEST
 
