@@ -117,7 +117,8 @@ static int under_or_at(const char *name, const char *base, int strictly)
 int sf_entry_matches(const sf_entry *e, const char *name)
 {
     if (e->is_addr) return 0;
-    return under_or_at(name, e->name, e->wildcard);
+    if (!e->wildcard) return strcasecmp(name, e->name) == 0;
+    return under_or_at(name, e->name, 1);
 }
 
 int sf_filter_build(const kgate_strlist *hosts, sf_filter *f, kgate_err *err)
@@ -311,22 +312,69 @@ char *sf_nft_ruleset(const sf_filter *f)
 /* The dnsmasq configuration                                                 */
 /* ------------------------------------------------------------------------ */
 
-/* 1 when a wildcard entry allows the names under name (so name's own
- * subdomains must not be refused). */
-static int subs_allowed(const sf_filter *f, const char *name)
+/* The name entries sorted by name, then exact before wildcard: equal
+ * names are neighbours, and a base is found by binary search, so 10,000
+ * entries cost n log n, not n squared. */
+typedef struct sorted {
+    const sf_entry **v;
+    size_t n;
+} sorted;
+
+static int by_name(const void *a, const void *b)
 {
+    const sf_entry *x = *(const sf_entry *const *)a, *y = *(const sf_entry *const *)b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : x->wildcard - y->wildcard;
+}
+
+static int sorted_make(const sf_filter *f, sorted *out)
+{
+    out->n = 0;
+    out->v = malloc((f->n ? f->n : 1) * sizeof *out->v);
+    if (!out->v) return -1;
     for (size_t i = 0; i < f->n; i++)
-        if (!f->e[i].is_addr && f->e[i].wildcard && under_or_at(name, f->e[i].name, 0))
-            return 1;
+        if (!f->e[i].is_addr) out->v[out->n++] = &f->e[i];
+    qsort(out->v, out->n, sizeof *out->v, by_name);
     return 0;
+}
+
+/* The first entry named name (either kind), or out->n. */
+static size_t sorted_find(const sorted *s, const char *name)
+{
+    size_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(s->v[mid]->name, name) < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < s->n && strcmp(s->v[lo]->name, name) == 0 ? lo : s->n;
+}
+
+/* Marks in want[] (by index in f->ports) the ports of the entries named
+ * name; wildcards_only: only its *.name entries. */
+static void mark_ports(const sf_filter *f, const sorted *s, const char *name,
+                       int wildcards_only, unsigned char *want)
+{
+    for (size_t i = sorted_find(s, name); i < s->n && strcmp(s->v[i]->name, name) == 0; i++) {
+        if (wildcards_only && !s->v[i]->wildcard) continue;
+        for (size_t p = 0; p < f->n_ports; p++)
+            if (f->ports[p] == s->v[i]->port) want[p] = 1;
+    }
 }
 
 char *sf_dnsmasq_conf(const sf_filter *f, int log_queries)
 {
+    sorted s;
+    if (sorted_make(f, &s) < 0) return NULL;
+    unsigned char *want = calloc(f->n_ports ? f->n_ports : 1, 1);
     char *buf = NULL;
     size_t sz = 0;
-    FILE *o = open_memstream(&buf, &sz);
-    if (!o) return NULL;
+    FILE *o = want ? open_memstream(&buf, &sz) : NULL;
+    if (!o) {
+        free(s.v);
+        free(want);
+        return NULL;
+    }
     /* Every line below is built from parsed entries: names of
      * [a-z0-9.-], ports as numbers. */
     fputs("# kgate slirp-filter: the only resolver the sandbox can reach\n"
@@ -347,40 +395,37 @@ char *sf_dnsmasq_conf(const sf_filter *f, int log_queries)
           "address=/#/\n",
           o);
     if (log_queries) fputs("log-queries\nlog-async=100\n", o);
-    for (size_t i = 0; i < f->n; i++) {
-        const sf_entry *e = &f->e[i];
-        if (e->is_addr) continue;
-        int dup = 0;
-        for (size_t k = 0; k < i && !dup; k++)
-            dup = !f->e[k].is_addr && f->e[k].wildcard == e->wildcard &&
-                  strcmp(f->e[k].name, e->name) == 0;
-        if (dup) continue;
+    for (size_t i = 0; i < s.n; i++) {
+        const sf_entry *e = s.v[i];
+        if (i > 0 && s.v[i - 1]->wildcard == e->wildcard && strcmp(s.v[i - 1]->name, e->name) == 0)
+            continue;
         fprintf(o, "server=/%s%s/" SF_DNS_ADDR "\n", e->wildcard ? "*." : "", e->name);
+        if (e->wildcard) continue;
         /* dnsmasq's /name/ covers the names under it too: an exact entry
-         * refuses those, unless a wildcard allows them. */
-        if (!e->wildcard && !subs_allowed(f, e->name)) fprintf(o, "local=/*.%s/\n", e->name);
+         * refuses those, unless a wildcard at or above it allows them. */
+        int covered = 0;
+        for (const char *up = e->name; up && !covered; up = strchr(up, '.')) {
+            if (*up == '.') up++;
+            for (size_t k = sorted_find(&s, up); k < s.n && strcmp(s.v[k]->name, up) == 0; k++)
+                covered |= s.v[k]->wildcard;
+        }
+        if (!covered) fprintf(o, "local=/*.%s/\n", e->name);
     }
     /* --nftset takes the most specific domain, and its patterns have no
      * "*." form (measured, 2.90): one line per distinct name, with every
-     * set a name at or under it may need. */
-    for (size_t i = 0; i < f->n; i++) {
-        const sf_entry *e = &f->e[i];
-        if (e->is_addr) continue;
-        int dup = 0;
-        for (size_t k = 0; k < i && !dup; k++)
-            dup = !f->e[k].is_addr && strcmp(f->e[k].name, e->name) == 0;
-        if (dup) continue;
+     * set a name at or under it may need (its own entries' and those of
+     * the wildcards above it). */
+    for (size_t i = 0; i < s.n; i++) {
+        const sf_entry *e = s.v[i];
+        if (i > 0 && strcmp(s.v[i - 1]->name, e->name) == 0) continue;
+        memset(want, 0, f->n_ports);
+        mark_ports(f, &s, e->name, 0, want);
+        for (const char *up = strchr(e->name, '.'); up; up = strchr(up + 1, '.'))
+            mark_ports(f, &s, up + 1, 1, want);
         fprintf(o, "nftset=/%s/", e->name);
         int first = 1;
         for (size_t p = 0; p < f->n_ports; p++) {
-            int want = 0;
-            for (size_t k = 0; k < f->n && !want; k++) {
-                const sf_entry *x = &f->e[k];
-                if (x->is_addr || x->port != f->ports[p]) continue;
-                want = strcmp(x->name, e->name) == 0 ||
-                       (x->wildcard && under_or_at(e->name, x->name, 1));
-            }
-            if (!want) continue;
+            if (!want[p]) continue;
             char sn[16];
             set_name(sn, sizeof sn, f->ports[p]);
             fprintf(o, "%s4#inet#" SF_NFT_TABLE "#%s", first ? "" : ",", sn);
@@ -388,6 +433,8 @@ char *sf_dnsmasq_conf(const sf_filter *f, int log_queries)
         }
         fputc('\n', o);
     }
+    free(s.v);
+    free(want);
     if (fclose(o) != 0) {
         free(buf);
         return NULL;
