@@ -15,6 +15,9 @@
 #
 # Usage: sudo bench/restricted_net.sh [ROUNDS] [SCALE_NAMES...]
 # (defaults: 5 rounds; 10000 names).  KGATE_BUILD_ROOT as for run-all.sh.
+# KGATE_COMPARE=OTHER_BUILD_ROOT adds that build's download to every round
+# (the same lab, alternating): the ratio of two builds, drift included in
+# both (issue 14's target: the name filter at >= 0.8x of the old filter).
 # Other network tests use the same bridge: run it under
 # `flock /tmp/kgate-integ.lock` on a shared machine.
 set -uo pipefail
@@ -25,9 +28,14 @@ fi
 HERE=$(cd "$(dirname "$0")" && pwd)
 B=$(realpath "${KGATE_BUILD_ROOT:-$HERE/../build}")
 KGATE=${KGATE:-$B/core/kgate}
-PLUGINS=
-for d in "$B"/plugins/*/; do PLUGINS=${PLUGINS:+$PLUGINS:}${d%/}; done
+plugins_of() {
+    local d p=
+    for d in "$1"/plugins/*/; do p=${p:+$p:}${d%/}; done
+    echo "$p"
+}
+PLUGINS=$(plugins_of "$B")
 export KGATE_PLUGIN_PATH=$PLUGINS
+CMP=${KGATE_COMPARE:+$(realpath "$KGATE_COMPARE")}
 ROUNDS=${1:-5}
 shift || true
 SCALES=("$@")
@@ -87,13 +95,21 @@ config <<'YAML'
 network: restricted
 allow_hosts: [blob.test]
 YAML
-inside=() outside=()
+inside=() outside=() other=()
 for _ in $(seq "$ROUNDS"); do  # alternating, so drift hits both alike
     outside+=("$(mbps "$("$PY" get.py 198.18.0.12 2>&1)")")
     inside+=("$(mbps "$("$KGATE" run --no-pty -- "$PY" get.py blob.test 2>&1)")")
+    [ -z "$CMP" ] || other+=("$(mbps "$(KGATE_PLUGIN_PATH=$(plugins_of "$CMP") \
+        "$CMP/core/kgate" run --no-pty -- "$PY" get.py blob.test 2>&1)")")
 done
-echo "throughput  $((NAMELAB_BLOB >> 20)) MiB, no sandbox:        ${outside[*]} MB/s; median $(median "${outside[@]}")"
-echo "throughput  $((NAMELAB_BLOB >> 20)) MiB, network restricted: ${inside[*]} MB/s; median $(median "${inside[@]}")"
+MIB=$((NAMELAB_BLOB >> 20))
+echo "throughput  $MIB MiB, no sandbox:        ${outside[*]} MB/s; median $(median "${outside[@]}")"
+echo "throughput  $MIB MiB, network restricted: ${inside[*]} MB/s; median $(median "${inside[@]}")"
+if [ -n "$CMP" ]; then
+    echo "throughput  $MIB MiB, restricted, $CMP: ${other[*]} MB/s; median $(median "${other[@]}")"
+    "$PY" -c "import sys; a, b = sys.argv[1:]; print('throughput  this build / compared: %.2f' % (float(a) / float(b)))" \
+        "$(median "${inside[@]}")" "$(median "${other[@]}")" 2>/dev/null
+fi
 
 for n in "${SCALES[@]}"; do
     {
