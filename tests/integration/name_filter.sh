@@ -27,6 +27,13 @@ need_cmd ip slirp4netns bwrap setpriv pgrep
 /usr/bin/python3 -c 'import dnslib' 2>/dev/null || skip_all "python3-dnslib is not installed"
 need_bwrap
 
+# NF_ONLY=REGEX runs only the checks whose description matches it (for
+# debugging one check; the suite itself runs them all).
+if [ -n "${NF_ONLY:-}" ]; then
+    eval "$(declare -f check | sed '1s/^check/nf_check_all/')"
+    check() { [[ $1 =~ $NF_ONLY ]] || return 0; nf_check_all "$@"; }
+fi
+
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/netlab/netlab.sh"
 . "$HERE/netlab/namelab.sh"
@@ -495,6 +502,31 @@ scale_fails_closed() {
     }
 }
 
+# A filter that cannot be loaded (TOOL's stand-in fails the way a list too
+# large for it would): exit 125, one kgate: line, the program never ran,
+# and no audit launch line (the refusal comes before it).  The stand-in
+# is bound over the real tool in this test's mount namespace only.
+load_failure_refuses() {
+    local tool=$1 rc stand=$KG_TMP/fail-$1
+    printf '#!/bin/sh\ncat >/dev/null 2>&1\necho "%s: stand-in: cannot load: Message too long" >&2\nexit 1\n' \
+        "$tool" >"$stand"
+    chmod 0755 "$stand"
+    mount --bind "$stand" "/usr/sbin/$tool" || { echo "  cannot bind the stand-in"; return 1; }
+    config_for allowed.test
+    rm -f "$KG_PROJ/load-ran" "$KG_HOME/.kgate/audit.log"
+    kg run -- /usr/bin/touch load-ran >/dev/null 2>"$KG_TMP/stderr" &
+    wait_bounded 60 $!
+    rc=$?
+    umount "/usr/sbin/$tool"
+    [ "$rc" -eq 125 ] && [ ! -e "$KG_PROJ/load-ran" ] &&
+        [ "$(grep -c . "$KG_TMP/stderr")" -eq 1 ] && grep -q '^kgate: ' "$KG_TMP/stderr" &&
+        ! grep -q '"kind":"launch"' "$KG_HOME/.kgate/audit.log" 2>/dev/null || {
+        echo "  rc=$rc stderr: $(head -c 300 "$KG_TMP/stderr");" \
+            "launch lines: $(grep -c '"kind":"launch"' "$KG_HOME/.kgate/audit.log" 2>/dev/null)"
+        return 1
+    }
+}
+
 for who in $(test_users); do
     use_user "$who"
     for f in probe.py dnsq.py; do
@@ -537,6 +569,10 @@ for who in $(test_users); do
         resolver_untouchable
     check "10,000 allowed names launch" scale_launches
     check "45,000 allowed names run, or refuse before the audit launch line" scale_fails_closed
+    check "nft failing to load the filter refuses before the audit launch line" \
+        load_failure_refuses nft
+    check "dnsmasq failing to start refuses before the audit launch line" \
+        load_failure_refuses dnsmasq
     check "kill -9 of kgate leaves no resolver, slirp4netns or program" kill9_cleans_up
     check "nothing of the resolver or slirp4netns is left after the runs" nothing_left
 done
