@@ -423,10 +423,10 @@ alive() {
 # SIGKILL of kgate while the program sleeps (its argument is this run's
 # marker): the program, the resolver and slirp4netns all go.
 kill9_cleans_up() {
-    local tag="41.$TAG$RANDOM" spid="" kpid p i tree
+    local tag="41.$TAG$RANDOM" spid="" kpid p tree
     sb allowed.test /bin/sleep "$tag" >/dev/null 2>&1 &
     local bg=$!
-    for i in $(seq 100); do
+    for _ in $(seq 100); do
         spid=$(pgrep -xf "(/usr)?/bin/sleep $tag") && break
         sleep 0.1
     done
