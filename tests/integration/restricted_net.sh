@@ -198,7 +198,10 @@ answered:NXDOMAIN"
 upstream_ports_not_usable() {
     local m="s$RANDOM$$" out
     out=$(SB_DRIVER=1 sb "*.st-$m.test" /usr/bin/python3 dnsq.py steal "x-$m.test" "st-$m.test" 2>"$KG_TMP/stderr")
-    [ "$out" = "swept:64512 sent:0" ] ||
+    # A port held by a live socket cannot be bound: nearly all, not all.
+    local swept
+    swept=$(printf '%s\n' "$out" | sed -n 's/^swept:\([0-9]*\) sent:0$/\1/p')
+    [ "${swept:-0}" -gt 60000 ] ||
         { echo "  got: $out; stderr: $(head -c 400 "$KG_TMP/stderr")"; return 1; }
     dns_seen "st-$m" && dns_absent "x-$m"
 }
