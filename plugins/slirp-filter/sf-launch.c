@@ -278,7 +278,7 @@ static void child_wait_tap(const sf_child_ctx *c)
         if (now_ms() > deadline)
             child_fail(c, "slirp4netns did not configure %s with %s", SF_TAP,
                        SF_GUEST_ADDR);
-        struct timespec ts = {0, 5 * 1000 * 1000};
+        struct timespec ts = {0, 1000 * 1000};
         nanosleep(&ts, NULL);
     }
 }
