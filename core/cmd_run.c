@@ -22,6 +22,7 @@
 #include "host.h"
 #include "loader.h"
 #include "msg.h"
+#include "netevents.h"
 #include "os.h"
 #include "paths.h"
 #include "policy.h"
@@ -34,6 +35,7 @@ typedef struct run_args {
     kg_flags flags;
     const char *backend;
     bool dry_run;
+    bool quiet; /* no summary of what the network filter refused */
     int pty; /* -1: decide from the terminal, 0: never, 1: always */
     char **cmd;
     int cmd_argc;
@@ -41,7 +43,7 @@ typedef struct run_args {
 
 static const char run_usage[] =
     "usage: kgate run [--allow-path PATH]... [--allow-net HOST]... [--backend NAME]\n"
-    "                 [--dry-run] [--pty | --no-pty] -- COMMAND [ARG...]\n";
+    "                 [--dry-run] [--pty | --no-pty] [--quiet] -- COMMAND [ARG...]\n";
 
 /* Accepts "--opt VALUE" and "--opt=VALUE".  Returns the value or NULL. */
 static const char *opt_value(const char *opt, int argc, char **argv, int *i)
@@ -77,6 +79,8 @@ static int parse_args(int argc, char **argv, run_args *a, int *status)
             a->backend = v;
         } else if (strcmp(arg, "--dry-run") == 0) {
             a->dry_run = true;
+        } else if (strcmp(arg, "--quiet") == 0) {
+            a->quiet = true;
         } else if (strcmp(arg, "--pty") == 0) {
             a->pty = 1;
         } else if (strcmp(arg, "--no-pty") == 0) {
@@ -323,11 +327,23 @@ static int run(run_ctx *c)
         goto out_env;
     }
 
+    /* What the backend refuses while the program runs: a line of kind net
+     * each, as it happens, on a descriptor opened now (a log that cannot
+     * be opened was already refused above). */
+    kg_audit_event nev;
+    audit_base(c, &nev, "net");
+    nev.backend = chosen.name;
+    nev.allow_paths = nev.allow_hosts = NULL; /* on the launch line */
+    kg_error nerr = {0};
+    int net_fd = kg_audit_open(c->log_path, &nerr);
+    kg_netlog *net = kg_netlog_new(net_fd, &nev);
+
     char **envp = kg_strv_nullterm(env);
     kg_supervise_opts opts = {
         .mask_prefixes = c->policy->mask_prefixes,
         .use_pty = use_pty,
         .max_processes = c->policy->max_processes,
+        .net = net,
     };
     int exit_status = KG_EXIT_REFUSED;
     if (!envp) kg_oom();
@@ -338,6 +354,14 @@ static int run(run_ctx *c)
     }
     free(envp);
     status = exit_status;
+    /* One line, after the program's own output: why a lookup failed or a
+     * connection was refused, which the program itself cannot tell. */
+    UT_string *sum;
+    utstring_new(sum);
+    if (kg_netlog_summary(net, sum) && !c->args.quiet) kg_say("%s", utstring_body(sum));
+    utstring_free(sum);
+    kg_netlog_free(net);
+    if (net_fd >= 0) close(net_fd);
     /* Also after a failed launch: bwrap may have run part of the way.
      * A finding leaves the exit status alone; its line says what moved,
      * and the audit log keeps it. */
