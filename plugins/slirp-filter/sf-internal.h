@@ -26,11 +26,10 @@
  * user-mode stack. */
 #define SF_MTU "65520"
 
-/* 1 when name is a host name we are willing to put on a command line or in
- * a rules file: [A-Za-z0-9.-], labels of 1..63 characters that neither start
- * nor end with '-', at most 253 characters, no empty label (so no leading,
- * trailing or doubled dot).  Everything that could read as a flag, a
- * comment, a quote or a second line is refused by that alphabet. */
+/* 1 when name is an allow_hosts entry kgate_hostspec_parse accepts
+ * (kgate-hostspec.h): [A-Za-z0-9.-] with a leading "*." and one ":port" at
+ * most, so nothing that could read as a flag, a comment, a quote or a
+ * second line in a rules file or a dnsmasq configuration. */
 int sf_host_valid(const char *name);
 
 /* Checks every host of the list; on the first bad one fills err. */
@@ -38,9 +37,9 @@ int sf_hosts_check(const kgate_strlist *hosts, kgate_err *err);
 
 /* One allow_hosts entry: `name`, `*.name` (names under it at any depth,
  * not name itself), either with `:port` (that TCP port only), or a literal
- * IPv4 address (with or without a port).  The same shape as N1's
- * kgate_hostspec (kgate-hostspec.h), plus the literal address, which needs
- * no DNS and goes straight into the filter. */
+ * IPv4 address (with or without a port).  kgate_hostspec_parse's reading
+ * (kgate-hostspec.h), plus whether it is a literal address, which needs no
+ * DNS and goes straight into the filter. */
 typedef struct sf_entry {
     char name[254]; /* lower case; a literal's canonical dotted quad */
     int wildcard;   /* 1: *.name */

@@ -278,7 +278,7 @@ static void child_wait_tap(const sf_child_ctx *c)
         if (now_ms() > deadline)
             child_fail(c, "slirp4netns did not configure %s with %s", SF_TAP,
                        SF_GUEST_ADDR);
-        struct timespec ts = {0, 5 * 1000 * 1000};
+        struct timespec ts = {0, 1000 * 1000};
         nanosleep(&ts, NULL);
     }
 }
@@ -301,15 +301,22 @@ static void child_loopback_up(const sf_child_ctx *c)
 }
 
 /* nft -f - with the ruleset on stdin (no shell, one transaction: the
- * whole filter is in place or none of it). */
-static void child_nft(const sf_child_ctx *c)
+ * whole filter is in place or none of it).  Started while slirp4netns
+ * starts, finished before the program may run. */
+typedef struct sf_nft_run {
+    pid_t pid;
+    int out; /* its stdout+stderr */
+    int werr;
+} sf_nft_run;
+
+static void child_nft_start(const sf_child_ctx *c, sf_nft_run *r)
 {
     int in[2], out[2];
     if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0)
         child_fail(c, "pipe: %s", strerror(errno));
-    pid_t pid = fork();
-    if (pid < 0) child_fail(c, "fork: %s", strerror(errno));
-    if (pid == 0) {
+    r->pid = fork();
+    if (r->pid < 0) child_fail(c, "fork: %s", strerror(errno));
+    if (r->pid == 0) {
         dup2(in[0], 0);
         dup2(out[1], 1);
         dup2(out[1], 2);
@@ -322,17 +329,22 @@ static void child_nft(const sf_child_ctx *c)
     }
     close(in[0]);
     close(out[1]);
-    /* A large ruleset outgrows the pipe: nft reads while we write, and a
-     * tool that died early gives EPIPE (SIGPIPE is ignored). */
-    int werr = write_all(in[1], c->ruleset, strlen(c->ruleset));
+    /* A large ruleset outgrows the pipe: nft reads it all before it
+     * works, and a tool that died early gives EPIPE (SIGPIPE is ignored). */
+    r->werr = write_all(in[1], c->ruleset, strlen(c->ruleset));
     close(in[1]);
+    r->out = out[0];
+}
+
+static void child_nft_finish(const sf_child_ctx *c, sf_nft_run *r)
+{
     char msg[256];
-    ssize_t got = read_until_eof(out[0], msg, sizeof msg, now_ms() + SF_WAIT_SETUP_MS);
-    close(out[0]);
+    ssize_t got = read_until_eof(r->out, msg, sizeof msg, now_ms() + SF_WAIT_SETUP_MS);
+    close(r->out);
     int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    while (waitpid(r->pid, &st, 0) < 0 && errno == EINTR) {
     }
-    if (werr < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    if (r->werr < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
         if (got < 0) msg[0] = '\0';
         msg[strcspn(msg, "\n")] = '\0';
         child_fail(c, "nft failed: %s", msg[0] ? msg : "no output");
@@ -370,7 +382,13 @@ static int dns_listening(void)
 }
 
 /* The resolver, and the watcher when the core takes events. */
-static void child_resolver(const sf_child_ctx *c)
+typedef struct sf_dns_run {
+    pid_t pid;
+    int errfd;   /* its stderr when nobody reads its log, else -1 */
+    int watcher; /* the watcher's ready pipe, or -1 */
+} sf_dns_run;
+
+static void child_resolver_start(const sf_child_ctx *c, sf_dns_run *r)
 {
     int logp[2] = {-1, -1};
     if (c->events >= 0 && pipe2(logp, O_CLOEXEC) < 0)
@@ -392,10 +410,9 @@ static void child_resolver(const sf_child_ctx *c)
         }
         close(logp[0]);
         close(ready[1]);
-        /* EOF without the byte: it could not listen; the run goes on
-         * without naming refused connections (names still come). */
-        read_byte(ready[0], SF_WAIT_DNS_MS);
-        close(ready[0]);
+        r->watcher = ready[0];
+    } else {
+        r->watcher = -1;
     }
     /* dnsmasq closes every inherited descriptor above 2 once it has read
      * its configuration (fd 3), so its log goes to stderr: the watcher's
@@ -418,22 +435,39 @@ static void child_resolver(const sf_child_ctx *c)
         execve(argv[0], argv, envp);
         _exit(127);
     }
+    r->pid = pid;
+    if (logp[1] >= 0) {
+        close(logp[1]);
+        r->errfd = -1;
+    } else {
+        r->errfd = errfd;
+    }
+}
+
+static void child_resolver_wait(const sf_child_ctx *c, sf_dns_run *r)
+{
     long deadline = now_ms() + SF_WAIT_DNS_MS;
     while (!dns_listening()) {
         int st;
-        if (waitpid(pid, &st, WNOHANG) == pid || now_ms() > deadline) {
+        if (waitpid(r->pid, &st, WNOHANG) == r->pid || now_ms() > deadline) {
             char msg[256];
-            ssize_t n = logp[1] < 0 ? pread(errfd, msg, sizeof msg - 1, 0) : -1;
+            ssize_t n = r->errfd >= 0 ? pread(r->errfd, msg, sizeof msg - 1, 0) : -1;
             msg[n > 0 ? n : 0] = '\0';
             /* "dnsmasq: bad option at line 3 of ..." */
             msg[strcspn(msg, "\n")] = '\0';
             child_fail(c, "dnsmasq did not start: %s",
                        msg[0] ? msg : "see its messages in the audit log");
         }
-        struct timespec ts = {0, 500 * 1000};
+        struct timespec ts = {0, 1000 * 1000};
         nanosleep(&ts, NULL);
     }
-    close(errfd);
+    if (r->errfd >= 0) close(r->errfd);
+    if (r->watcher >= 0) {
+        /* EOF without the byte: it could not listen to NFLOG; the run goes
+         * on without reporting refused connections (names still come). */
+        read_byte(r->watcher, SF_WAIT_DNS_MS);
+        close(r->watcher);
+    }
 }
 
 /* H is started by kgl_spawn_start (kgl-launch.c), which has reset the
@@ -470,6 +504,13 @@ static int child_prepare(void *ctx)
         child_fail(c, "unshare(user, net, mount): %s", strerror(errno));
     if (child_map_ids(c) < 0)
         child_fail(c, "writing the uid/gid map: %s", strerror(errno));
+    /* The filter and the resolver need only the namespace: they start
+     * while the parent starts slirp4netns. */
+    child_loopback_up(c);
+    sf_nft_run nft;
+    sf_dns_run dns;
+    child_nft_start(c, &nft);
+    child_resolver_start(c, &dns);
     if (send(c->ctl, "R", 1, MSG_NOSIGNAL) != 1) _exit(1);
     if (read_byte(c->ctl, SF_WAIT_SLIRP_MS + SF_WAIT_UNSHARE_MS) != 'G') _exit(1);
 
@@ -478,11 +519,9 @@ static int child_prepare(void *ctx)
     child_place_resolv_conf(c);
     child_wait_tap(c);
 
-    child_loopback_up(c);
-    /* The filter first: dnsmasq adds to its sets, and the program must
-     * never run without it. */
-    child_nft(c);
-    child_resolver(c);
+    /* The program never runs without the whole filter and its resolver. */
+    child_nft_finish(c, &nft);
+    child_resolver_wait(c, &dns);
     /* The program must never hold these. */
     close(c->dns_conf);
     if (c->events >= 0) close(c->events);

@@ -30,10 +30,11 @@ int sf_hosts_check(const kgate_strlist *hosts, kgate_err *err)
 {
     for (size_t i = 0; hosts && i < hosts->n; i++) {
         sf_entry e;
-        const char *why = NULL;
+        const char *why = "invalid";
         if (sf_entry_parse(hosts->v[i], &e, &why) < 0)
             /* The entry is not printed as-is: it may hold a newline. */
-            return kgate_err_set(err, EINVAL, "allow_hosts: entry %zu: %s", i + 1, why);
+            return kgate_err_set(err, EINVAL, "allow_hosts: entry %zu is not a valid host name (%s)",
+                                 i + 1, why);
     }
     return 0;
 }
@@ -42,56 +43,22 @@ int sf_hosts_check(const kgate_strlist *hosts, kgate_err *err)
 /* Entries                                                                   */
 /* ------------------------------------------------------------------------ */
 
-static int parse_port(const char *p, unsigned *out)
-{
-    unsigned v = 0;
-    if (!*p) return -1;
-    for (; *p; p++) {
-        if (*p < '0' || *p > '9') return -1;
-        v = v * 10 + (unsigned)(*p - '0');
-        if (v > 65535) return -1;
-    }
-    if (v == 0) return -1;
-    *out = v;
-    return 0;
-}
-
 int sf_entry_parse(const char *text, sf_entry *out, const char **why)
 {
     static const char *dummy;
     if (!why) why = &dummy;
     memset(out, 0, sizeof *out);
-    if (!text || !*text) return *why = "an empty host", -1;
-    char buf[300];
-    size_t len = strlen(text);
-    if (len >= sizeof buf) return *why = "longer than a host name can be", -1;
-    memcpy(buf, text, len + 1);
-    char *colon = strchr(buf, ':');
-    if (colon) {
-        *colon = '\0';
-        if (parse_port(colon + 1, &out->port) < 0)
-            return *why = "the port after ':' is not a number from 1 to 65535", -1;
+    kgate_hostspec h;
+    if (!text || kgate_hostspec_parse(text, &h, why) < 0) {
+        if (!text) *why = "no entry";
+        return -1;
     }
+    memcpy(out->name, h.name, sizeof out->name);
+    out->wildcard = h.wildcard;
+    out->port = h.port;
+    /* The parser lets an all-numeric name through only as a dotted quad. */
     struct in_addr a;
-    if (inet_pton(AF_INET, buf, &a) == 1) {
-        inet_ntop(AF_INET, &a, out->name, sizeof out->name);
-        out->is_addr = 1;
-        return 0;
-    }
-    char *name = buf;
-    if (name[0] == '*') {
-        if (name[1] != '.')
-            return *why = "a '*' is only allowed as a whole first label, as in *.example.com",
-                   -1;
-        name += 2;
-        out->wildcard = 1;
-        if (!*name) return *why = "'*' alone would allow every name", -1;
-        if (!strchr(name, '.'))
-            return *why = "a wildcard over a whole top-level domain is not allowed", -1;
-    }
-    if (!sf_host_valid(name)) return *why = "not a valid host name", -1;
-    for (size_t i = 0; name[i]; i++)
-        out->name[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] + 32 : name[i]);
+    out->is_addr = !h.wildcard && inet_pton(AF_INET, h.name, &a) == 1;
     return 0;
 }
 
@@ -125,7 +92,9 @@ int sf_filter_build(const kgate_strlist *hosts, sf_filter *f, kgate_err *err)
         if (sf_entry_parse(hosts->v[i], &f->e[i], &why) < 0) {
             sf_filter_free(f);
             /* The entry is not printed as-is: it may hold a newline. */
-            return kgate_err_set(err, EINVAL, "allow_hosts: entry %zu: %s", i + 1, why);
+            return kgate_err_set(err, EINVAL,
+                                 "allow_hosts: entry %zu is not a valid host name (%s)", i + 1,
+                                 why);
         }
         f->n++;
         int seen = 0;

@@ -27,7 +27,8 @@
 static int try_nft(const char *nft)
 {
     static const char rules[] =
-        "table inet kgate { chain output { type filter hook output priority filter; } }\n";
+        "table inet kgate {\n\tchain output {\n\t\ttype filter hook output priority filter;\n"
+        "\t}\n}\n";
     int in[2];
     if (pipe2(in, O_CLOEXEC) < 0) return 0;
     uid_t uid = getuid();

@@ -194,7 +194,7 @@ START_TEST(hosts_hostile)
     kgate_strlist l = {list, 2};
     kgate_err err = {0};
     ck_assert_int_eq(sf_hosts_check(&l, &err), -1);
-    ck_assert_str_eq(err.msg, "allow_hosts: entry 2: not a valid host name");
+    ck_assert_str_eq(err.msg, "allow_hosts: entry 2 is not a valid host name (label starts or ends with '-')");
 }
 END_TEST
 
@@ -222,34 +222,17 @@ START_TEST(entries_parse)
     ck_assert_int_eq(sf_entry_parse("198.18.0.9:22", &e, &why), 0);
     ck_assert(e.is_addr && e.port == 22);
 
-    struct {
-        const char *in, *why;
-    } bad[] = {
-        {"*", "a '*' is only allowed as a whole first label, as in *.example.com"},
-        {"*.", "'*' alone would allow every name"},
-        {"*.com", "a wildcard over a whole top-level domain is not allowed"},
-        {"*example.com", "a '*' is only allowed as a whole first label, as in *.example.com"},
-        {"a.*.example.com", "not a valid host name"},
-        {"**.example.com", "a '*' is only allowed as a whole first label, as in *.example.com"},
-        {"x.test:0", "the port after ':' is not a number from 1 to 65535"},
-        {"x.test:65536", "the port after ':' is not a number from 1 to 65535"},
-        {"x.test:", "the port after ':' is not a number from 1 to 65535"},
-        {"x.test:8o", "the port after ':' is not a number from 1 to 65535"},
-        {"x.test:-1", "the port after ':' is not a number from 1 to 65535"},
-        {"x.test:80:80", "the port after ':' is not a number from 1 to 65535"},
-        {":80", "not a valid host name"},
-        {"", "an empty host"},
-        {"-rf", "not a valid host name"},
-        {"a\nserver=/#/1.2.3.4", "not a valid host name"},
-        {"a/b", "not a valid host name"},
-        {"a b", "not a valid host name"},
-        {"::1", "the port after ':' is not a number from 1 to 65535"},
-    };
+    /* The reasons are kgate_hostspec_parse's (tested with it). */
+    const char *bad[] = {"*", "*.", "*.com", "*example.com", "a.*.example.com", "**.example.com",
+                         "x.test:0", "x.test:65536", "x.test:", "x.test:8o", "x.test:-1",
+                         "x.test:80:80", ":80", "", "-rf", "a\nserver=/#/1.2.3.4", "a/b",
+                         "a b", "::1", "*.198.18.0.9", "1.2.3"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         why = NULL;
-        ck_assert_msg(sf_entry_parse(bad[i].in, &e, &why) == -1, "should refuse %zu", i);
-        ck_assert_str_eq(why, bad[i].why);
+        ck_assert_msg(sf_entry_parse(bad[i], &e, &why) == -1, "should refuse %zu", i);
+        ck_assert_ptr_nonnull(why);
     }
+    ck_assert_int_eq(sf_entry_parse(NULL, &e, &why), -1);
 }
 END_TEST
 
@@ -288,7 +271,7 @@ START_TEST(filter_build_errors)
     kgate_err err = {0};
     ck_assert_int_eq(sf_filter_build(&l, &f, &err), -1);
     /* The position, never the entry: it may hold a newline. */
-    ck_assert_str_eq(err.msg, "allow_hosts: entry 3: not a valid host name");
+    ck_assert_int_eq(strncmp(err.msg, "allow_hosts: entry 3 is not a valid host name (", 47), 0);
     ck_assert_ptr_null(f.e);
 }
 END_TEST
