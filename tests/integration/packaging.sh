@@ -362,6 +362,7 @@ check "kgate-bubblewrap holds exactly the bubblewrap plugin and its pty shim" \
     only_plugin "$BW" bubblewrap usr/libexec/kgate/kgate-pty-shim
 check "kgate-slirp-filter holds exactly the slirp-filter plugin" only_plugin "$SL" slirp-filter
 for f in usr/include/kgate/kgate-plugin\\.h "usr/lib/$MULTI/pkgconfig/kgate-plugin\\.pc" \
+    usr/include/kgate/kgate-hostspec\\.h "usr/lib/$MULTI/libkgate-common\\.a" \
     usr/include/kgate/kgate-linux\\.h "usr/lib/$MULTI/libkgate-linux\\.a" \
     "usr/lib/$MULTI/pkgconfig/kgate-linux\\.pc" \
     usr/share/man/man7/kgate-plugin\\.7\\.gz usr/share/doc/kgate-dev/examples/hello/hello\\.c \
