@@ -10,10 +10,11 @@ KGATE_RUN_DEPS=(bubblewrap slirp4netns nftables dnsmasq-base)
 # Everything a test runs that Debian 12 minbase lacks.  The tests never
 # need curl or wget: a deny-listed name is blocked whether or not it is
 # installed (issue 12, section 9).  iptables: restricted_net.sh tries
-# `iptables -F` from inside the box, which must fail.
+# `iptables -F` from inside the box, which must fail.  python3-dnslib: the
+# DNS server of name_filter.sh (tests/integration/netlab/dns_zone.py).
 KGATE_TEST_DEPS=(iproute2 python3 util-linux procps git groff-base man-db
                  dpkg-dev debhelper build-essential fakeroot zsh tmux valgrind
-                 clang libclang-rt-14-dev strace iptables)
+                 clang libclang-rt-14-dev strace iptables python3-dnslib)
 # The macOS cross build (scripts/macos-cross): llvm-nm/llvm-objdump and
 # ld64.lld inspect and relink the Mach-O files; dpkg-dev (above) unpacks
 # libyaml's source package.  zig itself comes from npm, which only needs

@@ -127,7 +127,7 @@ control_log_outside() {
     local n
     for p in udp tcp; do
         n=$(fresh ctl-out-$p)
-        as_user "$PY" dnsq.py "$p" 198.18.0.10 "$n" >/dev/null
+        as_user "$PY" dns_ask.py "$p" 198.18.0.10 "$n" >/dev/null
         in_log "$n" || { echo "  $p query for $n not logged"; return 1; }
     done
 }
@@ -140,7 +140,7 @@ control_log_inside() {
     a=$(fresh ctl-gai | sed 's/\.evil\.test$/.wild.test/')
     b=$(fresh ctl-udp | sed 's/\.evil\.test$/.wild.test/')
     out=$(sb '*.wild.test' /bin/sh -c \
-        "$PY probe.py tcp $a 8080; $PY dnsq.py udp resolver $b" 2>"$KG_TMP/stderr")
+        "$PY probe.py tcp $a 8080; $PY dns_ask.py udp resolver $b" 2>"$KG_TMP/stderr")
     [ "$out" = "connected
 answer:NOERROR:198.18.0.4" ] && in_log "$a" && in_log "$b" || {
         echo "  got '$out'; stderr: $(head -c 300 "$KG_TMP/stderr")"
@@ -168,7 +168,7 @@ hand_made_queries() {
         for s in resolver 10.0.2.3 198.18.0.10 198.18.0.11; do
             n=$(fresh "hm-$p-${s//./-}")
             echo "$p $s $n" >>"$LEAKS.want"
-            script+="echo \"$p $s $n \$($PY dnsq.py $p $s $n)\"; "
+            script+="echo \"$p $s $n \$($PY dns_ask.py $p $s $n)\"; "
         done
     done
     sb allowed.test /bin/sh -c "$script" >"$LEAKS" 2>"$KG_TMP/stderr"
@@ -240,7 +240,7 @@ wild_not_suffix() {
     local a b out
     a=$(fresh x | sed 's/\.evil\.test$/wild.test/')
     b=$(fresh y | sed 's/\.evil\.test$/.wild.test.evil.test/')
-    out=$(sb '*.wild.test' /bin/sh -c "echo started; $PY dnsq.py udp resolver $a; $PY dnsq.py udp resolver $b" 2>"$KG_TMP/stderr")
+    out=$(sb '*.wild.test' /bin/sh -c "echo started; $PY dns_ask.py udp resolver $a; $PY dns_ask.py udp resolver $b" 2>"$KG_TMP/stderr")
     [ "${out%%$'\n'*}" = started ] || { echo "  got '$out'"; return 1; }
     never_in_log "$a" && never_in_log "$b"
 }
@@ -529,7 +529,7 @@ load_failure_refuses() {
 
 for who in $(test_users); do
     use_user "$who"
-    for f in probe.py dnsq.py; do
+    for f in probe.py dns_ask.py; do
         cp "$HERE/netlab/$f" "$KG_PROJ/$f"
         chown "$KG_UID:$KG_GID" "$KG_PROJ/$f"
     done
