@@ -68,7 +68,7 @@ int kg_config_write(const kg_config *c, const char *file, kg_error *err);
  * agree on it.  Fills norm (KG_HOST_ENTRY_MAX bytes) with its normal form:
  * lowercase, written back from the parsed parts.  false with a short
  * reason in *why (which may be NULL). */
-#define KG_HOST_ENTRY_MAX 264
+#define KG_HOST_ENTRY_MAX 272 /* "*." + 253 + a port buffer */
 bool kg_host_entry_norm(const char *entry, char norm[KG_HOST_ENTRY_MAX], const char **why);
 /* Whether entry is a valid allow_hosts entry (kg_host_entry_norm). */
 bool kg_host_name_valid(const char *entry);

@@ -50,6 +50,10 @@ static void check_entries(const kg_config *c)
                          kg_list_key_name((kg_list_key)k));
             if (k == KG_KEY_ALLOW_HOSTS) {
                 FZ_CHECK(kg_host_name_valid(v), "invalid host accepted: %s", v);
+                /* Stored in normal form: normalizing again changes nothing. */
+                char norm[KG_HOST_ENTRY_MAX];
+                FZ_CHECK(kg_host_entry_norm(v, norm, NULL) && strcmp(norm, v) == 0,
+                         "host not in normal form: %s", v);
                 for (const char *p = v; *p; p++)
                     FZ_CHECK(!(*p >= 'A' && *p <= 'Z'), "host not lowercased: %s", v);
             }
