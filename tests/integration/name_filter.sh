@@ -252,6 +252,16 @@ refused-or-other" port.test:8081 /bin/sh -c \
         "$PY probe.py tcp port.test 8081; w=\$($PY probe.py tcp port.test 8080); [ \"\$w\" = connected ] && echo connected || echo refused-or-other"
 }
 
+# No IPv6 route, so no AAAA answers (clients use IPv4 at once).  Control:
+# the upstream has one for allowed.test.
+no_aaaa() {
+    local ctl out
+    ctl=$(as_user "$PY" dns_ask.py udp 198.18.0.10 allowed.test AAAA)
+    out=$(sb allowed.test "$PY" dns_ask.py udp resolver allowed.test AAAA 2>"$KG_TMP/stderr")
+    [ "$ctl" = "answer:NOERROR:2001:db8::2" ] && [ "$out" = answer:NOERROR ] ||
+        { echo "  outside: '$ctl', inside: '$out'; stderr: $(head -c 300 "$KG_TMP/stderr")"; return 1; }
+}
+
 raw_address() { not_connected allowed.test "$PY" probe.py tcp 198.18.0.4 8080; }
 other_name() { not_connected allowed.test "$PY" probe.py tcp other.test 8080; }
 
@@ -551,6 +561,7 @@ for who in $(test_users); do
             check "a hand-made $p query to $d never reaches the DNS server" leak_hand_made "$p" "$s"
         done
     done
+    check "no AAAA answer for an allowed name that has one upstream" no_aaaa
     check "a TTL-1 name that moves connects on every lookup for 6 s" moving_name
     check "*.wild.test allows names under it, at any depth" wild_under
     check "*.wild.test does not allow wild.test itself" wild_not_itself

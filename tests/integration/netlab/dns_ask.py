@@ -1,8 +1,10 @@
 #!/usr/bin/python3
-"""dns_ask.py udp|tcp SERVER NAME: one hand-made DNS query for NAME's A record,
-sent straight to SERVER port 53 (no system resolver); one word out:
+"""dns_ask.py udp|tcp SERVER NAME [TYPE]: one hand-made DNS query for NAME's
+A record (or TYPE: AAAA), sent straight to SERVER port 53 (no system
+resolver); one word out:
 
-  answer:<RCODE>[:<addresses>]   a reply came (NOERROR, NXDOMAIN, REFUSED...)
+  answer:<RCODE>[:<addresses>]   a reply came (NOERROR, NXDOMAIN, REFUSED...);
+                                 the A and AAAA records it holds, comma-separated
   timeout|refused|denied|unreachable|error:<errno name>   none came
 
 SERVER "resolver" means the first nameserver of /etc/resolv.conf (the one a
@@ -40,7 +42,7 @@ def main():
     proto, server, name = sys.argv[1], sys.argv[2], sys.argv[3]
     if server == "resolver":
         server = first_nameserver()
-    q = DNSRecord.question(name, "A")
+    q = DNSRecord.question(name, sys.argv[4] if len(sys.argv) > 4 else "A")
     q.header.rd = 1
     wire = q.pack()
     try:
@@ -64,7 +66,7 @@ def main():
                    e.errno or 0, str(e))))
         return 1
     r = DNSRecord.parse(data)
-    addrs = [str(rr.rdata) for rr in r.rr if rr.rtype == QTYPE.A]
+    addrs = [str(rr.rdata) for rr in r.rr if rr.rtype in (QTYPE.A, QTYPE.AAAA)]
     print("answer:%s%s" % (RCODE.get(r.header.rcode), ":" + ",".join(addrs) if addrs else ""))
     return 0
 

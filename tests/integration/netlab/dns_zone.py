@@ -24,12 +24,14 @@ The zone (everything under .test; nothing here is real):
   s<N>.scale.test     A 198.19.<N/256>.<N%256>  (N < 65536; no host there)
   anything else       NXDOMAIN
 
-No AAAA records anywhere: the lab is IPv4 only.
+One AAAA record, allowed.test AAAA 2001:db8::2 (the documentation range:
+nothing ever connects to it), so that a resolver that passes AAAA answers
+on can be told from one that drops them; the lab itself is IPv4 only.
 """
 import sys
 import threading
 
-from dnslib import CNAME, QTYPE, RCODE, RR, A, DNSRecord
+from dnslib import AAAA, CNAME, QTYPE, RCODE, RR, A, DNSRecord
 from dnslib.server import BaseResolver, DNSLogger, DNSServer
 
 LOG = sys.argv[1]
@@ -84,6 +86,8 @@ class Zone(BaseResolver):
             reply.header.rcode = RCODE.NXDOMAIN
         elif q.qtype in (QTYPE.A, QTYPE.ANY):
             reply.add_answer(RR(q.qname, QTYPE.A, ttl=found[1], rdata=A(found[0])))
+        elif q.qtype == QTYPE.AAAA and name == "allowed.test":
+            reply.add_answer(RR(q.qname, QTYPE.AAAA, ttl=TTL, rdata=AAAA("2001:db8::2")))
         # Any other type of a name that exists: NOERROR, no answer.
         return reply
 
