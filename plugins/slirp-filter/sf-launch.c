@@ -416,8 +416,17 @@ static void child_resolver_start(const sf_child_ctx *c, sf_dns_run *r)
     }
     /* dnsmasq closes every inherited descriptor above 2 once it has read
      * its configuration (fd 3), so its log goes to stderr: the watcher's
-     * pipe when there is one (dnsmasq makes it non-blocking, --log-async),
-     * otherwise an anonymous file read back only to explain a failure. */
+     * pipe when there is one, otherwise an anonymous file read back only
+     * to explain a failure. */
+    /* dnsmasq writes its log with a blocking write() even with
+     * --log-async (measured, 2.90: a reader that stops reading stalls
+     * every answer); with its end non-blocking it queues 100 lines and
+     * drops the rest instead, and the program's lookups never wait. */
+    if (logp[1] >= 0) {
+        int fl = fcntl(logp[1], F_GETFL);
+        if (fl < 0 || fcntl(logp[1], F_SETFL, fl | O_NONBLOCK) < 0)
+            child_fail(c, "fcntl: %s", strerror(errno));
+    }
     int errfd = logp[1] >= 0 ? logp[1] : memfd_create("kgate-dnsmasq", MFD_CLOEXEC);
     if (errfd < 0) child_fail(c, "memfd: %s", strerror(errno));
     pid_t pid = fork();

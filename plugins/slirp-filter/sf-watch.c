@@ -34,7 +34,7 @@
  * stops naming (addresses) or reporting (records). */
 #define W_MAP_SLOTS 262144 /* power of two, > 2 x 100,000 addresses */
 #define W_MAX_NAMES 65536
-#define W_MAX_SEEN 8192
+#define W_SEEN_SLOTS 16384 /* power of two, 2 x the records */
 #define W_MAX_RECORDS 4096
 
 typedef struct watch {
@@ -43,8 +43,7 @@ typedef struct watch {
     uint32_t *map_name; /* index into names */
     char **names;
     size_t n_names;
-    uint64_t *seen; /* refusals already reported: addr<<17 | port<<1 | 1 */
-    size_t n_seen;
+    uint64_t *seen; /* hash set of refusals reported (never 0) */
     size_t n_records;
     char chain[300]; /* the name whose CNAME chain the log is in */
 } watch;
@@ -99,14 +98,30 @@ static void map_put(watch *w, uint32_t addr, const char *name)
     }
 }
 
-/* 1 the first time key is seen (and remembers it), 0 after. */
+/* 1 the first time key (not 0) is seen, and remembers it; 0 after, and
+ * once the run's records are used up.  A hash set: a program that sends a
+ * million refused packets costs the watcher a million lookups, not a
+ * million scans. */
 static int first_time(watch *w, uint64_t key)
 {
-    for (size_t i = 0; i < w->n_seen; i++)
+    if (w->n_records >= W_MAX_RECORDS) return 0;
+    size_t i = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 50) & (W_SEEN_SLOTS - 1);
+    for (;; i = (i + 1) & (W_SEEN_SLOTS - 1)) {
         if (w->seen[i] == key) return 0;
-    if (w->n_seen == W_MAX_SEEN) return 0;
-    w->seen[w->n_seen++] = key;
+        if (w->seen[i] == 0) break;
+    }
+    w->seen[i] = key;
     return 1;
+}
+
+/* A refused name's key: a hash of its text (a collision only loses a
+ * report, never allows anything). */
+static uint64_t name_key(const char *name)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    return h | 1ull << 63;
 }
 
 /* The name as the record format wants it: bytes outside [A-Za-z0-9.*_-]
@@ -147,17 +162,7 @@ static void log_line(watch *w, char *line)
     if (sscanf(m, "config %299s is %299s", name, what) == 2) {
         w->chain[0] = '\0';
         if (strcmp(what, "NXDOMAIN") != 0) return;
-        /* Names are reported once: a key from the name's hash would be
-         * unsafe to compare, so the interned list is the memory. */
-        for (size_t i = 0; i < w->n_names; i++)
-            if (w->names[i][0] == '!' && strcmp(w->names[i] + 1, name) == 0) return;
-        char key[302];
-        snprintf(key, sizeof key, "!%s", name);
-        if (w->n_names < W_MAX_NAMES) {
-            char *copy = strdup(key);
-            if (copy) w->names[w->n_names++] = copy;
-        }
-        record(w, name, "-", 0);
+        if (first_time(w, name_key(name))) record(w, name, "-", 0);
         return;
     }
     if (sscanf(m, "reply %299s is %299s", name, what) == 2) {
@@ -295,7 +300,7 @@ _Noreturn void sf_watch_run(int log_fd, int events_fd, int ready_fd)
     w.map_addr = calloc(W_MAP_SLOTS, sizeof *w.map_addr);
     w.map_name = calloc(W_MAP_SLOTS, sizeof *w.map_name);
     w.names = calloc(W_MAX_NAMES, sizeof *w.names);
-    w.seen = calloc(W_MAX_SEEN, sizeof *w.seen);
+    w.seen = calloc(W_SEEN_SLOTS, sizeof *w.seen);
     if (!w.map_addr || !w.map_name || !w.names || !w.seen) _exit(1);
     int nl = nflog_open();
     if (nl >= 0 && write(ready_fd, "1", 1) < 0) {
