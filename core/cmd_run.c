@@ -321,21 +321,26 @@ static int run(run_ctx *c)
     ev.backend = chosen.name;
     ev.network = kg_network_name(pub->network);
     ev.withheld_env = withheld;
-    if (kg_audit_write(c->log_path, &ev, &err) < 0) {
+    /* One descriptor for the launch line and for the net lines written
+     * while the program runs: a log that cannot take the first is refused
+     * before anything starts, and the others need no second open. */
+    int net_fd = kg_audit_open(c->log_path, &err);
+    if (net_fd < 0 || kg_audit_write_fd(net_fd, &ev, &err) < 0) {
+        if (net_fd >= 0) {
+            kg_err_wrap(&err, "%s", c->log_path);
+            close(net_fd);
+        }
         kg_say("audit log %s: %s: nothing was started", c->log_path, err.msg);
         status = KG_EXIT_REFUSED;
         goto out_env;
     }
 
     /* What the backend refuses while the program runs: a line of kind net
-     * each, as it happens, on a descriptor opened now (a log that cannot
-     * be opened was already refused above). */
+     * each, as it happens. */
     kg_audit_event nev;
     audit_base(c, &nev, "net");
     nev.backend = chosen.name;
     nev.allow_paths = nev.allow_hosts = NULL; /* on the launch line */
-    kg_error nerr = {0};
-    int net_fd = kg_audit_open(c->log_path, &nerr);
     kg_netlog *net = kg_netlog_new(net_fd, &nev);
 
     char **envp = kg_strv_nullterm(env);
@@ -361,7 +366,7 @@ static int run(run_ctx *c)
     if (kg_netlog_summary(net, sum) && !c->args.quiet) kg_say("%s", utstring_body(sum));
     utstring_free(sum);
     kg_netlog_free(net);
-    if (net_fd >= 0) close(net_fd);
+    close(net_fd);
     /* Also after a failed launch: bwrap may have run part of the way.
      * A finding leaves the exit status alone; its line says what moved,
      * and the audit log keeps it. */

@@ -54,8 +54,7 @@ static const struct {
 
 /* The comment kg_config_write puts above each key, in file order. */
 static const char *const key_comments[KG_N_LIST_KEYS] = {
-    [KG_KEY_ALLOW_HOSTS] = "hosts reachable when network is restricted: name, \"*.name\" "
-                           "(names under it), name:port",
+    [KG_KEY_ALLOW_HOSTS] = "hosts reachable when network is restricted: name, \"*.name\", name:port",
     [KG_KEY_ALLOW_PATHS] = "extra read-write paths beside the project",
     [KG_KEY_READ_PATHS] = "extra read-only paths (for example ~/.gitconfig)",
     [KG_KEY_DENY_READ] = "hidden inside the sandbox; relative paths are project-relative",
