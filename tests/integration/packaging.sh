@@ -384,7 +384,8 @@ depends_on() { dpkg-deb -f "$1" Depends | tr ',' '\n' | sed 's/^ *//' | grep -qE
 check "kgate-bubblewrap depends on bubblewrap" depends_on "$BW" bubblewrap
 check "kgate-bubblewrap depends on this very kgate" depends_on "$BW" 'kgate \(= [^)]+\)'
 check "kgate-slirp-filter depends on slirp4netns" depends_on "$SL" slirp4netns
-check "kgate-slirp-filter depends on iptables" depends_on "$SL" iptables
+check "kgate-slirp-filter depends on nftables" depends_on "$SL" nftables
+check "kgate-slirp-filter depends on dnsmasq-base" depends_on "$SL" dnsmasq-base
 check "kgate-slirp-filter depends on kgate-bubblewrap" depends_on "$SL" kgate-bubblewrap
 # Third-party plugin packages depend on kgate-abi-N: it must follow the header.
 ABI=$(sed -n 's/^#define KGATE_ABI_MAJOR \([0-9]*\).*/\1/p' "$SRC/sdk/include/kgate/kgate-plugin.h")
