@@ -4,10 +4,13 @@
  * with a fake bubblewrap backend and with the real one (its pieces, linked
  * statically into this test only).  No namespaces, no tools. */
 #include <check.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bwrap-internal.h"
@@ -415,6 +418,64 @@ START_TEST(resolv_conf_text)
     /* Exactly one nameserver. */
     const char *p = strstr(t, "nameserver");
     ck_assert_ptr_null(strstr(p + 1, "nameserver"));
+}
+END_TEST
+
+/* The event watcher, fed a made-up dnsmasq log: refused names become
+ * records once each, with bytes outside the record alphabet escaped;
+ * answers and forwarded names are not refusals.  (Its NFLOG half needs a
+ * namespace: restricted_net.sh.) */
+START_TEST(watcher_names)
+{
+    int logp[2], evp[2], ready[2];
+    ck_assert_int_eq(pipe(logp), 0);
+    ck_assert_int_eq(pipe(evp), 0);
+    ck_assert_int_eq(pipe(ready), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        close(logp[1]);
+        close(evp[0]);
+        close(ready[0]);
+        sf_watch_run(logp[0], evp[1], ready[1]);
+    }
+    close(logp[0]);
+    close(evp[1]);
+    close(ready[1]);
+    char b;
+    /* The byte comes only when NFLOG listens; EOF is the other answer. */
+    ck_assert_int_ge(read(ready[0], &b, 1), 0);
+    static const char log[] =
+        "dnsmasq[7]: started, version 2.90 cachesize 150\n"
+        "dnsmasq[7]: query[A] evil.test from 127.0.0.1\n"
+        "dnsmasq[7]: config evil.test is NXDOMAIN\n"
+        "dnsmasq[7]: query[AAAA] evil.test from 127.0.0.1\n"
+        "dnsmasq[7]: config evil.test is NXDOMAIN\n"
+        "dnsmasq[7]: query[A] ok.test from 127.0.0.1\n"
+        "dnsmasq[7]: forwarded ok.test to 10.0.2.3\n"
+        "dnsmasq[7]: reply ok.test is <CNAME>\n"
+        "dnsmasq[7]: reply cdn.other is 198.18.0.7\n"
+        "dnsmasq[7]: config a\"b\\n.test is NXDOMAIN\n"
+        "dnsmasq[7]: config nodata.test is NODATA-IPv6\n"
+        "dnsmasq[7]: config second.test is NXDOMAIN\n";
+    ck_assert_int_eq(write(logp[1], log, sizeof log - 1), (ssize_t)(sizeof log - 1));
+    close(logp[1]);
+    /* Give it the lines, then the parent death signal's stand-in. */
+    struct timespec ts = {0, 200 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    kill(pid, SIGTERM);
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    char out[1024];
+    ssize_t n = read(evp[0], out, sizeof out - 1);
+    ck_assert_int_gt(n, 0);
+    out[n] = '\0';
+    ck_assert_str_eq(out, "net refused evil.test - 0\n"
+                          "net refused a\\034b\\092n.test - 0\n"
+                          "net refused second.test - 0\n");
+    close(evp[0]);
+    close(ready[0]);
 }
 END_TEST
 
@@ -851,6 +912,7 @@ int main(void)
     tcase_add_test(t, dnsmasq_conf_exact);
     tcase_add_test(t, builders_scale);
     tcase_add_test(t, resolv_conf_text);
+    tcase_add_test(t, watcher_names);
     tcase_add_test(t, slirp_argv_exact);
     tcase_add_test(t, find_tool_ignores_relative_path);
     suite_add_tcase(s, t);
