@@ -1,7 +1,9 @@
 /* cmd_run.c: `kgate run`, from the command line to the program's exit
  * status.  The order is the contract: everything that can refuse runs
- * before anything starts, the audit line is on disk before the backend is
- * asked to launch, and every refusal is one "kgate:" line. */
+ * before anything starts, the audit launch line is on disk before the
+ * program runs (before the backend is asked to launch, or, for a backend
+ * that commits, when it says all is in place), and every refusal is one
+ * "kgate:" line. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -157,6 +159,26 @@ static int refuse(const run_ctx *c, const char *kind, int status, const char *re
     else
         kg_say("%s (not in the audit log: %s)", reason, aerr.msg);
     return status;
+}
+
+/* The audit launch line, written when a committing backend says all is
+ * in place (kgate_launch.commit). */
+typedef struct launch_commit {
+    int fd;
+    const kg_audit_event *ev;
+    const char *path;
+    bool written;
+} launch_commit;
+
+static int write_launch_line(void *ctx, kgate_err *kerr)
+{
+    launch_commit *lc = ctx;
+    kg_error err = {0};
+    if (kg_audit_write_fd(lc->fd, lc->ev, &err) < 0)
+        return kgate_err_set(kerr, err.code, "audit log %s: %s: nothing was started",
+                             lc->path, err.msg);
+    lc->written = true;
+    return 0;
 }
 
 static bool want_pty(int forced)
@@ -325,7 +347,13 @@ static int run(run_ctx *c)
      * while the program runs: a log that cannot take the first is refused
      * before anything starts, and the others need no second open. */
     int net_fd = kg_audit_open(c->log_path, &err);
-    if (net_fd < 0 || kg_audit_write_fd(net_fd, &ev, &err) < 0) {
+    /* A backend that commits (ABI 2.1) has the line written from inside
+     * its launch, once all that can fail is in place: a launch refused on
+     * the way then leaves a refusal line, not a launch line. */
+    bool deferred = KGATE_HAS_FIELD(&launcher->be, kgate_backend, commits) &&
+                    launcher->be.commits;
+    launch_commit lc = {.fd = net_fd, .ev = &ev, .path = c->log_path};
+    if (net_fd < 0 || (!deferred && kg_audit_write_fd(net_fd, &ev, &err) < 0)) {
         if (net_fd >= 0) {
             kg_err_wrap(&err, "%s", c->log_path);
             close(net_fd);
@@ -349,13 +377,32 @@ static int run(run_ctx *c)
         .use_pty = use_pty,
         .max_processes = c->policy->max_processes,
         .net = net,
+        .commit = deferred ? write_launch_line : NULL,
+        .commit_ctx = &lc,
     };
     int exit_status = KG_EXIT_REFUSED;
     if (!envp) kg_oom();
     if (kg_supervise(&launcher->be, &host, pub, &launcher->probe, plan,
                      (const char *const *)envp, &opts, &exit_status, &err) < 0) {
-        kg_say("%s: %s", launcher->name, err.msg);
         exit_status = KG_EXIT_REFUSED;
+        if (deferred && !lc.written) {
+            /* Nothing ran: the refusal is the run's one audit line. */
+            char *why = NULL;
+            if (asprintf(&why, "%s: %s", launcher->name, err.msg) < 0) kg_oom();
+            kg_audit_event rev;
+            audit_base(c, &rev, "refuse");
+            rev.backend = chosen.name;
+            rev.network = ev.network;
+            rev.reason = why;
+            kg_error aerr = {0};
+            if (kg_audit_write_fd(net_fd, &rev, &aerr) < 0)
+                kg_say("%s (not in the audit log: %s)", why, aerr.msg);
+            else
+                kg_say("%s", why);
+            free(why);
+        } else {
+            kg_say("%s: %s", launcher->name, err.msg);
+        }
     }
     free(envp);
     status = exit_status;

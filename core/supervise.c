@@ -801,6 +801,21 @@ static void relay(sup *s)
 /* The whole run                                                             */
 /* ------------------------------------------------------------------------ */
 
+/* kgate_launch.commit as the backend sees it: the caller's function,
+ * counted, so a backend that never calls it (or twice) is caught. */
+typedef struct commit_gate {
+    int (*fn)(void *ctx, kgate_err *err);
+    void *ctx;
+    int calls;
+} commit_gate;
+
+static int commit_once(void *ctx, kgate_err *err)
+{
+    commit_gate *g = ctx;
+    if (g->calls++ > 0) return kgate_err_set(err, 0, "commit called twice");
+    return g->fn(g->ctx, err);
+}
+
 int kg_supervise(const kgate_backend *be, const kg_host *host,
                  const kgate_policy *policy, const kgate_probe *probe,
                  const kgate_plan *plan,
@@ -880,7 +895,11 @@ int kg_supervise(const kgate_backend *be, const kg_host *host,
         if (pi[0] >= 0) close(pi[0]);
         goto out;
     }
+    commit_gate cg = {.fn = opts ? opts->commit : NULL,
+                      .ctx = opts ? opts->commit_ctx : NULL};
     kgate_launch io = {.struct_size = sizeof io,
+                       .commit = cg.fn ? commit_once : NULL,
+                       .commit_ctx = &cg,
                        .stdin_fd = pi[0] >= 0 ? pi[0] : STDIN_FILENO,
                        .stdout_fd = po[1],
                        .stderr_fd = pe[1],
@@ -937,6 +956,16 @@ int kg_supervise(const kgate_backend *be, const kg_host *host,
     }
     if (s.proc.pid <= 0) {
         kg_err_set(err, 0, "backend %s: launch returned no pid", name);
+        stop_helpers(&s);
+        goto out;
+    }
+    if (cg.fn && cg.calls != 1) {
+        /* The program may be running with no launch line in the log. */
+        kg_err_set(err, 0, "backend %s: launched without writing the audit "
+                           "launch line (commit called %d times); stopped",
+                   name, cg.calls);
+        kill(s.proc.pid, SIGKILL);
+        while (waitpid(s.proc.pid, NULL, 0) < 0 && errno == EINTR) {}
         stop_helpers(&s);
         goto out;
     }

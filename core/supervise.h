@@ -24,6 +24,12 @@ typedef struct kg_supervise_opts {
      * helpers were stopped, until EOF or EVENTS_DRAIN_MS.  finished
      * (kg_netlog_finish) before kg_supervise returns. */
     struct kg_netlog *net;
+    /* The audit launch line, for a backend that sets commits (ABI 2.1):
+     * handed on as kgate_launch.commit.  NULL: the caller wrote it before
+     * the launch.  A launch that returns 0 without having called it is
+     * killed and fails (the backend broke its promise). */
+    int (*commit)(void *ctx, kgate_err *err);
+    void *commit_ctx;
 } kg_supervise_opts;
 
 /* Calls be->launch with probe (the one the plan was made from) and

@@ -217,7 +217,10 @@ int bwrap_launch(const kgate_host *host, const kgate_policy *policy,
                       strerror(errno));
         goto kill_sandbox;
     }
+    /* The mounts are checked and the program waits for its filter: the
+     * last moment before it runs, so the audit launch line goes now. */
     if (kgl_pins_verify(&pins, sandbox, err) < 0 ||
+        kgate_launch_commit(io, err) < 0 ||
         kgl_seccomp_send(filter_w, err) < 0)
         goto kill_sandbox;
     close_fd(&filter_w);

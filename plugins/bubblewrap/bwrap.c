@@ -11,6 +11,7 @@ static const kgate_backend backend = {
     .doctor = bwrap_doctor,
     .plan = bwrap_plan,
     .launch = bwrap_launch,
+    .commits = 1,
 };
 
 KGATE_PLUGIN_DEFINE(backend)

@@ -848,7 +848,12 @@ static int launch_with(const kgate_host *host, const kgate_policy *policy,
         kill(sandbox, SIGKILL);
         goto fail;
     }
+    /* The filter and the resolver are loaded, the mounts checked, and the
+     * program waits for its seccomp filter: the audit launch line goes
+     * now, so a list that cannot be loaded leaves a refusal, not a launch
+     * line (kgate_launch.commit). */
     if (kgl_pins_verify(&pins, sandbox, err) < 0 ||
+        kgate_launch_commit(io, err) < 0 ||
         kgl_seccomp_send(filter_w, err) < 0) {
         kill(sandbox, SIGKILL);
         goto fail;

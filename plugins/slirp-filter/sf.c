@@ -242,6 +242,7 @@ static const kgate_backend sf_backend = {
     .release = sf_release,
     .kind = KGATE_KIND_NETWORK,
     .boxes = sf_boxes,
+    .commits = 1,
 };
 
 KGATE_PLUGIN_DEFINE(sf_backend)

@@ -34,24 +34,6 @@ if [ -n "${NF_ONLY:-}" ]; then
     check() { [[ $1 =~ $NF_ONLY ]] || return 0; nf_check_all "$@"; }
 fi
 
-# check_gap "description" command...: a check of what issue 14 asks and the
-# filter does not do yet (docs/network.md names the gap).  It runs and
-# prints its result; a failure is reported as `not ok ... # TODO` and does
-# not fail the suite, unless NF_STRICT=1.  When the gap is closed, make it
-# a plain check.
-check_gap() {
-    if [ -n "${NF_STRICT:-}" ]; then check "$@"; return; fi
-    [ -z "${NF_ONLY:-}" ] || [[ $1 =~ $NF_ONLY ]] || return 0
-    local desc=$1
-    shift
-    if "$@"; then
-        KG_PASS=$((KG_PASS + 1))
-        echo "ok - [$KG_WHO] $desc"
-    else
-        echo "not ok - [$KG_WHO] $desc # TODO known gap, not counted (NF_STRICT=1 counts it)"
-    fi
-}
-
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/netlab/netlab.sh"
 . "$HERE/netlab/namelab.sh"
@@ -523,7 +505,8 @@ scale_fails_closed() {
     fi
     [ "$rc" -eq 125 ] && [ ! -e "$KG_PROJ/scale-ran" ] &&
         [ "$(grep -c . "$KG_TMP/stderr")" -eq 1 ] && grep -q '^kgate: ' "$KG_TMP/stderr" &&
-        ! grep -q '"kind":"launch"' "$KG_HOME/.kgate/audit.log" 2>/dev/null || {
+        ! grep -q '"kind":"launch"' "$KG_HOME/.kgate/audit.log" 2>/dev/null &&
+        grep -q '"kind":"refuse".*"reason":"slirp-filter: ' "$KG_HOME/.kgate/audit.log" || {
         echo "  rc=$rc stderr: $(head -c 300 "$KG_TMP/stderr");" \
             "launch line: $(grep -c '"kind":"launch"' "$KG_HOME/.kgate/audit.log" 2>/dev/null)"
         return 1
@@ -548,7 +531,8 @@ load_failure_refuses() {
     umount "/usr/sbin/$tool"
     [ "$rc" -eq 125 ] && [ ! -e "$KG_PROJ/load-ran" ] &&
         [ "$(grep -c . "$KG_TMP/stderr")" -eq 1 ] && grep -q '^kgate: ' "$KG_TMP/stderr" &&
-        ! grep -q '"kind":"launch"' "$KG_HOME/.kgate/audit.log" 2>/dev/null || {
+        ! grep -q '"kind":"launch"' "$KG_HOME/.kgate/audit.log" 2>/dev/null &&
+        grep -q '"kind":"refuse".*"reason":"slirp-filter: ' "$KG_HOME/.kgate/audit.log" || {
         echo "  rc=$rc stderr: $(head -c 300 "$KG_TMP/stderr");" \
             "launch lines: $(grep -c '"kind":"launch"' "$KG_HOME/.kgate/audit.log" 2>/dev/null)"
         return 1
@@ -598,11 +582,11 @@ for who in $(test_users); do
         resolver_untouchable
     check "10,000 allowed names launch" scale_launches
     check "45,000 allowed names run, or refuse before the audit launch line" scale_fails_closed
-    # docs/network.md: nft or dnsmasq refusing what plan() built ends the
-    # launch after the audit launch line.
-    check_gap "nft failing to load the filter refuses before the audit launch line" \
+    # nft or dnsmasq refusing what plan() built: the stage commits the
+    # launch line only once both are in place (kgate_launch.commit).
+    check "nft failing to load the filter refuses before the audit launch line" \
         load_failure_refuses nft
-    check_gap "dnsmasq failing to start refuses before the audit launch line" \
+    check "dnsmasq failing to start refuses before the audit launch line" \
         load_failure_refuses dnsmasq
     check "kill -9 of kgate leaves no resolver, slirp4netns or program" kill9_cleans_up
     check "nothing of the resolver or slirp4netns is left after the runs" nothing_left

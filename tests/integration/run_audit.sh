@@ -311,6 +311,39 @@ EOF
         check "ABI 2.0 backend: no net line, no summary" \
             sh -c '[ ! -s "$1" ]' _ "$KG_TMP/err"
         check "ABI 2.0 backend: only the launch line" audit "[x['kind'] for x in L] == ['launch']"
+
+        # A backend that commits (ABI 2.1) has the launch line written from
+        # inside its launch, once all that can fail is in place (the name
+        # filter's nft set and resolver): a launch that fails before then
+        # leaves one refuse line and no launch line.
+        cp "$EV_DIR/tp_commit.so" "$evp/"
+        chmod a+r "$evp/tp_commit.so"
+        rm -f "$(LOG)"
+        KGATE_PLUGIN_PATH=$evp:$KGATE_PLUGIN_PATH r run --backend commit -- \
+            sh -c 'echo kgcommit-ran; grep -c "\"kind\":\"launch\"" "$1"' _ "$(LOG)"
+        check "commit: the program ran (exit 0, its marker)" \
+            sh -c '[ "$1" -eq 0 ] && grep -qx kgcommit-ran "$2"' _ "$RC" "$KG_TMP/out"
+        check "commit: the launch line was on disk when the program started" \
+            sh -c 'sed -n 2p "$1" | grep -qx 1' _ "$KG_TMP/out"
+        check "commit: one launch line" audit "[x['kind'] for x in L] == ['launch'] and L[0]['backend'] == 'commit'"
+        rm -f "$(LOG)"
+        KGATE_PLUGIN_PATH=$evp:$KGATE_PLUGIN_PATH r run --backend commit -- \
+            sh -c 'echo kgcommit-ran-2' kg-fail-before-commit
+        check "failed before commit: exit 125, one line naming the failure" \
+            sh -c '[ "$1" -eq 125 ] && [ "$(wc -l < "$2")" -eq 1 ] && grep -q "^kgate: .*the test filter could not be loaded" "$2"' _ "$RC" "$KG_TMP/err"
+        check "failed before commit: the program did not run" \
+            sh -c '! grep -q kgcommit-ran-2 "$1"' _ "$KG_TMP/out"
+        check "failed before commit: a refuse line, no launch line" \
+            audit "[x['kind'] for x in L] == ['refuse'] and 'the test filter could not be loaded' in L[0]['reason'] and L[0]['backend'] == 'commit'"
+        rm -f "$(LOG)"
+        KGATE_PLUGIN_PATH=$evp:$KGATE_PLUGIN_PATH r run --backend commit -- \
+            sh -c 'sleep 3; echo kgcommit-late' kg-skip-commit
+        check "no commit: the core stops it (exit 125, says why)" \
+            sh -c '[ "$1" -eq 125 ] && grep -q "^kgate: .*without writing the audit launch line" "$2"' _ "$RC" "$KG_TMP/err"
+        check "no commit: the program was killed before its marker" \
+            sh -c '! grep -q kgcommit-late "$1"' _ "$KG_TMP/out"
+        check "no commit: a refuse line, no launch line" \
+            audit "[x['kind'] for x in L] == ['refuse'] and 'without writing the audit launch line' in L[0]['reason']"
     elif [ -n "${KGATE_MUST_WORK:-}" ]; then
         check "the test plugins tp_events and tp_events0 are built (meson -Dtests=true)" false
     fi

@@ -565,7 +565,7 @@ END_TEST
 START_TEST(abi_layout_frozen)
 {
 #if defined(__LP64__) || defined(_LP64)
-    ck_assert_uint_eq(sizeof(kgate_backend), 88);
+    ck_assert_uint_eq(sizeof(kgate_backend), 96);
     OFF(kgate_backend, abi_major, 8);
     OFF(kgate_backend, abi_minor, 12);
     OFF(kgate_backend, name, 16);
@@ -579,6 +579,7 @@ START_TEST(abi_layout_frozen)
      * a box (2.0). */
     OFF(kgate_backend, kind, 72);
     OFF(kgate_backend, boxes, 80);
+    OFF(kgate_backend, commits, 88); /* 2.1 */
     ck_assert_uint_eq(KG_BACKEND_MIN_SIZE, 72);
 
     ck_assert_uint_eq(sizeof(kgate_policy), 200);
@@ -611,12 +612,15 @@ START_TEST(abi_layout_frozen)
     OFF(kgate_probe, facts, 600);
     OFF(kgate_probe, state, 1176); /* 2.0 */
 
-    ck_assert_uint_eq(sizeof(kgate_launch), 40);
+    ck_assert_uint_eq(sizeof(kgate_launch), 56);
     OFF(kgate_launch, stdin_fd, 8);
     OFF(kgate_launch, stdout_fd, 12);
     OFF(kgate_launch, stderr_fd, 16);
     OFF(kgate_launch, envp, 24);
     OFF(kgate_launch, pty, 32);
+    OFF(kgate_launch, events_fd, 36); /* 2.1 */
+    OFF(kgate_launch, commit, 40);    /* 2.1 */
+    OFF(kgate_launch, commit_ctx, 48);
 
     ck_assert_uint_eq(sizeof(kgate_proc), 56);
     OFF(kgate_proc, pid, 8);

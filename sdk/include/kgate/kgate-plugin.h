@@ -385,7 +385,28 @@ typedef struct kgate_launch {
      * program for it: a backend writes with O_NONBLOCK and drops a record
      * rather than wait. */
     int events_fd;
+
+    /* ABI 2.1, for a backend that sets kgate_backend.commits: the core's
+     * audit launch line, written when commit is called and not before.
+     * Such a backend calls commit exactly once, after everything of its
+     * launch that can fail is in place (helpers started, filters loaded,
+     * mounts checked) and before the program can run; when commit fails
+     * it must not start the program, and returns -1 with the err commit
+     * filled.  So a launch that fails on the way leaves a refusal in the
+     * log, never a launch line for a program that never ran.  A launch
+     * that returns 0 without calling commit is killed by the core (fail
+     * closed).  Use kgate_launch_commit(), which checks the field. */
+    int (*commit)(void *commit_ctx, kgate_err *err);
+    void *commit_ctx;
 } kgate_launch;
+
+/* 0 when there is nothing to commit (an older core, or a backend the core
+ * writes the launch line for itself). */
+static inline int kgate_launch_commit(const kgate_launch *io, kgate_err *err)
+{
+    if (!KGATE_HAS_FIELD(io, kgate_launch, commit_ctx) || !io->commit) return 0;
+    return io->commit(io->commit_ctx, err);
+}
 
 /* The longest event record, newline included (below PIPE_BUF, so one
  * write() is atomic). */
@@ -479,6 +500,11 @@ typedef struct kgate_backend {
      * stage can start, NULL-terminated (NULL: none, the stage is never
      * composed).  Ignored for a box. */
     const char *const *boxes;
+
+    /* ABI 2.1: 1 when launch calls kgate_launch_commit() before the
+     * program can run (kgate_launch.commit); the core then writes its
+     * audit launch line there instead of before launch. */
+    int commits;
 } kgate_backend;
 
 /* Fills the version fields, so a plugin author cannot get them wrong:

@@ -27,6 +27,7 @@ static const kgate_backend backend = {
     .release = NULL,
     .kind = KGATE_KIND_BOX,
     .boxes = NULL,
+    .commits = 0,
 };
 KGATE_PLUGIN_DEFINE(backend)
 

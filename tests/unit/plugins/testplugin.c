@@ -131,6 +131,59 @@ static const kgate_backend backend = {
 };
 KGATE_PLUGIN_DEFINE(backend)
 
+#elif defined(TP_COMMIT)
+#include <unistd.h>
+/* A backend that sets commits (ABI 2.1): the core writes its audit launch
+ * line when launch calls kgate_launch_commit.  The program's words choose
+ * the launch's path (run_audit.sh): "kg-fail-before-commit" fails the way
+ * a filter that cannot be loaded does; "kg-skip-commit" starts the program
+ * without committing (a broken backend the core must stop); anything else
+ * commits, then runs the program as a plain child. */
+static int has_word(const kgate_policy *policy, const char *w)
+{
+    for (size_t i = 0; i < policy->argv.n; i++)
+        if (strcmp(policy->argv.v[i], w) == 0) return 1;
+    return 0;
+}
+
+static int commit_launch(const kgate_host *host, const kgate_policy *policy,
+                         const kgate_probe *probe, const kgate_plan *plan,
+                         const kgate_launch *io, kgate_proc *proc, kgate_err *err)
+{
+    (void)host;
+    (void)probe;
+    (void)plan;
+    if (has_word(policy, "kg-fail-before-commit"))
+        return kgate_err_set(err, 0, "the test filter could not be loaded");
+    if (!has_word(policy, "kg-skip-commit") && kgate_launch_commit(io, err) < 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid < 0) return kgate_err_set(err, errno, "fork failed");
+    if (pid == 0) {
+        if (dup2(io->stdin_fd, 0) < 0 || dup2(io->stdout_fd, 1) < 0 ||
+            dup2(io->stderr_fd, 2) < 0)
+            _exit(127);
+        char *args[16] = {0}; /* argv.v need not end in NULL */
+        for (size_t i = 0; i < 15 && i < policy->argv.n; i++)
+            args[i] = (char *)policy->argv.v[i];
+        execvp(args[0], args);
+        _exit(127);
+    }
+    proc->pid = pid;
+    return 0;
+}
+static const kgate_backend backend = {
+    KGATE_BACKEND_INIT,
+    .name = "commit",
+    .description = "a test backend that writes the launch line through commit",
+    .probe = tp_probe,
+    .doctor = tp_doctor,
+    .plan = tp_plan,
+    .launch = commit_launch,
+    .commits = 1,
+};
+KGATE_PLUGIN_DEFINE(backend)
+
 #elif defined(TP_HANG)
 #include <unistd.h>
 /* A probe that never returns (faults.sh): the core's alarm must end it. */
