@@ -198,8 +198,8 @@ meson_install() {
 has_file() { grep -qE "^\./$2\$" "$W/$1.files"; }
 lacks_file() { ! grep -qE "^\./$2\$" "$W/$1.files"; }
 
-check "meson install without bubblewrap and slirp-filter" \
-    meson_install nolinux -Dbubblewrap=disabled -Dslirp-filter=disabled
+check "meson install without bubblewrap, slirp-filter and landlock" \
+    meson_install nolinux -Dbubblewrap=disabled -Dslirp-filter=disabled -Dlandlock=disabled
 check "meson install without seatbelt" meson_install noseatbelt -Dseatbelt=disabled
 
 for cfg in nolinux noseatbelt; do
@@ -214,6 +214,7 @@ done
 if [ -f "$W/nolinux.files" ]; then
     check "[nolinux] no bubblewrap plugin installed" lacks_file nolinux '.*/kgate/plugins/.*bubblewrap.*'
     check "[nolinux] no slirp-filter plugin installed" lacks_file nolinux '.*/kgate/plugins/.*slirp.*'
+    check "[nolinux] no landlock plugin installed" lacks_file nolinux '.*/kgate/plugins/.*landlock.*'
     check "[nolinux] no pty shim installed" lacks_file nolinux '.*kgate-pty-shim'
     # The shape of a macOS package (there with .dylib): seatbelt alone.
     if ls "$SRC/plugins/seatbelt/"*.c >/dev/null 2>&1; then
