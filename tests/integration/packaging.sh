@@ -214,7 +214,6 @@ done
 if [ -f "$W/nolinux.files" ]; then
     check "[nolinux] no bubblewrap plugin installed" lacks_file nolinux '.*/kgate/plugins/.*bubblewrap.*'
     check "[nolinux] no slirp-filter plugin installed" lacks_file nolinux '.*/kgate/plugins/.*slirp.*'
-    check "[nolinux] no landlock plugin installed" lacks_file nolinux '.*/kgate/plugins/.*landlock.*'
     check "[nolinux] no pty shim installed" lacks_file nolinux '.*kgate-pty-shim'
     check "[nolinux] no landlock plugin installed" lacks_file nolinux '.*/kgate/plugins/.*landlock.*'
     # The shape of a macOS package (there with .dylib): seatbelt alone.
