@@ -17,7 +17,7 @@ ABI=$(python3 -c 'import ctypes; l=ctypes.CDLL(None, use_errno=True); print(max(
 # The outside process: same user, listens on an abstract socket and on a
 # loopback TCP port, and sleeps.  Prints its pid and port in $1.
 start_outside() {
-    as_user python3 -c '
+    as_user /usr/bin/python3 -c '
 import os, socket, sys, time
 a = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); a.bind(b"\0kgt-ll-" + sys.argv[2].encode()); a.listen(5)
 t = socket.socket(); t.bind(("127.0.0.1", 0)); t.listen(5)
@@ -40,10 +40,17 @@ echo M-tmp; echo t >"$TMPDIR/t" && cat "$TMPDIR/t"
 echo M-deny; cat denied.txt 2>/dev/null && echo LEAK-deny
 echo M-hooks; (echo x >.git/hooks/pre-commit) 2>/dev/null && echo LEAK-hooks
 echo M-hooks-r; cat .git/hooks/readme.sample
-echo M-tcp; python3 -c "import socket,sys; s=socket.socket(); s.settimeout(2); s.connect((\"127.0.0.1\", int(sys.argv[1])))" "$PORT" 2>/dev/null && echo LEAK-tcp
-echo M-udp; python3 -c "import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b\"x\", (\"127.0.0.1\", 9))" 2>/dev/null && echo LEAK-udp
+echo M-py; /usr/bin/python3 -c "import socket; a, b = socket.socketpair(); a.send(b\"PY-OK\"); print(b.recv(5).decode())"
+echo M-tcp; /usr/bin/python3 -c "import socket,sys; s=socket.socket(); s.settimeout(2); s.connect((\"127.0.0.1\", int(sys.argv[1])))" "$PORT" 2>/dev/null && echo LEAK-tcp
+echo M-udp; /usr/bin/python3 -c "import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b\"x\", (\"127.0.0.1\", 9))" 2>/dev/null && echo LEAK-udp
 echo M-sig; kill -0 "$OPID" 2>/dev/null && echo LEAK-sig
-echo M-abs; python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(b\"\\0kgt-ll-\" + sys.argv[1].encode())" "$TAG" 2>/dev/null && echo LEAK-abs
+echo M-abs; /usr/bin/python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(b\"\\0kgt-ll-\" + sys.argv[1].encode())" "$TAG" 2>/dev/null && echo LEAK-abs
+echo M-tmpw; (echo x >"/tmp/kgt-ll-$TAG") 2>/dev/null && echo LEAK-tmpw
+echo M-environ; cat "/proc/$OPID/environ" >/dev/null 2>&1 && echo LEAK-environ
+cat /proc/self/environ >/dev/null && echo OK-own-environ
+tr "\0" " " <"/proc/$OPID/cmdline" | grep -q "kgt-ll" && echo SEES-outside-cmdline
+echo M-rootnew; (echo x >rootnew.txt) 2>/dev/null && echo MADE-rootnew
+echo M-ls-root; ls / >/dev/null 2>&1 && echo LISTED-root
 echo M-self-sig; sh -c "kill -0 \$\$" && echo OK-self-sig
 setsid sleep 300 </dev/null >/dev/null 2>&1 & echo "ORPHAN $!"
 echo M-end
@@ -99,9 +106,10 @@ EOF
         "$KGATE_BIN" run "${force[@]}" -- sh -c "$INSIDE" >"$OUT" 2>"$ERR"
     RC=$?
     check "$where: the program's exit status comes back (7)" [ "$RC" -eq 7 ]
+    check "$where: control: python and Unix sockets work inside" grep -qx PY-OK "$OUT"
     check "$where: the run happened (first and last marker)" \
         sh -c "grep -qx M-start '$OUT' && grep -qx M-end '$OUT'"
-    for m in home home-w out-w deny hooks tcp udp; do
+    for m in home home-w out-w deny hooks tcp udp tmpw environ; do
         check "$where: refused after its marker: $m" \
             sh -c "grep -qx M-$m '$OUT' && ! grep -q LEAK-$m '$OUT'"
     done
@@ -121,9 +129,18 @@ new' ]"
         done
     fi
     check "$where: control: signals inside the box still work" grep -qx OK-self-sig "$OUT"
+    check "$where: control: its own /proc entries are readable" grep -qx OK-own-environ "$OUT"
+    check "$where: /tmp itself was not written" [ ! -e "/tmp/kgt-ll-$tag" ]
+    # The documented limits (docs/landlock.md), so the page stays true.
+    check "$where: documented: other processes' command lines are visible" \
+        grep -qx SEES-outside-cmdline "$OUT"
+    check "$where: documented: nothing is created directly in a split project root" \
+        sh -c "grep -qx M-rootnew '$OUT' && ! grep -q MADE-rootnew '$OUT' && [ ! -e '$KG_PROJ/rootnew.txt' ]"
+    check "$where: documented: / cannot be listed" \
+        sh -c "grep -qx M-ls-root '$OUT' && ! grep -q LISTED-root '$OUT'"
     # Controls outside the box: the outside process is alive and reachable.
     check "$where: control: outside, the same signal and connections work" \
-        as_user python3 -c 'import os,socket,sys
+        as_user /usr/bin/python3 -c 'import os,socket,sys
 os.kill(int(sys.argv[1]), 0)
 s=socket.socket(); s.connect(("127.0.0.1", int(sys.argv[2])))
 a=socket.socket(socket.AF_UNIX); a.connect(b"\0kgt-ll-"+sys.argv[3].encode())' "$opid" "$port" "$tag"
@@ -147,9 +164,27 @@ a=socket.socket(socket.AF_UNIX); a.connect(b"\0kgt-ll-"+sys.argv[3].encode())' "
     check "$where: a death by SIGTERM comes back as 143" [ "$RC" -eq 143 ]
 }
 
+# pty mode (docs/interactive.md): a shell with job control, Ctrl-C, and
+# TIOCSTI refused, through ptydrive.py as in pty.sh.
+DRIVE=$KG_TMP/ptydrive.py
+cp "$(dirname "$0")/ptydrive.py" "$DRIVE"
+chmod 0644 "$DRIVE"
+test_pty() {
+    local where=$1 force=()
+    [ "$where" = host ] && force=(--backend landlock)
+    use_user "$2"
+    write_config <<EOF
+network: off
+EOF
+    for sc in shell ctrlc tiocsti; do
+        check "$where: pty: $sc" in_where "$where" /usr/bin/python3 "$DRIVE" "$sc" "$KGATE_BIN" "${force[@]}"
+    done
+}
+
 for who in $(test_users); do
     for where in host disable seccomp; do
         test_where "$where" "$who"
+        test_pty "$where" "$who"
     done
 done
 finish
