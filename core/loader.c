@@ -207,8 +207,9 @@ static int has_suffix(const char *name, const char *suffix)
     return n > s && strcmp(name + n - s, suffix) == 0;
 }
 
-/* Only the superuser and the user running kgate may own code it loads,
- * and nobody else may be able to write it: a plugin runs inside kgate
+/* Only the superuser and the user running kgate may own code it loads
+ * (kg_plugtrust_owner_ok: inside a user namespace that does not map root,
+ * root shows as the overflow uid), and nobody else may be able to write it: a plugin runs inside kgate
  * with the rights of whoever types `kgate run`, and decides the sandbox. */
 static int unsafe_file(const struct stat *st, char *why, size_t len)
 {
@@ -216,7 +217,7 @@ static int unsafe_file(const struct stat *st, char *why, size_t len)
         snprintf(why, len, "not a regular file");
         return 1;
     }
-    if (st->st_uid != 0 && st->st_uid != geteuid()) {
+    if (!kg_plugtrust_owner_ok(st->st_uid)) {
         snprintf(why, len, "owned by uid %u, neither root nor the user running kgate",
                  (unsigned)st->st_uid);
         return 1;

@@ -57,3 +57,40 @@ struct timespec kg_os_stat_ctime(const struct stat *st)
 {
     return st->st_ctim;
 }
+
+/* /proc/self/uid_map gives "inside outside count" lines, outside being
+ * the parent namespace's uids; the initial namespace's one line is
+ * "0 0 4294967295".  A nested namespace is judged against its parent
+ * only: when the parent itself left the real root out, a map holding the
+ * parent's uid 0 is taken as mapping root, which only refuses more. */
+int kg_os_owner_kind(uid_t uid)
+{
+    /* The kernel's default when /proc cannot say. */
+    unsigned long overflow = 65534;
+    FILE *f = fopen("/proc/sys/kernel/overflowuid", "re");
+    if (f) {
+        if (fscanf(f, "%lu", &overflow) != 1) overflow = 65534;
+        fclose(f);
+    }
+    if ((unsigned long)uid != overflow) return KG_OWNER_PLAIN;
+
+    f = fopen("/proc/self/uid_map", "re");
+    if (!f) return KG_OWNER_UNKNOWN;
+    unsigned long in, out, count;
+    size_t lines = 0;
+    bool initial = false, root_mapped = false, broken = false;
+    char line[128];
+    while (fgets(line, sizeof line, f)) {
+        if (sscanf(line, "%lu %lu %lu", &in, &out, &count) != 3) {
+            broken = true;
+            break;
+        }
+        lines++;
+        if (in == 0 && out == 0 && count == 4294967295UL) initial = true;
+        if (out == 0 && count > 0) root_mapped = true;
+    }
+    fclose(f);
+    if (broken || lines == 0) return KG_OWNER_UNKNOWN;
+    if (initial && lines == 1) return KG_OWNER_PLAIN;
+    return root_mapped ? KG_OWNER_UNKNOWN : KG_OWNER_UNMAPPED;
+}

@@ -80,3 +80,10 @@ struct timespec kg_os_stat_ctime(const struct stat *st)
 {
     return st->st_ctimespec;
 }
+
+int kg_os_owner_kind(uid_t uid)
+{
+    /* macOS has no user namespaces: an owner is who stat() says. */
+    (void)uid;
+    return KG_OWNER_PLAIN;
+}

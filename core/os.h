@@ -59,6 +59,18 @@ const char *kg_os_fd_dir(void);
 struct timespec kg_os_stat_mtime(const struct stat *st);
 struct timespec kg_os_stat_ctime(const struct stat *st);
 
+/* What an owner uid that stat() reported means for trusting the file.
+ * Inside a user namespace (Linux) every owner the namespace cannot name
+ * shows as the kernel's overflow uid (/proc/sys/kernel/overflowuid, 65534).
+ *   KG_OWNER_PLAIN     uid is who it says: not the overflow uid, or not in
+ *                      a user namespace (and always on macOS, which has none)
+ *   KG_OWNER_UNMAPPED  the overflow uid in a namespace whose uid map leaves
+ *                      out the real root: root or some other unmapped uid
+ *   KG_OWNER_UNKNOWN   the overflow uid in a namespace that maps root, or
+ *                      /proc could not say: some uid, maybe not ours */
+enum { KG_OWNER_PLAIN = 0, KG_OWNER_UNMAPPED = 1, KG_OWNER_UNKNOWN = 2 };
+int kg_os_owner_kind(uid_t uid);
+
 /* ---- copy-free relay (os-relay-*.c) --------------------------------------- */
 
 /* Whether kg_os_tee and kg_os_splice work here.  false on macOS: the output

@@ -100,6 +100,31 @@ kg_strv *kg_plugtrust_exposed(const kg_strv *writable)
     return out;
 }
 
+/* Inside a user namespace every owner the namespace cannot name shows as
+ * the overflow uid, and when its map leaves out the real root, root's
+ * files (/, /usr, the installed plugins) are among them: without this
+ * kgate would refuse all its own plugins in another sandbox (bwrap
+ * --unshare-user, a rootless container).  Accepting the overflow uid
+ * there is safe as far as this process goes: the owner is then the real
+ * root or a uid outside the map, and this process can be neither, so it
+ * cannot have been the one that wrote the file, and the mode check still
+ * refuses anything its group or others may write.  What it cannot tell
+ * apart is root from another unmapped user of the host, who could write
+ * a plugin directory they own that you name in KGATE_PLUGIN_PATH.
+ * Outside a user namespace the overflow uid is an ordinary uid (refused
+ * unless it is ours); inside one that maps root, an overflow-owned file
+ * is refused even when we run as that uid, since there it may be
+ * anyone's. */
+bool kg_plugtrust_owner_ok(uid_t uid)
+{
+    if (uid == 0) return true;
+    switch (kg_os_owner_kind(uid)) {
+    case KG_OWNER_UNMAPPED: return true;
+    case KG_OWNER_PLAIN: return uid == geteuid();
+    default: return false; /* maybe ours, maybe anyone's */
+    }
+}
+
 /* Every directory from / down to the last component of resolved (itself
  * included when whole), owned by root or by us and writable by nobody
  * else; a sticky directory on the way may be writable by all, since then
@@ -111,7 +136,7 @@ static int check_one(const char *p, bool last, char *why, size_t len)
         snprintf(why, len, "%s: %s", p, strerror(errno));
         return KG_TRUST_REFUSED;
     }
-    if (st.st_uid != 0 && st.st_uid != geteuid()) {
+    if (!kg_plugtrust_owner_ok(st.st_uid)) {
         snprintf(why, len, "%s is owned by uid %u, neither root nor the user running kgate", p,
                  (unsigned)st.st_uid);
         return KG_TRUST_REFUSED;

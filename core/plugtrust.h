@@ -9,11 +9,15 @@
  *   - and every directory from / down to them is owned by root or by the
  *     user running kgate and is writable by nobody else, except that a
  *     directory with the sticky bit (/tmp) may be writable by all.
+ *     Inside a user namespace that does not map the real root, the
+ *     overflow uid counts as root (kg_plugtrust_owner_ok).
  * All of it is decided from the path and stat() alone, before dlopen. */
 #ifndef KG_PLUGTRUST_H
 #define KG_PLUGTRUST_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "strv.h"
 
@@ -34,5 +38,11 @@ kg_strv *kg_plugtrust_exposed(const kg_strv *writable);
  * above.  exposed may be NULL (nothing is exposed).  Returns one of the
  * KG_TRUST_* values; why is filled for every refusal. */
 int kg_plugtrust_check(const char *path, const kg_strv *exposed, char *why, size_t len);
+
+/* Whether a file or directory owned by uid may hold or lead to code kgate
+ * loads, as far as its owner goes (the caller checks the mode): root, the
+ * user running kgate, or, inside a user namespace that does not map the
+ * real root, the overflow uid (see plugtrust.c). */
+bool kg_plugtrust_owner_ok(uid_t uid);
 
 #endif

@@ -1,6 +1,7 @@
 /* bwrap-probe.c: is bwrap here, and may this user create user namespaces?
  *
- * QUICK (every `kgate run`) only stats files and reads sysctls.  THOROUGH
+ * QUICK (every `kgate run`) stats files, reads sysctls and forks once to
+ * try unshare(CLONE_NEWUSER) (no exec).  THOROUGH
  * (doctor, plugins) also runs bwrap twice: --version, and a trial sandbox,
  * because a sysctl that says yes does not prove it (AppArmor, seccomp in a
  * container, a setuid-less build on a kernel without userns). */
@@ -183,6 +184,14 @@ int bwrap_probe(const kgate_host *host, kgate_probe_depth depth,
     if (have && depth == KGATE_PROBE_THOROUGH) {
         read_version(probe->tool_path, probe->version, sizeof probe->version);
         t = trial(probe->tool_path);
+    } else if (have && kgl_userns_trial() == 0) {
+        /* The quick probe cannot run bwrap, but it can try the one thing
+         * bwrap needs first: where a container's seccomp profile or an
+         * outer bwrap --disable-userns refuses user namespaces, the
+         * sysctls still say yes, and picking bubblewrap would fail at
+         * launch instead of letting a box that needs none (Landlock) run.
+         * A fork without exec (kgl-userns.c). */
+        t = 0;
     }
     bwrap_probe_from_sysctls(probe, have, geteuid() == 0,
                             read_sysctl("/proc/sys/user/max_user_namespaces"),

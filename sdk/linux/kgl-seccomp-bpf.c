@@ -64,7 +64,7 @@ static int add_rule(scmp_filter_ctx ctx, const sc_rule *r)
     return -EINVAL;
 }
 
-int kgl_seccomp_export(int fd, kgate_err *err)
+static int export_table(const sc_rule *rules, size_t n, int fd, kgate_err *err)
 {
     const char *step = "init";
     int rc = 0;
@@ -79,8 +79,6 @@ int kgl_seccomp_export(int fd, kgate_err *err)
         step = "add the x32 architecture";
         if ((rc = seccomp_arch_add(ctx, SCMP_ARCH_X32)) < 0) goto fail;
     }
-    size_t n;
-    const sc_rule *rules = kgl_seccomp_rules(&n);
     for (size_t i = 0; i < n; i++) {
         step = rules[i].call;
         if ((rc = add_rule(ctx, &rules[i])) < 0) goto fail;
@@ -94,4 +92,18 @@ fail:
     return kgate_err_set(err, -rc, "seccomp filter: cannot %s%s: %s",
                          strchr(step, ' ') ? "" : "add the rule for ", step,
                          strerror(-rc));
+}
+
+int kgl_seccomp_export(int fd, kgate_err *err)
+{
+    size_t n;
+    const sc_rule *rules = kgl_seccomp_rules(&n);
+    return export_table(rules, n, fd, err);
+}
+
+int kgl_seccomp_export_nonet(int fd, kgate_err *err)
+{
+    size_t n;
+    const sc_rule *rules = kgl_seccomp_nonet_rules(&n);
+    return export_table(rules, n, fd, err);
 }

@@ -1,9 +1,14 @@
 /* kgl-seccomp-fd.c: hands bwrap the seccomp program compiled at build
- * time (kgl-seccomp-gen.c) in a memfd, for --seccomp FD. */
+ * time (kgl-seccomp-gen.c) in a memfd, for --seccomp FD, or loads it in
+ * the calling process for a box without bwrap. */
 #include "kgate/kgate-linux.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stdint.h>
+#include <sys/prctl.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -77,4 +82,27 @@ int kgl_seccomp_fd(kgate_err *err)
                              strerror(saved));
     }
     return fd;
+}
+
+/* For a box that loads the filter itself in its launch child (Landlock
+ * has no bwrap to hand it to): one system call, async-signal-safe, so it
+ * can run in kgl_spawn's prepare.  The kernel wants no_new_privs set
+ * first (or CAP_SYS_ADMIN). */
+static int apply(const unsigned char *prog, size_t len)
+{
+    struct sock_fprog fp = {
+        .len = (unsigned short)(len / sizeof(struct sock_filter)),
+        .filter = (struct sock_filter *)(uintptr_t)prog,
+    };
+    return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fp, 0, 0) == 0 ? 0 : -1;
+}
+
+int kgl_seccomp_apply(void)
+{
+    return apply(kgl_seccomp_program, sizeof kgl_seccomp_program);
+}
+
+int kgl_seccomp_nonet_apply(void)
+{
+    return apply(kgl_seccomp_nonet_program, sizeof kgl_seccomp_nonet_program);
 }

@@ -17,6 +17,7 @@
 #define K_TIOCSETD 0x5423u
 #define K_CLONE_NEWUSER 0x10000000u
 #define K_AF_VSOCK 40u
+#define K_AF_UNIX 1u
 #define K_PER_LINUX 0x0u
 #define K_PER_LINUX32 0x8u
 #define K_PER_QUERY 0xffffffffu
@@ -47,5 +48,10 @@ const sc_rule *kgl_seccomp_rules(size_t *n);
  * Build time only (kgl-seccomp-gen.c) and the test that checks the embedded
  * program is current: the plugins embed the result. */
 int kgl_seccomp_export(int fd, kgate_err *err);
+
+/* The second table: network off without a network namespace (a box that
+ * has none, such as Landlock's).  Same shape, its own program. */
+const sc_rule *kgl_seccomp_nonet_rules(size_t *n);
+int kgl_seccomp_export_nonet(int fd, kgate_err *err);
 
 #endif

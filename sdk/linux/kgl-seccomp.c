@@ -167,3 +167,57 @@ const sc_rule *kgl_seccomp_rules(size_t *n)
     *n = sizeof rules / sizeof rules[0];
     return rules;
 }
+
+/* Network off for a box without a network namespace of its own (Landlock):
+ * there is no private loopback to give the program, so every socket that
+ * could reach the host's network is refused where it is made.  AF_UNIX
+ * stays (pipes between the program's own processes, and what the
+ * filesystem rules let it reach); TCP is refused by Landlock's network
+ * rules as well where the kernel has them (ABI 4), a second lock for a
+ * TCP socket obtained some other way. */
+static const char W_NONET[] =
+    "network off without a network namespace: the only network is the "
+    "host's, so an Internet, netlink, packet or any other non-Unix socket "
+    "would reach it";
+static const sc_rule nonet_rules[] = {
+    {"network off", "socket", EAFNOSUPPORT, R_NOT_IN, 0, 0, 0, {K_AF_UNIX}, 1,
+     "domain is not AF_UNIX", W_NONET},
+    {"network off", "socketpair", EAFNOSUPPORT, R_NOT_IN, 0, 0, 0, {K_AF_UNIX},
+     1, "domain is not AF_UNIX", W_NONET},
+    ALL("network off", "io_uring_setup",
+        "io_uring makes sockets (IORING_OP_SOCKET) and connects them without "
+        "the socket and connect system calls this filter sees"),
+};
+
+size_t kgl_seccomp_nonet_rule_count(void)
+{
+    return sizeof nonet_rules / sizeof nonet_rules[0];
+}
+
+const sc_rule *kgl_seccomp_nonet_rules(size_t *n)
+{
+    *n = sizeof nonet_rules / sizeof nonet_rules[0];
+    return nonet_rules;
+}
+
+char *kgl_seccomp_nonet_describe(void)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return NULL;
+    fprintf(f, "# Network off without a network namespace: a second filter, "
+               "loaded after the first.\n");
+    for (size_t i = 0; i < sizeof nonet_rules / sizeof nonet_rules[0]; i++) {
+        const sc_rule *r = &nonet_rules[i];
+        fprintf(f, "%s %s%s: %s  [%s] %s\n", r->call, r->when ? "when " : "",
+                r->when ? r->when : "always",
+                r->err == EAFNOSUPPORT ? "EAFNOSUPPORT" : "EPERM", r->group,
+                r->why);
+    }
+    if (fclose(f) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}

@@ -205,3 +205,32 @@ check_hermetic() {
         echo "# plugins are installed in $INSTALLED: selection checks are not run"
     fi
 }
+
+# ---- places without user namespaces --------------------------------------
+# Agents often run where user namespaces cannot be made: inside another
+# agent's bwrap sandbox, or in a container under Docker's or Podman's
+# default seccomp profile.  Two stand-ins, each a command prefix:
+#   KG_DISABLE_USERNS   bwrap (0.8.0 or later) with a user namespace of its
+#                       own and --disable-userns, which refuses any nested
+#                       one (unshare -U fails with ENOSPC: the limit is 0)
+#   KG_SECCOMP_NOUSERNS tests/helpers/nouserns-seccomp.c: unshare and clone
+#                       with CLONE_NEWUSER -> EPERM, clone3 -> ENOSYS
+# in_disable_userns CMD... and in_seccomp_nouserns CMD... run CMD there as
+# the current test user (as_user: root, or the unprivileged uid with its
+# HOME, in $KG_PROJ).  The prefixes come inside as_user, so the uid is
+# dropped before the environment is made, as in a real container.
+KG_DISABLE_USERNS=(bwrap --dev-bind / / --unshare-user --disable-userns --proc /proc --)
+KG_SECCOMP_NOUSERNS=("${KGATE_TEST_NOUSERNS_SECCOMP:-/nonexistent/nouserns-seccomp}" --)
+
+in_disable_userns() { as_user "${KG_DISABLE_USERNS[@]}" "$@"; }
+in_seccomp_nouserns() { as_user "${KG_SECCOMP_NOUSERNS[@]}" "$@"; }
+
+# Skips (fails in CI) unless both environments can be made here: bwrap with
+# --disable-userns, and the seccomp helper (built when libseccomp is).
+need_nouserns() {
+    need_cmd bwrap setpriv unshare
+    bwrap --help 2>&1 | grep -q -- '--disable-userns' ||
+        skip_all "bwrap has no --disable-userns (0.8.0 or later needed)"
+    [ -x "${KG_SECCOMP_NOUSERNS[0]}" ] ||
+        skip_all "tests/helpers/nouserns-seccomp was not built (libseccomp missing)"
+}

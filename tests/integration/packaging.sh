@@ -8,7 +8,7 @@
 #     and exports only the entry symbol.
 #  3. `meson install` lays everything out, and -D<plugin>=disabled leaves
 #     exactly that plugin out (a macOS package carries only seatbelt, a
-#     Linux package only bubblewrap and slirp-filter).
+#     Linux package only bubblewrap, slirp-filter and landlock).
 #  4. dpkg-buildpackage builds the Debian packages from a copy of the tree
 #     (the tree itself gets no build output); each .deb holds what it
 #     should; extracted into a throwaway root, that kgate runs and finds
@@ -198,8 +198,8 @@ meson_install() {
 has_file() { grep -qE "^\./$2\$" "$W/$1.files"; }
 lacks_file() { ! grep -qE "^\./$2\$" "$W/$1.files"; }
 
-check "meson install without bubblewrap and slirp-filter" \
-    meson_install nolinux -Dbubblewrap=disabled -Dslirp-filter=disabled
+check "meson install without bubblewrap, slirp-filter and landlock" \
+    meson_install nolinux -Dbubblewrap=disabled -Dslirp-filter=disabled -Dlandlock=disabled
 check "meson install without seatbelt" meson_install noseatbelt -Dseatbelt=disabled
 
 for cfg in nolinux noseatbelt; do
@@ -215,6 +215,7 @@ if [ -f "$W/nolinux.files" ]; then
     check "[nolinux] no bubblewrap plugin installed" lacks_file nolinux '.*/kgate/plugins/.*bubblewrap.*'
     check "[nolinux] no slirp-filter plugin installed" lacks_file nolinux '.*/kgate/plugins/.*slirp.*'
     check "[nolinux] no pty shim installed" lacks_file nolinux '.*kgate-pty-shim'
+    check "[nolinux] no landlock plugin installed" lacks_file nolinux '.*/kgate/plugins/.*landlock.*'
     # The shape of a macOS package (there with .dylib): seatbelt alone.
     if ls "$SRC/plugins/seatbelt/"*.c >/dev/null 2>&1; then
         check "[nolinux] installs the seatbelt plugin, and only it" \
@@ -249,7 +250,7 @@ check "kgate-plugin.pc: plugindir is <libdir>/kgate/plugins" pc_plugindir_matche
 # A backend whose sources are in the tree must be built and installed when
 # its option is left at auto on Linux: "disabled" must be what leaves it out.
 LINUX_PLUGINS_BUILT=1
-for p in bubblewrap slirp-filter; do
+for p in bubblewrap slirp-filter landlock; do
     if ls "$SRC/plugins/$p/"*.c >/dev/null 2>&1; then
         check "[noseatbelt] installs the $p plugin" \
             has_file noseatbelt "usr/lib/([^/]+/)?kgate/plugins/[^/]*$p\.so"
@@ -325,7 +326,7 @@ deb_of() { ls "$DEB"/"$1"_*.deb 2>/dev/null | head -1; }
 deb_files() { dpkg-deb -c "$1" | awk '$1 !~ /^d/ {print $6}' | sed 's|^\./||'; }
 
 missing=0
-for pkg in kgate kgate-bubblewrap kgate-slirp-filter kgate-dev; do
+for pkg in kgate kgate-bubblewrap kgate-slirp-filter kgate-landlock kgate-dev; do
     check "package $pkg was built" test -n "$(deb_of "$pkg")"
     [ -n "$(deb_of "$pkg")" ] || missing=1
 done
@@ -335,6 +336,7 @@ if [ "$missing" -ne 0 ]; then finish; fi
 KG=$(deb_of kgate)
 BW=$(deb_of kgate-bubblewrap)
 SL=$(deb_of kgate-slirp-filter)
+LL=$(deb_of kgate-landlock)
 DV=$(deb_of kgate-dev)
 
 deb_has() { deb_files "$1" | grep -qxE "$2"; }
@@ -361,6 +363,7 @@ only_plugin() { # deb name-pattern [helper]
 check "kgate-bubblewrap holds exactly the bubblewrap plugin and its pty shim" \
     only_plugin "$BW" bubblewrap usr/libexec/kgate/kgate-pty-shim
 check "kgate-slirp-filter holds exactly the slirp-filter plugin" only_plugin "$SL" slirp-filter
+check "kgate-landlock holds exactly the landlock plugin" only_plugin "$LL" landlock
 for f in usr/include/kgate/kgate-plugin\\.h "usr/lib/$MULTI/pkgconfig/kgate-plugin\\.pc" \
     usr/include/kgate/kgate-hostspec\\.h "usr/lib/$MULTI/libkgate-common\\.a" \
     usr/include/kgate/kgate-linux\\.h "usr/lib/$MULTI/libkgate-linux\\.a" \
@@ -387,6 +390,18 @@ check "kgate-slirp-filter depends on slirp4netns" depends_on "$SL" slirp4netns
 check "kgate-slirp-filter depends on nftables" depends_on "$SL" nftables
 check "kgate-slirp-filter depends on dnsmasq-base" depends_on "$SL" dnsmasq-base
 check "kgate-slirp-filter depends on kgate-bubblewrap" depends_on "$SL" kgate-bubblewrap
+check "kgate-landlock depends on this very kgate" depends_on "$LL" 'kgate \(= [^)]+\)'
+# Landlock needs no tool, and it is meant for minimal containers: nothing
+# but kgate and the libraries shlibs finds.
+only_libs_and_kgate() {
+    local deps
+    deps=$(dpkg-deb -f "$1" Depends | tr ',' '\n' | sed 's/^ *//; s/ .*//' |
+        grep -vE '^(kgate|libc6|libseccomp2)$')
+    [ -z "$deps" ] || { echo "unexpected dependencies: $deps"; return 1; }
+}
+check "kgate-landlock depends on nothing but kgate and libraries" only_libs_and_kgate "$LL"
+recommends() { dpkg-deb -f "$1" Recommends | tr ',' '\n' | sed 's/^ *//' | grep -qx "$2"; }
+check "kgate recommends kgate-landlock (for containers)" recommends "$KG" kgate-landlock
 # Third-party plugin packages depend on kgate-abi-N: it must follow the header.
 ABI=$(sed -n 's/^#define KGATE_ABI_MAJOR \([0-9]*\).*/\1/p' "$SRC/sdk/include/kgate/kgate-plugin.h")
 provides() { dpkg-deb -f "$1" Provides | tr ',' '\n' | sed 's/^ *//' | grep -qx "$2"; }
@@ -395,7 +410,7 @@ check "kgate provides kgate-abi-$ABI (the header's ABI major)" provides "$KG" "k
 # A throwaway root holding every package, as dpkg would unpack them.
 ROOT=$DEB/root
 mkdir -p "$ROOT"
-for d in "$KG" "$BW" "$SL" "$DV"; do dpkg -x "$d" "$ROOT"; done
+for d in "$KG" "$BW" "$SL" "$LL" "$DV"; do dpkg -x "$d" "$ROOT"; done
 chmod -R go+rX "$DEB"
 PLUGDIR=$ROOT/usr/lib/$MULTI/kgate/plugins
 
@@ -434,6 +449,7 @@ for who in $(test_users); do
     fi
     check "packaged kgate plugins lists bubblewrap" grep -qw bubblewrap <<<"$out"
     check "packaged kgate plugins lists slirp-filter" grep -qw slirp-filter <<<"$out"
+    check "packaged kgate plugins lists landlock" grep -qw landlock <<<"$out"
     check "packaged kgate plugins lists no seatbelt" lacks_word seatbelt "$out"
     out=$(KGATE_PLUGIN_PATH=$PLUGDIR:$EXDIR as_user "$ROOT/usr/bin/kgate" plugins 2>&1)
     check "packaged kgate plugins lists the packaged example (hello)" grep -qw hello <<<"$out"

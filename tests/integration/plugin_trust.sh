@@ -8,6 +8,7 @@
 # marker is a real witness.  docs/plugins.md, "Where a plugin may live".
 . "$(dirname "$0")/lib.sh"
 need_bwrap
+need_nouserns
 need_cmd cc
 
 BASE_PATH=$KGATE_PLUGIN_PATH
@@ -107,5 +108,93 @@ EOF
     check "run prints a refused plugin too (one line)" lines_are 1 "$ERR"
     check "run: still runs with the good backends" [ "$RC" -eq 0 ]
     rm -f "$MARK"
+
+    # Inside a user namespace that does not map root (bwrap --unshare-user
+    # --disable-userns as an ordinary user: another agent's sandbox), every
+    # root-owned directory shows as the overflow uid 65534.  kgate must
+    # still load its own plugins there; for root, bwrap maps root and
+    # nothing changes.  docs/plugins.md, "Inside a user namespace".
+    RC=0
+    in_disable_userns "$KGATE_BIN" plugins >"$OUT" 2>"$ERR" || RC=$?
+    check "userns: the built plugins load (bubblewrap listed)" has '^[* ] bubblewrap (ABI' "$OUT"
+    check "userns: and nothing is refused" lines_are 0 "$ERR"
+    EXPECT=65534
+    [ "$who" = root ] && EXPECT=0
+    check "userns: it is a namespace where / shows as uid $EXPECT" \
+        [ "$(in_disable_userns stat -c %u /)" = "$EXPECT" ]
+    # The unprivileged uid 65534 is the overflow uid itself, so it would
+    # pass for the owner of everything; another uid shows the fix.
+    if [ "$who" = user ] && [ "$(id -u)" -eq 0 ]; then
+        H4=$KG_TMP/home-4242
+        mkdir -p "$H4/proj"
+        chown -R 4242:4242 "$H4"
+        RC=0
+        KG_TEST_UID=4242 KG_TEST_GID=4242 KG_HOME=$H4 KG_PROJ=$H4/proj \
+            in_disable_userns "$KGATE_BIN" plugins >"$OUT" 2>"$ERR" || RC=$?
+        check "userns as uid 4242: the built plugins load" has '^[* ] bubblewrap (ABI' "$OUT"
+        check "userns as uid 4242: and nothing is refused" lines_are 0 "$ERR"
+    fi
+
+    # Main's mode rule still holds there: an overflow-owned (root's, seen
+    # from inside) directory or file its group may write is refused.
+    GW=$KG_TMP/groupwritable-$who
+    mkdir -p "$GW"
+    cp "$TRUSTED/evil.so" "$GW/"
+    chmod 0644 "$GW/evil.so"
+    chmod 0775 "$GW"
+    RC=0
+    KGATE_PLUGIN_PATH=$BASE_PATH:$GW in_disable_userns "$KGATE_BIN" plugins >"$OUT" 2>"$ERR" || RC=$?
+    check "userns: a group-writable directory is refused (no marker)" absent "$MARK"
+    check "userns: group-writable directory: one line says why" \
+        has "^kgate: plugin $GW: $GW is writable by its group (mode 0775)$" "$ERR"
+    chmod 0755 "$GW"
+    chmod 0664 "$GW/evil.so"
+    RC=0
+    KGATE_PLUGIN_PATH=$BASE_PATH:$GW in_disable_userns "$KGATE_BIN" plugins >"$OUT" 2>"$ERR" || RC=$?
+    check "userns: a group-writable file is refused (no marker)" absent "$MARK"
+    check "userns: group-writable file: one line says why" \
+        has "^kgate: plugin $GW/evil.so: writable by its group (mode 0664)$" "$ERR"
+    chmod 0644 "$GW/evil.so"
+    RC=0
+    KGATE_PLUGIN_PATH=$BASE_PATH:$GW in_disable_userns "$KGATE_BIN" plugins >"$OUT" 2>"$ERR" || RC=$?
+    check "userns: control: the same, writable by its owner only, runs" present "$MARK"
+    rm -f "$MARK"
 done
+
+# Outside a user namespace the overflow uid is an ordinary uid: a plugin
+# owned by 65534 is refused to root (and to anyone but uid 65534).
+if [ "$(id -u)" -eq 0 ]; then
+    LAST_MARK=$MARK
+    use_user root
+    OV=$KG_TMP/overflow-owned
+    mkdir -p "$OV"
+    cp "$TRUSTED/evil.so" "$OV/"
+    chmod 0755 "$OV"
+    chmod 0644 "$OV/evil.so"
+    chown 65534:65534 "$OV/evil.so"
+    RC=0
+    KGATE_PLUGIN_PATH=$BASE_PATH:$OV kg plugins >"$OUT" 2>"$ERR" || RC=$?
+    check "no userns: a 65534-owned plugin is refused (no marker)" absent "$LAST_MARK"
+    check "no userns: 65534-owned: one line says why" \
+        has "^kgate: plugin $OV/evil.so: owned by uid 65534, neither root nor the user running kgate$" "$ERR"
+    # Inside root's bwrap --unshare-user root is mapped, so an overflow-owned
+    # file there may be anyone's: refused too.
+    RC=0
+    KGATE_PLUGIN_PATH=$BASE_PATH:$OV in_disable_userns "$KGATE_BIN" plugins >"$OUT" 2>"$ERR" || RC=$?
+    check "userns mapping root: a 65534-owned plugin is refused (no marker)" absent "$LAST_MARK"
+    check "userns mapping root: 65534-owned: one line says why" \
+        has "^kgate: plugin $OV/evil.so: owned by uid 65534, neither root nor the user running kgate$" "$ERR"
+    check "userns mapping root: the built plugins load beside it" has '^[* ] bubblewrap (ABI' "$OUT"
+    chown 0:0 "$OV/evil.so"
+    RC=0
+    KGATE_PLUGIN_PATH=$BASE_PATH:$OV in_disable_userns "$KGATE_BIN" plugins >"$OUT" 2>"$ERR" || RC=$?
+    # (The marker lies in uid 65534's home, which root inside its namespace
+    # cannot write: the loader's own line shows the file was loaded.)
+    check "control: the same file owned by root is loaded (inside root's namespace)" \
+        has "^kgate: plugin $OV/evil.so: no kgate_plugin_entry symbol$" "$ERR"
+    RC=0
+    KGATE_PLUGIN_PATH=$BASE_PATH:$OV kg plugins >"$OUT" 2>"$ERR" || RC=$?
+    check "control: the same file owned by root runs (outside)" present "$LAST_MARK"
+    rm -f "$LAST_MARK"
+fi
 finish

@@ -46,6 +46,25 @@ int kgl_seccomp_fd(kgate_err *err);
 int kgl_seccomp_pipe(int *write_end, kgate_err *err);
 int kgl_seccomp_send(int write_end, kgate_err *err);
 #define KGL_SECCOMP_LABEL "seccomp filter"
+/* For a box that loads the filter in its own launch child (no bwrap):
+ * installs the program in the calling process, 0 or -1 with errno.  One
+ * system call, so it may run in kgl_spawn's prepare; no_new_privs must be
+ * set first.  The nonet variant is a second, small program for `network:
+ * off` in a box without a network namespace (Landlock): every socket but
+ * AF_UNIX refused with EAFNOSUPPORT, and io_uring refused.  Its text for
+ * --dry-run: kgl_seccomp_nonet_describe (malloc'd). */
+int kgl_seccomp_apply(void);
+int kgl_seccomp_nonet_apply(void);
+size_t kgl_seccomp_nonet_rule_count(void);
+char *kgl_seccomp_nonet_describe(void);
+#define KGL_SECCOMP_NONET_LABEL "seccomp filter (network off)"
+
+/* Whether this process may create a user namespace: a forked child tries
+ * unshare(CLONE_NEWUSER) and exits (no exec, about a millisecond).  1 yes,
+ * 0 no (a container's seccomp profile, bwrap --disable-userns, a sysctl,
+ * AppArmor), -1 when the child could not be started.  What bwrap needs
+ * first; a box without namespaces (Landlock) scores itself by it. */
+int kgl_userns_trial(void);
 
 /* Mount sources as descriptors, destinations checked (kgl-pin.c): every
  * backend that execs bwrap does this at launch. */

@@ -184,7 +184,8 @@ typedef enum kgate_verdict {
 } kgate_verdict;
 
 /* How hard probe may look.  QUICK is what `kgate run` asks for on every
- * command: stat a binary, read a sysctl, no child processes.  THOROUGH is
+ * command: stat a binary, read a sysctl, run no tool (a fork that execs
+ * nothing, such as kgl_userns_trial, is fine).  THOROUGH is
  * what `kgate doctor` and `kgate plugins` ask for: it may try the tool. */
 typedef enum kgate_probe_depth {
     KGATE_PROBE_QUICK = 0,

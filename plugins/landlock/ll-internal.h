@@ -1,0 +1,129 @@
+/* ll-internal.h: the pieces of the Landlock backend, shared between its
+ * files and its tests (which link them statically; the plugin exports only
+ * kgate_plugin_entry). */
+#ifndef LL_INTERNAL_H
+#define LL_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kgate/kgate-plugin.h"
+#include "kgate/kgate-linux.h"
+
+/* Kernel ABI constants (include/uapi/linux/landlock.h), spelled out:
+ * Debian 12's headers (linux-libc-dev 6.1) stop at ABI 2, and these values
+ * are ABI that never changes. */
+#define LL_FS_EXECUTE (1ULL << 0)
+#define LL_FS_WRITE_FILE (1ULL << 1)
+#define LL_FS_READ_FILE (1ULL << 2)
+#define LL_FS_READ_DIR (1ULL << 3)
+#define LL_FS_REMOVE_DIR (1ULL << 4)
+#define LL_FS_REMOVE_FILE (1ULL << 5)
+#define LL_FS_MAKE_CHAR (1ULL << 6)
+#define LL_FS_MAKE_DIR (1ULL << 7)
+#define LL_FS_MAKE_REG (1ULL << 8)
+#define LL_FS_MAKE_SOCK (1ULL << 9)
+#define LL_FS_MAKE_FIFO (1ULL << 10)
+#define LL_FS_MAKE_BLOCK (1ULL << 11)
+#define LL_FS_MAKE_SYM (1ULL << 12)
+#define LL_FS_REFER (1ULL << 13)     /* ABI 2 */
+#define LL_FS_TRUNCATE (1ULL << 14)  /* ABI 3 */
+#define LL_FS_IOCTL_DEV (1ULL << 15) /* ABI 5 */
+#define LL_NET_BIND_TCP (1ULL << 0)    /* ABI 4 */
+#define LL_NET_CONNECT_TCP (1ULL << 1) /* ABI 4 */
+#define LL_SCOPE_ABSTRACT_UNIX (1ULL << 0) /* ABI 6 */
+#define LL_SCOPE_SIGNAL (1ULL << 1)        /* ABI 6 */
+#define LL_RULE_PATH_BENEATH 1
+#define LL_CREATE_RULESET_VERSION (1U << 0)
+
+/* Rights on a file (the rest only mean something on a directory). */
+#define LL_FS_FILE_RIGHTS                                                      \
+    (LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE | LL_FS_TRUNCATE |     \
+     LL_FS_IOCTL_DEV)
+#define LL_FS_READ (LL_FS_READ_FILE | LL_FS_READ_DIR | LL_FS_EXECUTE)
+/* Read-write: everything but making device nodes. */
+#define LL_FS_RW                                                               \
+    (LL_FS_READ | LL_FS_WRITE_FILE | LL_FS_REMOVE_DIR | LL_FS_REMOVE_FILE |    \
+     LL_FS_MAKE_DIR | LL_FS_MAKE_REG | LL_FS_MAKE_SOCK | LL_FS_MAKE_FIFO |     \
+     LL_FS_MAKE_SYM | LL_FS_REFER | LL_FS_TRUNCATE)
+
+/* The ABI this backend knows the most of; a newer kernel is used at it. */
+#define LL_ABI_KNOWN 7
+/* Above this many path rules the plan refuses (a huge project walked entry
+ * by entry because of a protected path deep inside). */
+#define LL_MAX_RULES 20000
+
+/* Facts probe() records. */
+#define LL_FACT_LINUX "linux"
+#define LL_FACT_ABI "abi"         /* Landlock ABI version, 0 when none */
+#define LL_FACT_NNP "nnp"         /* prctl(PR_SET_NO_NEW_PRIVS) known */
+#define LL_FACT_SECCOMP "seccomp" /* seccomp filters can be loaded */
+#define LL_FACT_USERNS "userns"   /* 1 works, 0 refused, -1 not tried */
+
+/* Fills p from what was found (tests feed any kernel). */
+void ll_probe_from_facts(kgate_probe *p, int abi, int nnp, int seccomp,
+                         int userns);
+
+/* What each ABI handles. */
+uint64_t ll_fs_handled(int abi);
+uint64_t ll_net_handled(int abi);
+uint64_t ll_scoped(int abi);
+
+/* The rule set as data: what the plan prints and launch installs, built by
+ * the same code (ll-rules.c).  Paths are granted whole where nothing
+ * below them is held back; a directory that holds a hidden or read-only
+ * path is granted entry by entry ("split"). */
+typedef struct ll_path {
+    char *path;
+    uint64_t access;
+    int dir;
+    const char *why;
+} ll_path;
+
+typedef struct ll_rules {
+    int abi; /* the ABI used: the kernel's, at most LL_ABI_KNOWN */
+    uint64_t fs_handled, net_handled, scoped;
+    ll_path *v;
+    size_t n, cap;
+    int nonet; /* the network-off seccomp filter is loaded too */
+    char **split; /* directories granted entry by entry */
+    size_t n_split;
+} ll_rules;
+
+/* The private temporary directory as the plan shows it; launch makes the
+ * real one (mkdtemp) and builds with its name. */
+#define LL_TMP_PLACEHOLDER "/tmp/kgate-landlock.XXXXXX"
+
+/* Builds the rules for policy on a kernel of ABI abi, with tmp as the
+ * private temporary directory.  Reads the directories it must split and
+ * lstat()s what it grants; -1 with err. */
+int ll_rules_build(const kgate_policy *pol, int abi, const char *tmp,
+                   ll_rules *r, kgate_err *err);
+void ll_rules_free(ll_rules *r);
+/* The table --dry-run shows (malloc'd, NULL when memory runs out). */
+char *ll_rules_table(const ll_rules *r);
+/* "rlx------": one letter per right, for the table. */
+void ll_access_str(uint64_t access, char out[10]);
+
+/* The directories inside the project that hold a deny_read or protected
+ * path, computed from the policy alone (doctor's view of the split). */
+size_t ll_project_split_dirs(const kgate_policy *pol, char *buf, size_t len);
+
+/* 1 when path is dir or lies below it. */
+int ll_path_under(const char *path, const char *dir);
+
+/* The sentence for a host allow list (doctor's BLOCKED finding and plan's
+ * error say the same). */
+const char *ll_hosts_sentence(void);
+
+int ll_probe(const kgate_host *host, kgate_probe_depth depth,
+             kgate_probe *probe, kgate_err *err);
+int ll_doctor(const kgate_host *host, const kgate_policy *policy,
+              const kgate_probe *probe, kgate_report *rep);
+int ll_plan(const kgate_host *host, const kgate_policy *policy,
+            const kgate_probe *probe, kgate_plan *plan, kgate_err *err);
+int ll_launch(const kgate_host *host, const kgate_policy *policy,
+              const kgate_probe *probe, const kgate_plan *plan,
+              const kgate_launch *io, kgate_proc *proc, kgate_err *err);
+
+#endif

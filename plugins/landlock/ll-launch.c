@@ -1,0 +1,298 @@
+/* ll-launch.c: build the ruleset here, then let kgl_spawn's child lock
+ * itself in and exec the command in place.
+ *
+ * The ruleset is made and filled in kgate's process (a ruleset restricts
+ * no one until a process calls landlock_restrict_self with it), so every
+ * path is opened here, without following a final symbolic link, and a
+ * failure is an error before anything runs.  The child (prepare, below)
+ * then only makes system calls: a session of its own (no controlling
+ * terminal of the user's; in pty mode the pty instead), the capability
+ * bounding set emptied, no_new_privs, landlock_restrict_self, the seccomp
+ * filter(s).  A step that fails is reported by kgl_spawn and kgate exits
+ * 125 with nothing run.
+ *
+ * There is no PID namespace to take the program's children with it.  The
+ * core is their subreaper (orphans come back to it and are killed after
+ * the run); the guard (kgl-guard.c) kills the program if kgate dies.  The
+ * private TMPDIR is removed by a helper when the core ends it. */
+#include "ll-internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#endif
+#ifndef SYS_landlock_add_rule
+#define SYS_landlock_add_rule 445
+#endif
+#ifndef SYS_landlock_restrict_self
+#define SYS_landlock_restrict_self 446
+#endif
+
+/* The uapi structs, as of ABI 6 (the kernel takes a shorter ruleset
+ * attribute from an older caller: its size says which fields it has). */
+struct ll_ruleset_attr {
+    uint64_t handled_access_fs;
+    uint64_t handled_access_net;
+    uint64_t scoped;
+};
+struct ll_path_beneath_attr {
+    uint64_t allowed_access;
+    int32_t parent_fd;
+} __attribute__((packed));
+
+typedef struct child_ctx {
+    int ruleset;
+    int nonet;
+    int pty;
+    int tty;
+} child_ctx;
+
+/* In the forked child: system calls only. */
+static int child_prepare(void *p)
+{
+    const child_ctx *c = p;
+    if (setsid() < 0) return -1;
+    /* Without CAP_SETPCAP (an ordinary user) this fails: such a process
+     * has no capabilities to lose, and no_new_privs keeps a setuid
+     * program from bringing any. */
+    for (int cap = 0; cap < 64; cap++)
+        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL &&
+            errno != EPERM)
+            return -1;
+    if (c->pty) (void)ioctl(c->tty, TIOCSCTTY, 0);
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) return -1;
+    if (syscall(SYS_landlock_restrict_self, c->ruleset, 0U) < 0) return -1;
+    close(c->ruleset);
+    if (kgl_seccomp_apply() < 0) return -1;
+    if (c->nonet && kgl_seccomp_nonet_apply() < 0) return -1;
+    return 0;
+}
+
+static int make_ruleset(const ll_rules *r, kgate_err *err)
+{
+    struct ll_ruleset_attr attr = {r->fs_handled, r->net_handled, r->scoped};
+    size_t size = r->abi >= 6   ? sizeof attr
+                  : r->abi >= 4 ? 2 * sizeof(uint64_t)
+                                : sizeof(uint64_t);
+    int fd = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0U);
+    if (fd < 0)
+        return kgate_err_set(err, errno, "cannot create a Landlock ruleset: %s",
+                             strerror(errno));
+    /* Above 2, clear of the stdio numbers the child fills. */
+    int hi = fcntl(fd, F_DUPFD_CLOEXEC, 10);
+    close(fd);
+    if (hi < 0)
+        return kgate_err_set(err, errno, "cannot move the ruleset: %s",
+                             strerror(errno));
+    for (size_t i = 0; i < r->n; i++) {
+        int pfd = open(r->v[i].path, O_PATH | O_CLOEXEC | O_NOFOLLOW);
+        if (pfd < 0 && errno == ENOENT) continue; /* gone: nothing to grant */
+        if (pfd < 0) {
+            int e = errno;
+            close(hi);
+            return kgate_err_set(err, e, "cannot open %s for its Landlock rule: %s",
+                                 r->v[i].path, strerror(e));
+        }
+        struct stat st;
+        uint64_t access = r->v[i].access;
+        if (fstat(pfd, &st) < 0 || S_ISLNK(st.st_mode)) {
+            /* Replaced by a link since the rules were built: grant nothing. */
+            close(pfd);
+            continue;
+        }
+        if (!S_ISDIR(st.st_mode)) access &= LL_FS_FILE_RIGHTS;
+        struct ll_path_beneath_attr pb = {access, pfd};
+        long rc = access ? syscall(SYS_landlock_add_rule, hi, LL_RULE_PATH_BENEATH,
+                                   &pb, 0U)
+                         : 0;
+        int e = errno;
+        close(pfd);
+        if (rc < 0) {
+            close(hi);
+            return kgate_err_set(err, e, "cannot add the Landlock rule for %s: %s",
+                                 r->v[i].path, strerror(e));
+        }
+    }
+    return hi;
+}
+
+/* Removes what is inside dirfd without following a link; best effort. */
+static void empty_dir(int dirfd)
+{
+    DIR *d = fdopendir(dirfd);
+    if (!d) {
+        close(dirfd);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        struct stat st;
+        if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) continue;
+        if (S_ISDIR(st.st_mode)) {
+            (void)fchmodat(dirfd, e->d_name, 0700, 0);
+            int sub = openat(dirfd, e->d_name,
+                             O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (sub >= 0) empty_dir(sub);
+            unlinkat(dirfd, e->d_name, AT_REMOVEDIR);
+        } else {
+            unlinkat(dirfd, e->d_name, 0);
+        }
+    }
+    closedir(d);
+}
+
+/* The helper that removes the private TMPDIR once the core ends it
+ * (SIGTERM after the program, or kgate's death). */
+static pid_t start_cleaner(const char *tmp)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, &old);
+    pid_t pid = fork();
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        /* Nothing of kgate's: a copy of the output pipe held here would
+         * keep the relay waiting for an end of file. */
+        for (int fd = 0; fd < 3; fd++) close(fd);
+#ifdef SYS_close_range
+        if (syscall(SYS_close_range, 3U, ~0U, 0U) < 0)
+#endif
+            for (int fd = 3; fd < 4096; fd++) close(fd);
+        sigset_t term;
+        sigemptyset(&term);
+        sigaddset(&term, SIGTERM);
+        int sig = 0;
+        while (sigwait(&term, &sig) != 0) {}
+        (void)chmod(tmp, 0700);
+        int fd = open(tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0) empty_dir(fd);
+        rmdir(tmp);
+        _exit(0);
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return pid;
+}
+
+static void stop_helper(pid_t pid)
+{
+    if (pid <= 0) return;
+    kill(pid, SIGTERM);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
+}
+
+/* io->envp with TMPDIR set to tmp (malloc'd array; its strings borrowed
+ * except the new one, which is *owned). */
+static char **env_with_tmp(const char *const *envp, const char *tmp, char **owned)
+{
+    size_t n = 0;
+    while (envp && envp[n]) n++;
+    char **v = calloc(n + 2, sizeof *v);
+    if (!v || asprintf(owned, "TMPDIR=%s", tmp) < 0) {
+        free(v);
+        *owned = NULL;
+        return NULL;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(envp[i], "TMPDIR=", 7) != 0) v[k++] = (char *)envp[i];
+    v[k++] = *owned;
+    v[k] = NULL;
+    return v;
+}
+
+int ll_launch(const kgate_host *host, const kgate_policy *pol,
+              const kgate_probe *pr, const kgate_plan *plan,
+              const kgate_launch *io, kgate_proc *proc, kgate_err *err)
+{
+    size_t argc = 0;
+    const char *const *pargv = host->plan_argv(plan, &argc);
+    if (argc < 1 || !pargv[0] || pargv[0][0] != '/')
+        return kgate_err_set(err, EINVAL, "the plan does not start with an "
+                                          "absolute command path");
+    int abi = kgate_probe_fact(pr, LL_FACT_ABI, 0);
+    if (abi < 1)
+        return kgate_err_set(err, ENOTSUP, "launch was not given a probe that "
+                                           "found Landlock");
+    char tmp[] = "/tmp/kgate-landlock.XXXXXX";
+    if (!mkdtemp(tmp))
+        return kgate_err_set(err, errno, "cannot make the private TMPDIR in /tmp: %s",
+                             strerror(errno));
+    ll_rules r;
+    int rs = -1, rc = -1;
+    pid_t cleaner = -1;
+    char **argv = NULL, **envp = NULL, *tmpvar = NULL;
+    kgl_guard guard = {.pid = -1, .wfd = -1};
+    if (ll_rules_build(pol, abi, tmp, &r, err) < 0) {
+        rmdir(tmp);
+        return -1;
+    }
+    rs = make_ruleset(&r, err);
+    if (rs < 0) goto out;
+    cleaner = start_cleaner(tmp);
+    if (cleaner < 0) {
+        kgate_err_set(err, errno, "cannot start the TMPDIR cleaner: %s", strerror(errno));
+        goto out;
+    }
+    argv = calloc(argc + 1, sizeof *argv);
+    envp = env_with_tmp(io->envp, tmp, &tmpvar);
+    if (!argv || !envp) {
+        kgate_err_set(err, ENOMEM, "out of memory");
+        goto out;
+    }
+    argv[0] = (char *)(pol->argv.n ? pol->argv.v[0] : pargv[0]);
+    for (size_t i = 1; i < argc; i++) argv[i] = (char *)pargv[i];
+    if (kgl_guard_start(&guard, -1, err) < 0) goto out;
+
+    child_ctx ctx = {.ruleset = rs, .nonet = r.nonet, .pty = io->pty,
+                     .tty = io->stdin_fd};
+    const kgl_spawn spawn = {
+        .path = pargv[0],
+        .argv = argv,
+        .envp = envp,
+        .stdio = {io->stdin_fd, io->stdout_fd, io->stderr_fd},
+        .dir = pol->project,
+        .group = guard.pid,
+        .pdeathsig = 1,
+        .prepare = child_prepare,
+        .ctx = &ctx,
+        .prepare_name = "lock itself in (Landlock, seccomp)",
+    };
+    pid_t pid = kgl_spawn_run(&spawn, err);
+    if (pid < 0) goto out;
+    kgl_guard_tell(&guard, pid);
+    proc->pid = pid;
+    /* setsid() in the child: its group is its pid, and the program's
+     * children stay in it unless they leave (the core reaps those). */
+    proc->signal_pid = -pid;
+    proc->helpers[0] = guard.pid;
+    proc->helpers[1] = cleaner;
+    proc->n_helpers = 2;
+    guard.pid = -1;
+    cleaner = -1;
+    host->log(host, KGATE_LOG_DEBUG, "landlock: program pid %ld, %zu rules, ABI %d",
+              (long)pid, r.n, r.abi);
+    rc = 0;
+out:
+    kgl_guard_stop(&guard);
+    if (cleaner > 0) stop_helper(cleaner);
+    else if (rc < 0) rmdir(tmp);
+    if (rs >= 0) close(rs);
+    ll_rules_free(&r);
+    free(argv);
+    free(envp);
+    free(tmpvar);
+    return rc;
+}

@@ -1,0 +1,57 @@
+/* ll-plan.c: the plan is the command itself (launch execs it in place)
+ * and, as files --dry-run shows, the Landlock rule table and the seccomp
+ * filters.  The rules come from ll_rules_build, which launch calls again
+ * with the real private TMPDIR. */
+#include "ll-internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#define LL_RULES_LABEL "landlock ruleset"
+
+int ll_plan(const kgate_host *h, const kgate_policy *pol,
+            const kgate_probe *pr, kgate_plan *plan, kgate_err *err)
+{
+    if (pol->network == KGATE_NET_RESTRICTED && pol->allow_hosts.n > 0)
+        return kgate_err_set(err, ENOTSUP, "%s", ll_hosts_sentence());
+    if (!pol->command_path || pol->command_path[0] != '/' || pol->argv.n < 1)
+        return kgate_err_set(err, EINVAL, "no command to run");
+    int abi = kgate_probe_fact(pr, LL_FACT_ABI, 0);
+    if (abi < 1)
+        return kgate_err_set(err, ENOTSUP, "Landlock is not enabled in this kernel");
+    ll_rules r;
+    if (ll_rules_build(pol, abi, LL_TMP_PLACEHOLDER, &r, err) < 0) return -1;
+    char *table = ll_rules_table(&r);
+    char *sc = kgl_seccomp_describe();
+    char *nonet = r.nonet ? kgl_seccomp_nonet_describe() : NULL;
+    int rc = -1;
+    if (!table || !sc || (r.nonet && !nonet)) {
+        kgate_err_set(err, ENOMEM, "out of memory");
+        goto out;
+    }
+    if (h->plan_arg(plan, pol->command_path) < 0) goto oom;
+    for (size_t i = 1; i < pol->argv.n; i++)
+        if (h->plan_arg(plan, pol->argv.v[i]) < 0) goto oom;
+    if (h->plan_file(plan, LL_RULES_LABEL, table) < 0 ||
+        h->plan_file(plan, KGL_SECCOMP_LABEL, sc) < 0 ||
+        (nonet && h->plan_file(plan, KGL_SECCOMP_NONET_LABEL, nonet) < 0))
+        goto oom;
+    if (h->plan_note(plan,
+                     "exec'd in place by kgate's launch child after "
+                     "no_new_privs, an empty capability bounding set, a "
+                     "session of its own, landlock_restrict_self and the "
+                     "seccomp filter%s; argv[0] is \"%s\"; TMPDIR is a private "
+                     "directory made at launch and removed after",
+                     nonet ? "s" : "", pol->argv.v[0]) < 0)
+        goto oom;
+    rc = 0;
+    goto out;
+oom:
+    kgate_err_set(err, ENOMEM, "out of memory");
+out:
+    free(table);
+    free(sc);
+    free(nonet);
+    ll_rules_free(&r);
+    return rc;
+}

@@ -1,0 +1,190 @@
+#!/bin/bash
+# landlock.sh: the Landlock backend (issue 16, docs/landlock.md) where it is
+# meant to run, inside another agent's bwrap --disable-userns and under a
+# Docker-like seccomp profile that refuses user namespaces, and forced with
+# --backend landlock on the plain host.  As root and as an unprivileged uid.
+# Every refusal prints a marker before the refused action, so a box that did
+# not start never passes; each has a control run outside the box.
+. "$(dirname "$0")/lib.sh"
+need_nouserns
+need_cmd python3 setsid
+check_hermetic .so
+
+# Landlock scopes (signals, abstract sockets) need ABI 6; TCP rules ABI 4.
+ABI=$(python3 -c 'import ctypes; l=ctypes.CDLL(None, use_errno=True); print(max(0, l.syscall(444, None, 0, 1)))')
+[ "$ABI" -ge 1 ] || skip_all "Landlock is not enabled in this kernel"
+
+# The outside process: same user, listens on an abstract socket and on a
+# loopback TCP port, and sleeps.  Prints its pid and port in $1.
+start_outside() {
+    as_user /usr/bin/python3 -c '
+import os, socket, sys, time
+a = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); a.bind(b"\0kgt-ll-" + sys.argv[2].encode()); a.listen(5)
+t = socket.socket(); t.bind(("127.0.0.1", 0)); t.listen(5)
+open(sys.argv[1], "w").write("%d %d\n" % (os.getpid(), t.getsockname()[1]))
+time.sleep(120)' "$1" "$2" &
+    poll 50 test -s "$1"
+    sleep 0.2
+}
+
+lacks() { ! grep -q -- "$1" "$2"; }
+
+# What runs inside: markers, then the refused or allowed action.
+INSIDE='
+echo M-start
+echo M-home; cat "$HOME/secret.txt" 2>/dev/null && echo LEAK-home
+echo M-home-w; (echo x >"$HOME/planted") 2>/dev/null && echo LEAK-home-w
+echo M-out-w; (echo x >"$OUTSIDE_DIR/planted") 2>/dev/null && echo LEAK-out-w
+echo M-proj; echo new >>existing.txt && echo x >sub/made.txt && cat sub/made.txt
+echo M-tmp; echo t >"$TMPDIR/t" && cat "$TMPDIR/t"
+echo M-deny; cat denied.txt 2>/dev/null && echo LEAK-deny
+echo M-hooks; (echo x >.git/hooks/pre-commit) 2>/dev/null && echo LEAK-hooks
+echo M-hooks-r; cat .git/hooks/readme.sample
+echo M-py; /usr/bin/python3 -c "import socket; a, b = socket.socketpair(); a.send(b\"PY-OK\"); print(b.recv(5).decode())"
+echo M-tcp; /usr/bin/python3 -c "import socket,sys; s=socket.socket(); s.settimeout(2); s.connect((\"127.0.0.1\", int(sys.argv[1])))" "$PORT" 2>/dev/null && echo LEAK-tcp
+echo M-udp; /usr/bin/python3 -c "import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b\"x\", (\"127.0.0.1\", 9))" 2>/dev/null && echo LEAK-udp
+echo M-sig; kill -0 "$OPID" 2>/dev/null && echo LEAK-sig
+echo M-abs; /usr/bin/python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(b\"\\0kgt-ll-\" + sys.argv[1].encode())" "$TAG" 2>/dev/null && echo LEAK-abs
+echo M-tmpw; (echo x >"/tmp/kgt-ll-$TAG") 2>/dev/null && echo LEAK-tmpw
+echo M-environ; cat "/proc/$OPID/environ" >/dev/null 2>&1 && echo LEAK-environ
+cat /proc/self/environ >/dev/null && echo OK-own-environ
+tr "\0" " " <"/proc/$OPID/cmdline" | grep -q "kgt-ll" && echo SEES-outside-cmdline
+echo M-rootnew; (echo x >rootnew.txt) 2>/dev/null && echo MADE-rootnew
+echo M-ls-root; ls / >/dev/null 2>&1 && echo LISTED-root
+echo M-self-sig; sh -c "kill -0 \$\$" && echo OK-self-sig
+setsid sleep 300 </dev/null >/dev/null 2>&1 & echo "ORPHAN $!"
+echo M-end
+exit 7
+'
+
+# run_env WHERE: WHERE is host (forced), disable (bwrap --disable-userns) or
+# seccomp (Docker-like filter); sets OUT, ERR, RC.
+in_where() {
+    case $1 in
+    host) shift; as_user "$@" ;;
+    disable) shift; in_disable_userns "$@" ;;
+    seccomp) shift; in_seccomp_nouserns "$@" ;;
+    esac
+}
+
+test_where() {
+    local where=$1 force=()
+    [ "$where" = host ] && force=(--backend landlock)
+    use_user "$2"
+    write_config <<EOF
+network: off
+deny_read: [denied.txt]
+EOF
+    echo "home secret" >"$KG_HOME/secret.txt"
+    mkdir -p "$KG_PROJ/sub" "$KG_PROJ/.git/hooks" "$KG_TMP/outside.$where.$2"
+    echo old >"$KG_PROJ/existing.txt"
+    echo "deny secret" >"$KG_PROJ/denied.txt"
+    echo sample >"$KG_PROJ/.git/hooks/readme.sample"
+    chown -R "$KG_UID:$KG_GID" "$KG_HOME" "$KG_TMP/outside.$where.$2"
+    local info=$KG_TMP/info.$where.$2 tag=$where-$2-$$
+    : >"$info"
+    chown "$KG_UID:$KG_GID" "$info"
+    start_outside "$info" "$tag"
+    local opid port
+    read -r opid port <"$info"
+
+    OUT=$KG_TMP/doctor.$where.$2
+    in_where "$where" "$KGATE_BIN" doctor --json "${force[@]}" >"$OUT" 2>&1
+    check "$where: doctor says READY or DEGRADED, never BLOCKED, for network off" \
+        python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["verdict"] in ("READY","DEGRADED") else 1)' "$OUT"
+    if [ "$where" != host ] && [ "$HERMETIC" = 1 ]; then
+        check "$where: kgate picks landlock by itself" \
+            python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["backend"]=="landlock" else 1)' "$OUT"
+    fi
+    local scoped=0
+    grep -q '"id": *"scope.signal", *"verdict": *"READY"' "$OUT" && scoped=1
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if any(f["id"]=="scope.signal" and f["verdict"]=="READY" for f in d["findings"]) else 1)' "$OUT" && scoped=1
+
+    OUT=$KG_TMP/run.$where.$2.out ERR=$KG_TMP/run.$where.$2.err
+    in_where "$where" env OPID="$opid" PORT="$port" TAG="$tag" \
+        OUTSIDE_DIR="$KG_TMP/outside.$where.$2" \
+        "$KGATE_BIN" run "${force[@]}" -- sh -c "$INSIDE" >"$OUT" 2>"$ERR"
+    RC=$?
+    check "$where: the program's exit status comes back (7)" [ "$RC" -eq 7 ]
+    check "$where: control: python and Unix sockets work inside" grep -qx PY-OK "$OUT"
+    check "$where: the run happened (first and last marker)" \
+        sh -c "grep -qx M-start '$OUT' && grep -qx M-end '$OUT'"
+    for m in home home-w out-w deny hooks tcp udp tmpw environ; do
+        check "$where: refused after its marker: $m" \
+            sh -c "grep -qx M-$m '$OUT' && ! grep -q LEAK-$m '$OUT'"
+    done
+    check "$where: the home secret is not in the output" lacks "home secret" "$OUT"
+    check "$where: nothing was planted in home or outside the project" \
+        sh -c "[ ! -e '$KG_HOME/planted' ] && [ ! -e '$KG_TMP/outside.$where.$2/planted' ]"
+    check "$where: the project is writable" \
+        sh -c "grep -qx x '$OUT' && [ \"\$(cat '$KG_PROJ/existing.txt')\" = 'old
+new' ]"
+    check "$where: a private TMPDIR, writable" grep -qx t "$OUT"
+    check "$where: .git/hooks stays readable" grep -qx sample "$OUT"
+    check "$where: .git/hooks/pre-commit was not planted" [ ! -e "$KG_PROJ/.git/hooks/pre-commit" ]
+    if [ "$scoped" = 1 ]; then
+        for m in sig abs; do
+            check "$where: scoped after its marker: $m" \
+                sh -c "grep -qx M-$m '$OUT' && ! grep -q LEAK-$m '$OUT'"
+        done
+    fi
+    check "$where: control: signals inside the box still work" grep -qx OK-self-sig "$OUT"
+    check "$where: control: its own /proc entries are readable" grep -qx OK-own-environ "$OUT"
+    check "$where: /tmp itself was not written" [ ! -e "/tmp/kgt-ll-$tag" ]
+    # The documented limits (docs/landlock.md), so the page stays true.
+    check "$where: documented: other processes' command lines are visible" \
+        grep -qx SEES-outside-cmdline "$OUT"
+    check "$where: documented: nothing is created directly in a split project root" \
+        sh -c "grep -qx M-rootnew '$OUT' && ! grep -q MADE-rootnew '$OUT' && [ ! -e '$KG_PROJ/rootnew.txt' ]"
+    check "$where: documented: / cannot be listed" \
+        sh -c "grep -qx M-ls-root '$OUT' && ! grep -q LISTED-root '$OUT'"
+    # Controls outside the box: the outside process is alive and reachable.
+    check "$where: control: outside, the same signal and connections work" \
+        as_user /usr/bin/python3 -c 'import os,socket,sys
+os.kill(int(sys.argv[1]), 0)
+s=socket.socket(); s.connect(("127.0.0.1", int(sys.argv[2])))
+a=socket.socket(socket.AF_UNIX); a.connect(b"\0kgt-ll-"+sys.argv[3].encode())' "$opid" "$port" "$tag"
+    local orphan
+    orphan=$(sed -n 's/^ORPHAN //p' "$OUT")
+    check "$where: no orphan outlives the run" \
+        sh -c "[ -n '$orphan' ] && ! kill -0 '$orphan' 2>/dev/null"
+    check "$where: the audit line names landlock" \
+        python3 -c 'import json,sys; e=[json.loads(l) for l in open(sys.argv[1])][-1]; sys.exit(0 if e["kind"]=="launch" and e["backend"]=="landlock" else 1)' "$KG_HOME/.kgate/audit.log"
+    check "$where: the private TMPDIR is removed after the run" \
+        sh -c "! ls -d /tmp/kgate-landlock.* 2>/dev/null | xargs -r stat -c %u | grep -qx '$KG_UID'"
+    kill "$opid" 2>/dev/null
+    wait 2>/dev/null
+
+    # 127 for a command that is not there, and a signal death comes back.
+    in_where "$where" "$KGATE_BIN" run "${force[@]}" -- kgate-no-such-command >/dev/null 2>&1
+    RC=$?
+    check "$where: 127 for a missing command" [ "$RC" -eq 127 ]
+    in_where "$where" "$KGATE_BIN" run "${force[@]}" -- sh -c 'kill -TERM $$' >/dev/null 2>&1
+    RC=$?
+    check "$where: a death by SIGTERM comes back as 143" [ "$RC" -eq 143 ]
+}
+
+# pty mode (docs/interactive.md): a shell with job control, Ctrl-C, and
+# TIOCSTI refused, through ptydrive.py as in pty.sh.
+DRIVE=$KG_TMP/ptydrive.py
+cp "$(dirname "$0")/ptydrive.py" "$DRIVE"
+chmod 0644 "$DRIVE"
+test_pty() {
+    local where=$1 force=()
+    [ "$where" = host ] && force=(--backend landlock)
+    use_user "$2"
+    write_config <<EOF
+network: off
+EOF
+    for sc in shell ctrlc tiocsti; do
+        check "$where: pty: $sc" in_where "$where" /usr/bin/python3 "$DRIVE" "$sc" "$KGATE_BIN" "${force[@]}"
+    done
+}
+
+for who in $(test_users); do
+    for where in host disable seccomp; do
+        test_where "$where" "$who"
+        test_pty "$where" "$who"
+    done
+done
+finish
