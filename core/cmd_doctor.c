@@ -448,7 +448,20 @@ int kg_cmd_plugins(int argc, char **argv)
             if (p->be.description) kg_msg_line(stdout, NULL, "    %s", p->be.description);
             if (p->probe_failed)
                 kg_msg_line(stdout, NULL, "    probe failed: %s", p->probe_error);
-            else
+            else if (p->be.kind == KGATE_KIND_NETWORK) {
+                /* A stage is never picked by score: it is composed with the
+                 * box it names when the policy needs it (select.c). */
+                UT_string *b;
+                utstring_new(b);
+                for (const char *const *n = p->be.boxes; n && *n; n++)
+                    utstring_printf(b, "%s%s", n == p->be.boxes ? "" : ", ", *n);
+                kg_msg_line(stdout, NULL, "    %s, network stage for %s, version %s%s%s",
+                            p->probe.available ? "available" : "not available",
+                            utstring_len(b) ? utstring_body(b) : "no box",
+                            p->probe.version[0] ? p->probe.version : "unknown",
+                            p->probe.reason[0] ? ": " : "", p->probe.reason);
+                utstring_free(b);
+            } else
                 kg_msg_line(stdout, NULL, "    %s, score %d, version %s%s%s",
                             p->probe.available ? "available" : "not available",
                             p->probe.score, p->probe.version[0] ? p->probe.version : "unknown",

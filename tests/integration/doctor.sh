@@ -269,6 +269,15 @@ fi
 # (Asked from the test's project: from the source tree, where meson runs
 # tests, every in-tree plugin lies inside the working directory and is
 # refused, and this part was silently skipped.)
+# A network stage is composed, never picked by score: `kgate plugins`
+# names the boxes it serves instead of a score.
+if kg plugins 2>/dev/null | grep -q 'slirp-filter (ABI'; then
+    out=$(kg plugins 2>/dev/null)
+    check "plugins: the stage names the box it serves" \
+        sh -c 'printf "%s\n" "$1" | grep -A2 "slirp-filter (ABI" | grep -q ", network stage for bubblewrap, version "' _ "$out"
+    check "plugins: a box still shows its score" \
+        sh -c 'printf "%s\n" "$1" | grep -A2 "bubblewrap (ABI" | grep -q ", score [0-9]*, version "' _ "$out"
+fi
 if kg plugins 2>/dev/null | grep -q 'seatbelt (ABI'; then
     for who in $(test_users); do
         use_user "$who"
