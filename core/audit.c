@@ -64,6 +64,12 @@ void kg_audit_format(const kg_audit_event *ev, UT_string *out)
     utstring_printf(out, ",\"pid\":%ld", (long)getpid());
     opt_str(out, "backend", ev->backend);
     opt_str(out, "network", ev->network);
+    if (ev->verdict) {
+        opt_str(out, "verdict", ev->verdict);
+        opt_str(out, "name", ev->name);
+        opt_str(out, "addr", ev->addr);
+        utstring_printf(out, ",\"port\":%u", ev->port);
+    }
     opt_str(out, "reason", ev->reason);
     opt_strv(out, "allow_paths", ev->allow_paths);
     opt_strv(out, "allow_hosts", ev->allow_hosts);

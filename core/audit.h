@@ -10,13 +10,20 @@
 #include "strv.h"
 
 typedef struct kg_audit_event {
-    const char *kind; /* "launch", "block", "refuse" */
+    const char *kind; /* "launch", "block", "refuse", "git", "net" */
     const char *const *argv;
     size_t argc;
     const char *cwd;
     /* Optional (NULL or empty: not written). */
     const char *backend;
     const char *network;
+    /* kind "net" (netevents.h): what the backend refused while the
+     * program ran.  verdict set: port is written too; name and addr only
+     * when not NULL. */
+    const char *verdict;
+    const char *name;
+    const char *addr;
+    unsigned port;
     const char *reason;
     const kg_strv *allow_paths;  /* one-shot --allow-path */
     const kg_strv *allow_hosts;  /* one-shot --allow-net */

@@ -115,20 +115,18 @@ int kg_cmd_network(int argc, char **argv)
 
     kg_strv *hosts = kg_strv_new();
     for (int i = 2; i < argc; i++) {
-        if (!kg_host_name_valid(argv[i])) {
+        char h[KG_HOST_ENTRY_MAX];
+        const char *why = "invalid";
+        if (!kg_host_entry_norm(argv[i], h, &why)) {
             kg_strv_free(hosts);
             char shown[80];
             size_t n = 0;
             for (const char *s = argv[i]; *s && n < 60; s++)
-                shown[n++] = ((unsigned char)*s < 0x20) ? '?' : *s;
+                shown[n++] = ((unsigned char)*s < 0x20 || *s == 0x7f) ? '?' : *s;
             shown[n] = '\0';
-            return fail(KG_EXIT_FAIL, "network: invalid host name '%s'", shown);
+            return fail(KG_EXIT_FAIL, "network: invalid host name '%s': %s", shown, why);
         }
-        char *h = strdup(argv[i]);
-        for (char *s = h; *s; s++)
-            if (*s >= 'A' && *s <= 'Z') *s = (char)(*s - 'A' + 'a');
         if (!kg_strv_contains(hosts, h)) kg_strv_push(hosts, h);
-        free(h);
     }
 
     kg_error err = {0};

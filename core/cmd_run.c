@@ -22,6 +22,7 @@
 #include "host.h"
 #include "loader.h"
 #include "msg.h"
+#include "netevents.h"
 #include "os.h"
 #include "paths.h"
 #include "policy.h"
@@ -34,6 +35,7 @@ typedef struct run_args {
     kg_flags flags;
     const char *backend;
     bool dry_run;
+    bool quiet; /* no summary of what the network filter refused */
     int pty; /* -1: decide from the terminal, 0: never, 1: always */
     char **cmd;
     int cmd_argc;
@@ -41,7 +43,7 @@ typedef struct run_args {
 
 static const char run_usage[] =
     "usage: kgate run [--allow-path PATH]... [--allow-net HOST]... [--backend NAME]\n"
-    "                 [--dry-run] [--pty | --no-pty] -- COMMAND [ARG...]\n";
+    "                 [--dry-run] [--pty | --no-pty] [--quiet] -- COMMAND [ARG...]\n";
 
 /* Accepts "--opt VALUE" and "--opt=VALUE".  Returns the value or NULL. */
 static const char *opt_value(const char *opt, int argc, char **argv, int *i)
@@ -77,6 +79,8 @@ static int parse_args(int argc, char **argv, run_args *a, int *status)
             a->backend = v;
         } else if (strcmp(arg, "--dry-run") == 0) {
             a->dry_run = true;
+        } else if (strcmp(arg, "--quiet") == 0) {
+            a->quiet = true;
         } else if (strcmp(arg, "--pty") == 0) {
             a->pty = 1;
         } else if (strcmp(arg, "--no-pty") == 0) {
@@ -317,17 +321,34 @@ static int run(run_ctx *c)
     ev.backend = chosen.name;
     ev.network = kg_network_name(pub->network);
     ev.withheld_env = withheld;
-    if (kg_audit_write(c->log_path, &ev, &err) < 0) {
+    /* One descriptor for the launch line and for the net lines written
+     * while the program runs: a log that cannot take the first is refused
+     * before anything starts, and the others need no second open. */
+    int net_fd = kg_audit_open(c->log_path, &err);
+    if (net_fd < 0 || kg_audit_write_fd(net_fd, &ev, &err) < 0) {
+        if (net_fd >= 0) {
+            kg_err_wrap(&err, "%s", c->log_path);
+            close(net_fd);
+        }
         kg_say("audit log %s: %s: nothing was started", c->log_path, err.msg);
         status = KG_EXIT_REFUSED;
         goto out_env;
     }
+
+    /* What the backend refuses while the program runs: a line of kind net
+     * each, as it happens. */
+    kg_audit_event nev;
+    audit_base(c, &nev, "net");
+    nev.backend = chosen.name;
+    nev.allow_paths = nev.allow_hosts = NULL; /* on the launch line */
+    kg_netlog *net = kg_netlog_new(net_fd, &nev);
 
     char **envp = kg_strv_nullterm(env);
     kg_supervise_opts opts = {
         .mask_prefixes = c->policy->mask_prefixes,
         .use_pty = use_pty,
         .max_processes = c->policy->max_processes,
+        .net = net,
     };
     int exit_status = KG_EXIT_REFUSED;
     if (!envp) kg_oom();
@@ -338,6 +359,14 @@ static int run(run_ctx *c)
     }
     free(envp);
     status = exit_status;
+    /* One line, after the program's own output: why a lookup failed or a
+     * connection was refused, which the program itself cannot tell. */
+    UT_string *sum;
+    utstring_new(sum);
+    if (kg_netlog_summary(net, sum) && !c->args.quiet) kg_say("%s", utstring_body(sum));
+    utstring_free(sum);
+    kg_netlog_free(net);
+    close(net_fd);
     /* Also after a failed launch: bwrap may have run part of the way.
      * A finding leaves the exit status alone; its line says what moved,
      * and the audit log keeps it. */

@@ -63,8 +63,15 @@ void kg_config_free(kg_config *c); /* accepts NULL */
  * atomically (temp file + rename). */
 int kg_config_write(const kg_config *c, const char *file, kg_error *err);
 
-/* Host names: RFC 1123 labels, or a dotted IPv4 literal.  Lowercases. */
-bool kg_host_name_valid(const char *name);
+/* An allow_hosts entry (name, *.name, name:port, *.name:port, a.b.c.d),
+ * read by the SDK's kgate_hostspec_parse, so the core and the backends
+ * agree on it.  Fills norm (KG_HOST_ENTRY_MAX bytes) with its normal form:
+ * lowercase, written back from the parsed parts.  false with a short
+ * reason in *why (which may be NULL). */
+#define KG_HOST_ENTRY_MAX 272 /* "*." + 253 + a port buffer */
+bool kg_host_entry_norm(const char *entry, char norm[KG_HOST_ENTRY_MAX], const char **why);
+/* Whether entry is a valid allow_hosts entry (kg_host_entry_norm). */
+bool kg_host_name_valid(const char *entry);
 
 const char *kg_network_name(kgate_network n);
 

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "gitguard.h"
+#include "kgate/kgate-hostspec.h"
 #include "json.h"
 #include "paths.h"
 
@@ -61,6 +62,35 @@ static bool list_has(const kg_strv *v, const char *s, bool nocase)
         const char *e = kg_strv_get(v, i);
         if (nocase ? strcasecmp(e, s) == 0 : strcmp(e, s) == 0) return true;
     }
+    return false;
+}
+
+/* Whether name is strictly under parent ("a.b.example" under "example"). */
+static bool name_under(const char *name, const char *parent)
+{
+    size_t n = strlen(name), p = strlen(parent);
+    return n > p + 1 && name[n - p - 1] == '.' && strcmp(name + n - p, parent) == 0;
+}
+
+/* Whether host entry u allows everything entry v allows: v's names are
+ * among u's (u itself, or for "*.d" every name under d, which "*.d" and
+ * "*.x.d" and "x.d" all stay within) and v's ports among u's (u has none,
+ * or v has the same one).  Both are entries a config file accepted. */
+static bool host_covers(const char *u, const char *v)
+{
+    kgate_hostspec hu, hv;
+    /* Not entries (a hand-built layer): only the very same text is kept. */
+    if (kgate_hostspec_parse(u, &hu, NULL) < 0 || kgate_hostspec_parse(v, &hv, NULL) < 0)
+        return strcasecmp(u, v) == 0;
+    if (hu.port && hv.port != hu.port) return false;
+    if (!hu.wildcard) return !hv.wildcard && strcmp(hu.name, hv.name) == 0;
+    return (hv.wildcard && strcmp(hu.name, hv.name) == 0) || name_under(hv.name, hu.name);
+}
+
+static bool hosts_cover(const kg_strv *user, const char *v)
+{
+    for (size_t i = 0; i < kg_strv_len(user); i++)
+        if (host_covers(kg_strv_get(user, i), v)) return true;
     return false;
 }
 
@@ -108,14 +138,22 @@ int kg_policy_check_narrowing(const kg_config *user, const kg_config *project,
     for (int k = 0; k < KG_N_LIST_KEYS; k++) {
         if (rules[k] != MAY_DROP || !project->has[k]) continue;
         const kg_strv *allowed = user->has[k] ? user->lists[k] : NULL;
-        bool nocase = k == KG_KEY_ALLOW_HOSTS;
         for (size_t i = 0; i < kg_strv_len(project->lists[k]); i++) {
             const char *v = kg_strv_get(project->lists[k], i);
-            if (!list_has(allowed, v, nocase))
+            if (k == KG_KEY_ALLOW_HOSTS) {
+                if (!hosts_cover(allowed, v))
+                    return kg_err_set(err, EPERM,
+                                      "%s: allow_hosts: '%s' is not in the user config; "
+                                      "a project file may only drop entries of this key "
+                                      "or narrow them (a name under a \"*.\" entry, a "
+                                      "port), never add one",
+                                      pf, v);
+            } else if (!list_has(allowed, v, false)) {
                 return kg_err_set(err, EPERM,
                                   "%s: %s: '%s' is not in the user config; a project "
                                   "file may only drop entries of this key, never add one",
                                   pf, kg_list_key_name((kg_list_key)k), v);
+            }
         }
     }
     return 0;
@@ -300,20 +338,19 @@ static int apply_flags(kg_policy *p, const kg_flags *flags, kgate_network *net,
     }
     for (size_t i = 0; i < kg_strv_len(flags->allow_hosts); i++) {
         const char *w = kg_strv_get(flags->allow_hosts, i);
-        if (!kg_host_name_valid(w)) {
+        char h[KG_HOST_ENTRY_MAX];
+        const char *why = "invalid";
+        if (!kg_host_entry_norm(w, h, &why)) {
             char shown[80];
             size_t n = 0;
             for (const char *s = w; *s && n < 60; s++)
-                shown[n++] = ((unsigned char)*s < 0x20) ? '?' : *s;
+                shown[n++] = ((unsigned char)*s < 0x20 || *s == 0x7f) ? '?' : *s;
             shown[n] = '\0';
-            return kg_err_set(err, EINVAL, "--allow-net: invalid host name '%s'", shown);
+            return kg_err_set(err, EINVAL, "--allow-net: invalid host name '%s': %s", shown,
+                              why);
         }
-        char *h = strdup(w);
-        for (char *s = h; *s; s++)
-            if (*s >= 'A' && *s <= 'Z') *s = (char)(*s - 'A' + 'a');
         kg_strv_push(p->allow_hosts, h);
         kg_strv_push(p->oneshot_hosts, h);
-        free(h);
     }
     /* A host typed for this run must be reachable: off becomes a host
      * list; open already reaches it. */

@@ -53,6 +53,7 @@
 
 #include "mask.h"
 #include "msg.h"
+#include "netevents.h"
 #include "os.h"
 #include "proclimit.h"
 #include "pty.h"
@@ -63,6 +64,9 @@
 #define DRAIN_GRACE_MS 1000
 #define DRAIN_CAP_MS 30000
 #define HELPER_GRACE_MS 2000
+/* After the program and the helpers ended: how long the records still in
+ * the events pipe (or on their way from a helper that is exiting) may take. */
+#define EVENTS_DRAIN_MS 200
 /* From the first SIGINT, SIGTERM, SIGHUP or SIGQUIT forwarded to the
  * program until it is killed (docs/exit-codes.md). */
 #define STOP_GRACE_MS 10000
@@ -129,6 +133,10 @@ struct sup {
     int wait_errno;
 
     stream out, err;
+
+    /* The read end of the backend's events pipe (-1: none, or at EOF). */
+    int ev_fd;
+    kg_netlog *net;
 
     /* With a pseudo-terminal: the program's one output is the master, and
      * kgate's stdin is copied to it.  Input waits in inbuf until the master
@@ -677,6 +685,39 @@ static void grow_output_pipe(int fd)
     if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) kg_os_pipe_grow(fd, PIPE_SIZE);
 }
 
+/* Reads what the events pipe holds now (non-blocking); closes it at EOF
+ * or on an error.  Reads whole buffers: kg_netlog_feed joins records. */
+static void events_pump(sup *s)
+{
+    char buf[4096];
+    while (s->ev_fd >= 0) {
+        ssize_t n = read(s->ev_fd, buf, sizeof buf);
+        if (n > 0) {
+            kg_netlog_feed(s->net, buf, (size_t)n);
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+        close(s->ev_fd);
+        s->ev_fd = -1;
+    }
+}
+
+/* After the program and the helpers: what is left, until EOF or the grace. */
+static void events_drain(sup *s)
+{
+    int64_t end = now_ms() + EVENTS_DRAIN_MS;
+    while (s->ev_fd >= 0) {
+        events_pump(s);
+        int64_t rest = end - now_ms();
+        if (s->ev_fd < 0 || rest <= 0) break;
+        struct pollfd p = {.fd = s->ev_fd, .events = POLLIN};
+        poll(&p, 1, (int)rest);
+    }
+    if (s->ev_fd >= 0) close(s->ev_fd);
+    s->ev_fd = -1;
+}
+
 static void relay(sup *s)
 {
     char *buf = malloc(RELAY_BUF);
@@ -696,9 +737,16 @@ static void relay(sup *s)
             any_open = false;
         }
 
-        struct pollfd p[4] = {{.fd = s->sig_r, .events = POLLIN}};
+        struct pollfd p[5] = {{.fd = s->sig_r, .events = POLLIN}};
         nfds_t np = 1;
-        stream *at[4] = {NULL};
+        stream *at[5] = {NULL};
+        /* The events pipe: read while the program runs, so a backend that
+         * writes non-blocking drops nothing to a full pipe. */
+        nfds_t ev_at = 0;
+        if (s->ev_fd >= 0) {
+            ev_at = np;
+            p[np++] = (struct pollfd){.fd = s->ev_fd, .events = POLLIN};
+        }
         for (size_t i = 0; i < 2; i++) {
             if (streams[i]->rfd < 0) continue;
             p[np] = (struct pollfd){.fd = streams[i]->rfd, .events = POLLIN};
@@ -731,7 +779,9 @@ static void relay(sup *s)
         if (r < 0) continue; /* EINTR: the self-pipe has it */
         for (nfds_t i = 1; i < np; i++) {
             if (!p[i].revents) continue;
-            if (input && i == in_at) {
+            if (ev_at && i == ev_at) {
+                events_pump(s);
+            } else if (input && i == in_at) {
                 pump_input(s, s->in_len == 0, s->in_len > 0);
             } else {
                 stream_pump(at[i], buf);
@@ -762,14 +812,15 @@ int kg_supervise(const kgate_backend *be, const kg_host *host,
         return kg_err_set(err, ENOSYS, "backend %s: cannot launch", name);
 
     sup s = {.sig_r = -1, .sig_w = -1, .in_fd = -1, .kill_at = -1, .in_pipe = -1,
-             .tty_fd = -1,
+             .tty_fd = -1, .ev_fd = -1,
              .out = {.rfd = -1, .out_fd = STDOUT_FILENO, .scratch_r = -1,
                      .scratch_w = -1},
              .err = {.rfd = -1, .out_fd = STDERR_FILENO, .scratch_r = -1,
                      .scratch_w = -1}};
     s.out.s = s.err.s = &s;
-    int po[2] = {-1, -1}, pe[2] = {-1, -1};
+    int po[2] = {-1, -1}, pe[2] = {-1, -1}, pev[2] = {-1, -1};
     int ret = -1;
+    s.net = opts ? opts->net : NULL;
 
     const kg_strv *extra = opts ? opts->mask_prefixes : NULL;
     s.out.mask = kg_mask_new(extra, sink, &s.out);
@@ -819,12 +870,22 @@ int kg_supervise(const kgate_backend *be, const kg_host *host,
         goto out;
     }
 
+    /* The events pipe, for a backend that knows the field (ABI 2.1): an
+     * older one never reads it, and would never close our write end
+     * either.  Both ends close-on-exec and non-blocking: the backend dups
+     * the write end for the helpers it hands it to, the program gets
+     * neither, and no writer ever waits for kgate. */
+    if (s.net && be->abi_minor >= 1 && kg_os_pipe(pev, true) < 0) {
+        kg_err_set(err, errno, "pipe: %s", strerror(errno));
+        if (pi[0] >= 0) close(pi[0]);
+        goto out;
+    }
     kgate_launch io = {.struct_size = sizeof io,
                        .stdin_fd = pi[0] >= 0 ? pi[0] : STDIN_FILENO,
                        .stdout_fd = po[1],
                        .stderr_fd = pe[1],
                        .envp = envp,
-                       .events_fd = -1};
+                       .events_fd = pev[1]};
     if (s.pty) {
         int slave = kg_pty_slave(s.pty);
         io.stdin_fd = io.stdout_fd = io.stderr_fd = slave;
@@ -855,8 +916,14 @@ int kg_supervise(const kgate_backend *be, const kg_host *host,
     s.proc = (kgate_proc){.struct_size = sizeof s.proc};
     kgate_err kerr = {0};
     int launched = be->launch(&host->pub, policy, probe, plan, &io, &s.proc, &kerr);
-    /* Only the program holds the read end of its stdin pipe now. */
+    /* Only the program holds the read end of its stdin pipe now, and only
+     * the backend's helpers the write end of the events pipe: EOF there
+     * means they are all gone. */
     if (pi[0] >= 0) close(pi[0]);
+    if (pev[1] >= 0) close(pev[1]);
+    pev[1] = -1;
+    s.ev_fd = pev[0];
+    pev[0] = -1;
     if (launched < 0) {
         kg_err_set(err, kerr.code, "backend %s: %s", name,
                    kerr.msg[0] ? kerr.msg : "launch failed");
@@ -895,11 +962,14 @@ int kg_supervise(const kgate_backend *be, const kg_host *host,
     }
     relay(&s);
     while (!s.exited) { /* both pipes closed early: wait for the end */
-        struct pollfd p = {.fd = s.sig_r, .events = POLLIN};
-        poll(&p, 1, kill_timeout(&s));
+        struct pollfd p[2] = {{.fd = s.sig_r, .events = POLLIN},
+                              {.fd = s.ev_fd, .events = POLLIN}};
+        poll(p, s.ev_fd >= 0 ? 2 : 1, kill_timeout(&s));
+        events_pump(&s);
         handle_signals(&s);
     }
     stop_helpers(&s);
+    events_drain(&s);
 
     if (s.wait_errno) {
         kg_err_set(err, s.wait_errno, "backend %s: cannot wait for pid %ld: %s",
@@ -915,7 +985,11 @@ out:
     for (int i = 0; i < 2; i++) {
         if (po[i] >= 0) close(po[i]);
         if (pe[i] >= 0) close(pe[i]);
+        if (pev[i] >= 0) close(pev[i]);
     }
+    /* A failed launch may still have reported something. */
+    events_drain(&s);
+    if (s.net) kg_netlog_finish(s.net);
     stream_close(&s.out);
     stream_close(&s.err);
     if (s.in_pipe >= 0) close(s.in_pipe);

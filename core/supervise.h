@@ -18,6 +18,12 @@ typedef struct kg_supervise_opts {
                      the user's terminal.  No fallback to pipes: the plan
                      (policy->pty) was made for a pty. */
     long max_processes; /* the box's process bound (proclimit.h); 0: none */
+    /* Where the backend's event records go (netevents.h), or NULL.  Only
+     * a backend of ABI 2.1 or later gets kgate_launch.events_fd; its
+     * records are read while the program runs and, after it ended and the
+     * helpers were stopped, until EOF or EVENTS_DRAIN_MS.  finished
+     * (kg_netlog_finish) before kg_supervise returns. */
+    struct kg_netlog *net;
 } kg_supervise_opts;
 
 /* Calls be->launch with probe (the one the plan was made from) and

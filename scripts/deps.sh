@@ -6,13 +6,14 @@ set -euo pipefail
 
 KGATE_BUILD_DEPS=(gcc g++ make meson ninja-build pkg-config libyaml-dev check uthash-dev
                   libseccomp-dev)
-KGATE_RUN_DEPS=(bubblewrap slirp4netns iptables)
+KGATE_RUN_DEPS=(bubblewrap slirp4netns nftables dnsmasq-base)
 # Everything a test runs that Debian 12 minbase lacks.  The tests never
 # need curl or wget: a deny-listed name is blocked whether or not it is
-# installed (issue 12, section 9).
+# installed (issue 12, section 9).  iptables: restricted_net.sh tries
+# `iptables -F` from inside the box, which must fail.
 KGATE_TEST_DEPS=(iproute2 python3 util-linux procps git groff-base man-db
                  dpkg-dev debhelper build-essential fakeroot zsh tmux valgrind
-                 clang libclang-rt-14-dev strace)
+                 clang libclang-rt-14-dev strace iptables)
 # The macOS cross build (scripts/macos-cross): llvm-nm/llvm-objdump and
 # ld64.lld inspect and relink the Mach-O files; dpkg-dev (above) unpacks
 # libyaml's source package.  zig itself comes from npm, which only needs

@@ -83,7 +83,7 @@ _kgate()
             return
             ;;
         esac
-        _kgate_reply -W '--allow-path --allow-net --backend --dry-run --pty --no-pty --' -- "$cur"
+        _kgate_reply -W '--allow-path --allow-net --backend --dry-run --pty --no-pty --quiet --' -- "$cur"
         ;;
     esac
 }

@@ -27,8 +27,8 @@
 
 const char *bwrap_hosts_sentence(void)
 {
-    return "a host allow list needs the slirp-filter backend (slirp4netns and "
-           "iptables)";
+    return "a host allow list needs the slirp-filter backend (slirp4netns, dnsmasq "
+           "and nftables)";
 }
 
 int bwrap_path_under(const char *path, const char *dir)

@@ -3,7 +3,8 @@
  * The stage starts the box's plan (a bubblewrap argv, composed by the
  * core) from a second process: a helper that owns a user and network
  * namespace, lets slirp4netns attach a user-mode network to it, installs
- * an iptables allow list there, and then execs bwrap.  bwrap's own --unshare-user puts the program in a nested user
+ * an nftables filter and a filtering resolver (dnsmasq) there, and then
+ * execs bwrap.  bwrap's own --unshare-user puts the program in a nested user
  * namespace, so the program holds no capability over the network namespace
  * and cannot undo the filter (see docs/network.md).
  *
@@ -25,29 +26,96 @@
  * user-mode stack. */
 #define SF_MTU "65520"
 
-/* 1 when name is a host name we are willing to put on a command line or in
- * a rules file: [A-Za-z0-9.-], labels of 1..63 characters that neither start
- * nor end with '-', at most 253 characters, no empty label (so no leading,
- * trailing or doubled dot).  Everything that could read as a flag, a
- * comment, a quote or a second line is refused by that alphabet. */
+/* 1 when name is an allow_hosts entry kgate_hostspec_parse accepts
+ * (kgate-hostspec.h): [A-Za-z0-9.-] with a leading "*." and one ":port" at
+ * most, so nothing that could read as a flag, a comment, a quote or a
+ * second line in a rules file or a dnsmasq configuration. */
 int sf_host_valid(const char *name);
 
 /* Checks every host of the list; on the first bad one fills err. */
 int sf_hosts_check(const kgate_strlist *hosts, kgate_err *err);
 
-/* The iptables-restore input for IPv4.  addrs are dotted quads (already
- * validated by inet_pton in the caller, checked again here).  With
- * template_hosts non-NULL and addrs NULL, the per-address lines are replaced
- * by comments naming the hosts, for --dry-run.  Returns malloc'd text or
- * NULL (bad address or no memory). */
-char *sf_rules_v4(const char *const *addrs, size_t n_addrs,
-                  const kgate_strlist *template_hosts);
+/* One allow_hosts entry: `name`, `*.name` (names under it at any depth,
+ * not name itself), either with `:port` (that TCP port only), or a literal
+ * IPv4 address (with or without a port).  kgate_hostspec_parse's reading
+ * (kgate-hostspec.h), plus whether it is a literal address, which needs no
+ * DNS and goes straight into the filter. */
+typedef struct sf_entry {
+    char name[254]; /* lower case; a literal's canonical dotted quad */
+    int wildcard;   /* 1: *.name */
+    unsigned port;  /* 0: every TCP port */
+    int is_addr;    /* 1: a literal IPv4 address */
+} sf_entry;
 
-/* The ip6tables-restore input: IPv6 out is dropped except loopback.
- * Returns malloc'd text or NULL. */
-char *sf_rules_v6(void);
+/* 0 and *out filled, or -1 with *why (a static sentence). */
+int sf_entry_parse(const char *text, sf_entry *out, const char **why);
 
-/* The resolv.conf bound over /etc/resolv.conf inside the namespace. */
+/* 1 when name (a DNS name, any case) is allowed by e.  Literals match
+ * nothing. */
+int sf_entry_matches(const sf_entry *e, const char *name);
+
+/* An address put into the filter at launch, with the port it is allowed
+ * on (0: every port): literal entries, and names /etc/hosts answers (the
+ * program's resolver reads /etc/hosts before it asks DNS). */
+typedef struct sf_fixed {
+    unsigned addr; /* network byte order */
+    unsigned port;
+} sf_fixed;
+
+/* The whole filter, computed by the parent before anything is forked. */
+typedef struct sf_filter {
+    sf_entry *e;
+    size_t n;
+    unsigned *ports; /* distinct ports of the entries, 0 included if used */
+    size_t n_ports;
+    sf_fixed *fixed;
+    size_t n_fixed, cap_fixed;
+} sf_filter;
+
+/* Parses every entry (err names the first bad one, by position). */
+int sf_filter_build(const kgate_strlist *hosts, sf_filter *f, kgate_err *err);
+/* Adds the IPv4 addresses a hosts file (its text) gives to allowed names.
+ * Returns 0, or -1 when out of memory. */
+int sf_filter_add_hosts_text(sf_filter *f, const char *text);
+/* Adds one fixed address (deduplicated); 0, or -1 when out of memory. */
+int sf_filter_add_fixed(sf_filter *f, unsigned addr, unsigned port);
+void sf_filter_free(sf_filter *f);
+
+/* The names of the filter's pieces, shared by the builders and tests. */
+#define SF_RESOLVER_ADDR "127.0.0.1"
+#define SF_NFT_TABLE "kgate"
+#define SF_NFLOG_GROUP 1
+/* The connection mark the filter gives queries to the resolver; dnsmasq
+ * --conntrack copies it (SO_MARK) onto its upstream sockets, and only
+ * packets carrying it reach 10.0.2.3.  Setting SO_MARK needs CAP_NET_ADMIN
+ * over the namespace, which the program does not have. */
+#define SF_QUERY_MARK "0x4b47"
+/* How long an answered address stays allowed: dnsmasq --nftset adds
+ * elements without a timeout, so they get the set's default; a day
+ * covers every run we expect, and dnsmasq caches for at most an hour
+ * (--max-cache-ttl), so a cached answer is always in the set. */
+#define SF_SET_TIMEOUT "1d"
+#define SF_SET_SIZE 262144
+
+/* The nft -f input: one inet table with the allow sets and the output
+ * chain.  Returns malloc'd text or NULL. */
+char *sf_nft_ruleset(const sf_filter *f);
+
+/* The dnsmasq configuration (--conf-file): built from parsed entries only.
+ * log_queries adds what the event watcher reads.  Returns malloc'd text or
+ * NULL. */
+char *sf_dnsmasq_conf(const sf_filter *f, int log_queries);
+
+/* One sentence, the same in doctor and plan. */
+#define SF_FILTER_WORDS                                                         \
+    "a resolver inside the sandbox's network namespace (dnsmasq) answers only " \
+    "the listed names and refuses every other name itself, so its query never " \
+    "leaves the machine; each address it answers is added to an nftables allow " \
+    "set before the program gets the answer, and every other connection is "    \
+    "refused"
+
+/* The resolv.conf bound over /etc/resolv.conf inside the namespace: the
+ * resolver on the namespace's loopback. */
 const char *sf_resolv_conf(void);
 
 /* The slirp4netns argument vector.  pid 0 and ready_fd -1 produce the
@@ -65,9 +133,9 @@ void sf_slirp_argv_build(sf_slirp_argv *out, const char *slirp_path,
 
 /* Probe facts this backend records. */
 #define SF_FACT_SLIRP "slirp4netns"
-#define SF_FACT_IPT "iptables"         /* iptables-restore present */
-#define SF_FACT_IPT_OK "iptables_usable" /* ran in a throwaway netns */
-#define SF_FACT_IP6T "ip6tables"       /* ip6tables-restore present */
+#define SF_FACT_NFT "nft"              /* nft present */
+#define SF_FACT_NFT_OK "nft_usable"    /* ran in a throwaway netns */
+#define SF_FACT_DNSMASQ "dnsmasq"      /* dnsmasq present */
 #define SF_FACT_USERNS "userns"        /* unshare(USER|NET) worked */
 #define SF_FACT_TUN "tun"              /* /dev/net/tun usable by this uid */
 
@@ -75,18 +143,26 @@ void sf_slirp_argv_build(sf_slirp_argv *out, const char *slirp_path,
  * allocated by probe and freed by the core through release. */
 typedef struct sf_tools {
     char slirp[256];
-    char ipt[256];
-    char ip6t[256];
+    char nft[256];
+    char dnsmasq[256];
 } sf_tools;
 
 /* Looks a program up in PATH and then the usual sbin directories (an
  * ordinary user's PATH often lacks /usr/sbin, where iptables lives). */
 int sf_find_tool(const char *name, char *out, size_t outsz);
 
+/* A whole small file (at most 4 MiB) as a malloc'd string, or NULL. */
+char *sf_read_small_file(const char *path);
+
 /* The doctor table, pure: the stage's own findings (tools, namespaces,
  * the tun device, the filter); the core adds the box's. */
 int sf_doctor(const kgate_host *host, const kgate_policy *policy,
               const kgate_probe *probe, kgate_report *rep);
+
+/* The event watcher (sf-watch.c): reads dnsmasq's log on log_fd and the
+ * refused packets from NFLOG, writes records to events_fd; one byte on
+ * ready_fd once it listens.  Never returns. */
+_Noreturn void sf_watch_run(int log_fd, int events_fd, int ready_fd);
 
 /* The restricted construction.  plan's argv is the bwrap argv to exec
  * inside the helper. */

@@ -52,7 +52,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <net/if.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -63,7 +65,8 @@
 /* Bounds, not timings: each only ends a wait that would otherwise hang. */
 #define SF_WAIT_UNSHARE_MS 10000
 #define SF_WAIT_SLIRP_MS 10000
-#define SF_WAIT_SETUP_MS 60000 /* includes resolving every name */
+#define SF_WAIT_SETUP_MS 60000 /* includes loading the filter */
+#define SF_WAIT_DNS_MS 10000
 #define SF_WAIT_TAP_MS 5000
 
 /* ------------------------------------------------------------------------ */
@@ -174,9 +177,10 @@ typedef struct sf_child_ctx {
     int parents[3];   /* the parent's descriptors H closes first */
     uid_t uid;        /* real ids before unshare: what 0 maps to */
     gid_t gid;
-    const kgate_policy *policy;
     const sf_tools *tools;
-    const char *rules_v6; /* NULL: ip6tables-restore not installed */
+    const char *ruleset; /* nft -f input */
+    int dns_conf;        /* memfd: dnsmasq's configuration */
+    int events;          /* the core's events pipe, or -1 */
 } sf_child_ctx;
 
 /* Sends "E<message>" and ends H.  One send: the parent reads to EOF. */
@@ -274,62 +278,40 @@ static void child_wait_tap(const sf_child_ctx *c)
         if (now_ms() > deadline)
             child_fail(c, "slirp4netns did not configure %s with %s", SF_TAP,
                        SF_GUEST_ADDR);
-        struct timespec ts = {0, 5 * 1000 * 1000};
+        struct timespec ts = {0, 1000 * 1000};
         nanosleep(&ts, NULL);
     }
 }
 
-/* Every IPv4 address of every allowed name, resolved by the system
- * resolver in this namespace (so /etc/hosts applies, and DNS goes to
- * slirp's 10.0.2.3).  Deduplicated; the order follows the list. */
-static char **child_resolve(const sf_child_ctx *c, size_t *n_out)
+/* Loopback up, for the resolver (slirp4netns --configure sets up only
+ * tap0). */
+static void child_loopback_up(const sf_child_ctx *c)
 {
-    size_t n = 0, cap = 8;
-    char **addrs = malloc(cap * sizeof *addrs);
-    if (!addrs) child_fail(c, "out of memory");
-    const kgate_strlist *hosts = &c->policy->allow_hosts;
-    for (size_t h = 0; h < hosts->n; h++) {
-        struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM};
-        struct addrinfo *res = NULL;
-        int r = getaddrinfo(hosts->v[h], NULL, &hints, &res);
-        if (r != 0 || !res)
-            child_fail(c, "allow_hosts: %s resolves to no IPv4 address (%s)",
-                       hosts->v[h], r ? gai_strerror(r) : "empty answer");
-        for (struct addrinfo *a = res; a; a = a->ai_next) {
-            char buf[INET_ADDRSTRLEN];
-            const struct sockaddr_in *sin = (const struct sockaddr_in *)a->ai_addr;
-            if (!inet_ntop(AF_INET, &sin->sin_addr, buf, sizeof buf)) continue;
-            int dup = 0;
-            for (size_t k = 0; k < n && !dup; k++) dup = strcmp(addrs[k], buf) == 0;
-            if (dup) continue;
-            if (n == cap) {
-                char **more = realloc(addrs, (cap *= 2) * sizeof *addrs);
-                if (!more) child_fail(c, "out of memory");
-                addrs = more;
-            }
-            if (!(addrs[n++] = strdup(buf))) child_fail(c, "out of memory");
-        }
-        freeaddrinfo(res);
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof ifr);
+    snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+    if (fd < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+        child_fail(c, "loopback: %s", strerror(errno));
+    if (!(ifr.ifr_flags & IFF_UP)) {
+        ifr.ifr_flags |= IFF_UP;
+        if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0) child_fail(c, "loopback up: %s", strerror(errno));
     }
-    *n_out = n;
-    return addrs;
+    close(fd);
 }
 
-/* One iptables-restore run: started with its rules on stdin (no shell),
- * finished separately, so IPv4 and IPv6 load side by side (each costs a
- * netfilter commit of about 10 ms here). */
-typedef struct sf_restore {
-    const char *tool;
+/* nft -f - with the ruleset on stdin (no shell, one transaction: the
+ * whole filter is in place or none of it).  Started while slirp4netns
+ * starts, finished before the program may run. */
+typedef struct sf_nft_run {
     pid_t pid;
     int out; /* its stdout+stderr */
     int werr;
-} sf_restore;
+} sf_nft_run;
 
-static void child_restore_start(const sf_child_ctx *c, sf_restore *r,
-                                const char *tool, const char *rules)
+static void child_nft_start(const sf_child_ctx *c, sf_nft_run *r)
 {
     int in[2], out[2];
-    r->tool = tool;
     if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0)
         child_fail(c, "pipe: %s", strerror(errno));
     r->pid = fork();
@@ -340,22 +322,21 @@ static void child_restore_start(const sf_child_ctx *c, sf_restore *r,
         dup2(out[1], 2);
         signal(SIGPIPE, SIG_DFL);
         unblock_signals();
-        char *const argv[] = {(char *)tool, NULL};
+        char *const argv[] = {(char *)c->tools->nft, "-f", "-", NULL};
         char *const envp[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
-        execve(tool, argv, envp);
+        execve(c->tools->nft, argv, envp);
         _exit(127);
     }
     close(in[0]);
     close(out[1]);
-    /* The rules fit in a pipe buffer many times over; a tool that died
-     * early gives EPIPE (SIGPIPE is ignored), reported at finish. */
-    r->werr = write_all(in[1], rules, strlen(rules));
+    /* A large ruleset outgrows the pipe: nft reads it all before it
+     * works, and a tool that died early gives EPIPE (SIGPIPE is ignored). */
+    r->werr = write_all(in[1], c->ruleset, strlen(c->ruleset));
     close(in[1]);
     r->out = out[0];
 }
 
-/* Waits for it; on failure ends H with the tool's first line of output. */
-static void child_restore_finish(const sf_child_ctx *c, sf_restore *r)
+static void child_nft_finish(const sf_child_ctx *c, sf_nft_run *r)
 {
     char msg[256];
     ssize_t got = read_until_eof(r->out, msg, sizeof msg, now_ms() + SF_WAIT_SETUP_MS);
@@ -366,7 +347,135 @@ static void child_restore_finish(const sf_child_ctx *c, sf_restore *r)
     if (r->werr < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
         if (got < 0) msg[0] = '\0';
         msg[strcspn(msg, "\n")] = '\0';
-        child_fail(c, "%s failed: %s", r->tool, msg[0] ? msg : "no output");
+        child_fail(c, "nft failed: %s", msg[0] ? msg : "no output");
+    }
+}
+
+/* In a child of H: dies with H (bwrap, after the exec), keeps only the
+ * descriptors listed (moved to 3, 4, ...), leaves the terminal's process
+ * group.  Returns in the child only. */
+static void child_detach(const int *keep, size_t n_keep)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    setpgid(0, 0);
+    int moved[4];
+    for (size_t i = 0; i < n_keep; i++) moved[i] = fcntl(keep[i], F_DUPFD, 20);
+    int nul = open("/dev/null", O_RDWR);
+    if (nul >= 0) {
+        dup2(nul, 0);
+        dup2(nul, 1);
+    }
+    for (size_t i = 0; i < n_keep; i++) dup2(moved[i], 3 + (int)i);
+    /* Everything else of H (bwrap's descriptors, the control socket, the
+     * spawn report pipe): the parent waits for EOF on some of them. */
+    close_range(3 + (unsigned)n_keep, ~0U, 0);
+}
+
+/* Readiness: dnsmasq's UDP socket on 127.0.0.1:53, as the kernel lists
+ * it.  Its startup is a few milliseconds; a query before it would fail. */
+static int dns_listening(void)
+{
+    char *t = sf_read_small_file("/proc/self/net/udp");
+    int found = t && strstr(t, " 0100007F:0035 ") != NULL;
+    free(t);
+    return found;
+}
+
+/* The resolver, and the watcher when the core takes events. */
+typedef struct sf_dns_run {
+    pid_t pid;
+    int errfd;   /* its stderr when nobody reads its log, else -1 */
+    int watcher; /* the watcher's ready pipe, or -1 */
+} sf_dns_run;
+
+static void child_resolver_start(const sf_child_ctx *c, sf_dns_run *r)
+{
+    int logp[2] = {-1, -1};
+    if (c->events >= 0 && pipe2(logp, O_CLOEXEC) < 0)
+        child_fail(c, "pipe: %s", strerror(errno));
+    if (c->events >= 0) {
+        /* The watcher says when it listens to NFLOG: a refusal before
+         * that would go unreported. */
+        int ready[2];
+        if (pipe2(ready, O_CLOEXEC) < 0) child_fail(c, "pipe: %s", strerror(errno));
+        pid_t w = fork();
+        if (w < 0) child_fail(c, "fork: %s", strerror(errno));
+        if (w == 0) {
+            const int keep[] = {logp[0], c->events, ready[1]};
+            child_detach(keep, 3);
+            prctl(PR_SET_PDEATHSIG, SIGTERM);
+            if (getppid() == 1) _exit(0);
+            unblock_signals();
+            sf_watch_run(3, 4, 5);
+        }
+        close(logp[0]);
+        close(ready[1]);
+        r->watcher = ready[0];
+    } else {
+        r->watcher = -1;
+    }
+    /* dnsmasq closes every inherited descriptor above 2 once it has read
+     * its configuration (fd 3), so its log goes to stderr: the watcher's
+     * pipe when there is one, otherwise an anonymous file read back only
+     * to explain a failure. */
+    /* dnsmasq writes its log with a blocking write() even with
+     * --log-async (measured, 2.90: a reader that stops reading stalls
+     * every answer); with its end non-blocking it queues 100 lines and
+     * drops the rest instead, and the program's lookups never wait. */
+    if (logp[1] >= 0) {
+        int fl = fcntl(logp[1], F_GETFL);
+        if (fl < 0 || fcntl(logp[1], F_SETFL, fl | O_NONBLOCK) < 0)
+            child_fail(c, "fcntl: %s", strerror(errno));
+    }
+    int errfd = logp[1] >= 0 ? logp[1] : memfd_create("kgate-dnsmasq", MFD_CLOEXEC);
+    if (errfd < 0) child_fail(c, "memfd: %s", strerror(errno));
+    pid_t pid = fork();
+    if (pid < 0) child_fail(c, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        const int keep[] = {c->dns_conf, errfd};
+        child_detach(keep, 2);
+        dup2(4, 2);
+        close(4);
+        unblock_signals();
+        char *argv[] = {(char *)c->tools->dnsmasq, "--keep-in-foreground",
+                        "--conf-file=/proc/self/fd/3", "--pid-file=", "--log-facility=-",
+                        NULL};
+        char *const envp[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
+        execve(argv[0], argv, envp);
+        _exit(127);
+    }
+    r->pid = pid;
+    if (logp[1] >= 0) {
+        close(logp[1]);
+        r->errfd = -1;
+    } else {
+        r->errfd = errfd;
+    }
+}
+
+static void child_resolver_wait(const sf_child_ctx *c, sf_dns_run *r)
+{
+    long deadline = now_ms() + SF_WAIT_DNS_MS;
+    while (!dns_listening()) {
+        int st;
+        if (waitpid(r->pid, &st, WNOHANG) == r->pid || now_ms() > deadline) {
+            char msg[256];
+            ssize_t n = r->errfd >= 0 ? pread(r->errfd, msg, sizeof msg - 1, 0) : -1;
+            msg[n > 0 ? n : 0] = '\0';
+            /* "dnsmasq: bad option at line 3 of ..." */
+            msg[strcspn(msg, "\n")] = '\0';
+            child_fail(c, "dnsmasq did not start: %s",
+                       msg[0] ? msg : "see its messages in the audit log");
+        }
+        struct timespec ts = {0, 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    if (r->errfd >= 0) close(r->errfd);
+    if (r->watcher >= 0) {
+        /* EOF without the byte: it could not listen to NFLOG; the run goes
+         * on without reporting refused connections (names still come). */
+        read_byte(r->watcher, SF_WAIT_DNS_MS);
+        close(r->watcher);
     }
 }
 
@@ -404,6 +513,13 @@ static int child_prepare(void *ctx)
         child_fail(c, "unshare(user, net, mount): %s", strerror(errno));
     if (child_map_ids(c) < 0)
         child_fail(c, "writing the uid/gid map: %s", strerror(errno));
+    /* The filter and the resolver need only the namespace: they start
+     * while the parent starts slirp4netns. */
+    child_loopback_up(c);
+    sf_nft_run nft;
+    sf_dns_run dns;
+    child_nft_start(c, &nft);
+    child_resolver_start(c, &dns);
     if (send(c->ctl, "R", 1, MSG_NOSIGNAL) != 1) _exit(1);
     if (read_byte(c->ctl, SF_WAIT_SLIRP_MS + SF_WAIT_UNSHARE_MS) != 'G') _exit(1);
 
@@ -412,15 +528,12 @@ static int child_prepare(void *ctx)
     child_place_resolv_conf(c);
     child_wait_tap(c);
 
-    size_t n = 0;
-    char **addrs = child_resolve(c, &n);
-    char *v4 = sf_rules_v4((const char *const *)addrs, n, NULL);
-    if (!v4) child_fail(c, "building the IPv4 rules failed");
-    sf_restore r4, r6;
-    child_restore_start(c, &r4, c->tools->ipt, v4);
-    if (c->rules_v6) child_restore_start(c, &r6, c->tools->ip6t, c->rules_v6);
-    child_restore_finish(c, &r4);
-    if (c->rules_v6) child_restore_finish(c, &r6);
+    /* The program never runs without the whole filter and its resolver. */
+    child_nft_finish(c, &nft);
+    child_resolver_wait(c, &dns);
+    /* The program must never hold these. */
+    close(c->dns_conf);
+    if (c->events >= 0) close(c->events);
     sigaction(SIGPIPE, &pipe_inherited, NULL);
 
     /* The network is ready; the rest is the spawn helper's, which reports
@@ -498,17 +611,16 @@ static const char *slirp_messages(int fd, char *buf, size_t bufsz)
 /* The parent side                                                           */
 /* ------------------------------------------------------------------------ */
 
-int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
-                         const kgate_plan *plan, const kgate_launch *io,
-                         const sf_tools *tools, kgate_proc *proc,
-                         kgate_err *err)
+static int launch_with(const kgate_host *host, const kgate_policy *policy,
+                       const kgate_plan *plan, const kgate_launch *io,
+                       const sf_tools *tools, kgate_proc *proc, const char *ruleset,
+                       int dns_conf, int events, kgate_err *err)
 {
     size_t argc = 0;
     const char *const *argv = host->plan_argv(plan, &argc);
     if (!argv || argc == 0) return kgate_err_set(err, EINVAL, "empty plan");
-    if (sf_hosts_check(&policy->allow_hosts, err) < 0) return -1;
     if (!tools->slirp[0]) return kgate_err_set(err, ENOENT, "slirp4netns is not installed");
-    if (!tools->ipt[0]) return kgate_err_set(err, ENOENT, "iptables-restore is not installed");
+    if (!tools->nft[0]) return kgate_err_set(err, ENOENT, "nft is not installed");
 
     /* Everything H needs is computed here, before the fork. */
     char bwrap_path[PATH_MAX];
@@ -569,14 +681,11 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
     /* plan_argv is not promised to be NULL-terminated. */
     const char **bargv = calloc(pins.argc + 7, sizeof *bargv);
     int *pass = calloc(pins.n_fds + 3, sizeof *pass);
-    char *v6 = tools->ip6t[0] ? sf_rules_v6() : NULL;
     int sv[2] = {-1, -1};
-    if (!bargv || !pass || (tools->ip6t[0] && !v6) ||
-        socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
-        int e = bargv && pass && (!tools->ip6t[0] || v6) ? errno : ENOMEM;
+    if (!bargv || !pass || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+        int e = bargv && pass ? errno : ENOMEM;
         free(bargv);
         free(pass);
-        free(v6);
         close(info_r);
         close(info_w);
         close(filter);
@@ -608,16 +717,16 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
         .parents = {sv[0], info_r, gate.ours},
         .uid = getuid(),
         .gid = getgid(),
-        .policy = policy,
         .tools = tools,
-        .rules_v6 = v6,
+        .ruleset = ruleset,
+        .dns_conf = dns_conf,
+        .events = events,
     };
     kgl_guard guard;
     /* The guard holds our end of the gate too (kgl-guard.c). */
     if (kgl_guard_start(&guard, gate.ours, err) < 0) {
         free(bargv);
         free(pass);
-        free(v6);
         close(sv[0]);
         close(sv[1]);
         close(info_r);
@@ -654,7 +763,6 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
     }
     free(bargv);
     free(pass);
-    free(v6);
     if (started < 0) {
         close(sv[0]);
         close(info_r);
@@ -774,4 +882,39 @@ fail:
     kgl_guard_stop(&guard);
     kill_and_reap(slirp);
     return -1;
+}
+
+int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
+                         const kgate_plan *plan, const kgate_launch *io,
+                         const sf_tools *tools, kgate_proc *proc,
+                         kgate_err *err)
+{
+    if (!tools->slirp[0]) return kgate_err_set(err, ENOENT, "slirp4netns is not installed");
+    if (!tools->nft[0]) return kgate_err_set(err, ENOENT, "nft is not installed");
+    if (!tools->dnsmasq[0]) return kgate_err_set(err, ENOENT, "dnsmasq is not installed");
+    int events = KGATE_HAS_FIELD(io, kgate_launch, events_fd) ? io->events_fd : -1;
+
+    /* The whole filter as text, before anything is forked: a list that
+     * cannot be built starts nothing. */
+    sf_filter flt;
+    if (sf_filter_build(&policy->allow_hosts, &flt, err) < 0) return -1;
+    char *hosts_text = sf_read_small_file("/etc/hosts");
+    int hr = sf_filter_add_hosts_text(&flt, hosts_text);
+    free(hosts_text);
+    char *ruleset = hr == 0 ? sf_nft_ruleset(&flt) : NULL;
+    char *dconf = ruleset ? sf_dnsmasq_conf(&flt, events >= 0) : NULL;
+    sf_filter_free(&flt);
+    int dns_conf = dconf ? memfd_create("kgate-dnsmasq.conf", MFD_CLOEXEC) : -1;
+    if (dns_conf < 0 || write_all(dns_conf, dconf, strlen(dconf)) < 0) {
+        int e = dconf ? errno : ENOMEM;
+        free(ruleset);
+        free(dconf);
+        if (dns_conf >= 0) close(dns_conf);
+        return kgate_err_set(err, e, "building the network filter failed: %s", strerror(e));
+    }
+    free(dconf);
+    int r = launch_with(host, policy, plan, io, tools, proc, ruleset, dns_conf, events, err);
+    free(ruleset);
+    close(dns_conf);
+    return r;
 }

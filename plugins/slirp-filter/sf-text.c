@@ -1,124 +1,409 @@
 /* sf-text.c: everything of the slirp-filter backend that is text or a
- * table: host validation, the iptables-restore inputs, resolv.conf, the
+ * table: host validation, the entries, the nftables ruleset, the dnsmasq
+ * configuration, resolv.conf, the
  * slirp4netns argv, tool lookup and the doctor verdicts.  No processes. */
 #include "sf-internal.h"
+
+#include "kgate/kgate-hostspec.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
+/* One reading of an entry for the core and every backend: the SDK's
+ * kgate_hostspec_parse (name, *.name, name:port, *.name:port, a.b.c.d).
+ * Whatever it accepts is [A-Za-z0-9.-] plus a leading "*." and one
+ * ":digits", so nothing can read as a flag, a comment, a quote or a second
+ * line. */
 int sf_host_valid(const char *name)
 {
-    if (!name) return 0;
-    size_t len = strlen(name);
-    if (len == 0 || len > 253) return 0;
-    size_t label = 0;
-    for (size_t i = 0; i <= len; i++) {
-        char c = name[i];
-        if (c == '.' || c == '\0') {
-            /* An empty label covers ".x", "x.", "x..y"; a label edge
-             * hyphen covers "-flag" and "x.-y". */
-            if (label == 0 || label > 63) return 0;
-            if (name[i - 1] == '-') return 0;
-            label = 0;
-            continue;
-        }
-        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                 (c >= '0' && c <= '9') || c == '-';
-        if (!ok) return 0;
-        if (label == 0 && c == '-') return 0;
-        label++;
-    }
-    return 1;
+    kgate_hostspec h;
+    const char *why;
+    return kgate_hostspec_parse(name, &h, &why) == 0;
 }
 
 int sf_hosts_check(const kgate_strlist *hosts, kgate_err *err)
 {
     for (size_t i = 0; hosts && i < hosts->n; i++) {
-        if (!sf_host_valid(hosts->v[i]))
-            /* The name is not printed as-is: it may hold a newline. */
-            return kgate_err_set(err, EINVAL,
-                                 "allow_hosts: entry %zu is not a valid host name",
-                                 i + 1);
+        sf_entry e;
+        const char *why = "invalid";
+        if (sf_entry_parse(hosts->v[i], &e, &why) < 0)
+            /* The entry is not printed as-is: it may hold a newline. */
+            return kgate_err_set(err, EINVAL, "allow_hosts: entry %zu is not a valid host name (%s)",
+                                 i + 1, why);
     }
     return 0;
 }
 
-static const char rules_head[] =
-    "*filter\n"
-    ":INPUT ACCEPT [0:0]\n"
-    ":FORWARD DROP [0:0]\n"
-    ":OUTPUT DROP [0:0]\n"
-    "-A OUTPUT -o lo -j ACCEPT\n";
+/* ------------------------------------------------------------------------ */
+/* Entries                                                                   */
+/* ------------------------------------------------------------------------ */
 
-char *sf_rules_v4(const char *const *addrs, size_t n_addrs,
-                  const kgate_strlist *template_hosts)
+int sf_entry_parse(const char *text, sf_entry *out, const char **why)
+{
+    static const char *dummy;
+    if (!why) why = &dummy;
+    memset(out, 0, sizeof *out);
+    kgate_hostspec h;
+    if (!text || kgate_hostspec_parse(text, &h, why) < 0) {
+        if (!text) *why = "no entry";
+        return -1;
+    }
+    memcpy(out->name, h.name, sizeof out->name);
+    out->wildcard = h.wildcard;
+    out->port = h.port;
+    /* The parser lets an all-numeric name through only as a dotted quad. */
+    struct in_addr a;
+    out->is_addr = !h.wildcard && inet_pton(AF_INET, h.name, &a) == 1;
+    return 0;
+}
+
+/* 1 when name is base or ends with "." base (case-insensitive). */
+static int under_or_at(const char *name, const char *base, int strictly)
+{
+    size_t ln = strlen(name), lb = strlen(base);
+    if (ln == lb) return !strictly && strcasecmp(name, base) == 0;
+    return ln > lb && name[ln - lb - 1] == '.' && strcasecmp(name + ln - lb, base) == 0;
+}
+
+int sf_entry_matches(const sf_entry *e, const char *name)
+{
+    if (e->is_addr) return 0;
+    if (!e->wildcard) return strcasecmp(name, e->name) == 0;
+    return under_or_at(name, e->name, 1);
+}
+
+int sf_filter_build(const kgate_strlist *hosts, sf_filter *f, kgate_err *err)
+{
+    memset(f, 0, sizeof *f);
+    size_t n = hosts ? hosts->n : 0;
+    f->e = calloc(n ? n : 1, sizeof *f->e);
+    f->ports = calloc(n ? n : 1, sizeof *f->ports);
+    if (!f->e || !f->ports) {
+        sf_filter_free(f);
+        return kgate_err_set(err, ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *why = NULL;
+        if (sf_entry_parse(hosts->v[i], &f->e[i], &why) < 0) {
+            sf_filter_free(f);
+            /* The entry is not printed as-is: it may hold a newline. */
+            return kgate_err_set(err, EINVAL,
+                                 "allow_hosts: entry %zu is not a valid host name (%s)", i + 1,
+                                 why);
+        }
+        f->n++;
+        int seen = 0;
+        for (size_t k = 0; k < f->n_ports && !seen; k++) seen = f->ports[k] == f->e[i].port;
+        if (!seen) f->ports[f->n_ports++] = f->e[i].port;
+        if (f->e[i].is_addr) {
+            struct in_addr a;
+            inet_pton(AF_INET, f->e[i].name, &a);
+            if (sf_filter_add_fixed(f, a.s_addr, f->e[i].port) < 0) {
+                sf_filter_free(f);
+                return kgate_err_set(err, ENOMEM, "out of memory");
+            }
+        }
+    }
+    return 0;
+}
+
+int sf_filter_add_fixed(sf_filter *f, unsigned addr, unsigned port)
+{
+    for (size_t i = 0; i < f->n_fixed; i++)
+        if (f->fixed[i].addr == addr && f->fixed[i].port == port) return 0;
+    if (f->n_fixed == f->cap_fixed) {
+        size_t cap = f->cap_fixed ? f->cap_fixed * 2 : 16;
+        sf_fixed *more = realloc(f->fixed, cap * sizeof *more);
+        if (!more) return -1;
+        f->fixed = more;
+        f->cap_fixed = cap;
+    }
+    f->fixed[f->n_fixed++] = (sf_fixed){addr, port};
+    return 0;
+}
+
+int sf_filter_add_hosts_text(sf_filter *f, const char *text)
+{
+    /* Only names: a filter without one has nothing to look up. */
+    int any_name = 0;
+    for (size_t i = 0; i < f->n && !any_name; i++) any_name = !f->e[i].is_addr;
+    if (!any_name || !text) return 0;
+    while (*text) {
+        size_t len = strcspn(text, "\n");
+        char line[1024];
+        if (len < sizeof line) {
+            memcpy(line, text, len);
+            line[len] = '\0';
+            line[strcspn(line, "#")] = '\0';
+            char *save = NULL;
+            char *addr = strtok_r(line, " \t\r", &save);
+            struct in_addr a;
+            if (addr && inet_pton(AF_INET, addr, &a) == 1)
+                for (char *nm = strtok_r(NULL, " \t\r", &save); nm;
+                     nm = strtok_r(NULL, " \t\r", &save))
+                    for (size_t i = 0; i < f->n; i++)
+                        if (sf_entry_matches(&f->e[i], nm) &&
+                            sf_filter_add_fixed(f, a.s_addr, f->e[i].port) < 0)
+                            return -1;
+        }
+        text += len;
+        if (*text) text++;
+    }
+    return 0;
+}
+
+void sf_filter_free(sf_filter *f)
+{
+    free(f->e);
+    free(f->ports);
+    free(f->fixed);
+    memset(f, 0, sizeof *f);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The nftables ruleset                                                      */
+/* ------------------------------------------------------------------------ */
+
+static void set_name(char *out, size_t outsz, unsigned port)
+{
+    if (port == 0) snprintf(out, outsz, "any");
+    else snprintf(out, outsz, "p%u", port);
+}
+
+static int has_name_entry(const sf_filter *f, unsigned port)
+{
+    for (size_t i = 0; i < f->n; i++)
+        if (!f->e[i].is_addr && f->e[i].port == port) return 1;
+    return 0;
+}
+
+/* "tcp dport 443 " or "meta l4proto tcp " for every port. */
+static void port_match(FILE *o, unsigned port)
+{
+    if (port) fprintf(o, "tcp dport %u ", port);
+    else fputs("meta l4proto tcp ", o);
+}
+
+char *sf_nft_ruleset(const sf_filter *f)
 {
     char *buf = NULL;
     size_t sz = 0;
-    FILE *f = open_memstream(&buf, &sz);
-    if (!f) return NULL;
-    int bad = 0;
-    fputs(rules_head, f);
-    fputs("-A OUTPUT -d " SF_DNS_ADDR "/32 -p udp -m udp --dport 53 -j ACCEPT\n"
-          "-A OUTPUT -d " SF_DNS_ADDR "/32 -p tcp -m tcp --dport 53 -j ACCEPT\n",
-          f);
-    if (addrs) {
-        for (size_t i = 0; i < n_addrs; i++) {
-            struct in_addr a;
-            /* Only a dotted quad inet_pton accepts reaches the text, so a
-             * resolver answer cannot smuggle a second rule in. */
-            if (inet_pton(AF_INET, addrs[i], &a) != 1) {
-                bad = 1;
-                break;
-            }
-            char canon[INET_ADDRSTRLEN];
-            inet_ntop(AF_INET, &a, canon, sizeof canon);
-            fprintf(f, "-A OUTPUT -d %s/32 -j ACCEPT\n", canon);
-        }
-    } else if (template_hosts) {
-        for (size_t i = 0; i < template_hosts->n; i++) {
-            if (!sf_host_valid(template_hosts->v[i])) {
-                bad = 1;
-                break;
-            }
-            fprintf(f,
-                    "# -A OUTPUT -d ADDR/32 -j ACCEPT  for each IPv4 address of "
-                    "%s, resolved inside the namespace at launch\n",
-                    template_hosts->v[i]);
-        }
+    FILE *o = open_memstream(&buf, &sz);
+    if (!o) return NULL;
+    char sn[16];
+    fputs("table inet " SF_NFT_TABLE " {\n", o);
+    /* One set of answered addresses per port (names only: literals and
+     * /etc/hosts addresses are fixed, below). */
+    for (size_t p = 0; p < f->n_ports; p++) {
+        if (!has_name_entry(f, f->ports[p])) continue;
+        set_name(sn, sizeof sn, f->ports[p]);
+        fprintf(o,
+                "\tset %s {\n\t\ttype ipv4_addr\n\t\tflags timeout\n\t\ttimeout " SF_SET_TIMEOUT
+                "\n\t\tsize %d\n\t}\n",
+                sn, SF_SET_SIZE);
     }
-    fputs("-A OUTPUT -p tcp -j REJECT --reject-with tcp-reset\n"
-          "-A OUTPUT -j REJECT --reject-with icmp-port-unreachable\n"
-          "COMMIT\n",
-          f);
-    if (fclose(f) != 0 || bad) {
+    fputs("\tchain output {\n"
+          "\t\ttype filter hook output priority filter; policy drop;\n"
+          /* Queries to the resolver carry the mark on their connection;
+           * dnsmasq --conntrack puts it on its own upstream query. */
+          "\t\tip daddr " SF_RESOLVER_ADDR " meta l4proto { tcp, udp } th dport 53 "
+          "ct mark set " SF_QUERY_MARK " accept\n"
+          /* Per packet, before any connection state: a socket of the
+           * program that takes over a port dnsmasq used is not marked. */
+          "\t\tip daddr " SF_DNS_ADDR " meta l4proto { tcp, udp } th dport 53 "
+          "meta mark " SF_QUERY_MARK " accept\n"
+          "\t\tmeta l4proto { tcp, udp } th dport { 53, 853 } jump refuse\n"
+          "\t\toifname \"lo\" accept\n"
+          "\t\tct state established,related accept\n"
+          /* The kernel's own IPv6 chatter on tap0 (neighbour discovery,
+           * MLD): nobody's connection, so not reported. */
+          "\t\tip6 daddr ff02::/16 drop\n"
+          "\t\tmeta nfproto ipv6 jump refuse\n",
+          o);
+    for (size_t p = 0; p < f->n_ports; p++) {
+        if (!has_name_entry(f, f->ports[p])) continue;
+        set_name(sn, sizeof sn, f->ports[p]);
+        fprintf(o, "\t\tip daddr @%s ", sn);
+        port_match(o, f->ports[p]);
+        fputs("accept\n", o);
+    }
+    for (size_t p = 0; p < f->n_ports; p++) {
+        int first = 1;
+        for (size_t i = 0; i < f->n_fixed; i++) {
+            if (f->fixed[i].port != f->ports[p]) continue;
+            char a[INET_ADDRSTRLEN];
+            struct in_addr in = {.s_addr = f->fixed[i].addr};
+            inet_ntop(AF_INET, &in, a, sizeof a);
+            fprintf(o, "%s%s", first ? "\t\tip daddr { " : ", ", a);
+            first = 0;
+        }
+        if (first) continue;
+        fputs(" } ", o);
+        port_match(o, f->ports[p]);
+        fputs("accept\n", o);
+    }
+    fputs("\t\tjump refuse\n"
+          "\t}\n"
+          /* Logged for the event watcher (NFLOG), then refused so that the
+           * program fails at once instead of after a timeout. */
+          "\tchain refuse {\n",
+          o);
+    fprintf(o, "\t\tlog group %d\n", SF_NFLOG_GROUP);
+    fputs("\t\tmeta l4proto tcp reject with tcp reset\n"
+          "\t\treject with icmpx admin-prohibited\n"
+          "\t}\n"
+          "}\n",
+          o);
+    if (fclose(o) != 0) {
         free(buf);
         return NULL;
     }
     return buf;
 }
 
-char *sf_rules_v6(void)
+/* ------------------------------------------------------------------------ */
+/* The dnsmasq configuration                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* The name entries sorted by name, then exact before wildcard: equal
+ * names are neighbours, and a base is found by binary search, so 10,000
+ * entries cost n log n, not n squared. */
+typedef struct sorted {
+    const sf_entry **v;
+    size_t n;
+} sorted;
+
+static int by_name(const void *a, const void *b)
 {
-    static const char tail[] =
-        "-A OUTPUT -p tcp -j REJECT --reject-with tcp-reset\n"
-        "-A OUTPUT -j REJECT --reject-with icmp6-port-unreachable\n"
-        "COMMIT\n";
-    size_t n = strlen(rules_head) + strlen(tail) + 1;
-    char *s = malloc(n);
-    if (!s) return NULL;
-    snprintf(s, n, "%s%s", rules_head, tail);
-    return s;
+    const sf_entry *x = *(const sf_entry *const *)a, *y = *(const sf_entry *const *)b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : x->wildcard - y->wildcard;
+}
+
+static int sorted_make(const sf_filter *f, sorted *out)
+{
+    out->n = 0;
+    out->v = malloc((f->n ? f->n : 1) * sizeof *out->v);
+    if (!out->v) return -1;
+    for (size_t i = 0; i < f->n; i++)
+        if (!f->e[i].is_addr) out->v[out->n++] = &f->e[i];
+    qsort(out->v, out->n, sizeof *out->v, by_name);
+    return 0;
+}
+
+/* The first entry named name (either kind), or out->n. */
+static size_t sorted_find(const sorted *s, const char *name)
+{
+    size_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(s->v[mid]->name, name) < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < s->n && strcmp(s->v[lo]->name, name) == 0 ? lo : s->n;
+}
+
+/* Marks in want[] (by index in f->ports) the ports of the entries named
+ * name; wildcards_only: only its *.name entries. */
+static void mark_ports(const sf_filter *f, const sorted *s, const char *name,
+                       int wildcards_only, unsigned char *want)
+{
+    for (size_t i = sorted_find(s, name); i < s->n && strcmp(s->v[i]->name, name) == 0; i++) {
+        if (wildcards_only && !s->v[i]->wildcard) continue;
+        for (size_t p = 0; p < f->n_ports; p++)
+            if (f->ports[p] == s->v[i]->port) want[p] = 1;
+    }
+}
+
+char *sf_dnsmasq_conf(const sf_filter *f, int log_queries)
+{
+    sorted s;
+    if (sorted_make(f, &s) < 0) return NULL;
+    unsigned char *want = calloc(f->n_ports ? f->n_ports : 1, 1);
+    char *buf = NULL;
+    size_t sz = 0;
+    FILE *o = want ? open_memstream(&buf, &sz) : NULL;
+    if (!o) {
+        free(s.v);
+        free(want);
+        return NULL;
+    }
+    /* Every line below is built from parsed entries: names of
+     * [a-z0-9.-], ports as numbers. */
+    fputs("# kgate slirp-filter: the only resolver the sandbox can reach\n"
+          "no-resolv\n"
+          "no-hosts\n"
+          "no-poll\n"
+          "listen-address=" SF_RESOLVER_ADDR "\n"
+          "bind-interfaces\n"
+          /* Root of the helper's user namespace already: no change. */
+          "user=root\n"
+          "group=\n"
+          "conntrack\n"
+          /* No IPv6 route: clients use IPv4 at once. */
+          "filter-AAAA\n"
+          "max-cache-ttl=3600\n"
+          /* Every name not matched more specifically below: NXDOMAIN,
+           * answered here. */
+          "address=/#/\n",
+          o);
+    if (log_queries) fputs("log-queries\nlog-async=100\n", o);
+    for (size_t i = 0; i < s.n; i++) {
+        const sf_entry *e = s.v[i];
+        if (i > 0 && s.v[i - 1]->wildcard == e->wildcard && strcmp(s.v[i - 1]->name, e->name) == 0)
+            continue;
+        fprintf(o, "server=/%s%s/" SF_DNS_ADDR "\n", e->wildcard ? "*." : "", e->name);
+        if (e->wildcard) continue;
+        /* dnsmasq's /name/ covers the names under it too: an exact entry
+         * refuses those, unless a wildcard at or above it allows them. */
+        int covered = 0;
+        for (const char *up = e->name; up && !covered; up = strchr(up, '.')) {
+            if (*up == '.') up++;
+            for (size_t k = sorted_find(&s, up); k < s.n && strcmp(s.v[k]->name, up) == 0; k++)
+                covered |= s.v[k]->wildcard;
+        }
+        if (!covered) fprintf(o, "local=/*.%s/\n", e->name);
+    }
+    /* --nftset takes the most specific domain, and its patterns have no
+     * "*." form (measured, 2.90): one line per distinct name, with every
+     * set a name at or under it may need (its own entries' and those of
+     * the wildcards above it). */
+    for (size_t i = 0; i < s.n; i++) {
+        const sf_entry *e = s.v[i];
+        if (i > 0 && strcmp(s.v[i - 1]->name, e->name) == 0) continue;
+        memset(want, 0, f->n_ports);
+        mark_ports(f, &s, e->name, 0, want);
+        for (const char *up = strchr(e->name, '.'); up; up = strchr(up + 1, '.'))
+            mark_ports(f, &s, up + 1, 1, want);
+        fprintf(o, "nftset=/%s/", e->name);
+        int first = 1;
+        for (size_t p = 0; p < f->n_ports; p++) {
+            if (!want[p]) continue;
+            char sn[16];
+            set_name(sn, sizeof sn, f->ports[p]);
+            fprintf(o, "%s4#inet#" SF_NFT_TABLE "#%s", first ? "" : ",", sn);
+            first = 0;
+        }
+        fputc('\n', o);
+    }
+    free(s.v);
+    free(want);
+    if (fclose(o) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
 }
 
 const char *sf_resolv_conf(void)
 {
     return "# kgate slirp-filter: the only resolver reachable in this sandbox\n"
-           "nameserver " SF_DNS_ADDR "\n"
+           "nameserver " SF_RESOLVER_ADDR "\n"
            "options attempts:2 timeout:2\n";
 }
 
@@ -181,6 +466,32 @@ int sf_find_tool(const char *name, char *out, size_t outsz)
     return found ? 0 : -1;
 }
 
+char *sf_read_small_file(const char *path)
+{
+    FILE *fp = fopen(path, "re");
+    if (!fp) return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        size_t got = fread(buf + n, 1, cap - n - 1, fp);
+        n += got;
+        if (got == 0) break;
+        if (n + 1 == cap) {
+            if (cap >= (4u << 20)) break;
+            char *more = realloc(buf, cap *= 2);
+            if (!more) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = more;
+        }
+    }
+    fclose(fp);
+    if (buf) buf[n] = '\0';
+    return buf;
+}
+
 /* The doctor of the stage alone: the core shows the box's findings above
  * these (without the box's net.hosts-unsupported, which this stage answers). */
 int sf_doctor(const kgate_host *host, const kgate_policy *policy,
@@ -194,12 +505,12 @@ int sf_doctor(const kgate_host *host, const kgate_policy *policy,
                             "restricted with hosts");
 
     int slirp = kgate_probe_fact(probe, SF_FACT_SLIRP, 0);
-    int ipt = kgate_probe_fact(probe, SF_FACT_IPT, 0);
-    /* QUICK probes do not run iptables; only a THOROUGH probe that tried
-     * and failed records 0 here. */
-    int ipt_ok = kgate_probe_fact(probe, SF_FACT_IPT_OK, ipt);
+    int nft = kgate_probe_fact(probe, SF_FACT_NFT, 0);
+    /* QUICK probes do not run nft; only a THOROUGH probe that tried and
+     * failed records 0 here. */
+    int nft_ok = kgate_probe_fact(probe, SF_FACT_NFT_OK, nft);
+    int dnsmasq = kgate_probe_fact(probe, SF_FACT_DNSMASQ, 0);
     int userns = kgate_probe_fact(probe, SF_FACT_USERNS, 1);
-    int ip6 = kgate_probe_fact(probe, SF_FACT_IP6T, 0);
     int tun = kgate_probe_fact(probe, SF_FACT_TUN, 1);
     int blocked = 0;
 
@@ -209,15 +520,21 @@ int sf_doctor(const kgate_host *host, const kgate_policy *policy,
                      "(Debian: apt-get install slirp4netns)");
         blocked = 1;
     }
-    if (!ipt) {
-        host->report(rep, KGATE_BLOCKED, "tool.iptables-missing",
-                     "network restricted needs iptables-restore, which is not installed "
-                     "(Debian: apt-get install iptables)");
+    if (!nft) {
+        host->report(rep, KGATE_BLOCKED, "tool.nft-missing",
+                     "network restricted needs nft, which is not installed "
+                     "(Debian: apt-get install nftables)");
         blocked = 1;
-    } else if (!ipt_ok) {
-        host->report(rep, KGATE_BLOCKED, "net.iptables-failed",
-                     "network restricted needs iptables inside an unprivileged network "
+    } else if (!nft_ok) {
+        host->report(rep, KGATE_BLOCKED, "net.nft-failed",
+                     "network restricted needs nftables inside an unprivileged network "
                      "namespace, and it failed there");
+        blocked = 1;
+    }
+    if (!dnsmasq) {
+        host->report(rep, KGATE_BLOCKED, "tool.dnsmasq-missing",
+                     "network restricted needs dnsmasq, which is not installed "
+                     "(Debian: apt-get install dnsmasq-base)");
         blocked = 1;
     }
     if (!userns) {
@@ -235,17 +552,16 @@ int sf_doctor(const kgate_host *host, const kgate_policy *policy,
     if (blocked) return 0;
 
     host->report(rep, KGATE_READY, "net.restricted",
-                 "network restricted to %zu host%s: slirp4netns + iptables in the "
-                 "sandbox's own namespace",
-                 policy->allow_hosts.n, policy->allow_hosts.n == 1 ? "" : "s");
+                 "network restricted to %zu host entr%s: slirp4netns in the sandbox's "
+                 "own namespace, where " SF_FILTER_WORDS,
+                 policy->allow_hosts.n, policy->allow_hosts.n == 1 ? "y" : "ies");
     host->report(rep, KGATE_READY, "slirp-filter.box",
                  "the box's plan runs in this network namespace, without one of its own, "
                  "with its seccomp filter (--seccomp FD at launch); the program is one "
                  "user namespace deeper and cannot change the filter");
     host->report(rep, KGATE_READY, "net.ipv6",
-                 ip6 ? "IPv6: no route, and ip6tables drops all but loopback"
-                     : "IPv6: no route (slirp4netns without --enable-ipv6); "
-                       "ip6tables-restore not installed");
+                 "IPv6: no route, nftables refuses all but loopback, and the resolver "
+                 "answers no AAAA records, so programs use IPv4 at once");
     for (size_t i = 0; i < policy->allow_hosts.n; i++)
         host->report_detail(rep, "allow_host", policy->allow_hosts.v[i]);
     return 0;

@@ -4,9 +4,10 @@
  * it with a box for `network: restricted` with hosts, and only then.  The
  * core asks the box (bubblewrap) for its plan with the network open, so
  * without --unshare-net; this stage adds what --dry-run shows of its own
- * (the slirp4netns argv, the iptables inputs, resolv.conf) and at launch
- * starts the box's argv inside a network namespace that slirp4netns
- * connects and iptables filters (sf-launch.c).  It calls no other
+ * (the slirp4netns argv, the nftables ruleset, the dnsmasq configuration,
+ * resolv.conf) and at launch starts the box's argv inside a network
+ * namespace that slirp4netns connects and dnsmasq and nftables filter
+ * (sf-launch.c).  It calls no other
  * backend: it only reads the plan it is given. */
 #include "sf-internal.h"
 
@@ -20,12 +21,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Tries iptables-restore in a throwaway user+network namespace, the way
- * launch will use it: uid 0 mapped to us, nothing else.  Returns 1 when it
- * worked, 0 when iptables failed, -1 when the namespaces could not be made. */
-static int try_iptables(const char *ipt)
+/* Tries nft in a throwaway user+network namespace, the way launch will
+ * use it: uid 0 mapped to us, nothing else.  Returns 1 when it worked, 0
+ * when nft failed, -1 when the namespaces could not be made. */
+static int try_nft(const char *nft)
 {
-    static const char rules[] = "*filter\n:OUTPUT ACCEPT [0:0]\nCOMMIT\n";
+    static const char rules[] =
+        "table inet kgate {\n\tchain output {\n\t\ttype filter hook output priority filter;\n"
+        "\t}\n}\n";
     int in[2];
     if (pipe2(in, O_CLOEXEC) < 0) return 0;
     uid_t uid = getuid();
@@ -58,9 +61,9 @@ static int try_iptables(const char *ipt)
             dup2(nul, 1);
             dup2(nul, 2);
         }
-        char *const argv[] = {(char *)ipt, NULL};
+        char *const argv[] = {(char *)nft, "-f", "-", NULL};
         char *const envp[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
-        execve(ipt, argv, envp);
+        execve(nft, argv, envp);
         _exit(4);
     }
     close(in[0]);
@@ -120,11 +123,11 @@ static int sf_probe(const kgate_host *host, kgate_probe_depth depth,
     if (!t) return kgate_err_set(err, ENOMEM, "out of memory");
     probe->state = t;
     int slirp = sf_find_tool("slirp4netns", t->slirp, sizeof t->slirp) == 0;
-    int ipt = sf_find_tool("iptables-restore", t->ipt, sizeof t->ipt) == 0;
-    int ip6 = sf_find_tool("ip6tables-restore", t->ip6t, sizeof t->ip6t) == 0;
+    int nft = sf_find_tool("nft", t->nft, sizeof t->nft) == 0;
+    int dnsmasq = sf_find_tool("dnsmasq", t->dnsmasq, sizeof t->dnsmasq) == 0;
     kgate_probe_set_fact(probe, SF_FACT_SLIRP, slirp);
-    kgate_probe_set_fact(probe, SF_FACT_IPT, ipt);
-    kgate_probe_set_fact(probe, SF_FACT_IP6T, ip6);
+    kgate_probe_set_fact(probe, SF_FACT_NFT, nft);
+    kgate_probe_set_fact(probe, SF_FACT_DNSMASQ, dnsmasq);
     /* slirp4netns opens the tun device as the user (in a namespace whose
      * root is the user, DAC still sees the real uid).  Debian's udev makes
      * it 0666; a machine without udev may leave it 0600. */
@@ -132,19 +135,20 @@ static int sf_probe(const kgate_host *host, kgate_probe_depth depth,
     snprintf(probe->tool_path, sizeof probe->tool_path, "%s", t->slirp);
     if (depth == KGATE_PROBE_THOROUGH) {
         if (slirp) read_slirp_version(t->slirp, probe->version, sizeof probe->version);
-        if (ipt) {
-            int r = try_iptables(t->ipt);
+        if (nft) {
+            int r = try_nft(t->nft);
             kgate_probe_set_fact(probe, SF_FACT_USERNS, r >= 0);
-            kgate_probe_set_fact(probe, SF_FACT_IPT_OK, r == 1);
+            kgate_probe_set_fact(probe, SF_FACT_NFT_OK, r == 1);
         }
     }
-    probe->available = slirp && ipt;
+    probe->available = slirp && nft && dnsmasq;
     if (!probe->available)
-        snprintf(probe->reason, sizeof probe->reason, "missing:%s%s",
-                 slirp ? "" : " slirp4netns", ipt ? "" : " iptables-restore");
+        snprintf(probe->reason, sizeof probe->reason, "missing:%s%s%s",
+                 slirp ? "" : " slirp4netns", nft ? "" : " nft", dnsmasq ? "" : " dnsmasq");
     else
         snprintf(probe->reason, sizeof probe->reason,
-                 "host allow lists with slirp4netns and iptables, around a bubblewrap box");
+                 "host allow lists with slirp4netns, dnsmasq and nftables, around a "
+                 "bubblewrap box");
     return 0;
 }
 
@@ -161,7 +165,17 @@ static int sf_plan(const kgate_host *host, const kgate_policy *policy,
     if (policy->network != KGATE_NET_RESTRICTED)
         return kgate_err_set(err, EINVAL, "a network stage: only for network restricted "
                                           "with hosts");
-    if (sf_hosts_check(&policy->allow_hosts, err) < 0) return -1;
+    sf_filter f;
+    if (sf_filter_build(&policy->allow_hosts, &f, err) < 0) return -1;
+    /* What the launch reads too: the program's resolver asks /etc/hosts
+     * before DNS. */
+    char *hosts = sf_read_small_file("/etc/hosts");
+    if (sf_filter_add_hosts_text(&f, hosts) < 0) {
+        free(hosts);
+        sf_filter_free(&f);
+        return kgate_err_set(err, ENOMEM, "out of memory");
+    }
+    free(hosts);
     const char *slirp = probe && probe->tool_path[0] ? probe->tool_path : "slirp4netns";
     sf_slirp_argv sa;
     sf_slirp_argv_build(&sa, slirp, -1, 0);
@@ -170,26 +184,25 @@ static int sf_plan(const kgate_host *host, const kgate_policy *policy,
     line[0] = '\0';
     for (size_t i = 0; i < sa.n && off < sizeof line; i++)
         off += (size_t)snprintf(line + off, sizeof line - off, "%s%s", i ? " " : "", sa.v[i]);
-    char *v4 = sf_rules_v4(NULL, 0, &policy->allow_hosts);
-    char *v6 = sf_rules_v6();
+    char *nft = sf_nft_ruleset(&f);
+    char *dns = sf_dnsmasq_conf(&f, 1);
+    sf_filter_free(&f);
     int r = 0;
-    if (!v4 || !v6) r = kgate_err_set(err, ENOMEM, "building the rules failed");
+    if (!nft || !dns) r = kgate_err_set(err, ENOMEM, "building the filter failed");
     if (r == 0 &&
         (host->plan_file(plan, "slirp4netns argv (PID: the network helper)", line) < 0 ||
-         host->plan_file(plan, "iptables-restore input (IPv4)", v4) < 0 ||
-         host->plan_file(plan, "ip6tables-restore input (IPv6)", v6) < 0 ||
+         host->plan_file(plan, "nft -f input (the packet filter)", nft) < 0 ||
+         host->plan_file(plan, "dnsmasq configuration (the resolver)", dns) < 0 ||
          host->plan_file(plan, "resolv.conf (bound over /etc/resolv.conf)",
                          sf_resolv_conf()) < 0))
         r = kgate_err_set(err, ENOMEM, "out of memory");
-    free(v4);
-    free(v6);
+    free(nft);
+    free(dns);
     if (r < 0) return r;
     host->plan_note(plan, "the bwrap argv above runs inside a helper that owns a user "
                           "and network namespace; the program is one user namespace "
                           "deeper and cannot change the filter");
-    for (size_t i = 0; i < policy->allow_hosts.n; i++)
-        host->plan_note(plan, "resolved inside the namespace at launch: %s",
-                        policy->allow_hosts.v[i]);
+    host->plan_note(plan, "%s", SF_FILTER_WORDS);
     return 0;
 }
 
@@ -220,7 +233,8 @@ static const char *const sf_boxes[] = {"bubblewrap", NULL};
 static const kgate_backend sf_backend = {
     KGATE_BACKEND_INIT,
     .name = "slirp-filter",
-    .description = "network stage: slirp4netns and an iptables allow list per host",
+    .description = "network stage: slirp4netns, a filtering resolver and an nftables "
+                   "allow list",
     .probe = sf_probe,
     .doctor = sf_doctor_cb,
     .plan = sf_plan,

@@ -50,6 +50,10 @@ static void check_entries(const kg_config *c)
                          kg_list_key_name((kg_list_key)k));
             if (k == KG_KEY_ALLOW_HOSTS) {
                 FZ_CHECK(kg_host_name_valid(v), "invalid host accepted: %s", v);
+                /* Stored in normal form: normalizing again changes nothing. */
+                char norm[KG_HOST_ENTRY_MAX];
+                FZ_CHECK(kg_host_entry_norm(v, norm, NULL) && strcmp(norm, v) == 0,
+                         "host not in normal form: %s", v);
                 for (const char *p = v; *p; p++)
                     FZ_CHECK(!(*p >= 'A' && *p <= 'Z'), "host not lowercased: %s", v);
             }
@@ -72,6 +76,40 @@ static bool may_only_drop(int k)
            k == KG_KEY_ALLOW_SOCKETS || k == KG_KEY_MACOS_ALLOW_MACH;
 }
 
+/* The oracle for allow_hosts, written from the entries' meaning rather
+ * than from policy.c: an entry is a set of (name, port); "*.d" is every
+ * name ending in ".d", a name without "*." is itself, no port is every
+ * port.  v is within u when every name of v is a name of u and every port
+ * of v a port of u.  Entries here are in normal form (check_entries). */
+static bool ends_with_label(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n > m && s[n - m - 1] == '.' && memcmp(s + n - m, suffix, m) == 0;
+}
+
+static bool host_within(const char *v, const char *u)
+{
+    char vb[KG_HOST_ENTRY_MAX], ub[KG_HOST_ENTRY_MAX];
+    snprintf(vb, sizeof vb, "%s", v);
+    snprintf(ub, sizeof ub, "%s", u);
+    char *vp = strrchr(vb, ':'), *up = strrchr(ub, ':');
+    if (vp) *vp++ = '\0';
+    if (up) *up++ = '\0';
+    if (up && (!vp || strcmp(up, vp) != 0)) return false;
+    bool vw = strncmp(vb, "*.", 2) == 0, uw = strncmp(ub, "*.", 2) == 0;
+    const char *vn = vw ? vb + 2 : vb, *un = uw ? ub + 2 : ub;
+    if (!uw) return !vw && strcmp(vn, un) == 0;
+    /* every x.vn (vw) or vn itself must end in ".un" */
+    return vw ? (strcmp(vn, un) == 0 || ends_with_label(vn, un)) : ends_with_label(vn, un);
+}
+
+static bool hosts_within(const kg_strv *user, const char *v)
+{
+    for (size_t i = 0; i < kg_strv_len(user); i++)
+        if (host_within(v, kg_strv_get(user, i))) return true;
+    return false;
+}
+
 static bool widens(const kg_config *user, const kg_config *proj)
 {
     static const int rank[] = {[KGATE_NET_OFF] = 0, [KGATE_NET_RESTRICTED] = 1,
@@ -82,8 +120,12 @@ static bool widens(const kg_config *user, const kg_config *proj)
         return true;
     for (int k = 0; k < KG_N_LIST_KEYS; k++) {
         if (!may_only_drop(k) || !proj->has[k]) continue;
-        for (size_t i = 0; i < kg_strv_len(proj->lists[k]); i++)
-            if (!in_list(user->lists[k], kg_strv_get(proj->lists[k], i))) return true;
+        for (size_t i = 0; i < kg_strv_len(proj->lists[k]); i++) {
+            const char *v = kg_strv_get(proj->lists[k], i);
+            if (k == KG_KEY_ALLOW_HOSTS ? !hosts_within(user->lists[k], v)
+                                        : !in_list(user->lists[k], v))
+                return true;
+        }
     }
     return false;
 }

@@ -131,11 +131,36 @@ EOF
     check "network restricted without hosts keeps the list" \
         [ "$(yaml_list allow_hosts "$(CFG)" | tr '\n' ' ')" = "api.example.org b.example " ]
 
+    # Wildcards, ports and addresses: the entries of allow_hosts, read by the
+    # same parser (kgate-hostspec.h), written back in their normal form, and
+    # the file loads again (run_refuse.sh shows a run with them starting).
+    run_kg network restricted '*.Example.COM' 'Api.example.org:443' 198.18.0.9 '*.example.com'
+    check "network restricted with a wildcard, a port and an address exits 0" [ "$rc" -eq 0 ]
+    check "written in normal form, deduplicated" \
+        [ "$(yaml_list allow_hosts "$(CFG)" | tr '\n' ' ')" = "*.example.com api.example.org:443 198.18.0.9 " ]
+    run_kg network open
+    check "the file written with them loads again (exit 0, got $rc)" [ "$rc" -eq 0 ]
+    check "and keeps them" \
+        [ "$(yaml_list allow_hosts "$(CFG)" | tr '\n' ' ')" = "*.example.com api.example.org:443 198.18.0.9 " ]
+    local hosts_before
+    hosts_before=$(sha256sum <"$(CFG)")
+    local bad
+    for bad in '*' '*.com' '*.example' 'a.*.example' '**.example.com' 'a.example:0' \
+        'a.example:65536' 'a.example:080' 'a.example:+80' 'a.example:' '::1' \
+        'http://a.example' '*.198.18.0.9'; do
+        run_kg network restricted good.example "$bad"
+        check "'$bad' refused (exit 1, one kgate: line)" one_line_error 1
+        check "'$bad': the line names the entry and says why" \
+            grep -qF "invalid host name '$bad': " "$KG_TMP/err"
+    done
+    check "refused entries leave the file alone" [ "$(sha256sum <"$(CFG)")" = "$hosts_before" ]
+    run_kg network restricted Api.Example.org b.example
+
     local before
     before=$(sha256sum <"$(CFG)")
     run_kg network restricted good.example bad_host
     check "invalid host refused (exit 1, one kgate: line)" one_line_error 1
-    check "refusal names the host" grep -q "invalid host name 'bad_host'" "$KG_TMP/err"
+    check "refusal names the host" grep -q "invalid host name 'bad_host': " "$KG_TMP/err"
     check "refused network leaves the file alone" [ "$(sha256sum <"$(CFG)")" = "$before" ]
     run_kg network restricted 'x.example;rm -rf /'
     check "host with shell characters refused" one_line_error 1

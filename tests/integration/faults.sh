@@ -199,9 +199,9 @@ for who in $(test_users); do
     fi
     if [ -z "$SLIRP" ]; then
         if [ -n "${KGATE_MUST_WORK:-}" ]; then
-            check "slirp4netns, iptables and /dev/net/tun for the restricted checks" false
+            check "slirp4netns, nft, dnsmasq and /dev/net/tun for the restricted checks" false
         else
-            echo "# slirp4netns, iptables or /dev/net/tun missing: restricted checks not run"
+            echo "# slirp4netns, nft, dnsmasq or /dev/net/tun missing: restricted checks not run"
         fi
         continue
     fi

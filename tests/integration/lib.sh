@@ -81,13 +81,13 @@ wait_bounded() {
     fi
     wait "$job"
 }
-# SLIRP=yes when slirp4netns, iptables-restore and /dev/net/tun are there;
+# SLIRP=yes when slirp4netns, nft, dnsmasq and /dev/net/tun are there;
 # as root, /dev/net/tun is opened up for the run (the test user's slirp4netns
 # opens it; udev makes it 0666 on an ordinary system) and put back at exit.
 slirp_ready() {
     SLIRP=
-    command -v slirp4netns >/dev/null && command -v iptables-restore >/dev/null &&
-        [ -e /dev/net/tun ] || return 0
+    command -v slirp4netns >/dev/null && command -v nft >/dev/null &&
+        command -v dnsmasq >/dev/null && [ -e /dev/net/tun ] || return 0
     SLIRP=yes
     TUN_MODE=$(stat -c %a /dev/net/tun)
     if [ "$TUN_MODE" != 666 ] && [ "$(id -u)" -eq 0 ]; then

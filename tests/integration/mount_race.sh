@@ -151,10 +151,10 @@ if [ -n "$SLIRP" ]; then
         trap 'chmod "$TUN_MODE" /dev/net/tun; umount -l "$KG_TMP/tmpfs" 2>/dev/null; rm -rf "$KG_TMP"' EXIT
     ROUNDS="$ROUNDS restricted"
 elif [ -n "${KGATE_MUST_WORK:-}" ]; then
-    echo "not ok - the restricted round needs slirp4netns, iptables and /dev/net/tun"
+    echo "not ok - the restricted round needs slirp4netns, nft, dnsmasq and /dev/net/tun"
     KG_FAIL=$((KG_FAIL + 1))
 else
-    echo "# the restricted round needs slirp4netns, iptables and /dev/net/tun: not run"
+    echo "# the restricted round needs slirp4netns, nft, dnsmasq and /dev/net/tun: not run"
 fi
 
 for round in $ROUNDS; do

@@ -365,6 +365,7 @@ check "kgate-bubblewrap holds exactly the bubblewrap plugin and its pty shim" \
 check "kgate-slirp-filter holds exactly the slirp-filter plugin" only_plugin "$SL" slirp-filter
 check "kgate-landlock holds exactly the landlock plugin" only_plugin "$LL" landlock
 for f in usr/include/kgate/kgate-plugin\\.h "usr/lib/$MULTI/pkgconfig/kgate-plugin\\.pc" \
+    usr/include/kgate/kgate-hostspec\\.h "usr/lib/$MULTI/libkgate-common\\.a" \
     usr/include/kgate/kgate-linux\\.h "usr/lib/$MULTI/libkgate-linux\\.a" \
     "usr/lib/$MULTI/pkgconfig/kgate-linux\\.pc" \
     usr/share/man/man7/kgate-plugin\\.7\\.gz usr/share/doc/kgate-dev/examples/hello/hello\\.c \
@@ -386,7 +387,8 @@ depends_on() { dpkg-deb -f "$1" Depends | tr ',' '\n' | sed 's/^ *//' | grep -qE
 check "kgate-bubblewrap depends on bubblewrap" depends_on "$BW" bubblewrap
 check "kgate-bubblewrap depends on this very kgate" depends_on "$BW" 'kgate \(= [^)]+\)'
 check "kgate-slirp-filter depends on slirp4netns" depends_on "$SL" slirp4netns
-check "kgate-slirp-filter depends on iptables" depends_on "$SL" iptables
+check "kgate-slirp-filter depends on nftables" depends_on "$SL" nftables
+check "kgate-slirp-filter depends on dnsmasq-base" depends_on "$SL" dnsmasq-base
 check "kgate-slirp-filter depends on kgate-bubblewrap" depends_on "$SL" kgate-bubblewrap
 check "kgate-landlock depends on this very kgate" depends_on "$LL" 'kgate \(= [^)]+\)'
 # Landlock needs no tool, and it is meant for minimal containers: nothing

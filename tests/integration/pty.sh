@@ -20,7 +20,8 @@ chmod 0644 "$DRIVE"
 # so it is made 0666 for the run, as udev would (and as restricted_net.sh
 # does).
 SLIRP=
-if command -v slirp4netns >/dev/null && command -v iptables >/dev/null &&
+if command -v slirp4netns >/dev/null && command -v nft >/dev/null &&
+    command -v dnsmasq >/dev/null &&
     [ -e /dev/net/tun ]; then
     SLIRP=yes
     TUN_MODE=$(stat -c %a /dev/net/tun)

@@ -20,7 +20,7 @@ fi
 . "$(dirname "$0")/lib.sh"
 
 [ -n "${KG_NETLAB_INNER:-}" ] || skip_all "building test hosts needs root and unshare"
-need_cmd ip slirp4netns iptables-restore bwrap setpriv pgrep
+need_cmd ip slirp4netns nft dnsmasq bwrap setpriv pgrep
 [ -x /usr/bin/python3 ] || skip_all "/usr/bin/python3 is not installed"
 need_bwrap
 
@@ -39,26 +39,41 @@ trap 'netlab_down; restore_tun; rm -rf "$KG_TMP"' EXIT
 [ "$TUN_MODE" = 666 ] || chmod 0666 /dev/net/tun
 
 SLIRP_BEFORE=$(pgrep -x slirp4netns | sort | tr '\n' ' ')
+DNSMASQ_BEFORE=$(pgrep -x dnsmasq | sort | tr '\n' ' ')
 netlab_up "$LAB" || { echo "FAIL: could not build the test hosts"; exit 1; }
 mount --bind "$LAB/hosts" /etc/hosts
 mount --bind "$LAB/resolv.conf" /etc/resolv.conf
 
 PY=/usr/bin/python3
 
+# The backend's test driver, for the event records until `kgate run` turns
+# them into audit lines.
+SF_DRIVER_BIN=${KGATE_SF_DRIVER:-$(dirname "$(dirname "$KGATE_BIN")")/tests/plugins/slirp-filter/sf_driver}
+
 # sb HOSTS CMD...: one sandboxed run as the current test user, with
-# allow_hosts = HOSTS (comma-separated).
+# allow_hosts = HOSTS (comma-separated).  SB_EVENTS=FILE: through the
+# driver, with its event records appended to FILE; SB_DRIVER=1: through the
+# driver.
 sb() {
     local hosts=$1 h
     shift
-    if [ -n "${KGATE_SF_DRIVER:-}" ]; then
+    if [ -n "${SB_EVENTS:-}${SB_DRIVER:-}" ]; then
+        local args=()
+        [ -z "${SB_EVENTS:-}" ] || args+=(--events "$SB_EVENTS")
+        for h in ${hosts//,/ }; do args+=(--host "$h"); done
+        as_user "$SF_DRIVER_BIN" "${args[@]}" -- "$@"
+    elif [ -n "${KGATE_SF_DRIVER:-}" ]; then
         local args=()
         for h in ${hosts//,/ }; do args+=(--host "$h"); done
         # shellcheck disable=SC2086 # KGATE_SF_DRIVER_ARGS: driver options
         as_user "$KGATE_SF_DRIVER" ${KGATE_SF_DRIVER_ARGS:-} "${args[@]}" -- "$@"
     else
+        # Quoted: a bare * starts a YAML alias.
+        local list="" sep=""
+        for h in ${hosts//,/ }; do list+="$sep\"$h\""; sep=", "; done
         write_config <<EOF
 network: restricted
-allow_hosts: [${hosts}]
+allow_hosts: [${list}]
 EOF
         kg run -- "$@"
     fi
@@ -97,27 +112,186 @@ dns_leak_absent() {
     ! grep -q "'$marker'\|b'$marker" "$LAB/dns.log"
 }
 
+# Every way to change the filter from inside fails, and afterwards it
+# still refuses 198.18.0.3 (whose address the last attempt tried to add).
+# The marker shows the attempts ran.
 flush_fails() {
     local out
-    out=$(sb allowed.test /bin/sh -c \
-        '/usr/sbin/iptables -F 2>/dev/null && echo FLUSHED
+    out=$(sb allowed.test,set-probe.test /bin/sh -c \
+        'echo tried
+         /usr/sbin/iptables -F 2>/dev/null && echo FLUSHED
          /usr/sbin/iptables -P OUTPUT ACCEPT 2>/dev/null && echo OPENED
-         [ -x /usr/sbin/nft ] && /usr/sbin/nft flush ruleset 2>/dev/null && echo NFT
+         /usr/sbin/nft flush ruleset 2>/dev/null && echo NFT-FLUSHED
+         /usr/sbin/nft delete table inet kgate 2>/dev/null && echo NFT-DELETED
+         /usr/sbin/nft add element inet kgate any "{ 198.18.0.3 }" 2>/dev/null && echo NFT-ADDED
          /usr/bin/python3 probe.py tcp 198.18.0.3 8080' 2>"$KG_TMP/stderr")
-    [ "$out" = refused ] || { echo "  got: $out"; return 1; }
+    [ "$out" = "tried
+refused" ] || { echo "  got: $out"; return 1; }
 }
 
-unresolvable_aborts() {
-    local rc
+# The same commands do work where the filter's namespace is owned (control:
+# a user+net namespace of our own), so "fails" above is the nesting.
+flush_works_when_owned() {
+    local out
+    out=$(as_user unshare -Urn /bin/sh -c \
+        '/usr/sbin/nft add table inet kgate && /usr/sbin/nft flush ruleset && echo NFT-FLUSHED' 2>&1)
+    [ "$out" = NFT-FLUSHED ] || { echo "  got: $out"; return 1; }
+}
+
+# dns_absent MARKER...: none of the markers reached the lab's DNS server,
+# which did receive a datagram sent from outside the sandbox afterwards
+# (so its log is live and complete up to that point).
+dns_absent() {
+    local ctl="ctl-$RANDOM-$$" m i
+    "$PY" "$HERE/netlab/probe.py" udp 198.18.0.3 53 "$ctl" >/dev/null
+    for i in $(seq 50); do grep -q "$ctl" "$LAB/dns.log" && break; sleep 0.1; done
+    grep -q "$ctl" "$LAB/dns.log" || { echo "  control datagram lost"; return 1; }
+    for m in "$@"; do
+        ! grep -q -- "$m" "$LAB/dns.log" || { echo "  $m reached the DNS server"; return 1; }
+    done
+}
+
+# dns_seen MARKER: the marker reached the lab's DNS server (the control of
+# a refusal: the same kind of lookup, allowed, does leave).
+dns_seen() {
+    local i
+    for i in $(seq 30); do grep -q -- "$1" "$LAB/dns.log" && return 0; sleep 0.1; done
+    echo "  $1 never reached the DNS server"
+    return 1
+}
+
+# Names: an allowed name is asked upstream; a name not on the list is
+# answered inside and never leaves.  Both through the system resolver.
+names_follow_the_list() {
+    local m="n$RANDOM$$" out
+    out=$(sb "ok-$m.test" /bin/sh -c \
+        "/usr/bin/python3 probe.py tcp ok-$m.test 8080; /usr/bin/python3 probe.py tcp leak-$m.test 8080" \
+        2>"$KG_TMP/stderr")
+    [ "$out" = "noname
+noname" ] || { echo "  got: $out; stderr: $(head -c 400 "$KG_TMP/stderr")"; return 1; }
+    dns_seen "ok-$m" && dns_absent "leak-$m"
+}
+
+# Hand-made queries for a name not on the list, to every address a program
+# might try: the resolver inside (answers NXDOMAIN itself), slirp's
+# forwarder, the lab's DNS server and a lab host not on the list, over UDP
+# and TCP, and from the guest address with a fixed port.  None arrives.
+handmade_queries_stay() {
+    local m="h$RANDOM$$" out want
+    out=$(sb allowed.test /bin/sh -c "
+        for s in 127.0.0.1 10.0.2.3 198.18.0.3 198.18.0.2; do
+            /usr/bin/python3 dnsq.py udp \$s u-\$s-$m.test
+            /usr/bin/python3 dnsq.py tcp \$s t-\$s-$m.test
+        done
+        /usr/bin/python3 dnsq.py udp 10.0.2.3 b-$m.test 10.0.2.100:40053" 2>"$KG_TMP/stderr")
+    want="answered:NXDOMAIN
+answered:NXDOMAIN"
+    [ "$(printf '%s\n' "$out" | head -n 2)" = "$want" ] &&
+        ! printf '%s\n' "$out" | tail -n +3 | grep -q answered ||
+        { echo "  got: $out; stderr: $(head -c 400 "$KG_TMP/stderr")"; return 1; }
+    dns_absent "$m"
+}
+
+# The resolver's own upstream queries leave from ports of this namespace:
+# right after some, the program sends to 10.0.2.3:53 from every source
+# port (those included, their connection entries still alive).  Only the
+# resolver's packets carry the mark, so the kernel takes none of them and
+# none arrives; the lookups that opened the ports did (the control).
+upstream_ports_not_usable() {
+    local m="s$RANDOM$$" out
+    out=$(sb "*.st-$m.test" /usr/bin/python3 dnsq.py steal "x-$m.test" "st-$m.test" 2>"$KG_TMP/stderr")
+    # A port held by a live socket cannot be bound: nearly all, not all.
+    local swept
+    swept=$(printf '%s\n' "$out" | sed -n 's/^swept:\([0-9]*\) sent:0$/\1/p')
+    [ "${swept:-0}" -gt 60000 ] ||
+        { echo "  got: $out; stderr: $(head -c 400 "$KG_TMP/stderr")"; return 1; }
+    dns_seen "st-$m" && dns_absent "x-$m"
+}
+
+# *.name: names under it at any depth are asked upstream; name itself is
+# not.  An exact name does not allow a name under it.  Each name carries a
+# label of its own, so that a log line can only be its query.
+wildcards_match() {
+    local m="w$RANDOM$$" out
+    out=$(sb "*.wild-$m.test,*.neg-$m.test,ex-$m.test" /bin/sh -c "
+        for n in a1$m.wild-$m.test b2$m.c.wild-$m.test neg-$m.test ex-$m.test subx$m.ex-$m.test; do
+            /usr/bin/python3 probe.py tcp \$n 8080
+        done" 2>"$KG_TMP/stderr")
+    [ "$(printf '%s\n' "$out" | sort -u)" = noname ] ||
+        { echo "  got: $out; stderr: $(head -c 400 "$KG_TMP/stderr")"; return 1; }
+    dns_seen "a1$m" && dns_seen "b2$m" && dns_seen "ex-$m" && dns_absent "neg-$m" "subx$m"
+}
+
+# name:port allows only that TCP port.
+port_entries() {
+    local a b
+    a=$(sb allowed.test:8080 "$PY" probe.py tcp allowed.test 8080 2>"$KG_TMP/stderr")
+    b=$(sb allowed.test:8081 "$PY" probe.py tcp allowed.test 8080 2>"$KG_TMP/stderr")
+    [ "$a" = connected ] && [ "$b" = refused ] || { echo "  got: $a / $b"; return 1; }
+}
+
+# Each refused name and connection becomes one event record, parseable as
+# kgate-plugin.h says; the allowed connection none.
+events_recorded() {
+    local ev=$KG_TMP/events out
+    : >"$ev"
+    chmod 0666 "$ev"
+    out=$(SB_EVENTS=$ev sb allowed.test /bin/sh -c \
+        "/usr/bin/python3 probe.py tcp evil-ev.test 8080; /usr/bin/python3 probe.py tcp 198.18.0.3 8080
+         /usr/bin/python3 probe.py tcp allowed.test 8080; /usr/bin/python3 probe.py tcp evil-ev.test 8080" \
+        2>"$KG_TMP/stderr")
+    [ "$out" = "noname
+refused
+connected
+noname" ] && [ "$(sort "$ev")" = "net refused - 198.18.0.3 8080
+net refused evil-ev.test - 0" ] ||
+        { echo "  got: $out; events: $(cat "$ev"); stderr: $(head -c 400 "$KG_TMP/stderr")"; return 1; }
+}
+
+# Through kgate run: each refusal is a `net` audit line naming it, and one
+# kgate: summary line follows the program; the allowed connection is in
+# neither.
+events_audited() {
+    local out log=$KG_HOME/.kgate/audit.log
+    rm -f "$log"
+    out=$(sb allowed.test /bin/sh -c \
+        "/usr/bin/python3 probe.py tcp evil-au.test 8080; /usr/bin/python3 probe.py tcp 198.18.0.3 8080
+         /usr/bin/python3 probe.py tcp allowed.test 8080" 2>"$KG_TMP/stderr")
+    [ "$out" = "noname
+refused
+connected" ] &&
+        grep '"kind":"net"' "$log" | grep -q '"verdict":"refused","name":"evil-au.test","port":0}' &&
+        grep '"kind":"net"' "$log" | grep -q '"verdict":"refused","addr":"198.18.0.3","port":8080}' &&
+        [ "$(grep -c '"kind":"net"' "$log")" -eq 2 ] &&
+        [ "$(grep -c '^kgate: refused 1 name: evil-au.test; 1 connection: ' "$KG_TMP/stderr")" -eq 1 ] ||
+        { echo "  got: $out; audit: $(grep '"kind":"net"' "$log"); stderr: $(head -c 400 "$KG_TMP/stderr")"; return 1; }
+}
+
+# No dnsmasq of ours is left (the helper's resolver dies with it).
+no_dnsmasq_left() {
+    local now
+    now=$(pgrep -x dnsmasq | sort | tr '\n' ' ')
+    [ "$now" = "$DNSMASQ_BEFORE" ] || { echo "  left: $now"; return 1; }
+}
+
+# No launch-time resolution: a name that does not resolve starts the
+# program, whose own lookup fails.
+unresolvable_runs() {
+    local out
+    out=$(sb nosuch.test "$PY" probe.py tcp nosuch.test 8080 2>"$KG_TMP/stderr")
+    [ "$out" = noname ] || { echo "  got: $out; stderr: $(cat "$KG_TMP/stderr")"; return 1; }
+}
+
+# A malformed entry refuses the launch: 125, one kgate: line, not started.
+bad_entry_aborts() {
+    local rc lines kglines
     rm -f "$KG_PROJ/marker"
-    sb nosuch.test /usr/bin/touch "$KG_PROJ/marker" >"$KG_TMP/stdout" 2>"$KG_TMP/stderr"
+    sb "*.test" /usr/bin/touch "$KG_PROJ/marker" >"$KG_TMP/stdout" 2>"$KG_TMP/stderr"
     rc=$?
-    local lines kglines
     lines=$(wc -l <"$KG_TMP/stderr")
     kglines=$(grep -c '^kgate:' "$KG_TMP/stderr")
     [ "$rc" -eq 125 ] && [ "$lines" -eq 1 ] && [ "$kglines" -eq 1 ] &&
-        grep -q 'nosuch.test resolves to no IPv4 address' "$KG_TMP/stderr" &&
-        [ ! -e "$KG_PROJ/marker" ] || {
+        grep -q 'top-level domain' "$KG_TMP/stderr" && [ ! -e "$KG_PROJ/marker" ] || {
         echo "  rc=$rc stderr: $(cat "$KG_TMP/stderr")"
         return 1
     }
@@ -142,22 +316,39 @@ CapAmb:	0000000000000000"
 
 # A SIGKILLed kgate leaves no slirp4netns, helper or program behind.
 kill9_cleans_up() {
-    local tag="31.$$$RANDOM" slirp="" kpid i
+    local tag="31.$$$RANDOM" slirp="" dns="" kpid i
     sb allowed.test /bin/sleep "$tag" >/dev/null 2>&1 &
     local bg=$!
     for i in $(seq 100); do
-        pgrep -xf "(/usr)?/bin/sleep $tag" >/dev/null && slirp=$(pgrep -n -x slirp4netns) && break
+        pgrep -xf "(/usr)?/bin/sleep $tag" >/dev/null && slirp=$(pgrep -n -x slirp4netns) &&
+            dns=$(pgrep -n -x dnsmasq) && break
         sleep 0.1
     done
-    [ -n "$slirp" ] || { echo "  the sandbox did not start"; kill "$bg"; return 1; }
+    [ -n "$slirp" ] && [ -n "$dns" ] || { echo "  the sandbox did not start"; kill "$bg"; return 1; }
     kpid=$(ps -o ppid= -p "$slirp" | tr -d ' ')
     kill -9 "$kpid"
     for i in $(seq 100); do
-        kill -0 "$slirp" 2>/dev/null || pgrep -xf "(/usr)?/bin/sleep $tag" >/dev/null || break
+        kill -0 "$slirp" 2>/dev/null || kill -0 "$dns" 2>/dev/null ||
+            pgrep -xf "(/usr)?/bin/sleep $tag" >/dev/null || break
         sleep 0.1
     done
     wait "$bg" 2>/dev/null
-    ! kill -0 "$slirp" 2>/dev/null && ! pgrep -xf "(/usr)?/bin/sleep $tag" >/dev/null
+    ! kill -0 "$slirp" 2>/dev/null && ! kill -0 "$dns" 2>/dev/null &&
+        ! pgrep -xf "(/usr)?/bin/sleep $tag" >/dev/null
+}
+
+# The resolver runs outside the program's PID namespace: the program sees
+# no dnsmasq and cannot signal it (a kill of every process it can see
+# leaves DNS working: the lookup after it is still answered inside).
+resolver_out_of_reach() {
+    local out
+    out=$(sb allowed.test /bin/sh -c \
+        'for p in /proc/[0-9]*; do
+             [ "$(cat $p/comm 2>/dev/null)" = dnsmasq ] && echo SEEN; done
+         kill -KILL -1 2>/dev/null; echo killed
+         /usr/bin/python3 dnsq.py udp 127.0.0.1 gone.test' 2>"$KG_TMP/stderr")
+    [ "$out" = "killed
+answered:NXDOMAIN" ] || { echo "  got: $out; stderr: $(head -c 400 "$KG_TMP/stderr")"; return 1; }
 }
 
 doctor_ready() {
@@ -184,9 +375,9 @@ EOF
         out=$(kg run --dry-run -- /bin/true)
     fi
     printf '%s\n' "$out" | grep -q -- '--disable-host-loopback' &&
-        printf '%s\n' "$out" | grep -q '^:OUTPUT DROP' &&
-        printf '%s\n' "$out" | grep -q '^nameserver 10.0.2.3$' &&
-        printf '%s\n' "$out" | grep -q 'address of allowed.test' &&
+        printf '%s\n' "$out" | grep -q 'policy drop;' &&
+        printf '%s\n' "$out" | grep -q '^nameserver 127.0.0.1$' &&
+        printf '%s\n' "$out" | grep -q '^server=/allowed.test/10.0.2.3$' &&
         ! printf '%s\n' "$out" | head -n 1 | grep -q -- '--unshare-net' ||
         { echo "  got: $out"; return 1; }
 }
@@ -228,8 +419,9 @@ allow_net_on_off() {
 network: off
 EOF
     local a b
-    a=$(kg run --allow-net allowed.test -- "$PY" probe.py tcp allowed.test 8080 2>&1)
-    b=$(kg run --allow-net allowed.test -- "$PY" probe.py tcp 198.18.0.3 8080 2>&1)
+    # stderr: the refused connection's kgate: summary line.
+    a=$(kg run --allow-net allowed.test -- "$PY" probe.py tcp allowed.test 8080 2>"$KG_TMP/stderr")
+    b=$(kg run --allow-net allowed.test -- "$PY" probe.py tcp 198.18.0.3 8080 2>"$KG_TMP/stderr")
     [ "$a" = connected ] && [ "$b" = refused ] || { echo "  got: $a / $b"; return 1; }
 }
 
@@ -307,8 +499,8 @@ no_slirp_left() {
 
 for who in $(test_users); do
     use_user "$who"
-    cp "$HERE/netlab/probe.py" "$KG_PROJ/probe.py"
-    chown "$KG_UID:$KG_GID" "$KG_PROJ/probe.py"
+    cp "$HERE/netlab/probe.py" "$HERE/netlab/dnsq.py" "$KG_PROJ/"
+    chown "$KG_UID:$KG_GID" "$KG_PROJ/probe.py" "$KG_PROJ/dnsq.py"
     P=("$PY" probe.py)
 
     check "doctor: READY through slirp-filter" doctor_ready
@@ -326,7 +518,21 @@ for who in $(test_users); do
         not_connected allowed.test "${P[@]}" tcp 10.0.2.2 "$NETLAB_LOOPBACK_PORT"
     check "10.0.2.2 stays closed even when allowed (--disable-host-loopback)" \
         not_connected allowed.test,gateway.test "${P[@]}" tcp gateway.test "$NETLAB_LOOPBACK_PORT"
-    check "flushing the filter from inside fails and it still holds" flush_fails
+    check "iptables -F, nft flush/delete/add element from inside fail; the filter holds" flush_fails
+    check "... the same nft commands work in a namespace the user owns (control)" \
+        flush_works_when_owned
+    check "an allowed name is asked upstream, another name never leaves" names_follow_the_list
+    check "hand-made queries for an unlisted name to every resolver address never arrive" \
+        handmade_queries_stay
+    check "the resolver's upstream source ports carry nothing of the program's" \
+        upstream_ports_not_usable
+    check "*.name allows names under it at any depth, not name; name not sub.name" \
+        wildcards_match
+    check "name:port allows only that TCP port" port_entries
+    check "the program cannot see or signal the resolver" resolver_out_of_reach
+    check "refused names and connections are event records, once each" events_recorded
+    [ -n "${KGATE_SF_DRIVER:-}" ] ||
+        check "... and net audit lines, with one kgate: summary line" events_audited
     check "the program runs as the real uid, no capabilities (root too)" runs_as_real_uid
     check "the seccomp filter is in force (Seccomp: 2), its memfd not passed on" seccomp_in_force
     check "keyctl is refused with EPERM (and works outside)" keyctl_refused
@@ -336,14 +542,16 @@ for who in $(test_users); do
             doctor_filesystem_box
         check "--dry-run shows the seccomp filter" dry_run_shows_seccomp
     fi
-    check "an unresolvable allowed name aborts the launch (125, one line, not started)" \
-        unresolvable_aborts
+    check "an unresolvable allowed name fails at the program's lookup, not the launch" \
+        unresolvable_runs
+    check "a malformed entry aborts the launch (125, one line, not started)" bad_entry_aborts
     # A core flag: only through kgate itself.
     [ -n "${KGATE_SF_DRIVER:-}" ] ||
         check "--allow-net on a network-off config allows that host only" allow_net_on_off
     check "SIGTERM to kgate reaches the program's handler" sigterm_reaches_program
-    check "kill -9 of kgate leaves no slirp4netns or program" kill9_cleans_up
+    check "kill -9 of kgate leaves no slirp4netns, resolver or program" kill9_cleans_up
     check "no slirp4netns is left afterwards" no_slirp_left
+    check "no dnsmasq is left afterwards" no_dnsmasq_left
 done
 
 finish

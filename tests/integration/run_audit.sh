@@ -265,5 +265,54 @@ EOF
     rmdir "$(LOG)"
     r run -- true kgaudit-after
     check "a repaired log works again" audit "len(L) == 1 and e['argv'] == ['true', 'kgaudit-after']"
+
+    # Kind net: what a backend refused while the program ran, through
+    # kgate_launch.events_fd (ABI 2.1).  The test backend tp_events writes
+    # two records and one that does not parse, then runs the program as a
+    # plain child that says which descriptor the backend got and whether
+    # the program inherited it.  tp_events0 declares ABI 2.0: it must get
+    # none, and then nothing is logged (the control).
+    EV_DIR=${KGATE_BUILD_ROOT:-}/tests/unit/plugins/events
+    if [ -f "$EV_DIR/tp_events.so" ] && [ -f "$EV_DIR/tp_events0.so" ]; then
+        evp=$KG_HOME/evplugins
+        mkdir -p "$evp"
+        cp "$EV_DIR/tp_events.so" "$EV_DIR/tp_events0.so" "$evp/"
+        chmod -R a+rX "$evp"
+        printf 'network: off\n' | write_config
+        rm -f "$(LOG)"
+        KGATE_PLUGIN_PATH=$evp:$KGATE_PLUGIN_PATH r run --backend events -- echo kgnet-ran-5120
+        check "events: the program ran (exit 0, its marker)" \
+            sh -c '[ "$1" -eq 0 ] && grep -qx kgnet-ran-5120 "$2"' _ "$RC" "$KG_TMP/out"
+        check "events: the backend got a descriptor" grep -qE '^events_fd=[0-9]+$' "$KG_TMP/out"
+        check "events: the program did not inherit it" \
+            sh -c '! grep -q events_fd_inherited "$1"' _ "$KG_TMP/out"
+        check "events: launch, two net lines, then the count of the unreadable one" \
+            audit "[x['kind'] for x in L] == ['launch', 'net', 'net', 'net']"
+        check "events: the refused name" \
+            audit "common(L[1], 'net', ['echo', 'kgnet-ran-5120'], '$P') and L[1]['backend'] == 'events' and L[1]['verdict'] == 'refused' and L[1]['name'] == 'evil.example' and 'addr' not in L[1] and L[1]['port'] == 0"
+        check "events: the refused connection with its name" \
+            audit "L[2]['verdict'] == 'refused' and L[2]['name'] == 'api.example' and L[2]['addr'] == '198.18.0.9' and L[2]['port'] == 80"
+        check "events: the unreadable record is counted, not logged" \
+            audit "'verdict' not in L[3] and '1 unreadable' in L[3]['reason'] and all(x.get('name') in (None, 'evil.example', 'api.example') for x in L)"
+        check "events: one summary line on stderr" \
+            [ "$(cat "$KG_TMP/err")" = "kgate: refused 1 name: evil.example; 1 connection: 198.18.0.9:80 (api.example); 1 unreadable event record from the backend ignored" ]
+        rm -f "$(LOG)"
+        KGATE_PLUGIN_PATH=$evp:$KGATE_PLUGIN_PATH r run --quiet --backend events -- echo kgnet-ran-5121
+        check "--quiet: the program ran" \
+            sh -c '[ "$1" -eq 0 ] && grep -qx kgnet-ran-5121 "$2"' _ "$RC" "$KG_TMP/out"
+        check "--quiet: no summary line" [ ! -s "$KG_TMP/err" ]
+        check "--quiet: the net lines are written all the same" \
+            audit "[x['kind'] for x in L] == ['launch', 'net', 'net', 'net']"
+        rm -f "$(LOG)"
+        KGATE_PLUGIN_PATH=$evp:$KGATE_PLUGIN_PATH r run --backend events0 -- echo kgnet-ran-5122
+        check "ABI 2.0 backend: the program ran" \
+            sh -c '[ "$1" -eq 0 ] && grep -qx kgnet-ran-5122 "$2"' _ "$RC" "$KG_TMP/out"
+        check "ABI 2.0 backend: no descriptor handed to it" grep -qx 'events_fd=-1' "$KG_TMP/out"
+        check "ABI 2.0 backend: no net line, no summary" \
+            sh -c '[ ! -s "$1" ]' _ "$KG_TMP/err"
+        check "ABI 2.0 backend: only the launch line" audit "[x['kind'] for x in L] == ['launch']"
+    elif [ -n "${KGATE_MUST_WORK:-}" ]; then
+        check "the test plugins tp_events and tp_events0 are built (meson -Dtests=true)" false
+    fi
 done
 finish

@@ -248,6 +248,52 @@ macos_profile: strict'
     printf 'network: restricted\nallow_hosts: [bad_host!]\n' | write_config
     prog
     refused 125 refuse "an invalid host name" 'config\.yaml:2:[0-9]+: ' 'bad_host!'
+    # Host entries (kgate-hostspec.h): each malformed or too wide one is
+    # refused with its position and reason; the valid forms run.
+    hosts_refused() { # YAML-VALUE LINE:COLUMN REASON
+        printf 'network: off\nallow_hosts:\n  - a.example\n  - %s\n' "$1" | write_config
+        prog
+        refused 125 refuse "allow_hosts entry $1" "config\\.yaml:$2: " \
+            "invalid host name '.*': .*$3"
+    }
+    hosts_refused '"*"' 4:5 'would allow every host'
+    hosts_refused '"*.com"' 4:5 'whole top-level domain'
+    hosts_refused '"a.*.example"' 4:5 "'\\*' is allowed only"
+    hosts_refused '"a.example:0"' 4:5 'port 0'
+    hosts_refused '"a.example:65536"' 4:5 'above 65535'
+    hosts_refused '"a.example:0443"' 4:5 'leading zero'
+    hosts_refused '"a.example:-1"' 4:5 'sign'
+    hosts_refused '"::1"' 4:5 'IPv6'
+    hosts_refused '"*.198.18.0.9"' 4:5 'over an IPv4 address'
+    hosts_refused 'a_b.example' 4:5 'not a host name'
+    printf 'network: off\nallow_hosts:\n  - *.example.com\n' | write_config
+    prog
+    refused 125 refuse "an unquoted wildcard (a YAML alias)" 'config\.yaml:3:[0-9]+: ' \
+        "quote an entry that starts with"
+    printf 'network: off\nallow_hosts: ["*.Example.com", "api.example.org:443", "*.b.example:8443", "198.18.0.9:80"]\n' |
+        write_config
+    prog
+    ran "valid wildcard, port and address entries"
+    prog --allow-net '*.com'
+    refused 125 refuse "--allow-net '*.com'" "--allow-net: invalid host name '\\*\\.com': "
+    # A project file may narrow a wildcard or add a port, never widen.
+    printf 'network: open\nallow_hosts: ["*.example.com", "b.example"]\n' | write_config
+    proj_file 'allow_hosts: ["api.example.com:443", "*.x.example.com", "b.example:80"]'
+    prog
+    ran "a project file that narrows host entries"
+    proj_file 'allow_hosts: [example.com]'
+    prog
+    refused 125 refuse "a project entry that is the wildcard's own name" \
+        '\.kgate\.yaml: allow_hosts: ' "'example\.com' is not in the user config"
+    proj_file 'allow_hosts: ["*.b.example"]'
+    prog
+    refused 125 refuse "a project entry that widens a name to a wildcard" \
+        '\.kgate\.yaml: allow_hosts: ' "'\\*\\.b\\.example' is not in the user config"
+    rm -f "$KG_PROJ/.kgate.yaml"
+    printf 'network: open\n' | write_config
+    prog --allow-net '*.example.com:443'
+    ran "--allow-net with a wildcard and a port (network open)"
+    check "the launch line records it in normal form" grep -qF '"allow_hosts":["*.example.com:443"]' "$(LOG)"
     printf '%s\n' "$BASE_CONFIG" | write_config
     proj_file 'deny_read: [a'
     prog

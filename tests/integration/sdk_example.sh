@@ -101,6 +101,38 @@ EOF2
     fi
 fi
 
+# The host entry parser kgate itself uses (kgate-hostspec.h), from
+# libkgate-common.a through pkg-config kgate-plugin: a program gets the
+# core's answers, and a module linked with it does not export the symbol.
+HS=$T/hostspec
+mkdir -p "$HS"
+cat >"$HS/use.c" <<'EOF2'
+#include <stdio.h>
+#include <kgate/kgate-hostspec.h>
+
+int main(void)
+{
+    kgate_hostspec h;
+    const char *why = "";
+    if (kgate_hostspec_parse("*.Example.COM:443", &h, &why) != 0) return 1;
+    printf("%s %d %u\n", h.name, h.wildcard, h.port);
+    return kgate_hostspec_parse("*.com", &h, &why) == -1 && why[0] ? 0 : 2;
+}
+EOF2
+check "a program links kgate_hostspec_parse through pkg-config kgate-plugin" \
+    sh -c "cc -std=c99 -Wall -Wextra -Werror -pedantic \$(pkg-config --cflags kgate-plugin) \
+           -o '$HS/use' '$HS/use.c' \$(pkg-config --libs kgate-plugin) >'$HS/cc.log' 2>&1 ||
+           { cat '$HS/cc.log'; exit 1; }"
+check "it reads an entry as kgate does" sh -c "[ \"\$('$HS/use')\" = 'example.com 1 443' ]"
+if command -v nm >/dev/null && [ "$(uname -s)" = Linux ]; then
+    printf '#include <kgate/kgate-hostspec.h>\nint hs_ok(const char *e);\nint hs_ok(const char *e) { kgate_hostspec h; const char *w; return kgate_hostspec_parse(e, &h, &w); }\n' >"$HS/mod.c"
+    check "a module linked with it does not export kgate_hostspec_parse" \
+        sh -c "cc -fPIC -fvisibility=hidden -shared \$(pkg-config --cflags kgate-plugin) \
+               -o '$HS/mod.so' '$HS/mod.c' \$(pkg-config --libs kgate-plugin) &&
+               nm '$HS/mod.so' | grep -q ' kgate_hostspec_parse\$' &&
+               ! nm -D --defined-only '$HS/mod.so' | grep -q kgate_hostspec"
+fi
+
 # Out of tree: a copy of the example, far from the source tree.
 EX=$T/hello
 cp -r "$KGATE_SOURCE_ROOT/sdk/examples/hello" "$EX"
@@ -155,7 +187,7 @@ int main(int argc, char **argv)
     pol.struct_size = sizeof pol;
     pol.project = argv[2];
     static const char *const envp[] = {"PATH=/usr/bin:/bin", NULL};
-    kgate_launch io = {sizeof io, 0, 1, 2, envp, 0, -1};
+    kgate_launch io = {sizeof io, 0, 1, 2, envp, 0, -1}; /* events_fd: none */
     kgate_proc proc;
     memset(&proc, 0, sizeof proc);
     proc.struct_size = sizeof proc;

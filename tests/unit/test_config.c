@@ -41,6 +41,20 @@ static void assert_list(const kg_strv *v, const char *const *want, size_t n)
     for (size_t i = 0; i < n; i++) ck_assert_str_eq(kg_strv_get(v, i), want[i]);
 }
 
+/* Host entries are stored in their normal form: lowercase, one copy. */
+START_TEST(test_host_entries_normalized)
+{
+    kg_error err = {0};
+    kg_config *c = parse("allow_hosts: [\"*.Example.COM:443\", API.example.org, "
+                         "\"*.example.com:443\", \"198.18.0.9:80\", api.example.org]\n",
+                         &err);
+    ck_assert_msg(c != NULL, "%s", err.msg);
+    const char *want[] = {"*.example.com:443", "api.example.org", "198.18.0.9:80"};
+    assert_list(c->lists[KG_KEY_ALLOW_HOSTS], want, 3);
+    kg_config_free(c);
+}
+END_TEST
+
 /* max_processes: a count, or unlimited; nothing else (issue 18). */
 START_TEST(test_max_processes)
 {
@@ -213,11 +227,40 @@ END_TEST
 START_TEST(test_entry_validation)
 {
     expect_error("allow_hosts: [ok.com, bad_host.com]\n",
-                 "t.yaml:1:23: allow_hosts: invalid host name 'bad_host.com'");
+                 "t.yaml:1:23: allow_hosts: invalid host name 'bad_host.com': not a host "
+                 "name (letters, digits, '-' and '.' only)");
     expect_error("allow_hosts:\n  - -lead.com\n",
-                 "t.yaml:2:5: allow_hosts: invalid host name '-lead.com'");
+                 "t.yaml:2:5: allow_hosts: invalid host name '-lead.com': label starts or "
+                 "ends with '-'");
     expect_error("allow_hosts: [\"http://x.com\"]\n",
-                 "t.yaml:1:15: allow_hosts: invalid host name 'http://x.com'");
+                 "t.yaml:1:15: allow_hosts: invalid host name 'http://x.com': a URL, not a "
+                 "host entry (write the host name alone)");
+    /* Wildcards and ports (kgate-hostspec.h): what is too wide or malformed. */
+    expect_error("allow_hosts: [a.com, \"*\"]\n",
+                 "t.yaml:1:22: allow_hosts: invalid host name '*': \"*\" alone would allow "
+                 "every host (use network: open)");
+    expect_error("allow_hosts:\n  - \"*.com\"\n",
+                 "t.yaml:2:5: allow_hosts: invalid host name '*.com': a wildcard over a "
+                 "whole top-level domain (\"*.com\")");
+    expect_error("allow_hosts: [\"a.*.com\"]\n",
+                 "t.yaml:1:15: allow_hosts: invalid host name 'a.*.com': '*' is allowed only "
+                 "as a leading \"*.\"");
+    expect_error("allow_hosts: [\"a.com:0\"]\n",
+                 "t.yaml:1:15: allow_hosts: invalid host name 'a.com:0': port 0 (omit the "
+                 "port to allow every port)");
+    expect_error("allow_hosts: [\"a.com:65536\"]\n",
+                 "t.yaml:1:15: allow_hosts: invalid host name 'a.com:65536': port above 65535");
+    expect_error("allow_hosts: [\"a.com:0443\"]\n",
+                 "t.yaml:1:15: allow_hosts: invalid host name 'a.com:0443': port with a "
+                 "leading zero");
+    expect_error("allow_hosts: [\"::1\"]\n",
+                 "t.yaml:1:15: allow_hosts: invalid host name '::1': IPv6 addresses are not "
+                 "supported (IPv4 addresses and names only)");
+    /* Unquoted, "*.x" is a YAML alias: the syntax error says to quote it. */
+    expect_error("allow_hosts:\n  - *.example.com\n",
+                 "t.yaml:2:6: YAML syntax error: did not find expected alphabetic or numeric "
+                 "character while scanning an alias at 2:5 (quote an entry that starts with "
+                 "'*': \"*.example.com\")");
     expect_error("pass_env: [\"A=B\"]\n",
                  "t.yaml:1:12: pass_env: not a variable name or a glob over names 'A=B'");
     expect_error("macos_allow_mach: [\"com.apple.x\\\")(allow default\"]\n",
@@ -246,8 +289,10 @@ START_TEST(test_host_names)
         {"a_b.com", false},          {"a b", false},
         {"1.2.3", false},            {"256.1.1.1", false},
         {"01.2.3.4", false},         {"1.2.3.4.5", false},
-        {"::1", false},              {"*.example.com", false},
-        {"host:80", false},          {"a/b", false},
+        {"::1", false},              {"*.example.com", true},
+        {"host:80", true},           {"a/b", false},
+        {"*", false},                {"*.com", false},
+        {"host:0", false},           {"a.*.b", false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         ck_assert_msg(kg_host_name_valid(cases[i].h) == cases[i].ok, "%s", cases[i].h);
@@ -558,6 +603,7 @@ int main(void)
     tcase_add_checked_fixture(tc, NULL, remove_tmp);
     tcase_add_test(tc, test_every_key);
     tcase_add_test(tc, test_max_processes);
+    tcase_add_test(tc, test_host_entries_normalized);
     tcase_add_test(tc, test_enum_values);
     tcase_add_test(tc, test_absent_and_empty);
     tcase_add_test(tc, test_wrong_types);

@@ -167,6 +167,40 @@ static const narrow_case cases[] = {
      "$P/Makefile", NULL},
     {"protect_paths cannot drop", "protect_paths: [build.sh]\n", "protect_paths: []\n", NULL,
      "protect_paths", "$P/build.sh", NULL},
+    /* allow_hosts: a wildcard narrows to names under it, a port narrows
+     * an entry without one; nothing wider, and no suffix that is not a
+     * label boundary */
+    {"allow_hosts wildcard to a name", "allow_hosts: [\"*.example.com\", b.org]\n",
+     "allow_hosts: [API.example.com]\n", NULL, "allow_hosts", "api.example.com", "b.org"},
+    {"allow_hosts wildcard to a deeper wildcard", "allow_hosts: [\"*.example.com\"]\n",
+     "allow_hosts: [\"*.api.example.com\", \"*.example.com\"]\n", NULL, "allow_hosts",
+     "*.api.example.com", NULL},
+    {"allow_hosts a port added", "allow_hosts: [a.com, \"*.example.com\"]\n",
+     "allow_hosts: [\"a.com:443\", \"x.y.example.com:8443\"]\n", NULL, "allow_hosts",
+     "a.com:443", "a.com"},
+    {"allow_hosts wildcard port kept", "allow_hosts: [\"*.example.com:443\"]\n",
+     "allow_hosts: [\"api.example.com:443\"]\n", NULL, "allow_hosts",
+     "api.example.com:443", NULL},
+    {"allow_hosts wildcard does not cover its own name", "allow_hosts: [\"*.example.com\"]\n",
+     "allow_hosts: [example.com]\n", "allow_hosts: 'example.com' is not in the user config",
+     NULL, NULL, NULL},
+    {"allow_hosts name widened to a wildcard", "allow_hosts: [api.example.com]\n",
+     "allow_hosts: [\"*.api.example.com\"]\n",
+     "allow_hosts: '*.api.example.com' is not in the user config", NULL, NULL, NULL},
+    {"allow_hosts wildcard widened", "allow_hosts: [\"*.api.example.com\"]\n",
+     "allow_hosts: [\"*.example.com\"]\n",
+     "allow_hosts: '*.example.com' is not in the user config", NULL, NULL, NULL},
+    {"allow_hosts a suffix that is not a label", "allow_hosts: [\"*.example.com\"]\n",
+     "allow_hosts: [evilexample.com]\n",
+     "allow_hosts: 'evilexample.com' is not in the user config", NULL, NULL, NULL},
+    {"allow_hosts another port", "allow_hosts: [\"a.com:443\"]\n",
+     "allow_hosts: [\"a.com:80\"]\n", "allow_hosts: 'a.com:80' is not in the user config",
+     NULL, NULL, NULL},
+    {"allow_hosts a port dropped", "allow_hosts: [\"*.example.com:443\"]\n",
+     "allow_hosts: [api.example.com]\n",
+     "allow_hosts: 'api.example.com' is not in the user config", NULL, NULL, NULL},
+    {"allow_hosts an address is itself only", "allow_hosts: [198.18.0.9]\n",
+     "allow_hosts: [\"198.18.0.9:80\"]\n", NULL, "allow_hosts", "198.18.0.9:80", NULL},
     /* the project's list is the effective one only when it sets the key */
     {"allow_hosts kept when absent", "allow_hosts: [a.com]\n", "network: off\n", NULL,
      "allow_hosts", "a.com", NULL},
@@ -258,8 +292,11 @@ START_TEST(test_check_narrowing_pure)
             char want[256];
             snprintf(want, sizeof want,
                      "proj.yaml: %s: '/new' is not in the user config; a project file may "
-                     "only drop entries of this key, never add one",
-                     kg_list_key_name(k));
+                     "only drop entries of this key%s, never add one",
+                     kg_list_key_name(k),
+                     k == KG_KEY_ALLOW_HOSTS
+                         ? " or narrow them (a name under a \"*.\" entry, a port)"
+                         : "");
             ck_assert_str_eq(err.msg, want);
         } else {
             ck_assert_msg(rc == 0, "%s: adding refused: %s", kg_list_key_name(k), err.msg);
@@ -393,7 +430,8 @@ START_TEST(test_bad_files)
     write_user(NULL);
     write_project("allow_hosts: [x..y]\n");
     ck_assert_ptr_null(kg_policy_load(home, proj, NULL, &err));
-    snprintf(want, sizeof want, "%s/.kgate.yaml:1:15: allow_hosts: invalid host name 'x..y'",
+    snprintf(want, sizeof want,
+             "%s/.kgate.yaml:1:15: allow_hosts: invalid host name 'x..y': empty label in host name",
              proj);
     ck_assert_str_eq(err.msg, want);
 
@@ -498,7 +536,7 @@ START_TEST(test_oneshot_flags)
 
     kg_strv_push(f.allow_hosts, "bad host");
     ck_assert_ptr_null(kg_policy_load(home, proj, &f, &err));
-    ck_assert_str_eq(err.msg, "--allow-net: invalid host name 'bad host'");
+    ck_assert_str_eq(err.msg, "--allow-net: invalid host name 'bad host': white space in entry");
     kg_strv_clear(f.allow_hosts);
     /* nor when a flag asks for a part of it */
     char own[PATH_MAX * 2];

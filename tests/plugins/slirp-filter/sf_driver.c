@@ -3,7 +3,7 @@
  * stand-in for the bubblewrap backend or, with --bwrap-plugin, the real one.  For debugging and for
  * tests/integration/restricted_net.sh while `kgate run` is not wired:
  *
- *   sf_driver [--dry-run] [--off] [--host NAME]... -- COMMAND [ARG...]
+ *   sf_driver [--dry-run] [--off] [--events FILE] [--host NAME]... -- COMMAND [ARG...]
  *
  * Exit status: the program's, 128+N for a signal, 125 when the launch
  * failed (one "kgate: ..." line on stderr), like kgate run. */
@@ -107,6 +107,7 @@ static void forward(int sig)
 int main(int argc, char **argv)
 {
     int dry = 0, off = 0, doctor = 0, pty = 0;
+    const char *events_path = NULL;
     const char *hosts[64];
     size_t n_hosts = 0;
     int i = 1;
@@ -115,6 +116,8 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--off") == 0) off = 1;
         else if (strcmp(argv[i], "--doctor") == 0) doctor = 1;
         else if (strcmp(argv[i], "--pty") == 0) pty = 1;
+        else if (strcmp(argv[i], "--events") == 0 && i + 1 < argc)
+            events_path = argv[++i];
         else if (strcmp(argv[i], "--host") == 0 && i + 1 < argc && n_hosts < 64)
             hosts[n_hosts++] = argv[++i];
         else if (strcmp(argv[i], "--bwrap-plugin") == 0 && i + 1 < argc) {
@@ -132,7 +135,7 @@ int main(int argc, char **argv)
         }
         else {
             fprintf(stderr, "usage: sf_driver [--dry-run] [--doctor] [--off] "
-                            "[--host NAME]... -- COMMAND [ARG...]\n");
+                            "[--events FILE] [--host NAME]... -- COMMAND [ARG...]\n");
             return 2;
         }
     }
@@ -220,7 +223,15 @@ int main(int argc, char **argv)
         return 0;
     }
     kgate_launch io = {.struct_size = sizeof io, .stdin_fd = 0, .stdout_fd = 1,
-                       .stderr_fd = 2, .envp = (const char *const *)environ};
+                       .stderr_fd = 2, .envp = (const char *const *)environ,
+                       .events_fd = -1};
+    /* --events: the stage's event records are appended to FILE (the core
+     * reads a pipe; a file keeps them for the test to read). */
+    if (events_path &&
+        (io.events_fd = open(events_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644)) < 0) {
+        fprintf(stderr, "kgate: %s: %s\n", events_path, strerror(errno));
+        return 125;
+    }
     /* --pty: the program gets a pseudo-terminal of its own, whose output
      * is copied to stdout (no input). */
     int master = -1;

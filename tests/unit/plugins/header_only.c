@@ -2,6 +2,8 @@
  * C++ by tests/unit/meson.build: a plugin author's compiler must accept it
  * with every warning turned into an error. */
 #include <kgate/kgate-plugin.h>
+/* The host entry parser's declarations, for a backend that checks its list. */
+#include <kgate/kgate-hostspec.h>
 
 static int probe(const kgate_host *host, kgate_probe_depth depth,
                  kgate_probe *p, kgate_err *err)
@@ -34,5 +36,8 @@ int main(void)
     kgate_err err;
     kgate_probe_init(&p);
     if (kgate_plugin_entry()->struct_size != sizeof(kgate_backend)) return 1;
+    if (sizeof(((kgate_hostspec *)0)->name) != 254) return 1;
+    int (*parse)(const char *, kgate_hostspec *, const char **) = kgate_hostspec_parse;
+    if (!parse) return 1;
     return probe(NULL, KGATE_PROBE_QUICK, &p, &err) == 0 ? 0 : 1;
 }

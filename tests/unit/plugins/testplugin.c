@@ -62,7 +62,76 @@ __attribute__((unused)) static int tp_launch(const kgate_host *host, const kgate
     return kgate_err_set(err, ENOSYS, "test plugin does not launch");
 }
 
-#if defined(TP_HANG)
+#if defined(TP_EVENTS) || defined(TP_EVENTS0)
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+/* A launch that reports what "its filter refused" through events_fd (ABI
+ * 2.1), each record with one write as the SDK asks, then starts the
+ * program as a plain child (no sandbox: the test runs harmless commands).
+ * The child shows which events_fd the backend was given and whether the
+ * program inherited it. */
+static int ev_launch(const kgate_host *host, const kgate_policy *policy,
+                     const kgate_probe *probe, const kgate_plan *plan,
+                     const kgate_launch *io, kgate_proc *proc, kgate_err *err)
+{
+    (void)host;
+    (void)probe;
+    (void)plan;
+    int efd = -1;
+    if (KGATE_HAS_FIELD(io, kgate_launch, events_fd)) efd = io->events_fd;
+    if (efd >= 0) {
+        static const char *const recs[] = {
+            "net refused evil.example - 0\n",
+            "net refused api.example 198.18.0.9 80\n",
+            /* not a record: counted, never logged */
+            "net refused bad\\name\n",
+        };
+        for (size_t i = 0; i < sizeof recs / sizeof *recs; i++)
+            if (write(efd, recs[i], strlen(recs[i])) < 0)
+                return kgate_err_set(err, errno, "events write failed");
+    }
+    char fdtext[16];
+    snprintf(fdtext, sizeof fdtext, "%d", efd);
+    pid_t pid = fork();
+    if (pid < 0) return kgate_err_set(err, errno, "fork failed");
+    if (pid == 0) {
+        if (dup2(io->stdin_fd, 0) < 0 || dup2(io->stdout_fd, 1) < 0 ||
+            dup2(io->stderr_fd, 2) < 0)
+            _exit(127);
+        const char *const *argv = policy->argv.v;
+        char *args[] = {"sh", "-c",
+                        "echo events_fd=$0; if [ \"$0\" -ge 0 ] && [ -e /proc/self/fd/$0 ]; "
+                        "then echo events_fd_inherited; fi; exec \"$@\"",
+                        fdtext, NULL, NULL, NULL, NULL};
+        /* The program's first words, enough for the test's commands. */
+        for (size_t i = 0; i < 3 && i < policy->argv.n; i++) args[4 + i] = (char *)argv[i];
+        execv("/bin/sh", args);
+        _exit(127);
+    }
+    proc->pid = pid;
+    return 0;
+}
+static const kgate_backend backend = {
+#if defined(TP_EVENTS0)
+    /* Built before events_fd existed: the core must not hand it one. */
+    .struct_size = sizeof(kgate_backend),
+    .abi_major = KGATE_ABI_MAJOR,
+    .abi_minor = 0,
+    .name = "events0",
+#else
+    KGATE_BACKEND_INIT,
+    .name = "events",
+#endif
+    .description = "a test backend that reports refusals through events_fd",
+    .probe = tp_probe,
+    .doctor = tp_doctor,
+    .plan = tp_plan,
+    .launch = ev_launch,
+};
+KGATE_PLUGIN_DEFINE(backend)
+
+#elif defined(TP_HANG)
 #include <unistd.h>
 /* A probe that never returns (faults.sh): the core's alarm must end it. */
 static int hang_probe(const kgate_host *host, kgate_probe_depth depth,
