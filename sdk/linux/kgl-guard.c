@@ -76,6 +76,7 @@ __attribute__((noreturn)) static void guard_main(int rfd, int hold, pid_t kgate)
     sigaddset(&term, SIGTERM);
     int sfd = signalfd(-1, &term, SFD_CLOEXEC);
     int pidfd = -1;
+    pid_t told = 0;
     bool act = sfd < 0 || getppid() != kgate;
     while (!act) {
         struct pollfd p[2] = {{.fd = sfd, .events = POLLIN},
@@ -88,8 +89,10 @@ __attribute__((noreturn)) static void guard_main(int rfd, int hold, pid_t kgate)
         if (rfd >= 0 && p[1].revents) {
             pid_t pid = 0;
             ssize_t n = read(rfd, &pid, sizeof pid);
-            if (n == (ssize_t)sizeof pid && pid > 1 && pidfd < 0)
+            if (n == (ssize_t)sizeof pid && pid > 1 && pidfd < 0) {
                 pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+                told = pid;
+            }
             if (n <= 0) { /* kgate said all it had to say */
                 close(rfd);
                 rfd = -1;
@@ -102,9 +105,19 @@ __attribute__((noreturn)) static void guard_main(int rfd, int hold, pid_t kgate)
     if (rfd >= 0 && pidfd < 0) {
         pid_t pid = 0;
         fcntl(rfd, F_SETFL, O_NONBLOCK);
-        if (read(rfd, &pid, sizeof pid) == (ssize_t)sizeof pid && pid > 1)
+        if (read(rfd, &pid, sizeof pid) == (ssize_t)sizeof pid && pid > 1) {
             pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+            told = pid;
+        }
     }
+    /* The sandbox's own process group too, but only while the process is
+     * alive: its pid is then in use, so the group of that number can only
+     * be the one it leads (or none).  A box without a PID namespace
+     * (Landlock: the program runs setsid()) has the program's children
+     * there; for bwrap's pid 1 the namespace takes them anyway. */
+    if (pidfd >= 0 && told > 1 &&
+        syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0)
+        kill(-told, SIGKILL);
     if (pidfd >= 0) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
     kill(-getpid(), SIGKILL);
     _exit(0);

@@ -162,6 +162,21 @@ a=socket.socket(socket.AF_UNIX); a.connect(b"\0kgt-ll-"+sys.argv[3].encode())' "
     in_where "$where" "$KGATE_BIN" run "${force[@]}" -- sh -c 'kill -TERM $$' >/dev/null 2>&1
     RC=$?
     check "$where: a death by SIGTERM comes back as 143" [ "$RC" -eq 143 ]
+
+    # kgate killed with SIGKILL mid-run: no PID namespace takes the
+    # program's children, the guard kills the program's process group.
+    local kout=$KG_TMP/kill9.$where.$2 kg child
+    in_where "$where" "$KGATE_BIN" run "${force[@]}" -- \
+        sh -c 'sleep 301 & echo "KG $PPID CHILD $!"; sleep 302' >"$kout" 2>&1 &
+    local job=$!
+    poll 100 grep -q '^KG ' "$kout"
+    read -r _ kg _ child <"$kout"
+    check "$where: control: the program's child runs before kgate is killed" \
+        sh -c "[ -n '$child' ] && kill -0 '$child'"
+    [ -n "$kg" ] && kill -KILL "$kg"
+    wait_bounded 20 "$job" >/dev/null 2>&1
+    check "$where: kgate killed with SIGKILL: the program's child is killed too" \
+        poll 50 sh -c "! kill -0 '$child' 2>/dev/null"
 }
 
 # pty mode (docs/interactive.md): a shell with job control, Ctrl-C, and

@@ -113,7 +113,10 @@ void kgl_pins_free(kgl_pins *p);
  * setpgid(0, pid) before its exec); tell hands it the sandbox's pid 1 from
  * bwrap's info; the backend then lists pid among its helpers, whose
  * SIGTERM at the end of the run makes the guard kill what is left and
- * exit.  stop ends it (and its group) on a launch that failed.  hold (or
+ * exit.  When it acts and the sandbox is still alive, it kills the
+ * sandbox's process group as well (a box without a PID namespace runs its
+ * program as a session leader).  stop ends it (and its group) on a launch
+ * that failed.  hold (or
  * -1) is a descriptor the guard keeps open for its life: kgate's end of
  * bwrap's setup gate. */
 typedef struct kgl_guard {
