@@ -57,7 +57,15 @@ typedef struct child_ctx {
     int nonet;
     int pty;
     int tty;
+    int ready_w; /* "R" to kgate once locked in */
+    int go_r;    /* "G" from kgate once the launch line is written */
 } child_ctx;
+
+static void close_pair(int *p)
+{
+    for (int i = 0; i < 2; i++)
+        if (p[i] >= 0) close(p[i]);
+}
 
 /* In the forked child: system calls only. */
 static int child_prepare(void *p)
@@ -77,6 +85,16 @@ static int child_prepare(void *p)
     close(c->ruleset);
     if (kgl_seccomp_apply() < 0) return -1;
     if (c->nonet && kgl_seccomp_nonet_apply() < 0) return -1;
+    /* Locked in: the core writes its audit launch line now
+     * (kgate_launch.commit), and only then may the program run. */
+    char b = 'R';
+    if (write(c->ready_w, &b, 1) != 1) return -1;
+    ssize_t n;
+    while ((n = read(c->go_r, &b, 1)) < 0 && errno == EINTR) {}
+    if (n != 1 || b != 'G') {
+        errno = ECANCELED;
+        return -1;
+    }
     return 0;
 }
 
@@ -256,8 +274,14 @@ int ll_launch(const kgate_host *host, const kgate_policy *pol,
     for (size_t i = 1; i < argc; i++) argv[i] = (char *)pargv[i];
     if (kgl_guard_start(&guard, -1, err) < 0) goto out;
 
+    int ready[2] = {-1, -1}, go[2] = {-1, -1};
+    if (pipe2(ready, O_CLOEXEC) < 0 || pipe2(go, O_CLOEXEC) < 0) {
+        kgate_err_set(err, errno, "pipe: %s", strerror(errno));
+        close_pair(ready);
+        goto out;
+    }
     child_ctx ctx = {.ruleset = rs, .nonet = r.nonet, .pty = io->pty,
-                     .tty = io->stdin_fd};
+                     .tty = io->stdin_fd, .ready_w = ready[1], .go_r = go[0]};
     const kgl_spawn spawn = {
         .path = pargv[0],
         .argv = argv,
@@ -270,8 +294,29 @@ int ll_launch(const kgate_host *host, const kgate_policy *pol,
         .ctx = &ctx,
         .prepare_name = "lock itself in (Landlock, seccomp)",
     };
-    pid_t pid = kgl_spawn_run(&spawn, err);
-    if (pid < 0) goto out;
+    kgl_child child;
+    int started = kgl_spawn_start(&spawn, &child, err);
+    close(ready[1]);
+    close(go[0]);
+    if (started < 0) {
+        close(ready[0]);
+        close(go[1]);
+        goto out;
+    }
+    /* The child is locked in, or its report says why not (an EOF here). */
+    char b = 0;
+    ssize_t n;
+    while ((n = read(ready[0], &b, 1)) < 0 && errno == EINTR) {}
+    close(ready[0]);
+    if (n == 1 && b == 'R' && kgate_launch_commit(io, err) < 0) {
+        close(go[1]);
+        kgl_spawn_abandon(&child);
+        goto out;
+    }
+    if (n == 1 && b == 'R') (void)!write(go[1], "G", 1);
+    close(go[1]);
+    if (kgl_spawn_finish(&spawn, &child, err) < 0) goto out;
+    pid_t pid = child.pid;
     kgl_guard_tell(&guard, pid);
     proc->pid = pid;
     /* setsid() in the child: its group is its pid, and the program's

@@ -14,6 +14,7 @@ static const kgate_backend backend = {
     .plan = ll_plan,
     .launch = ll_launch,
     .kind = KGATE_KIND_BOX,
+    .commits = 1,
 };
 
 KGATE_PLUGIN_DEFINE(backend)
