@@ -168,15 +168,18 @@ typedef struct launch_commit {
     const kg_audit_event *ev;
     const char *path;
     bool written;
+    bool failed;   /* the log refused the line: err says why */
+    kg_error err;
 } launch_commit;
 
 static int write_launch_line(void *ctx, kgate_err *kerr)
 {
     launch_commit *lc = ctx;
-    kg_error err = {0};
-    if (kg_audit_write_fd(lc->fd, lc->ev, &err) < 0)
-        return kgate_err_set(kerr, err.code, "audit log %s: %s: nothing was started",
-                             lc->path, err.msg);
+    if (kg_audit_write_fd(lc->fd, lc->ev, &lc->err) < 0) {
+        lc->failed = true;
+        return kgate_err_set(kerr, lc->err.code, "audit log %s: %s: nothing was started",
+                             lc->path, lc->err.msg);
+    }
     lc->written = true;
     return 0;
 }
@@ -385,7 +388,10 @@ static int run(run_ctx *c)
     if (kg_supervise(&launcher->be, &host, pub, &launcher->probe, plan,
                      (const char *const *)envp, &opts, &exit_status, &err) < 0) {
         exit_status = KG_EXIT_REFUSED;
-        if (deferred && !lc.written) {
+        if (lc.failed) {
+            /* The same line as a log that refuses before the launch. */
+            kg_say("audit log %s: %s: nothing was started", c->log_path, lc.err.msg);
+        } else if (deferred && !lc.written) {
             /* Nothing ran: the refusal is the run's one audit line. */
             char *why = NULL;
             if (asprintf(&why, "%s: %s", launcher->name, err.msg) < 0) kg_oom();

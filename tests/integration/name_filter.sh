@@ -92,28 +92,6 @@ sb() {
     kg run "${KGATE_ARGS[@]}" -- "$@"
 }
 
-# expect WANT HOSTS CMD...: the sandbox printed exactly WANT.
-expect() {
-    local want=$1 out
-    shift
-    out=$(sb "$@" 2>"$KG_TMP/stderr")
-    [ "$out" = "$want" ] || {
-        echo "  want '$want', got '$out'; stderr: $(head -c 400 "$KG_TMP/stderr")"
-        return 1
-    }
-}
-
-# not_connected HOSTS CMD...: the probe ran (it printed its word) and did
-# not connect.
-not_connected() {
-    local out
-    out=$(sb "$@" 2>"$KG_TMP/stderr")
-    [ -n "$out" ] && [ "$out" != connected ] || {
-        echo "  got '$out'; stderr: $(head -c 400 "$KG_TMP/stderr")"
-        return 1
-    }
-}
-
 # --- controls: the lab works, and the log does see what reaches it -------
 
 control_lab_reachable() {

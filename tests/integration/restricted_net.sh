@@ -79,28 +79,6 @@ EOF
     fi
 }
 
-# expect WORD HOSTS CMD...: the probe inside printed exactly WORD.
-expect() {
-    local want=$1 out
-    shift
-    out=$(sb "$@" 2>"$KG_TMP/stderr")
-    [ "$out" = "$want" ] || {
-        echo "  want '$want', got '$out'; stderr: $(head -c 400 "$KG_TMP/stderr")"
-        return 1
-    }
-}
-
-# not_connected HOSTS CMD...: the probe inside printed a failure word
-# (not "connected", and for UDP not "sent").
-not_connected() {
-    local out
-    out=$(sb "$@" 2>"$KG_TMP/stderr")
-    [ -n "$out" ] && [ "$out" != connected ] && [ "$out" != sent ] || {
-        echo "  got '$out'; stderr: $(head -c 400 "$KG_TMP/stderr")"
-        return 1
-    }
-}
-
 dns_leak_absent() {
     local marker=$1
     # Positive control: the same datagram sent from outside the sandbox
@@ -180,14 +158,14 @@ handmade_queries_stay() {
     local m="h$RANDOM$$" out want
     out=$(sb allowed.test /bin/sh -c "
         for s in 127.0.0.1 10.0.2.3 198.18.0.3 198.18.0.2; do
-            /usr/bin/python3 dnsq.py udp \$s u-\$s-$m.test
-            /usr/bin/python3 dnsq.py tcp \$s t-\$s-$m.test
+            /usr/bin/python3 dns_ask.py udp \$s u-\$s-$m.test
+            /usr/bin/python3 dns_ask.py tcp \$s t-\$s-$m.test
         done
-        /usr/bin/python3 dnsq.py udp 10.0.2.3 b-$m.test 10.0.2.100:40053" 2>"$KG_TMP/stderr")
-    want="answered:NXDOMAIN
-answered:NXDOMAIN"
+        /usr/bin/python3 dns_ask.py udp 10.0.2.3 b-$m.test 10.0.2.100:40053" 2>"$KG_TMP/stderr")
+    want="answer:NXDOMAIN
+answer:NXDOMAIN"
     [ "$(printf '%s\n' "$out" | head -n 2)" = "$want" ] &&
-        ! printf '%s\n' "$out" | tail -n +3 | grep -q answered ||
+        ! printf '%s\n' "$out" | tail -n +3 | grep -q '^answer:' ||
         { echo "  got: $out; stderr: $(head -c 400 "$KG_TMP/stderr")"; return 1; }
     dns_absent "$m"
 }
@@ -199,7 +177,7 @@ answered:NXDOMAIN"
 # none arrives; the lookups that opened the ports did (the control).
 upstream_ports_not_usable() {
     local m="s$RANDOM$$" out
-    out=$(sb "*.st-$m.test" /usr/bin/python3 dnsq.py steal "x-$m.test" "st-$m.test" 2>"$KG_TMP/stderr")
+    out=$(sb "*.st-$m.test" /usr/bin/python3 dns_ask.py steal "x-$m.test" "st-$m.test" 2>"$KG_TMP/stderr")
     # A port held by a live socket cannot be bound: nearly all, not all.
     local swept
     swept=$(printf '%s\n' "$out" | sed -n 's/^swept:\([0-9]*\) sent:0$/\1/p')
@@ -346,9 +324,9 @@ resolver_out_of_reach() {
         'for p in /proc/[0-9]*; do
              [ "$(cat $p/comm 2>/dev/null)" = dnsmasq ] && echo SEEN; done
          kill -KILL -1 2>/dev/null; echo killed
-         /usr/bin/python3 dnsq.py udp 127.0.0.1 gone.test' 2>"$KG_TMP/stderr")
+         /usr/bin/python3 dns_ask.py udp 127.0.0.1 gone.test' 2>"$KG_TMP/stderr")
     [ "$out" = "killed
-answered:NXDOMAIN" ] || { echo "  got: $out; stderr: $(head -c 400 "$KG_TMP/stderr")"; return 1; }
+answer:NXDOMAIN" ] || { echo "  got: $out; stderr: $(head -c 400 "$KG_TMP/stderr")"; return 1; }
 }
 
 doctor_ready() {
@@ -499,8 +477,8 @@ no_slirp_left() {
 
 for who in $(test_users); do
     use_user "$who"
-    cp "$HERE/netlab/probe.py" "$HERE/netlab/dnsq.py" "$KG_PROJ/"
-    chown "$KG_UID:$KG_GID" "$KG_PROJ/probe.py" "$KG_PROJ/dnsq.py"
+    cp "$HERE/netlab/probe.py" "$HERE/netlab/dns_ask.py" "$KG_PROJ/"
+    chown "$KG_UID:$KG_GID" "$KG_PROJ/probe.py" "$KG_PROJ/dns_ask.py"
     P=("$PY" probe.py)
 
     check "doctor: READY through slirp-filter" doctor_ready

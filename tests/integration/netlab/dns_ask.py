@@ -10,6 +10,17 @@ resolver); one word out:
 SERVER "resolver" means the first nameserver of /etc/resolv.conf (the one a
 program would use).  The 3 s bound ends a wait; no test asserts a duration.
 Exit 0 only when a reply came.
+
+dns_ask.py udp|tcp SERVER NAME ADDR:PORT sends from a socket bound to
+ADDR:PORT instead (a source the resolver's own queries might use).
+
+dns_ask.py steal NAME BASE looks up 1.BASE .. 10.BASE through the system
+resolver (so the resolver's upstream queries to 10.0.2.3:53 have just left
+from ports of this namespace, whose connection entries are still alive),
+then sends the query for NAME to 10.0.2.3:53 from every source port
+1024..65535 of the guest address (SO_REUSEADDR and SO_REUSEPORT set),
+without waiting for answers.  Prints "swept:N sent:K": N ports tried, K
+datagrams the kernel took.
 """
 import errno
 import socket
@@ -38,21 +49,61 @@ def recv_exact(s, n):
     return b
 
 
+def steal(name, base):
+    for i in range(1, 11):
+        try:
+            socket.getaddrinfo("%d.%s" % (i, base), 80, socket.AF_INET)
+        except OSError:
+            pass
+    q = DNSRecord.question(name, "A").pack()
+    swept = sent = 0
+    for port in range(1024, 65536):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+            s.bind(("10.0.2.100", port))
+            swept += 1
+            s.sendto(q, ("10.0.2.3", 53))
+            sent += 1
+        except OSError:
+            pass
+        finally:
+            s.close()
+    print("swept:%d sent:%d" % (swept, sent))
+    return 0
+
+
 def main():
+    if sys.argv[1] == "steal":
+        return steal(sys.argv[2], sys.argv[3])
     proto, server, name = sys.argv[1], sys.argv[2], sys.argv[3]
     if server == "resolver":
         server = first_nameserver()
-    q = DNSRecord.question(name, sys.argv[4] if len(sys.argv) > 4 else "A")
+    qtype, src = "A", None
+    if len(sys.argv) > 4:
+        if ":" in sys.argv[4]:
+            a, p = sys.argv[4].rsplit(":", 1)
+            src = (a, int(p))
+        else:
+            qtype = sys.argv[4]
+    q = DNSRecord.question(name, qtype)
     q.header.rd = 1
     wire = q.pack()
     try:
         if proto == "udp":
             s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             s.settimeout(3)
+            if src:
+                s.bind(src)
             s.sendto(wire, (server, 53))
             data, _ = s.recvfrom(4096)
         else:
-            s = socket.create_connection((server, 53), timeout=3)
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.settimeout(3)
+            if src:
+                s.bind(src)
+            s.connect((server, 53))
             s.sendall(struct.pack("!H", len(wire)) + wire)
             data = recv_exact(s, struct.unpack("!H", recv_exact(s, 2))[0])
     except socket.timeout:

@@ -101,3 +101,26 @@ netlab_down() {
     NETLAB_UP=0
     return 0
 }
+
+# expect WANT HOSTS CMD...: the sandbox (the caller's sb function) printed
+# exactly WANT.
+expect() {
+    local want=$1 out
+    shift
+    out=$(sb "$@" 2>"$KG_TMP/stderr")
+    [ "$out" = "$want" ] || {
+        echo "  want '$want', got '$out'; stderr: $(head -c 400 "$KG_TMP/stderr")"
+        return 1
+    }
+}
+
+# not_connected HOSTS CMD...: the probe inside printed a failure word
+# (not "connected", and for UDP not "sent").
+not_connected() {
+    local out
+    out=$(sb "$@" 2>"$KG_TMP/stderr")
+    [ -n "$out" ] && [ "$out" != connected ] && [ "$out" != sent ] || {
+        echo "  got '$out'; stderr: $(head -c 400 "$KG_TMP/stderr")"
+        return 1
+    }
+}
