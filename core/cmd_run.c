@@ -142,16 +142,14 @@ static void audit_base(const run_ctx *c, kg_audit_event *ev, const char *kind)
  * A refusal whose audit line cannot be written is still a refusal, and
  * still one line (the spec promises harnesses exactly one): the audit
  * failure is appended to it. */
-static int refuse(const run_ctx *c, const char *kind, int status, const char *reason)
+static int refuse_event(const run_ctx *c, kg_audit_event *ev, int status,
+                        const char *reason)
 {
     kg_error aerr = {0};
     bool logged = true;
-    if (c->log_path && !c->args.dry_run) {
-        kg_audit_event ev;
-        audit_base(c, &ev, kind);
-        ev.reason = reason;
-        logged = kg_audit_write(c->log_path, &ev, &aerr) == 0;
-    }
+    ev->reason = reason;
+    if (c->log_path && !c->args.dry_run)
+        logged = kg_audit_write(c->log_path, ev, &aerr) == 0;
     /* kg_say escapes: the reason holds the command line, paths and YAML
      * values, and must stay one line that forges nothing. */
     if (logged)
@@ -159,6 +157,13 @@ static int refuse(const run_ctx *c, const char *kind, int status, const char *re
     else
         kg_say("%s (not in the audit log: %s)", reason, aerr.msg);
     return status;
+}
+
+static int refuse(const run_ctx *c, const char *kind, int status, const char *reason)
+{
+    kg_audit_event ev;
+    audit_base(c, &ev, kind);
+    return refuse_event(c, &ev, status, reason);
 }
 
 /* The audit launch line, written when a committing backend says all is
@@ -399,12 +404,7 @@ static int run(run_ctx *c)
             audit_base(c, &rev, "refuse");
             rev.backend = chosen.name;
             rev.network = ev.network;
-            rev.reason = why;
-            kg_error aerr = {0};
-            if (kg_audit_write_fd(net_fd, &rev, &aerr) < 0)
-                kg_say("%s (not in the audit log: %s)", why, aerr.msg);
-            else
-                kg_say("%s", why);
+            refuse_event(c, &rev, KG_EXIT_REFUSED, why);
             free(why);
         } else {
             kg_say("%s: %s", launcher->name, err.msg);
