@@ -83,15 +83,26 @@ static void call32(const char *name, int want, int outside_ok, long nr, long a,
     record(name, r, r < 0 ? (int)-r : 0, want, outside_ok);
 }
 
-/* int 0x80 kills the process where i386 emulation is off: try it in a
- * child first. */
-static int have_i386(void)
+/* Whether an entry works here, tried in a child: int 0x80 kills the
+ * process where i386 emulation is off, and an outer seccomp filter that
+ * does not list an architecture (a container's, the nouserns stand-in's)
+ * kills a call made through it.  Returns 0 or the errno of the call, or
+ * -1 when the child died. */
+static int try_entry(int x32)
 {
     pid_t pid = fork();
-    if (pid == 0) _exit(int80(20 /* getpid */, 0, 0, 0, 0, 0) > 0 ? 0 : 1);
+    if (pid == 0) {
+        long r = x32 ? syscall(0x40000000L | SYS_getpid) : int80(20 /* getpid */, 0, 0, 0, 0, 0);
+        _exit(r > 0 ? 0 : x32 ? errno & 0x7f : (int)-r & 0x7f);
+    }
     int st;
-    return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
-           WEXITSTATUS(st) == 0;
+    if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st)) return -1;
+    return WEXITSTATUS(st);
+}
+
+static int have_i386(void)
+{
+    return try_entry(0) == 0;
 }
 
 static void i386_calls(void)
@@ -139,9 +150,9 @@ static void i386_calls(void)
 static void x32_calls(void)
 {
     const long bit = 0x40000000L;
-    errno = 0;
-    if (syscall(bit | SYS_getpid) < 0) {
-        printf("# no x32 entry on this kernel (%s)\n", strerrorname_np(errno));
+    int e = try_entry(1);
+    if (e != 0) {
+        printf("# no x32 entry here (%s)\n", e < 0 ? "killed" : strerrorname_np(e));
         return;
     }
     native("x32:io_uring_setup", ENOSYS, bit | 425, 1, 0, 0, 0, 0);
