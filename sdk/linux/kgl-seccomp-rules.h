@@ -18,6 +18,7 @@
 #define K_CLONE_NEWUSER 0x10000000u
 #define K_AF_VSOCK 40u
 #define K_AF_UNIX 1u
+#define K_AF_ALG 38u
 #define K_PER_LINUX 0x0u
 #define K_PER_LINUX32 0x8u
 #define K_PER_QUERY 0xffffffffu
@@ -43,6 +44,29 @@ typedef struct sc_rule {
 
 /* The table, in order. */
 const sc_rule *kgl_seccomp_rules(size_t *n);
+
+/* libseccomp's architecture tokens (its SCMP_ARCH_*, which are the
+ * kernel's AUDIT_ARCH values but for x32), spelled out for the same
+ * reason as the constants above. */
+#define K_ARCH_X86_64 0xC000003Eu
+#define K_ARCH_X86 0x40000003u
+#define K_ARCH_X32 0x4000003Eu
+#define K_ARCH_AARCH64 0xC00000B7u
+#define K_X32_SYSCALL_BIT 0x40000000u
+
+/* A call of the tables that the libseccomp this is built with may not
+ * know by name yet, by its number on one architecture.  Where libseccomp
+ * does not resolve the name, kgl-seccomp-bpf.c refuses the number in a
+ * short prefix of the program, with the errno of the call's rule (R_ALL
+ * rules only).  Without this a call newer than libseccomp would be left
+ * open while the text shows it refused. */
+typedef struct sc_number {
+    const char *call;
+    uint32_t arch; /* K_ARCH_* */
+    uint32_t nr;   /* as the kernel sees it (x32: with K_X32_SYSCALL_BIT) */
+} sc_number;
+
+const sc_number *kgl_seccomp_numbers(size_t *n);
 
 /* Compiles the table with libseccomp and writes the BPF program to fd.
  * Build time only (kgl-seccomp-gen.c) and the test that checks the embedded

@@ -5,6 +5,7 @@
 # fail), and next to ordinary tools that must keep working: git init and
 # commit, make, cc, python3.  docs/escapes.md describes each item.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/kcalls.sh"
 need_bwrap
 need_cmd git make cc
 
@@ -415,5 +416,15 @@ EOF
             kg run -- strace -f -o /dev/null /bin/true
     fi
     check "doctor: seccomp line" has "READY     seccomp filter: " kg doctor
+
+    # ---- 5b. kernel surface: io_uring, AF_ALG, twins of refused calls ------
+    # kcalls makes each call with arguments the kernel refuses with another
+    # errno (nothing changes on the host); docs/escapes.md, section 5.
+    kcalls_setup
+    check "control: outside, no kernel-surface call gets the filter's errno" kcalls_control
+    check "io_uring, AF_ALG and the twins are refused inside (native, i386, x32)" \
+        kcalls_refused kg run -- ./kcalls inside
+    check "doctor: the seccomp line names io_uring and AF_ALG" \
+        has "READY     seccomp filter: .*io_uring.*AF_ALG" kg doctor
 done
 finish

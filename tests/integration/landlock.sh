@@ -6,6 +6,7 @@
 # Every refusal prints a marker before the refused action, so a box that did
 # not start never passes; each has a control run outside the box.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/kcalls.sh"
 need_nouserns
 need_cmd python3 setsid
 check_hermetic .so
@@ -154,6 +155,24 @@ a=socket.socket(socket.AF_UNIX); a.connect(b"\0kgt-ll-"+sys.argv[3].encode())' "
         sh -c "! ls -d /tmp/kgate-landlock.* 2>/dev/null | xargs -r stat -c %u | grep -qx '$KG_UID'"
     kill "$opid" 2>/dev/null
     wait 2>/dev/null
+
+    # The kernel surface (tests/helpers/kcalls.c): io_uring, AF_ALG and the
+    # twins of refused calls, with network off (both filters) and open (the
+    # first table alone refuses AF_ALG and io_uring).
+    kcalls_setup
+    check "$where: control: outside, no kernel-surface call gets the filter's errno" \
+        kcalls_control
+    check "$where: io_uring, AF_ALG and the twins are refused inside (network off)" \
+        kcalls_refused in_where "$where" "$KGATE_BIN" run "${force[@]}" -- ./kcalls inside
+    write_config <<EOF
+network: open
+EOF
+    check "$where: ... and with network open" \
+        kcalls_refused in_where "$where" "$KGATE_BIN" run "${force[@]}" -- ./kcalls inside
+    write_config <<EOF
+network: off
+deny_read: [denied.txt]
+EOF
 
     # 127 for a command that is not there, and a signal death comes back.
     in_where "$where" "$KGATE_BIN" run "${force[@]}" -- kgate-no-such-command >/dev/null 2>&1

@@ -18,6 +18,7 @@ if [ -z "${KG_NETLAB_INNER:-}" ] && [ "$(id -u)" -eq 0 ] && command -v unshare >
 fi
 
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/kcalls.sh"
 
 [ -n "${KG_NETLAB_INNER:-}" ] || skip_all "building test hosts needs root and unshare"
 need_cmd ip slirp4netns nft dnsmasq bwrap setpriv pgrep
@@ -514,6 +515,13 @@ for who in $(test_users); do
     check "the program runs as the real uid, no capabilities (root too)" runs_as_real_uid
     check "the seccomp filter is in force (Seccomp: 2), its memfd not passed on" seccomp_in_force
     check "keyctl is refused with EPERM (and works outside)" keyctl_refused
+    # The kernel surface (tests/helpers/kcalls.c): io_uring, whose
+    # IORING_OP_SOCKET would make sockets past the socket rules, AF_ALG
+    # and the twins of refused calls, in the slirp stage's box.
+    kcalls_setup
+    check "control: outside, no kernel-surface call gets the filter's errno" kcalls_control
+    check "io_uring, AF_ALG and the twins are refused in the slirp stage" \
+        kcalls_refused sb allowed.test ./kcalls inside
     # Core commands: only through kgate itself.
     if [ -z "${KGATE_SF_DRIVER:-}" ]; then
         check "doctor: the filesystem box's findings, no bubblewrap network line" \
