@@ -104,7 +104,10 @@ void kg_config_free(kg_config *c)
 {
     if (!c) return;
     free(c->file);
-    for (int k = 0; k < KG_N_LIST_KEYS; k++) kg_strv_free(c->lists[k]);
+    for (int k = 0; k < KG_N_LIST_KEYS; k++) {
+        kg_strv_free(c->lists[k]);
+        free(c->lines[k]);
+    }
     free(c);
 }
 
@@ -207,6 +210,7 @@ typedef struct parse_ctx {
     kg_error *err;
     kg_config *c;
     bool seen_network, seen_profile, seen_max_processes;
+    bool quiet; /* a project file: no message quotes its text */
 } parse_ctx;
 
 /* A user string made safe for a one-line message: control characters as
@@ -377,8 +381,11 @@ static int parse_enum(parse_ctx *x, yaml_parser_t *p, const char *key,
     utstring_new(alts);
     for (int i = 0; i < n; i++)
         utstring_printf(alts, "%s%s", i ? (i == n - 1 ? " or " : ", ") : "", names[i]);
-    err_at(x, ev.start_mark, "%s: invalid value '%s' (expected %s)", key, s,
-           utstring_body(alts));
+    if (x->quiet)
+        err_at(x, ev.start_mark, "%s: invalid value (expected %s)", key, utstring_body(alts));
+    else
+        err_at(x, ev.start_mark, "%s: invalid value '%s' (expected %s)", key, s,
+               utstring_body(alts));
     utstring_free(alts);
 out:
     yaml_event_delete(&ev);
@@ -417,8 +424,12 @@ static int parse_count(parse_ctx *x, yaml_parser_t *p, const char *key, long *ou
     }
     char s[80];
     shown(s, sizeof s, v, len);
-    err_at(x, ev.start_mark, "%s: invalid value '%s' (expected a number from 1 to %ld, "
-                             "or unlimited)", key, s, KG_MAX_MAX_PROCESSES);
+    if (x->quiet)
+        err_at(x, ev.start_mark, "%s: invalid value (expected a number from 1 to %ld, "
+                                 "or unlimited)", key, KG_MAX_MAX_PROCESSES);
+    else
+        err_at(x, ev.start_mark, "%s: invalid value '%s' (expected a number from 1 to %ld, "
+                                 "or unlimited)", key, s, KG_MAX_MAX_PROCESSES);
 out:
     yaml_event_delete(&ev);
     return rc;
@@ -457,6 +468,41 @@ static int push_unseen(kg_strv *v, seen_entry **seen, const char *s)
 
 static int parse_list_entries(parse_ctx *x, yaml_parser_t *p, kg_list_key k,
                               seen_entry **seen);
+
+/* Records the line of the entry just pushed onto c->lists[k]. */
+static void push_line(kg_config *c, kg_list_key k, unsigned line)
+{
+    size_t n = c->nlines[k];
+    unsigned *l = realloc(c->lines[k], (n + 1) * sizeof *l);
+    if (!l) kg_oom();
+    l[n] = line;
+    c->lines[k] = l;
+    c->nlines[k] = n + 1;
+}
+
+unsigned kg_config_entry_line(const kg_config *c, kg_list_key k, size_t i)
+{
+    if ((unsigned)k >= KG_N_LIST_KEYS || i >= c->nlines[k]) return 0;
+    return c->lines[k][i];
+}
+
+/* An entry that is not valid for its key.  A project file's entry is not
+ * quoted (a link or a moved file could have put text there that the run
+ * could not read); the reason is kgate's own words either way. */
+static void entry_error(parse_ctx *x, const yaml_event_t *ev, const char *key, bool host,
+                        const char *why)
+{
+    char s[80];
+    shown(s, sizeof s, (const char *)ev->data.scalar.value, ev->data.scalar.length);
+    if (x->quiet && host)
+        err_at(x, ev->start_mark, "%s: invalid host name: %s", key, why);
+    else if (x->quiet)
+        err_at(x, ev->start_mark, "%s: %s", key, why);
+    else if (host)
+        err_at(x, ev->start_mark, "%s: invalid host name '%s': %s", key, s, why);
+    else
+        err_at(x, ev->start_mark, "%s: %s '%s'", key, why, s);
+}
 
 static int parse_list(parse_ctx *x, yaml_parser_t *p, kg_list_key k)
 {
@@ -515,19 +561,15 @@ static int parse_list_entries(parse_ctx *x, yaml_parser_t *p, kg_list_key k,
             return -1;
         }
         if (!entry_valid(list_keys[k].kind, val, &why)) {
-            char s[80];
-            shown(s, sizeof s, val, ev.data.scalar.length);
-            if (list_keys[k].kind == ENTRY_HOST)
-                err_at(x, ev.start_mark, "%s: invalid host name '%s': %s", key, s, why);
-            else
-                err_at(x, ev.start_mark, "%s: %s '%s'", key, why, s);
+            entry_error(x, &ev, key, list_keys[k].kind == ENTRY_HOST, why);
             yaml_event_delete(&ev);
             return -1;
         }
         char norm[KG_HOST_ENTRY_MAX];
         if (list_keys[k].kind == ENTRY_HOST && kg_host_entry_norm(val, norm, NULL))
             val = norm;
-        push_unseen(v, seen, val);
+        if (push_unseen(v, seen, val) == 0)
+            push_line(x->c, k, (unsigned)ev.start_mark.line + 1);
         yaml_event_delete(&ev);
     }
 }
@@ -579,7 +621,13 @@ static int parse_mapping(parse_ctx *x, yaml_parser_t *p)
             }
         char s[80];
         shown(s, sizeof s, key, ev.data.scalar.length);
-        if (!known) rc = err_at(x, km, "unknown key '%s'", s);
+        /* A key kgate does not know is text of the file: a project file's
+         * is not shown (the issue's case: a link to ~/.config/gh/hosts.yml
+         * printed "unknown key 'github.com'"). */
+        if (!known && x->quiet)
+            rc = err_at(x, km, "unknown key (not shown: kgate quotes no text of a project "
+                               "file; the keys are in kgate.yaml(5))");
+        else if (!known) rc = err_at(x, km, "unknown key '%s'", s);
         else if (dup) rc = err_at(x, km, "duplicate key '%s'", s);
         else if (lk >= 0) rc = parse_list(x, p, (kg_list_key)lk);
         else if (strcmp(key, "network") == 0) {
@@ -646,8 +694,8 @@ static int parse_stream(parse_ctx *x, yaml_parser_t *p)
     }
 }
 
-kg_config *kg_config_parse(const char *name, const char *buf, size_t len,
-                           kg_error *err)
+static kg_config *config_parse(const char *name, const char *buf, size_t len, bool quiet,
+                               kg_error *err)
 {
     if (!name) name = "(config)";
     if (len > KG_CONFIG_MAX_BYTES) {
@@ -667,7 +715,8 @@ kg_config *kg_config_parse(const char *name, const char *buf, size_t len,
         return NULL;
     }
     yaml_parser_set_input_string(&p, (const unsigned char *)buf, len);
-    parse_ctx x = {.name = name, .buf = buf, .len = len, .err = err, .c = c};
+    c->quiet = quiet;
+    parse_ctx x = {.name = name, .buf = buf, .len = len, .err = err, .c = c, .quiet = quiet};
     int rc = parse_stream(&x, &p);
     yaml_parser_delete(&p);
     if (rc < 0) {
@@ -677,22 +726,21 @@ kg_config *kg_config_parse(const char *name, const char *buf, size_t len,
     return c;
 }
 
-kg_config *kg_config_load(const char *file, kg_error *err)
+kg_config *kg_config_parse(const char *name, const char *buf, size_t len,
+                           kg_error *err)
 {
-    /* O_NONBLOCK: a FIFO named .kgate.yaml in a hostile checkout would
-     * otherwise block open() forever.  Regular files ignore the flag. */
-    int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd < 0) {
-        int e = errno;
-        kg_err_set(err, e, "%s: %s", file, strerror(e));
-        return NULL;
-    }
-    struct stat st;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        kg_err_set(err, EINVAL, "%s: not a regular file", file);
-        return NULL;
-    }
+    return config_parse(name, buf, len, false, err);
+}
+
+kg_config *kg_config_parse_project(const char *name, const char *buf, size_t len,
+                                   kg_error *err)
+{
+    return config_parse(name, buf, len, true, err);
+}
+
+/* Reads fd (closed here) with the size cap and parses it. */
+static kg_config *load_fd(int fd, const char *file, bool quiet, kg_error *err)
+{
     /* Read one byte past the cap, whatever st_size says (the file may be
      * growing), so an oversized file is refused rather than truncated. */
     size_t cap = KG_CONFIG_MAX_BYTES + 1, len = 0;
@@ -716,9 +764,84 @@ kg_config *kg_config_load(const char *file, kg_error *err)
         len += (size_t)n;
     }
     close(fd);
-    kg_config *c = kg_config_parse(file, buf, len, err);
+    kg_config *c = config_parse(file, buf, len, quiet, err);
     free(buf);
     return c;
+}
+
+kg_config *kg_config_load(const char *file, kg_error *err)
+{
+    /* O_NONBLOCK: a FIFO in the way would otherwise block open() forever.
+     * Regular files ignore the flag.  The user's own file may be a link (a
+     * dotfile manager's): it lives in ~/.kgate, which no run can write. */
+    int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) {
+        int e = errno;
+        kg_err_set(err, e, "%s: %s", file, strerror(e));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        kg_err_set(err, EINVAL, "%s: not a regular file", file);
+        return NULL;
+    }
+    return load_fd(fd, file, false, err);
+}
+
+/* Why the opened project file is not read, or NULL.  Checked on the
+ * descriptor that is then read, so nothing can be swapped in between. */
+static const char *project_file_unfit(const struct stat *st, char *buf, size_t len)
+{
+    if (!S_ISREG(st->st_mode))
+        return "not a regular file; kgate reads a project file only when it is one";
+    if (st->st_uid != getuid()) {
+        snprintf(buf, len, "owned by uid %u, not by you (uid %u); kgate reads only your "
+                           "own project file", (unsigned)st->st_uid, (unsigned)getuid());
+        return buf;
+    }
+    /* A second name for the same file: like a symbolic link, a hard link
+     * would give .kgate.yaml the text of a file that has another purpose.
+     * A checkout writes each file with one name. */
+    if (st->st_nlink != 1) {
+        snprintf(buf, len, "has %lu hard links; kgate reads a project file only when it "
+                           "has one name", (unsigned long)st->st_nlink);
+        return buf;
+    }
+    return NULL;
+}
+
+kg_config *kg_config_load_project(const char *file, kg_error *err)
+{
+    /* O_NOFOLLOW: a run can create .kgate.yaml as a link to a file outside
+     * the box (~/.config/gh/hosts.yml); kgate, outside, must not read it.
+     * O_NONBLOCK: a FIFO must not hang the open. */
+    int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+    if (fd < 0) {
+        int e = errno;
+        if (e == ELOOP)
+            kg_err_set(err, e, "%s: is a symbolic link; kgate reads a project file only when "
+                               "it is a regular file (a link could make it read a file "
+                               "outside the project): remove it", file);
+        else
+            kg_err_set(err, e, "%s: %s", file, strerror(e));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        int e = errno;
+        close(fd);
+        kg_err_set(err, e, "%s: %s", file, strerror(e));
+        return NULL;
+    }
+    char why[160];
+    const char *unfit = project_file_unfit(&st, why, sizeof why);
+    if (unfit) {
+        close(fd);
+        kg_err_set(err, EPERM, "%s: %s", file, unfit);
+        return NULL;
+    }
+    return load_fd(fd, file, true, err);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -862,5 +985,10 @@ void kg_config_apply(kg_config *base, const kg_config *layer)
         base->has[k] = true;
         kg_strv_free(base->lists[k]);
         base->lists[k] = kg_strv_dup(layer->lists[k]);
+        free(base->lines[k]);
+        base->lines[k] = NULL;
+        base->nlines[k] = 0;
+        for (size_t i = 0; i < layer->nlines[k]; i++)
+            push_line(base, (kg_list_key)k, layer->lines[k][i]);
     }
 }

@@ -42,6 +42,14 @@ typedef struct kg_config {
 
     bool has[KG_N_LIST_KEYS];
     kg_strv *lists[KG_N_LIST_KEYS]; /* never NULL; entries as written */
+    /* The line (1-based) each entry of lists[k] was read from, lines[k][i]
+     * for entry i while i < nlines[k]; 0 or absent for a hand-built entry.
+     * A message about a project entry names this line, never the entry. */
+    unsigned *lines[KG_N_LIST_KEYS];
+    size_t nlines[KG_N_LIST_KEYS];
+    /* A file the user did not type (the project's .kgate.yaml): no message
+     * about it quotes its keys or values (docs/config.md, "Messages"). */
+    bool quiet;
 } kg_config;
 
 /* The YAML key for a list key ("allow_hosts"). */
@@ -57,6 +65,18 @@ kg_config *kg_config_load(const char *file, kg_error *err);
 /* Parses a buffer; name is used in messages. */
 kg_config *kg_config_parse(const char *name, const char *buf, size_t len,
                            kg_error *err);
+
+/* A project's .kgate.yaml, which came with the repository or was written by
+ * a run: opened without following a link (O_NOFOLLOW) and without blocking,
+ * then refused unless the opened file is a regular file owned by the real
+ * uid with one link; read from that same descriptor.  The layer is quiet:
+ * its messages name a key kgate knows and a line, never its text. */
+kg_config *kg_config_load_project(const char *file, kg_error *err);
+kg_config *kg_config_parse_project(const char *name, const char *buf, size_t len,
+                                   kg_error *err);
+
+/* The line entry i of list k was read from, 0 when not known. */
+unsigned kg_config_entry_line(const kg_config *c, kg_list_key k, size_t i);
 void kg_config_free(kg_config *c); /* accepts NULL */
 
 /* Writes c as YAML (every key, the spec's comments) to file with mode 0600,

@@ -33,6 +33,7 @@ typedef enum {
     K_NONE, K_SHELL, K_ENV, K_XARGS, K_COMMAND, K_FIND, K_BUSYBOX, K_EVAL,
     K_SOURCE, K_TRAP, K_ALIAS, K_WATCH, K_FLOCK, K_CD, K_CSTRING, K_LOADER,
     K_WRAP, /* the simple kind: options, then npos operands, then the command */
+    K_COPY, /* copies, links or reads a file it names: cp, ln, mv, cat, dd if= */
 } kind;
 
 /* How a wrapper's own arguments look.  shorts: option letters that take a
@@ -109,6 +110,13 @@ static const tool_spec tools[] = {
      " cpunodebind physcpubind membind preferred interleave localalloc ", 0, 0, 0},
     {"cgexec", K_WRAP, false, "g", "", 0, 0, 0},
     {"ld.so", K_LOADER, false, 0, 0, 0, 0, 0},
+    /* A copy or link made and run inside one shell string does not exist
+     * when kgate looks (cp /usr/bin/curl x && ./x): the tools that would
+     * make it are checked for a denied file among their operands. */
+    {"cp", K_COPY, false, 0, 0, 0, 0, 0},   {"ln", K_COPY, false, 0, 0, 0, 0, 0},
+    {"link", K_COPY, false, 0, 0, 0, 0, 0}, {"mv", K_COPY, false, 0, 0, 0, 0, 0},
+    {"install", K_COPY, false, 0, 0, 0, 0, 0}, {"rsync", K_COPY, false, 0, 0, 0, 0, 0},
+    {"cat", K_COPY, false, 0, 0, 0, 0, 0},  {"dd", K_COPY, false, 0, 0, 0, 0, 0},
 };
 #define NTOOLS (sizeof tools / sizeof tools[0])
 
@@ -552,6 +560,90 @@ int kg_dx_check_name(chk *c, const char *word, scope sc, const char *where)
     word_info wi;
     int r = check_word(c, word, sc, where, &wi);
     free(wi.path);
+    return r;
+}
+
+/* Whether the file word names (relative to dir) is a denied file, the same
+ * file under another name, or a copy of one: 1 (blocked) if so.  tool is
+ * what would copy or read it ("cp", "<"). */
+static int check_source_at(chk *c, const char *tool, const char *word, const char *dir,
+                           const char *where)
+{
+    kg_denyexec *d = c->d;
+    char *p = word[0] == '/' ? kg_dx_strdup(word) : kg_dx_join(dir ? dir : ".", word);
+    struct stat st;
+    int r = 0;
+    if (stat(p, &st) != 0 || !S_ISREG(st.st_mode)) goto out;
+    for (size_t i = 0; i < d->ndeny && !r; i++) {
+        const target *t = &d->deny[i];
+        int m = compare_file(d, p, &st, t);
+        if (m == 1 && strcmp(p, t->path) == 0)
+            r = kg_dx_block(c, t->entry, where, "%s of %s would let it run under another name",
+                            tool, word);
+        else if (m == 1 || m == 2)
+            r = kg_dx_block(c, t->entry, where,
+                            "%s of %s, %s %s, would let it run under another name", tool,
+                            word, m == 1 ? "the same file as" : "a copy of", t->path);
+        else if (m == 3)
+            r = kg_dx_block(c, t->entry, where,
+                            "%s of %s, which has the size of %s and cannot be compared "
+                            "with it", tool, word, t->path);
+    }
+out:
+    free(p);
+    return r;
+}
+
+int kg_dx_check_source(chk *c, const char *tool, const char *word, scope sc,
+                       const char *where)
+{
+    char *home_word = NULL;
+    if (word[0] == '~' && word[1] == '/' && getenv("HOME"))
+        word = home_word = kg_dx_join(getenv("HOME"), word + 2);
+    int r = check_source_at(c, tool, word, sc.cwd, where);
+    free(home_word);
+    return r;
+}
+
+/* cp, ln, mv, install, rsync, cat: every operand (a source, or a target
+ * that would be overwritten); dd: if=FILE.  An option's value is checked
+ * too, harmlessly: it does not name a denied regular file.  The target of
+ * a relative symbolic link is relative to the link's directory: for ln it
+ * is looked up there as well. */
+static int check_copy(chk *c, char **w, size_t n, scope sc, const char *where)
+{
+    const char *tool = kg_dx_base(w[0]);
+    bool is_dd = strcmp(tool, "dd") == 0, is_ln = strcmp(tool, "ln") == 0;
+    bool opts = true;
+    size_t last = 0;
+    for (size_t i = 1; i < n; i++)
+        if (w[i][0] != '-' || !opts) last = i;
+    int r = 0;
+    for (size_t i = 1; i < n && !r; i++) {
+        const char *a = w[i];
+        if (opts && strcmp(a, "--") == 0) { opts = false; continue; }
+        if (is_dd) {
+            if (strncmp(a, "if=", 3) == 0 && a[3]) r = kg_dx_check_source(c, tool, a + 3, sc, where);
+            continue;
+        }
+        if (opts && a[0] == '-' && a[1]) continue;
+        r = kg_dx_check_source(c, tool, a, sc, where);
+        if (!r && is_ln && a[0] != '/' && last && i != last) {
+            /* ln -s TARGET NAME: TARGET is read from NAME's directory, or
+             * from inside NAME when NAME is a directory. */
+            char *ld = w[last][0] == '/' ? kg_dx_strdup(w[last])
+                                         : kg_dx_join(sc.cwd ? sc.cwd : ".", w[last]);
+            struct stat st;
+            if (stat(ld, &st) == 0 && S_ISDIR(st.st_mode)) {
+                r = check_source_at(c, tool, a, ld, where);
+            } else {
+                char *slash = strrchr(ld, '/');
+                if (slash) *slash = '\0';
+                r = check_source_at(c, tool, a, slash ? (*ld ? ld : "/") : ".", where);
+            }
+            free(ld);
+        }
+    }
     return r;
 }
 
@@ -1027,6 +1119,7 @@ int kg_dx_check_argv(chk *c, char **w, size_t n, scope sc, const char *where, in
         }
         break;
     case K_CD: break;
+    case K_COPY: r = check_copy(c, w, n, sc, where); break;
     }
     if (r == 0 && wi.k == K_NONE) {
         m = calloc(1, sizeof *m);

@@ -26,6 +26,11 @@ int kg_dx_check_argv(kg_dx_chk *c, char **w, size_t n, kg_dx_scope sc,
  * to), without following wrappers. */
 int kg_dx_check_name(kg_dx_chk *c, const char *word, kg_dx_scope sc,
                      const char *where);
+/* Checks a word that names a file a command would copy, link or read
+ * (cp's operand, a "<" redirection): 1 when it is a denied file, the same
+ * file under another name, or a copy of one; tool names the reader. */
+int kg_dx_check_source(kg_dx_chk *c, const char *tool, const char *word,
+                       kg_dx_scope sc, const char *where);
 /* Checks every command in a shell string; pos are its $0, $1... */
 int kg_dx_check_string(kg_dx_chk *c, const char *s, size_t len,
                        kg_dx_scope sc, const char *where, char **pos,

@@ -32,6 +32,7 @@ typedef struct walker {
     kg_strv *vars; /* "NAME=value" as assigned in the string */
     wstate st;
     bool redir_target;
+    bool redir_in;  /* the target is read: "< FILE", "<> FILE" */
     bool funcdef;   /* NAME ( seen: a function definition */
     bool fn_parens; /* after "function NAME": optional () */
     bool coproc_next; /* "coproc" seen: a NAME may come before a compound */
@@ -388,7 +389,13 @@ static bool kw_is(const char *word, int dyn, const char *kw) { return !dyn && st
 static void walker_word(walker *w, const char *word, bool dyn, bool quoted)
 {
     if (w->result) return;
-    if (w->redir_target) { w->redir_target = false; return; }
+    if (w->redir_target) {
+        /* cat < /usr/bin/curl > x: the file read is checked like cp's
+         * operand (a literal name only). */
+        if (w->redir_in && !dyn) w->result = kg_dx_check_source(w->c, "<", word, w->sc, w->where);
+        w->redir_target = w->redir_in = false;
+        return;
+    }
     w->fn_parens = false;
     int d = dyn || quoted; /* a quoted or expanded word is never a keyword */
     switch (w->st) {
@@ -481,13 +488,14 @@ static void walker_word(walker *w, const char *word, bool dyn, bool quoted)
     utarray_push_back(w->dyn, &di);
 }
 
-typedef enum { OP_SEQ, OP_PIPE, OP_CASE_END, OP_OPEN, OP_CLOSE, OP_REDIR } opkind;
+typedef enum { OP_SEQ, OP_PIPE, OP_CASE_END, OP_OPEN, OP_CLOSE, OP_REDIR, OP_REDIR_IN } opkind;
 
 static void walker_op(walker *w, opkind op)
 {
     if (w->result) return;
     switch (op) {
     case OP_REDIR: w->redir_target = true; return;
+    case OP_REDIR_IN: w->redir_target = w->redir_in = true; return;
     case OP_SEQ:
     case OP_PIPE:
         /* Inside [[ ]], a for header, or between case and its patterns,
@@ -564,7 +572,7 @@ static void nested_paren(lexer *lx)
     utarray_new(inner.dyn, &ut_int_icd);
     inner.vars = kg_strv_dup(outer->vars);
     inner.st = ST_CMD;
-    inner.redir_target = inner.funcdef = inner.fn_parens = false;
+    inner.redir_target = inner.redir_in = inner.funcdef = inner.fn_parens = false;
     inner.coproc_next = inner.coproc_name = inner.for_in = false;
     inner.for_var = NULL;
     inner.pos_own = NULL;
@@ -959,7 +967,10 @@ static int lex_list(lexer *lx, bool stop_at_paren)
                 }
                 continue;
             }
-            walker_op(lx->w, OP_REDIR);
+            /* "<" and "<>" read the file; "<&", "<<<" and the rest do not
+             * name one to read. */
+            bool reads = p[0] == '<' && (k == 1 || (k == 2 && p[1] == '>'));
+            walker_op(lx->w, reads ? OP_REDIR_IN : OP_REDIR);
             continue;
         }
         utstring_clear(lit);

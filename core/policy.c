@@ -99,6 +99,24 @@ static const char *profile_word(kgate_macos_profile p)
     return p == KGATE_MACOS_STRICT ? "strict" : "permissive";
 }
 
+/* A project entry the user layer does not allow.  The entry itself is
+ * not quoted: the project file is not text the user typed (docs/config.md,
+ * "Messages"); its line and key are named instead. */
+static int widening_error(const kg_config *project, const char *pf, kg_list_key k,
+                          size_t i, kg_error *err)
+{
+    char at[32] = "";
+    unsigned line = kg_config_entry_line(project, k, i);
+    if (line) snprintf(at, sizeof at, ":%u", line);
+    return kg_err_set(err, EPERM,
+                      "%s%s: %s: the entry is not in the user config; a project file may "
+                      "only drop entries of this key%s, never add one",
+                      pf, at, kg_list_key_name(k),
+                      k == KG_KEY_ALLOW_HOSTS
+                          ? " or narrow them (a name under a \"*.\" entry, a port)"
+                          : "");
+}
+
 int kg_policy_check_narrowing(const kg_config *user, const kg_config *project,
                               kg_error *err)
 {
@@ -140,20 +158,9 @@ int kg_policy_check_narrowing(const kg_config *user, const kg_config *project,
         const kg_strv *allowed = user->has[k] ? user->lists[k] : NULL;
         for (size_t i = 0; i < kg_strv_len(project->lists[k]); i++) {
             const char *v = kg_strv_get(project->lists[k], i);
-            if (k == KG_KEY_ALLOW_HOSTS) {
-                if (!hosts_cover(allowed, v))
-                    return kg_err_set(err, EPERM,
-                                      "%s: allow_hosts: '%s' is not in the user config; "
-                                      "a project file may only drop entries of this key "
-                                      "or narrow them (a name under a \"*.\" entry, a "
-                                      "port), never add one",
-                                      pf, v);
-            } else if (!list_has(allowed, v, false)) {
-                return kg_err_set(err, EPERM,
-                                  "%s: %s: '%s' is not in the user config; a project "
-                                  "file may only drop entries of this key, never add one",
-                                  pf, kg_list_key_name((kg_list_key)k), v);
-            }
+            bool covered = k == KG_KEY_ALLOW_HOSTS ? hosts_cover(allowed, v)
+                                                   : list_has(allowed, v, false);
+            if (!covered) return widening_error(project, pf, (kg_list_key)k, i, err);
         }
     }
     return 0;
@@ -188,6 +195,20 @@ static void lower_all(kg_strv *v)
     }
 }
 
+/* A path entry that cannot be resolved.  The resolver's message quotes the
+ * path; for a quiet layer (the project file) only its reason is kept. */
+static int resolve_error(const kg_config *c, kg_list_key k, size_t i, kg_error *err)
+{
+    if (!c->quiet) return kg_err_wrap(err, "%s: %s", c->file, kg_list_key_name(k));
+    char at[32] = "";
+    unsigned line = kg_config_entry_line(c, k, i);
+    if (line) snprintf(at, sizeof at, ":%u", line);
+    int code = err ? err->code : EINVAL;
+    return kg_err_set(err, code ? code : EINVAL,
+                      "%s%s: %s: the path of the entry cannot be used (%s)", c->file, at,
+                      kg_list_key_name(k), strerror(code ? code : EINVAL));
+}
+
 /* Rewrites the path keys of c in place to resolved paths.  own_base is
  * where relative allow/read/socket paths of this file start (home for the
  * user file, the project for the project file); deny_read, protect_paths
@@ -220,12 +241,13 @@ static int resolve_layer(kg_config *c, const char *own_base, const char *project
                           : kg_path_resolve(w, base, home, how[h].may_be_missing, err);
             if (!r) {
                 kg_strv_free(out);
-                return kg_err_wrap(err, "%s: %s", c->file, kg_list_key_name(k));
+                return resolve_error(c, k, i, err);
             }
             kg_strv_push(out, r);
             free(r);
         }
-        sort_unique(out);
+        /* Not sorted here: entry i keeps its line for the narrowing check's
+         * message; merge_key sorts what is merged. */
         kg_strv_free(c->lists[k]);
         c->lists[k] = out;
     }
@@ -490,7 +512,7 @@ kg_policy *kg_policy_load(const char *home, const char *cwd, const kg_flags *fla
         free(p->project_file);
         p->project_file = NULL;
     } else {
-        proj = kg_config_load(p->project_file, err);
+        proj = kg_config_load_project(p->project_file, err);
         if (!proj) goto fail;
     }
 

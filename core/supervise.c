@@ -100,8 +100,11 @@ typedef struct stream {
     int rfd;    /* -1 once closed */
     int out_fd; /* 1 or 2 */
     kg_mask *mask;
-    /* Pty mode: after the mask, the sequences that would make the user's
-     * terminal answer (or reach its clipboard) are dropped. */
+    /* Pty mode: before the mask, the sequences that would make the user's
+     * terminal answer (or reach its clipboard) are dropped and UTF-8 C1
+     * controls are rewritten as ESC forms; the mask then reads the very
+     * bytes the terminal will be shown (a token split by C2 9B ... is
+     * seen as the terminal draws it). */
     kg_termfilter *term;
 
     /* Zero-copy relay, when both ends are pipes (Linux): the bytes are
@@ -509,7 +512,6 @@ static int zc_splice(stream *st, size_t n)
 static int sink(void *ctx, const char *buf, size_t len)
 {
     stream *st = ctx;
-    if (st->term) return kg_termfilter_feed(st->term, buf, len);
     uintptr_t b = (uintptr_t)buf, c = (uintptr_t)st->chunk;
     if (st->chunk && b >= c && b < c + st->chunk_len) {
         size_t off = (size_t)(b - c);
@@ -521,6 +523,21 @@ static int sink(void *ctx, const char *buf, size_t len)
     return write_all(ctx, buf, len);
 }
 
+/* The terminal filter's sink, in pty mode: what the terminal may be shown
+ * goes to the mask, whose sink writes it. */
+static int term_sink(void *ctx, const char *buf, size_t len)
+{
+    stream *st = ctx;
+    return kg_mask_feed(st->mask, buf, len);
+}
+
+/* The program's bytes into the stream's first stage. */
+static int stream_feed(stream *st, const char *buf, size_t len)
+{
+    if (st->term) return kg_termfilter_feed(st->term, buf, len);
+    return kg_mask_feed(st->mask, buf, len);
+}
+
 static void stream_close(stream *st)
 {
     if (st->scratch_r >= 0) close(st->scratch_r);
@@ -528,8 +545,10 @@ static void stream_close(stream *st)
     st->scratch_r = st->scratch_w = -1;
     st->zero_copy = false;
     if (st->rfd < 0) return;
-    kg_mask_flush(st->mask);
+    /* The filter first: what it still holds (a sequence left open is
+     * dropped) reaches the mask before the mask lets go of its own. */
     if (st->term) kg_termfilter_flush(st->term);
+    kg_mask_flush(st->mask);
     close(st->rfd);
     st->rfd = -1;
 }
@@ -595,7 +614,7 @@ static int stream_pump(stream *st, char *buf)
     if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
         return 1;
     /* n < 0 with EIO: a pty master whose last slave was closed. */
-    if (n <= 0 || kg_mask_feed(st->mask, buf, (size_t)n) < 0) {
+    if (n <= 0 || stream_feed(st, buf, (size_t)n) < 0) {
         stream_close(st);
         return 0;
     }
@@ -851,7 +870,7 @@ int kg_supervise(const kgate_backend *be, const kg_host *host,
     if (opts && opts->use_pty) {
         s.pty = kg_pty_open(STDIN_FILENO, err);
         if (!s.pty) goto out;
-        s.out.term = kg_termfilter_new(write_all, &s.out);
+        s.out.term = kg_termfilter_new(term_sink, &s.out);
         if (!s.out.term) {
             kg_err_set(err, ENOMEM, "out of memory");
             goto out;

@@ -178,7 +178,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         plen = size - ulen - 1;
     }
     memset(&err, 0, sizeof err);
-    kg_config *proj = kg_config_parse(".kgate.yaml", pbuf, plen, &err);
+    kg_config *proj = kg_config_parse_project(".kgate.yaml", pbuf, plen, &err);
     if (!proj) {
         check_msg(&err, ".kgate.yaml");
     } else {

@@ -207,7 +207,9 @@ fork_bomb_control() {
 project_cannot_raise_bound() {
     local out rc
     printf 'network: off\nmax_processes: 30\n' | write_config
+    # The user's own file: another uid's is refused unread (docs/config.md).
     printf 'max_processes: 100\n' >"$KG_PROJ/.kgate.yaml"
+    chown "$KG_UID:$KG_GID" "$KG_PROJ/.kgate.yaml"
     out=$(kg run -- sh -c 'echo started' 2>&1)
     rc=$?
     printf 'max_processes: 20\n' >"$KG_PROJ/.kgate.yaml"

@@ -136,6 +136,16 @@ for who in $(test_users); do
         drive stopped-term
     check "a secret printed in an interactive shell is masked on the screen" \
         drive mask
+    check "control: without kgate, tokens with a UTF-8 C1 control inside reach the terminal" \
+        drive mask-c1-control
+    check "a token with a UTF-8 C1 control inside (C2 9B, split across reads) is masked" \
+        drive mask-c1
+    if python3 -c 'import ctypes,sys; l=ctypes.CDLL(None); sys.exit(0 if l.syscall(444, None, 0, 1) >= 1 else 1)'; then
+        check "the Landlock box (forced): a token with a UTF-8 C1 control inside is masked" \
+            drive mask-c1 --backend landlock
+    else
+        echo "# Landlock is not enabled in this kernel: the forced Landlock box is not tested"
+    fi
     check "control: without kgate, every terminal query reaches the terminal" \
         drive termq-control
     check "terminal queries and OSC 52 never reach the terminal; drawing sequences do, intact" \

@@ -799,7 +799,48 @@ def sc_termq_control(kg):
     return t
 
 
+# (issue 26, 5) Tokens with a UTF-8 C1 control inside, which a terminal in
+# UTF-8 mode reads as its ESC form: CSI (C2 9B) in the token, in the prefix,
+# a dropped query (DSR) in the token, IND (C2 84).  Written one byte per
+# write, so the C1 control and the token are split across reads.
+C1_TAILS = [b"BBBBBBBBBBBB", b"DDDDDDDDDDDD", b"EEEEEEEEEEEE", b"FFFFFFFFFFFF"]
+C1_PAYLOAD = (b"ghp_AAAAAAAA\xc2\x9bm" + C1_TAILS[0] + b"\n"
+              b"gh\xc2\x9b31mp_DDDD" + C1_TAILS[1] + b"\n"
+              b"ghp_EEEEEEEE\xc2\x9b6n" + C1_TAILS[2] + b"\n"
+              b"ghp_FFFFFFFF\xc2\x84" + C1_TAILS[3] + b"\n<END>\n")
+
+
+def sc_mask_c1(kg):
+    """The mask reads what the terminal will be shown, C1 controls included."""
+    t = Term(kg + ["--"] + term_emitter(C1_PAYLOAD))
+    try:
+        t.expect(rb"<END>")
+        check(t.wait() == 0, "kgate exited %r" % t.status)
+        for tail in C1_TAILS:
+            check(tail not in t.out, "%r reached the screen: %r" % (tail, t.out))
+        check(t.out.count(b"p_***") == 4, "not four masked tokens: %r" % t.out)
+        check(b"\xc2\x9b" not in t.out, "a C1 form reached the screen: %r" % t.out)
+    finally:
+        t.close()
+    return t
+
+
+def sc_mask_c1_control(kg):
+    """Control: without kgate the same bytes reach the terminal, tails and all."""
+    t = Term(term_emitter(C1_PAYLOAD))
+    try:
+        t.expect(rb"<END>")
+        t.wait()
+        for tail in C1_TAILS:
+            check(tail in t.out, "without kgate, %r did not arrive" % tail)
+    finally:
+        t.close()
+    return t
+
+
 SCENARIOS = {
+    "mask-c1": sc_mask_c1,
+    "mask-c1-control": sc_mask_c1_control,
     "termq": sc_termq,
     "termq-control": sc_termq_control,
     "shell": sc_shell,

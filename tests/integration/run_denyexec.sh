@@ -133,6 +133,37 @@ for who in $(test_users); do
     allowed "control: the loop form runs an allowed program" bash -c 'for c in okay; do $c; done'
     check "control: the loop ran it (marker)" [ -e "$KG_PROJ/ran-okayyy" ]
 
+    # (issue 26, 5) A copy or link made and run in one string: it does not
+    # exist when kgate looks, so the tool that would make it is refused
+    # (docs/deny-exec.md, "Copies made inside a shell string").  The copy
+    # lands in other/, from where denyme's marker lands in the project.
+    blocked "cp then run, in one sh -c" sh -c 'cp bin/denyme other/x && other/x'
+    blocked "ln -s (relative target) then run" sh -c 'ln -s ../bin/denyme other/x && other/x'
+    blocked "ln then run" sh -c 'ln bin/denyme other/x && other/x'
+    blocked "install then run" sh -c 'install -m 0755 bin/denyme other/x && other/x'
+    blocked "mv of a copy then run" sh -c 'mv copy other/x && other/x'
+    blocked "cat > then run" sh -c 'cat bin/denyme >other/x; chmod +x other/x; other/x'
+    blocked "cat < > then run" sh -c 'cat <bin/denyme >other/x; chmod +x other/x; other/x'
+    blocked "dd if= then run" sh -c 'dd if=bin/denyme of=other/x 2>/dev/null; chmod +x other/x; other/x'
+    blocked "cp of a copy, by a variable" bash -c 'f=./copy; cp "$f" other/x && other/x'
+    if [ -x /usr/bin/curl ]; then
+        blocked "the issue's form: cp /usr/bin/curl x && ./x" sh -c 'cp /usr/bin/curl x && ./x --version'
+        check "the issue's form: no copy of curl was made" [ ! -e "$KG_PROJ/x" ]
+    fi
+    rm -f "$KG_PROJ/ran-okayyy" "$KG_PROJ/other/y"
+    allowed "control: cp of an allowed program, then run" sh -c 'cp bin/okay other/y && other/y'
+    check "control: the copy ran (marker)" [ -e "$KG_PROJ/ran-okayyy" ]
+    # What docs/deny-exec.md says is not caught: a program that writes the
+    # bytes itself.  It runs, and the denied program with it; the box and
+    # the network policy are the barrier there.
+    if command -v python3 >/dev/null; then
+        rm -f "$KG_PROJ/ran-denyme" "$KG_PROJ/other/z"
+        allowed "documented limit: python copies the bytes itself" sh -c \
+            'python3 -c "import shutil; shutil.copy(\"bin/denyme\", \"other/z\")" && other/z'
+        check "documented limit: that copy ran (marker)" [ -e "$KG_PROJ/ran-denyme" ]
+        rm -f "$KG_PROJ/ran-denyme" "$KG_PROJ/other/z"
+    fi
+
     blocked "script run directly" ./bad.sh
     blocked "sh script" sh bad.sh
     blocked "script without #!" ./noshebang

@@ -55,6 +55,11 @@ ran() {
     check "$1: a launch line" grep -q '"kind":"launch"' "$(LOG)"
 }
 
+# landlock_works: this kernel has Landlock (the forced Landlock box can run).
+landlock_works() {
+    [ "$(python3 -c 'import ctypes; l=ctypes.CDLL(None, use_errno=True); print(max(0, l.syscall(444, None, 0, 1)))')" -ge 1 ]
+}
+
 # proj_file TEXT: the project's .kgate.yaml.
 proj_file() {
     printf '%s\n' "$1" >"$KG_PROJ/.kgate.yaml"
@@ -154,7 +159,16 @@ macos_profile: strict'
         IFS='|' read -r yaml key value <<<"$widen"
         proj_file "$yaml"
         prog
-        refused 125 refuse "project file '$yaml'" '\.kgate\.yaml' "$key: '?$value" 'narrow|never add'
+        case $key in
+        network | macos_profile) # kgate's own words, shown
+            refused 125 refuse "project file '$yaml'" '\.kgate\.yaml' "$key: '$value'" \
+                'narrow|never add' ;;
+        *) # an entry of the file: its line, never its text
+            refused 125 refuse "project file '$yaml'" '\.kgate\.yaml:1: ' \
+                "$key: the entry is not in the user config" 'narrow|never add'
+            check "project file '$yaml': the entry is not quoted" \
+                bash -c "! grep -Eq -- '$value' '$KG_TMP/err'" ;;
+        esac
     done
     rm -f "$KG_PROJ/.kgate.yaml"
 
@@ -284,11 +298,11 @@ macos_profile: strict'
     proj_file 'allow_hosts: [example.com]'
     prog
     refused 125 refuse "a project entry that is the wildcard's own name" \
-        '\.kgate\.yaml: allow_hosts: ' "'example\.com' is not in the user config"
+        '\.kgate\.yaml:1: allow_hosts: the entry is not in the user config'
     proj_file 'allow_hosts: ["*.b.example"]'
     prog
     refused 125 refuse "a project entry that widens a name to a wildcard" \
-        '\.kgate\.yaml: allow_hosts: ' "'\\*\\.b\\.example' is not in the user config"
+        '\.kgate\.yaml:1: allow_hosts: the entry is not in the user config'
     rm -f "$KG_PROJ/.kgate.yaml"
     printf 'network: open\n' | write_config
     prog --allow-net '*.example.com:443'
@@ -303,8 +317,52 @@ macos_profile: strict'
 kgbogus_project_key: x'
     prog
     refused 125 refuse "an unknown key in the project file" \
-        '\.kgate\.yaml:2:1: ' 'kgbogus_project_key'
+        '\.kgate\.yaml:2:1: unknown key \(not shown'
+    check "an unknown key in the project file: its text is not quoted" \
+        bash -c "! grep -q kgbogus_project_key '$KG_TMP/err'"
     rm -f "$KG_PROJ/.kgate.yaml"
+
+    # (issue 26, 5) A run plants .kgate.yaml as a link to a file outside the
+    # box, a second name of a project file, a FIFO or a directory; the next
+    # launch, outside the box, refuses it unread and quotes nothing of it.
+    # Planted in sub/ and launched there: the Landlock box (forced) cannot
+    # create anything in the project root (docs/landlock.md), sub/ it can.
+    # The issue's own case, the link in the project root, in bubblewrap.
+    mkdir -p "$KG_HOME/.config/gh" "$KG_PROJ/sub/m"
+    printf 'github.com:\n  oauth_token: gho_kgrefuseSECRET5521\n' >"$KG_HOME/.config/gh/hosts.yml"
+    printf 'notes\n' >"$KG_PROJ/sub/kgrefuse-notes.txt"
+    chown -R "$KG_UID:$KG_GID" "$KG_HOME/.config" "$KG_PROJ/sub"
+    saved_mark=$MARK
+    MARK=$KG_PROJ/sub/m/kgrefuse-ran # sub/m: writable when sub is the project, in Landlock too
+    for be in bubblewrap landlock; do
+        if [ "$be" = landlock ] && ! landlock_works; then
+            echo "# Landlock is not enabled in this kernel: the forced Landlock box is not tested"
+            continue
+        fi
+        for plant in 'ln -s "$1" sub/.kgate.yaml' 'ln sub/kgrefuse-notes.txt sub/.kgate.yaml' \
+            'mkfifo sub/.kgate.yaml' 'mkdir sub/.kgate.yaml' 'ln -s "$1" .kgate.yaml'; do
+            case $be/$plant in landlock/*' .kgate.yaml') continue ;; esac
+            dir=$KG_PROJ/sub
+            case $plant in *' .kgate.yaml') dir=$KG_PROJ ;; esac
+            rm -rf "$dir/.kgate.yaml" "$MARK" "$(LOG)"
+            r run --backend "$be" -- sh -c "echo kgrefuse-ran-4417; touch \"\$0\"; $plant" \
+                "$MARK" "$KG_HOME/.config/gh/hosts.yml"
+            ran "$be: the run that plants ($plant)"
+            check "$be: ($plant) is in the real project" \
+                bash -c "[ -L '$dir/.kgate.yaml' ] || [ -p '$dir/.kgate.yaml' ] ||
+                    [ -d '$dir/.kgate.yaml' ] || [ \"\$(stat -c %h '$dir/.kgate.yaml')\" = 2 ]"
+            KG_CWD=$dir prog --backend "$be" # a FIFO must not hang it (opened non-blocking)
+            refused 125 refuse "$be: the launch after ($plant)" \
+                '\.kgate\.yaml: (is a symbolic link|has 2 hard links|not a regular file)'
+            check "$be: after ($plant): nothing of the linked file is quoted" \
+                bash -c "! grep -Eq 'github|gho_|notes' '$KG_TMP/err'"
+            rm -rf "$dir/.kgate.yaml"
+            KG_CWD=$dir prog --backend "$be"
+            ran "$be: with the planted file gone, the next launch"
+        done
+    done
+    MARK=$saved_mark
+    rm -f "$KG_PROJ/sub/kgrefuse-notes.txt"
 
     # The command.
     rm -f "$MARK"

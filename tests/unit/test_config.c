@@ -495,6 +495,124 @@ START_TEST(test_load_file)
 }
 END_TEST
 
+/* A project file that is a link, a FIFO, a directory, a second name or
+ * another uid's is refused without being read; the refusal quotes nothing
+ * of what the name points at. */
+START_TEST(test_load_project_refusals)
+{
+    make_tmp();
+    char secret[160], proj[160], want[512];
+    snprintf(secret, sizeof secret, "%s/hosts.yml", tmpdir);
+    snprintf(proj, sizeof proj, "%s/.kgate.yaml", tmpdir);
+    const char *hosts = "github.com:\n  oauth_token: gho_kgtestSECRET7731\n";
+    kgt_write_file(secret, hosts, strlen(hosts), 0600);
+    kg_error err = {0};
+
+    /* The issue's case: the user's own loader reads through the link and
+     * quotes the key; the project loader refuses the link. */
+    ck_assert_int_eq(symlink(secret, proj), 0);
+    ck_assert_ptr_null(kg_config_load(proj, &err));
+    ck_assert_ptr_nonnull(strstr(err.msg, "unknown key 'github.com'"));
+    memset(&err, 0, sizeof err);
+    ck_assert_ptr_null(kg_config_load_project(proj, &err));
+    snprintf(want, sizeof want, "%s: is a symbolic link", proj);
+    ck_assert_msg(strncmp(err.msg, want, strlen(want)) == 0, "%s", err.msg);
+    ck_assert_ptr_null(strstr(err.msg, "github"));
+    ck_assert_ptr_null(strstr(err.msg, "gho_"));
+    unlink(proj);
+
+    /* A link to a file with a valid config is refused just the same. */
+    char good[160];
+    snprintf(good, sizeof good, "%s/good.yaml", tmpdir);
+    kgt_write_file(good, "network: off\n", 13, 0600);
+    ck_assert_int_eq(symlink(good, proj), 0);
+    ck_assert_ptr_null(kg_config_load_project(proj, &err));
+    ck_assert_ptr_nonnull(strstr(err.msg, "symbolic link"));
+    unlink(proj);
+
+    /* A hard link: a second name for another file. */
+    ck_assert_int_eq(link(secret, proj), 0);
+    ck_assert_ptr_null(kg_config_load_project(proj, &err));
+    ck_assert_msg(strstr(err.msg, "has 2 hard links") != NULL, "%s", err.msg);
+    ck_assert_ptr_null(strstr(err.msg, "github"));
+    unlink(proj);
+
+    /* A FIFO (must not hang) and a directory. */
+    ck_assert_int_eq(mkfifo(proj, 0600), 0);
+    ck_assert_ptr_null(kg_config_load_project(proj, &err));
+    ck_assert_msg(strstr(err.msg, "not a regular file") != NULL, "%s", err.msg);
+    unlink(proj);
+    ck_assert_int_eq(mkdir(proj, 0700), 0);
+    ck_assert_ptr_null(kg_config_load_project(proj, &err));
+    ck_assert_msg(strstr(err.msg, "not a regular file") != NULL, "%s", err.msg);
+    rmdir(proj);
+
+    /* Another uid's file (needs root to make one). */
+    kgt_write_file(proj, "network: off\n", 13, 0644);
+    if (geteuid() == 0) {
+        ck_assert_int_eq(chown(proj, 65534, 65534), 0);
+        ck_assert_ptr_null(kg_config_load_project(proj, &err));
+        ck_assert_msg(strstr(err.msg, "owned by uid 65534") != NULL, "%s", err.msg);
+        ck_assert_int_eq(chown(proj, 0, 0), 0);
+    }
+
+    /* The user's regular file with one name loads. */
+    kg_config *c = kg_config_load_project(proj, &err);
+    ck_assert_msg(c != NULL, "%s", err.msg);
+    ck_assert_int_eq(c->network, KGATE_NET_OFF);
+    ck_assert(c->quiet);
+    kg_config_free(c);
+}
+END_TEST
+
+/* Every parse error of a project file names the position and kgate's own
+ * words, never the file's text; the same errors in the user's file quote. */
+START_TEST(test_project_messages_quote_nothing)
+{
+    static const struct {
+        const char *yaml, *quiet, *loud;
+    } cases[] = {
+        {"network: off\ngithub.com: x\n", "p:2:1: unknown key (not shown: ",
+         "p:2:1: unknown key 'github.com'"},
+        {"network: gho_SECRET\n", "p:1:10: network: invalid value (expected off, restricted or open)",
+         "p:1:10: network: invalid value 'gho_SECRET' (expected"},
+        {"macos_profile: gho_SECRET\n", "p:1:16: macos_profile: invalid value (expected",
+         "'gho_SECRET'"},
+        {"max_processes: gho_SECRET\n", "p:1:16: max_processes: invalid value (expected a number",
+         "'gho_SECRET'"},
+        {"allow_hosts: [a.com, gho_SECRET!]\n", "p:1:22: allow_hosts: invalid host name: ",
+         "invalid host name 'gho_SECRET!'"},
+        {"mask_prefixes: [\"gho SECRET\"]\n", "p:1:17: mask_prefixes: white space in entry",
+         "'gho SECRET'"},
+        {"pass_env: [gho.SECRET]\n", "p:1:12: pass_env: not a variable name",
+         "'gho.SECRET'"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        kg_error err = {0};
+        const char *y = cases[i].yaml;
+        ck_assert_ptr_null(kg_config_parse_project("p", y, strlen(y), &err));
+        ck_assert_msg(strncmp(err.msg, cases[i].quiet, strlen(cases[i].quiet)) == 0,
+                      "case %zu: '%s' does not start with '%s'", i, err.msg, cases[i].quiet);
+        ck_assert_msg(strstr(err.msg, "SECRET") == NULL && strstr(err.msg, "github") == NULL,
+                      "case %zu quotes the file: %s", i, err.msg);
+        memset(&err, 0, sizeof err);
+        ck_assert_ptr_null(kg_config_parse("p", y, strlen(y), &err));
+        ck_assert_msg(strstr(err.msg, cases[i].loud) != NULL, "case %zu: user: %s", i,
+                      err.msg);
+    }
+    /* The line of each entry is kept for later messages. */
+    kg_error err = {0};
+    const char *y = "network: off\nallow_hosts:\n  - a.com\n  - a.com\n  - b.com\n";
+    kg_config *c = kg_config_parse_project("p", y, strlen(y), &err);
+    ck_assert_msg(c != NULL, "%s", err.msg);
+    ck_assert_uint_eq(kg_strv_len(c->lists[KG_KEY_ALLOW_HOSTS]), 2);
+    ck_assert_uint_eq(kg_config_entry_line(c, KG_KEY_ALLOW_HOSTS, 0), 3);
+    ck_assert_uint_eq(kg_config_entry_line(c, KG_KEY_ALLOW_HOSTS, 1), 5);
+    ck_assert_uint_eq(kg_config_entry_line(c, KG_KEY_ALLOW_HOSTS, 2), 0);
+    kg_config_free(c);
+}
+END_TEST
+
 START_TEST(test_defaults)
 {
     kg_config *d = kg_config_defaults();
@@ -616,6 +734,8 @@ int main(void)
     tcase_add_test(tc, test_hostile_sizes);
     tcase_add_test(tc, test_hostile_bytes);
     tcase_add_test(tc, test_load_file);
+    tcase_add_test(tc, test_load_project_refusals);
+    tcase_add_test(tc, test_project_messages_quote_nothing);
     tcase_add_test(tc, test_defaults);
     tcase_add_test(tc, test_write_round_trip);
     tcase_add_test(tc, test_apply);

@@ -470,6 +470,58 @@ START_TEST(documented_routes)
 }
 END_TEST
 
+/* (issue 26, 5) A copy or link made and run inside one string does not
+ * exist when kgate looks: the tools that would make one are refused when
+ * an operand is a denied file, another name of it or a copy of it. */
+START_TEST(copy_makers)
+{
+    char den[PATH_MAX * 2], want[PATH_MAX * 4];
+    snprintf(den, sizeof den, "%s/denyme", bin);
+    /* {reader, text before the path, text after it} */
+    const char *routes[][3] = {
+        {"cp", "cp ", " x && ./x"},
+        {"cp", "cp -p -- ", " x; ./x"},
+        {"ln", "ln -s ", " x && ./x"},
+        {"ln", "ln ", " x && ./x"},
+        {"link", "link ", " x && ./x"},
+        {"install", "install -m 0755 ", " x && ./x"},
+        {"mv", "mv ", " x && ./x"},
+        {"rsync", "rsync -a ", " x && ./x"},
+        {"cat", "cat ", " > x; chmod +x x; ./x"},
+        {"dd", "dd if=", " of=x bs=1M; chmod +x x; ./x"},
+        {"<", "cat < ", " > x; chmod +x x; ./x"},
+        {"<", "tee x < ", " >/dev/null; ./x"},
+        {"cp", "busybox cp ", " x; ./x"},
+        {"cp", "d=", "; cp \"$d\" x; ./x"},
+    };
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
+        char str[PATH_MAX * 3];
+        snprintf(str, sizeof str, "%s%s%s", routes[i][1], den, routes[i][2]);
+        ck_assert_msg(run("sh", "-c", str, NULL) == 1, "not blocked: %s", str);
+        snprintf(want, sizeof want, "denyme is on the deny list (%s of ", routes[i][0]);
+        ck_assert_msg(strncmp(reason, want, strlen(want)) == 0, "%s: reason %s", str, reason);
+    }
+    /* Another name of it (hl, sl), a copy of it, a relative target of a
+     * symbolic link, a name entry looked up on PATH, and at the top. */
+    BLOCKED("sh", "-c", "cp hl y && ./y");
+    BLOCKED("sh", "-c", "cp sl y && ./y");
+    BLOCKED("sh", "-c", "cp ./copy y && ./y");
+    ck_assert_msg(strstr(reason, "a copy of") != NULL, "%s", reason);
+    ck_assert_int_eq(mkdir(pj(work, "sub"), 0755), 0);
+    BLOCKED("sh", "-c", "ln -s ../copy sub/y && sub/y");
+    BLOCKED("cp", den, "x");
+    BLOCKED("bash", "-c", "f() { cp \"$1\" x; }; x=$(true); cp ../bin/denyme x");
+    /* Neighbours that run: the same tools on other files, and an allowed
+     * copy before a denied one is still checked (no memo). */
+    ALLOWED("sh", "-c", "cp other y && ./y");
+    ALLOWED("sh", "-c", "ln -s ../bin/okay y; cat other > z; dd if=other of=w; cat < other");
+    ALLOWED("sh", "-c", "cp other y; mv y z; cat /etc/hostname; echo denyme > note");
+    BLOCKED("sh", "-c", "cp other y; cp copy z; ./z");
+    /* A path entry too. */
+    BLOCKED("sh", "-c", "cp ../bin/pathonly p && ./p");
+}
+END_TEST
+
 START_TEST(parse_failures)
 {
     /* Unparseable: every word is taken as a possible command. */
@@ -839,6 +891,7 @@ int main(void)
     tcase_add_test(tc, cache_forget_and_denied_file_changes);
     tcase_add_test(tc, bad_entries);
     tcase_add_test(tc, path_shapes);
+    tcase_add_test(tc, copy_makers);
     suite_add_tcase(s, tc);
     return kgt_run_suite(s);
 }

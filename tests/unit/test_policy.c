@@ -124,33 +124,33 @@ static const narrow_case cases[] = {
     {"allow_hosts drops", "allow_hosts: [a.com, b.com]\n", "allow_hosts: [A.COM]\n", NULL,
      "allow_hosts", "a.com", "b.com"},
     {"allow_hosts adds", "allow_hosts: [a.com]\n", "allow_hosts: [a.com, evil.com]\n",
-     "allow_hosts: 'evil.com' is not in the user config", NULL, NULL, NULL},
+     ".kgate.yaml:1: allow_hosts: the entry is not in the user config", NULL, NULL, NULL},
     {"allow_paths drops", "allow_paths: [~/a, b]\n", "allow_paths: [../a]\n", NULL,
      "allow_paths", "$H/a", "$H/b"},
     {"allow_paths adds", "allow_paths: [~/a]\n", "allow_paths: [~/a, ~/c]\n",
-     "allow_paths: '$H/c' is not in the user config", NULL, NULL, NULL},
+     ".kgate.yaml:1: allow_paths: the entry is not in the user config", NULL, NULL, NULL},
     {"read_paths drops", "read_paths: [~/a, ~/b]\n", "read_paths: []\n", NULL, "read_paths",
      NULL, "$H/a"},
     {"read_paths adds", "read_paths: [~/a]\n", "read_paths: [~/b]\n",
-     "read_paths: '$H/b' is not in the user config", NULL, NULL, NULL},
+     ".kgate.yaml:1: read_paths: the entry is not in the user config", NULL, NULL, NULL},
     {"pass_env drops", "pass_env: [A_TOKEN, B_KEY]\n", "pass_env: [A_TOKEN]\n", NULL,
      "pass_env", "A_TOKEN", "B_KEY"},
     {"pass_env adds", "pass_env: [A_TOKEN]\n", "pass_env: [C_SECRET]\n",
-     "pass_env: 'C_SECRET' is not in the user config", NULL, NULL, NULL},
+     ".kgate.yaml:1: pass_env: the entry is not in the user config", NULL, NULL, NULL},
     {"unprotect_paths drops", "unprotect_paths: [.vscode, .idea]\n",
      "unprotect_paths: [.vscode]\n", NULL, "protect_paths", "$P/.idea", "$P/.vscode"},
     {"unprotect_paths adds", "unprotect_paths: [.vscode]\n",
      "unprotect_paths: [.vscode, .git/hooks]\n",
-     "unprotect_paths: '$P/.git/hooks' is not in the user config", NULL, NULL, NULL},
+     ".kgate.yaml:1: unprotect_paths: the entry is not in the user config", NULL, NULL, NULL},
     {"allow_sockets drops", "allow_sockets: [~/agent.sock]\n", "allow_sockets: []\n", NULL,
      "allow_sockets", NULL, "$H/agent.sock"},
     {"allow_sockets adds", "allow_sockets: [~/agent.sock]\n",
      "allow_sockets: [/run/docker.sock]\n",
-     "allow_sockets: '/run/docker.sock' is not in the user config", NULL, NULL, NULL},
+     ".kgate.yaml:1: allow_sockets: the entry is not in the user config", NULL, NULL, NULL},
     {"macos_allow_mach drops", "macos_allow_mach: [com.a, com.b]\n",
      "macos_allow_mach: [com.b]\n", NULL, "macos_allow_mach", "com.b", "com.a"},
     {"macos_allow_mach adds", "macos_allow_mach: [com.a]\n", "macos_allow_mach: [com.x]\n",
-     "macos_allow_mach: 'com.x' is not in the user config", NULL, NULL, NULL},
+     ".kgate.yaml:1: macos_allow_mach: the entry is not in the user config", NULL, NULL, NULL},
     /* may add; leaving an entry out does not remove it */
     {"deny_read adds", NULL, "deny_read: [secret.pem]\n", NULL, "deny_read",
      "$P/secret.pem", NULL},
@@ -182,23 +182,23 @@ static const narrow_case cases[] = {
      "allow_hosts: [\"api.example.com:443\"]\n", NULL, "allow_hosts",
      "api.example.com:443", NULL},
     {"allow_hosts wildcard does not cover its own name", "allow_hosts: [\"*.example.com\"]\n",
-     "allow_hosts: [example.com]\n", "allow_hosts: 'example.com' is not in the user config",
+     "allow_hosts: [example.com]\n", ".kgate.yaml:1: allow_hosts: the entry is not in the user config",
      NULL, NULL, NULL},
     {"allow_hosts name widened to a wildcard", "allow_hosts: [api.example.com]\n",
      "allow_hosts: [\"*.api.example.com\"]\n",
-     "allow_hosts: '*.api.example.com' is not in the user config", NULL, NULL, NULL},
+     ".kgate.yaml:1: allow_hosts: the entry is not in the user config", NULL, NULL, NULL},
     {"allow_hosts wildcard widened", "allow_hosts: [\"*.api.example.com\"]\n",
      "allow_hosts: [\"*.example.com\"]\n",
-     "allow_hosts: '*.example.com' is not in the user config", NULL, NULL, NULL},
+     ".kgate.yaml:1: allow_hosts: the entry is not in the user config", NULL, NULL, NULL},
     {"allow_hosts a suffix that is not a label", "allow_hosts: [\"*.example.com\"]\n",
      "allow_hosts: [evilexample.com]\n",
-     "allow_hosts: 'evilexample.com' is not in the user config", NULL, NULL, NULL},
+     ".kgate.yaml:1: allow_hosts: the entry is not in the user config", NULL, NULL, NULL},
     {"allow_hosts another port", "allow_hosts: [\"a.com:443\"]\n",
-     "allow_hosts: [\"a.com:80\"]\n", "allow_hosts: 'a.com:80' is not in the user config",
+     "allow_hosts: [\"a.com:80\"]\n", ".kgate.yaml:1: allow_hosts: the entry is not in the user config",
      NULL, NULL, NULL},
     {"allow_hosts a port dropped", "allow_hosts: [\"*.example.com:443\"]\n",
      "allow_hosts: [api.example.com]\n",
-     "allow_hosts: 'api.example.com' is not in the user config", NULL, NULL, NULL},
+     ".kgate.yaml:1: allow_hosts: the entry is not in the user config", NULL, NULL, NULL},
     {"allow_hosts an address is itself only", "allow_hosts: [198.18.0.9]\n",
      "allow_hosts: [\"198.18.0.9:80\"]\n", NULL, "allow_hosts", "198.18.0.9:80", NULL},
     /* the project's list is the effective one only when it sets the key */
@@ -291,7 +291,7 @@ START_TEST(test_check_narrowing_pure)
             ck_assert_msg(rc == -1, "%s: adding accepted", kg_list_key_name(k));
             char want[256];
             snprintf(want, sizeof want,
-                     "proj.yaml: %s: '/new' is not in the user config; a project file may "
+                     "proj.yaml: %s: the entry is not in the user config; a project file may "
                      "only drop entries of this key%s, never add one",
                      kg_list_key_name(k),
                      k == KG_KEY_ALLOW_HOSTS
@@ -418,6 +418,36 @@ START_TEST(test_user_file_replaces_defaults)
 }
 END_TEST
 
+/* A project file's messages name its line and the key, never an entry: a
+ * widening entry on line 4 and a path that does not resolve on line 3. */
+START_TEST(test_project_messages_name_lines)
+{
+    kg_error err = {0};
+    char want[PATH_MAX * 2];
+    write_user("network: restricted\nallow_hosts: [a.example]\nallow_paths: [~/a]\n");
+    write_project("network: off\nallow_hosts:\n  - a.example\n  - gho-kgsecret.example\n");
+    ck_assert_ptr_null(kg_policy_load(home, proj, NULL, &err));
+    snprintf(want, sizeof want, "%s/.kgate.yaml:4: allow_hosts: the entry is not in the user "
+                                "config", proj);
+    ck_assert_msg(strncmp(err.msg, want, strlen(want)) == 0, "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "kgsecret") == NULL, "quotes the entry: %s", err.msg);
+
+    write_project("network: off\nallow_paths:\n  - ~/gho-kgsecret-missing\n");
+    ck_assert_ptr_null(kg_policy_load(home, proj, NULL, &err));
+    snprintf(want, sizeof want, "%s/.kgate.yaml:3: allow_paths: the path of the entry cannot "
+                                "be used (", proj);
+    ck_assert_msg(strncmp(err.msg, want, strlen(want)) == 0, "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "kgsecret") == NULL, "quotes the entry: %s", err.msg);
+
+    /* The same entry in the user's file is quoted: the user typed it. */
+    write_project(NULL);
+    write_user("allow_paths: [~/gho-kgsecret-missing]\n");
+    ck_assert_ptr_null(kg_policy_load(home, proj, NULL, &err));
+    ck_assert_msg(strstr(err.msg, "~/gho-kgsecret-missing: does not exist") != NULL, "%s",
+                  err.msg);
+}
+END_TEST
+
 START_TEST(test_bad_files)
 {
     kg_error err = {0};
@@ -431,7 +461,7 @@ START_TEST(test_bad_files)
     write_project("allow_hosts: [x..y]\n");
     ck_assert_ptr_null(kg_policy_load(home, proj, NULL, &err));
     snprintf(want, sizeof want,
-             "%s/.kgate.yaml:1:15: allow_hosts: invalid host name 'x..y': empty label in host name",
+             "%s/.kgate.yaml:1:15: allow_hosts: invalid host name: empty label in host name",
              proj);
     ck_assert_str_eq(err.msg, want);
 
@@ -655,6 +685,7 @@ int main(void)
     tcase_add_test(tc, test_defaults_without_files);
     tcase_add_test(tc, test_user_file_replaces_defaults);
     tcase_add_test(tc, test_bad_files);
+    tcase_add_test(tc, test_project_messages_name_lines);
     tcase_add_test(tc, test_oneshot_flags);
     tcase_add_test(tc, test_builtin_protection_edges);
     tcase_add_test(tc, test_tmpdir_and_network_modes);

@@ -565,6 +565,75 @@ START_TEST(pty_program_gets_its_own_terminal)
 }
 END_TEST
 
+/* (issue 26, 5) In pty mode the mask reads what the terminal filter lets
+ * through, as the terminal will be shown it: a token with a UTF-8 C1
+ * control inside (C2 9B is CSI) is masked, also when the C1 control, the
+ * prefix or the token is split across the program's writes. */
+START_TEST(pty_mask_reads_what_the_terminal_shows)
+{
+    int tm = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    ck_assert_int_ge(tm, 0);
+    ck_assert(grantpt(tm) == 0 && unlockpt(tm) == 0);
+    char tname[128];
+    ck_assert_int_eq(ptsname_r(tm, tname, sizeof tname), 0);
+    int ts = open(tname, O_RDWR | O_NOCTTY | O_CLOEXEC);
+    ck_assert_int_ge(ts, 0);
+    pid_t kid = fork();
+    ck_assert_int_ge(kid, 0);
+    if (kid == 0) {
+        dup2(ts, 0);
+        dup2(ts, 1);
+        use_pty = true;
+        int st = run_sh(/* CSI in its C1 form inside the token */
+                        "printf 'ghp_AAAAAAAA\\302\\233mBBBBBBBBBBBB\\n'; "
+                        /* the same, C2 and 9B in separate writes */
+                        "printf 'ghp_CCCC'; sleep 0.1; printf 'CCCC\\302'; sleep 0.1; "
+                        "printf '\\233mCCCCCCCCCCCC\\n'; "
+                        /* inside the prefix */
+                        "printf 'gh\\302\\23331mp_DDDDDDDDDDDDDDDD\\n'; "
+                        /* a dropped query (DSR) in C1 form: gone, the token whole */
+                        "printf 'ghp_EEEEEEEE\\302\\2336nEEEEEEEEEEEE\\n'; "
+                        /* IND, a C1 control of its own */
+                        "printf 'ghp_FFFFFFFF\\302\\204FFFFFFFFFFFF\\n'; "
+                        "echo DONE-MARK",
+                        NULL, NULL);
+        _exit(st == -1000 ? 99 : st);
+    }
+    char acc[8192] = {0};
+    size_t len = 0;
+    read_until(tm, acc, sizeof acc, &len, "DONE-MARK");
+    int st;
+    ck_assert_int_eq(waitpid(kid, &st, 0), kid);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d, output '%s'", st, acc);
+    static const char *const tails[] = {"BBBBBBBBBBBB", "CCCCCCCCCCCC", "DDDDDDDDDDDD",
+                                        "EEEEEEEEEEEE", "FFFFFFFFFFFF", "CCCC"};
+    for (size_t i = 0; i < sizeof tails / sizeof tails[0]; i++)
+        ck_assert_msg(strstr(acc, tails[i]) == NULL, "%s reached the terminal: '%s'", tails[i],
+                      acc);
+    ck_assert_ptr_nonnull(strstr(acc, "ghp_***\x1b[m"));
+    ck_assert_ptr_nonnull(strstr(acc, "gh\x1b[31mp_***"));
+    ck_assert_ptr_nonnull(strstr(acc, "ghp_***\x1b" "D"));
+    ck_assert_ptr_null(strstr(acc, "\x1b[6n")); /* the query was dropped */
+    ck_assert_ptr_null(strstr(acc, "\xc2\x9b")); /* C1 forms leave as ESC forms */
+    close(ts);
+    close(tm);
+}
+END_TEST
+
+/* Pipe mode has no terminal filter: the bytes leave as the program wrote
+ * them, and the mask reads those.  A 7-bit escape inside a token is seen
+ * through; a C1 control is a byte like any other, which ends the token in
+ * those bytes (docs/output-and-audit.md says what that means). */
+START_TEST(pipe_mask_reads_the_bytes_written)
+{
+    ck_assert_int_eq(run_sh("printf 'ghp_AAAAAAAA\\033[mBBBBBBBBBBBB\\n'; "
+                            "printf 'ghp_CCCCCCCC\\302\\233mCCCCCCCCCCCC\\n'",
+                            NULL, NULL), 0);
+    ck_assert_str_eq(slurp(outpath),
+                     "ghp_***\x1b[m\nghp_CCCCCCCC\xc2\x9bmCCCCCCCCCCCC\n");
+}
+END_TEST
+
 int main(void)
 {
     /* A test runner started as a background job of a non-interactive shell
@@ -593,6 +662,8 @@ int main(void)
     tcase_add_test(tc, large_output_intact);
     tcase_add_test(tc, masking_through_pipes_matches_the_mask);
     tcase_add_test(tc, pty_program_gets_its_own_terminal);
+    tcase_add_test(tc, pty_mask_reads_what_the_terminal_shows);
+    tcase_add_test(tc, pipe_mask_reads_the_bytes_written);
     suite_add_tcase(s, tc);
     return kgt_run_suite(s);
 }
