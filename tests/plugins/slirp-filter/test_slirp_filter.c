@@ -566,6 +566,7 @@ START_TEST(watcher_names)
         "dnsmasq[7]: reply meta.test is 100.100.100.200\n"
         "dnsmasq[7]: reply lit.test is 168.63.129.16\n"
         "dnsmasq[7]: reply al.test is <CNAME>\n"
+        "dnsmasq[7]: nftset add 4 inet kgate any 198.18.0.1 al.test\n"
         "dnsmasq[7]: reply self.test is 198.18.0.1\n"
         /* The rebind guard's refusals: the name asked (a CNAME chain's
          * first), once. */
