@@ -268,6 +268,19 @@ answer:NOERROR" ] || { echo "  got '$(printf '%s' "$out" | tr '\n' ' ')'; stderr
     audit_has v6.priv.test ""
 }
 
+# --dry-run prints the never set with the namespace's own address in it
+# (read by plan() as by the launch), and the resolver's rebind guard.
+dry_run_shows_never() {
+    local out
+    config_for allowed.test
+    out=$(kg run --dry-run -- /bin/true 2>&1)
+    printf '%s\n' "$out" | grep -A3 'set never4 {' | grep -q 'elements = {.* 198\.18\.0\.1[ ,}]' &&
+        printf '%s\n' "$out" | grep -qx 'stop-dns-rebind' || {
+        echo "  dry-run: $(printf '%s\n' "$out" | grep -A3 'never4' | tr '\n' ' ')"
+        return 1
+    }
+}
+
 for who in $(test_users); do
     use_user "$who"
     for f in probe.py dns_ask.py; do
@@ -277,6 +290,7 @@ for who in $(test_users); do
 
     check "control: every listener answers a connection from outside" control_listeners
     check "control: the zone answers every .priv.test name with its address" control_zone
+    check "--dry-run shows 198.18.0.1 in the never set and the rebind guard" dry_run_shows_never
     check "lo.priv.test (127.0.0.1): refused by the resolver, the host's loopback not reached" \
         private_name lo.priv.test 127.0.0.1 18090 127.0.0.1:18090 resolver
     check "meta.priv.test (169.254.169.254): refused by the resolver, metadata not reached" \
