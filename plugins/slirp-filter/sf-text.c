@@ -226,12 +226,15 @@ int sf_explicit_v4(const sf_filter *f, unsigned addr)
     return 0;
 }
 
-/* Covered by sf_never_v6_static already: ::, ::1, fe80::/10, and
- * v4-mapped forms (written for every IPv4 address anyway). */
+/* Covered by sf_never_v6_static already: ::, ::1, fe80::/10,
+ * fd00:ec2::254, and v4-mapped forms (written for every IPv4 address
+ * anyway).  nft refuses an element twice in an interval set. */
 static int in_static_v6(const unsigned char *a)
 {
     static const unsigned char zero[16];
+    static const unsigned char ec2[16] = {0xfd, 0, 0x0e, 0xc2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0x54};
     if (memcmp(a, zero, 15) == 0 && (a[15] == 0 || a[15] == 1)) return 1;
+    if (memcmp(a, ec2, 16) == 0) return 1;
     if (a[0] == 0xfe && (a[1] & 0xc0) == 0x80) return 1;
     static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
     return memcmp(a, mapped, 12) == 0;

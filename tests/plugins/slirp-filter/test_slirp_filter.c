@@ -312,6 +312,7 @@ START_TEST(nft_ruleset_exact)
     add_self(&f, AF_INET6, "fe80::1");
     add_self(&f, AF_INET6, "::1");
     add_self(&f, AF_INET6, "::ffff:198.18.0.1");
+    add_self(&f, AF_INET6, "fd00:ec2::254");
     add_self(&f, AF_INET6, "fd00::2");
     char *r = sf_nft_ruleset(&f);
     ck_assert_ptr_nonnull(r);
