@@ -60,7 +60,19 @@ int sf_entry_matches(const sf_entry *e, const char *name);
 typedef struct sf_fixed {
     unsigned addr; /* network byte order */
     unsigned port;
+    int explicit;  /* 1: a literal allow_hosts entry (it may name a never
+                    * address, sf_never_v4); 0: from /etc/hosts */
 } sf_fixed;
+
+/* The host's own addresses, read at launch (getifaddrs in the host's
+ * network namespace): slirp4netns connects from there, so an answer that
+ * names one of them reaches the host's own services. */
+typedef struct sf_self {
+    unsigned *v4; /* network byte order */
+    size_t n4;
+    unsigned char (*v6)[16];
+    size_t n6;
+} sf_self;
 
 /* The whole filter, computed by the parent before anything is forked. */
 typedef struct sf_filter {
@@ -70,6 +82,7 @@ typedef struct sf_filter {
     size_t n_ports;
     sf_fixed *fixed;
     size_t n_fixed, cap_fixed;
+    sf_self self; /* empty unless sf_filter_add_self_addrs ran */
 } sf_filter;
 
 /* Parses every entry (err names the first bad one, by position). */
@@ -77,9 +90,44 @@ int sf_filter_build(const kgate_strlist *hosts, sf_filter *f, kgate_err *err);
 /* Adds the IPv4 addresses a hosts file (its text) gives to allowed names.
  * Returns 0, or -1 when out of memory. */
 int sf_filter_add_hosts_text(sf_filter *f, const char *text);
-/* Adds one fixed address (deduplicated); 0, or -1 when out of memory. */
-int sf_filter_add_fixed(sf_filter *f, unsigned addr, unsigned port);
+/* Adds one fixed address (deduplicated; explicit wins); 0, or -1 when out
+ * of memory. */
+int sf_filter_add_fixed(sf_filter *f, unsigned addr, unsigned port, int explicit);
 void sf_filter_free(sf_filter *f);
+
+/* Addresses never reachable through a name (docs/network.md, "Answers
+ * that name the host or a metadata service"): loopback, 0/8, slirp's own
+ * 10.0.2.0/24, link-local 169.254/16, the metadata addresses that are not
+ * link-local (100.100.100.200, 168.63.129.16), and the IPv6 equivalents
+ * (::, ::1, fe80::/10, fd00:ec2::254, v4-mapped forms of the IPv4 ones),
+ * plus the host's own addresses in f->self.  The nft ruleset checks them
+ * before the allow sets; only a literal allow_hosts entry gets past. */
+typedef struct sf_range {
+    const char *text; /* as nft writes it */
+    unsigned net;     /* host byte order */
+    unsigned bits;
+} sf_range;
+extern const sf_range sf_never_v4_ranges[];
+extern const size_t sf_never_v4_n;
+extern const char *const sf_never_v6_static[];
+extern const size_t sf_never_v6_n;
+
+/* 1 when addr (IPv4, network byte order) is never reachable through a
+ * name: in a static range or one of f->self's. */
+int sf_never_v4(const sf_filter *f, unsigned addr);
+/* 1 when addr is a literal allow_hosts entry (on any port). */
+int sf_explicit_v4(const sf_filter *f, unsigned addr);
+/* Adds one host address (AF_INET or AF_INET6, raw bytes); addresses a
+ * static range already covers, and repeats, are skipped.  0, or -1 when
+ * out of memory. */
+int sf_filter_add_self(sf_filter *f, int family, const void *addr);
+/* Reads the host's own addresses (getifaddrs, in the caller's network
+ * namespace) into f->self.  0, or -1 with err filled: the launch refuses
+ * rather than run without them. */
+int sf_filter_add_self_addrs(sf_filter *f, kgate_err *err);
+/* Everything plan and launch build the same way: the entries,
+ * /etc/hosts, and the host's own addresses. */
+int sf_filter_for_policy(const kgate_strlist *hosts, sf_filter *f, kgate_err *err);
 
 /* The names of the filter's pieces, shared by the builders and tests. */
 #define SF_RESOLVER_ADDR "127.0.0.1"
@@ -161,8 +209,10 @@ int sf_doctor(const kgate_host *host, const kgate_policy *policy,
 
 /* The event watcher (sf-watch.c): reads dnsmasq's log on log_fd and the
  * refused packets from NFLOG, writes records to events_fd; one byte on
- * ready_fd once it listens.  Never returns. */
-_Noreturn void sf_watch_run(int log_fd, int events_fd, int ready_fd);
+ * ready_fd once it listens.  f (the filter, for sf_never_v4): an answer
+ * that names a never address is reported as it is given.  Never
+ * returns. */
+_Noreturn void sf_watch_run(int log_fd, int events_fd, int ready_fd, const sf_filter *f);
 
 /* The restricted construction.  plan's argv is the bwrap argv to exec
  * inside the helper. */

@@ -181,6 +181,7 @@ typedef struct sf_child_ctx {
     const char *ruleset; /* nft -f input */
     int dns_conf;        /* memfd: dnsmasq's configuration */
     int events;          /* the core's events pipe, or -1 */
+    const sf_filter *filter; /* for the watcher: which answers to report */
 } sf_child_ctx;
 
 /* Sends "E<message>" and ends H.  One send: the parent reads to EOF. */
@@ -406,7 +407,7 @@ static void child_resolver_start(const sf_child_ctx *c, sf_dns_run *r)
             prctl(PR_SET_PDEATHSIG, SIGTERM);
             if (getppid() == 1) _exit(0);
             unblock_signals();
-            sf_watch_run(3, 4, 5);
+            sf_watch_run(3, 4, 5, c->filter);
         }
         close(logp[0]);
         close(ready[1]);
@@ -614,7 +615,7 @@ static const char *slirp_messages(int fd, char *buf, size_t bufsz)
 static int launch_with(const kgate_host *host, const kgate_policy *policy,
                        const kgate_plan *plan, const kgate_launch *io,
                        const sf_tools *tools, kgate_proc *proc, const char *ruleset,
-                       int dns_conf, int events, kgate_err *err)
+                       int dns_conf, int events, const sf_filter *flt, kgate_err *err)
 {
     size_t argc = 0;
     const char *const *argv = host->plan_argv(plan, &argc);
@@ -721,6 +722,7 @@ static int launch_with(const kgate_host *host, const kgate_policy *policy,
         .ruleset = ruleset,
         .dns_conf = dns_conf,
         .events = events,
+        .filter = flt,
     };
     kgl_guard guard;
     /* The guard holds our end of the gate too (kgl-guard.c). */
@@ -902,24 +904,26 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
     /* The whole filter as text, before anything is forked: a list that
      * cannot be built starts nothing. */
     sf_filter flt;
-    if (sf_filter_build(&policy->allow_hosts, &flt, err) < 0) return -1;
-    char *hosts_text = sf_read_small_file("/etc/hosts");
-    int hr = sf_filter_add_hosts_text(&flt, hosts_text);
-    free(hosts_text);
-    char *ruleset = hr == 0 ? sf_nft_ruleset(&flt) : NULL;
+    /* The host's own addresses are read here, in the host's namespace,
+     * once: one that appears later in the run is not in the filter
+     * (docs/network.md). */
+    if (sf_filter_for_policy(&policy->allow_hosts, &flt, err) < 0) return -1;
+    char *ruleset = sf_nft_ruleset(&flt);
     char *dconf = ruleset ? sf_dnsmasq_conf(&flt, events >= 0) : NULL;
-    sf_filter_free(&flt);
     int dns_conf = dconf ? memfd_create("kgate-dnsmasq.conf", MFD_CLOEXEC) : -1;
     if (dns_conf < 0 || write_all(dns_conf, dconf, strlen(dconf)) < 0) {
         int e = dconf ? errno : ENOMEM;
         free(ruleset);
         free(dconf);
+        sf_filter_free(&flt);
         if (dns_conf >= 0) close(dns_conf);
         return kgate_err_set(err, e, "building the network filter failed: %s", strerror(e));
     }
     free(dconf);
-    int r = launch_with(host, policy, plan, io, tools, proc, ruleset, dns_conf, events, err);
+    int r = launch_with(host, policy, plan, io, tools, proc, ruleset, dns_conf, events, &flt,
+                        err);
     free(ruleset);
+    sf_filter_free(&flt);
     close(dns_conf);
     return r;
 }

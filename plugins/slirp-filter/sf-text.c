@@ -8,6 +8,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <ifaddrs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,7 +104,7 @@ int sf_filter_build(const kgate_strlist *hosts, sf_filter *f, kgate_err *err)
         if (f->e[i].is_addr) {
             struct in_addr a;
             inet_pton(AF_INET, f->e[i].name, &a);
-            if (sf_filter_add_fixed(f, a.s_addr, f->e[i].port) < 0) {
+            if (sf_filter_add_fixed(f, a.s_addr, f->e[i].port, 1) < 0) {
                 sf_filter_free(f);
                 return kgate_err_set(err, ENOMEM, "out of memory");
             }
@@ -112,10 +113,13 @@ int sf_filter_build(const kgate_strlist *hosts, sf_filter *f, kgate_err *err)
     return 0;
 }
 
-int sf_filter_add_fixed(sf_filter *f, unsigned addr, unsigned port)
+int sf_filter_add_fixed(sf_filter *f, unsigned addr, unsigned port, int explicit)
 {
     for (size_t i = 0; i < f->n_fixed; i++)
-        if (f->fixed[i].addr == addr && f->fixed[i].port == port) return 0;
+        if (f->fixed[i].addr == addr && f->fixed[i].port == port) {
+            f->fixed[i].explicit |= explicit;
+            return 0;
+        }
     if (f->n_fixed == f->cap_fixed) {
         size_t cap = f->cap_fixed ? f->cap_fixed * 2 : 16;
         sf_fixed *more = realloc(f->fixed, cap * sizeof *more);
@@ -123,7 +127,7 @@ int sf_filter_add_fixed(sf_filter *f, unsigned addr, unsigned port)
         f->fixed = more;
         f->cap_fixed = cap;
     }
-    f->fixed[f->n_fixed++] = (sf_fixed){addr, port};
+    f->fixed[f->n_fixed++] = (sf_fixed){addr, port, explicit};
     return 0;
 }
 
@@ -148,7 +152,7 @@ int sf_filter_add_hosts_text(sf_filter *f, const char *text)
                      nm = strtok_r(NULL, " \t\r", &save))
                     for (size_t i = 0; i < f->n; i++)
                         if (sf_entry_matches(&f->e[i], nm) &&
-                            sf_filter_add_fixed(f, a.s_addr, f->e[i].port) < 0)
+                            sf_filter_add_fixed(f, a.s_addr, f->e[i].port, 0) < 0)
                             return -1;
         }
         text += len;
@@ -162,7 +166,138 @@ void sf_filter_free(sf_filter *f)
     free(f->e);
     free(f->ports);
     free(f->fixed);
+    free(f->self.v4);
+    free(f->self.v6);
     memset(f, 0, sizeof *f);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Addresses never reachable through a name                                  */
+/* ------------------------------------------------------------------------ */
+
+/* slirp4netns makes the sandbox's connections from the host's network
+ * namespace, so an allowed name whose answer is one of these reaches a
+ * service of the host or of its cloud, not a site: loopback and 0/8 (the
+ * host's own), slirp's 10.0.2.0/24 (10.0.2.2 is the host), link-local
+ * (169.254.169.254: AWS, GCP, Azure, OpenStack metadata), Alibaba's
+ * 100.100.100.200 and Azure's 168.63.129.16 (outside every private
+ * range, so dnsmasq's rebind guard lets them through). */
+const sf_range sf_never_v4_ranges[] = {
+    {"0.0.0.0/8", 0x00000000u, 8},          {"10.0.2.0/24", 0x0a000200u, 24},
+    {"100.100.100.200", 0x646464c8u, 32},   {"127.0.0.0/8", 0x7f000000u, 8},
+    {"168.63.129.16", 0xa83f8110u, 32},     {"169.254.0.0/16", 0xa9fe0000u, 16},
+};
+const size_t sf_never_v4_n = sizeof sf_never_v4_ranges / sizeof sf_never_v4_ranges[0];
+
+/* The IPv6 forms: unspecified, loopback, link-local, AWS's IPv6 metadata
+ * address, and the v4-mapped form of every IPv4 range above (a socket
+ * that connects to ::ffff:a.b.c.d sends IPv4, but the rule must not depend
+ * on that). */
+const char *const sf_never_v6_static[] = {
+    "::", "::1", "fe80::/10", "fd00:ec2::254",
+    "::ffff:0.0.0.0/104", "::ffff:10.0.2.0/120", "::ffff:100.100.100.200",
+    "::ffff:127.0.0.0/104", "::ffff:168.63.129.16", "::ffff:169.254.0.0/112",
+};
+const size_t sf_never_v6_n = sizeof sf_never_v6_static / sizeof sf_never_v6_static[0];
+
+static int in_static_v4(unsigned addr)
+{
+    unsigned h = ntohl(addr);
+    for (size_t i = 0; i < sf_never_v4_n; i++) {
+        unsigned bits = sf_never_v4_ranges[i].bits;
+        unsigned mask = bits ? ~0u << (32 - bits) : 0;
+        if ((h & mask) == sf_never_v4_ranges[i].net) return 1;
+    }
+    return 0;
+}
+
+int sf_never_v4(const sf_filter *f, unsigned addr)
+{
+    if (in_static_v4(addr)) return 1;
+    for (size_t i = 0; i < f->self.n4; i++)
+        if (f->self.v4[i] == addr) return 1;
+    return 0;
+}
+
+int sf_explicit_v4(const sf_filter *f, unsigned addr)
+{
+    for (size_t i = 0; i < f->n_fixed; i++)
+        if (f->fixed[i].explicit && f->fixed[i].addr == addr) return 1;
+    return 0;
+}
+
+/* Covered by sf_never_v6_static already: ::, ::1, fe80::/10,
+ * fd00:ec2::254, and v4-mapped forms (written for every IPv4 address
+ * anyway).  nft refuses an element twice in an interval set. */
+static int in_static_v6(const unsigned char *a)
+{
+    static const unsigned char zero[16];
+    static const unsigned char ec2[16] = {0xfd, 0, 0x0e, 0xc2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0x54};
+    if (memcmp(a, zero, 15) == 0 && (a[15] == 0 || a[15] == 1)) return 1;
+    if (memcmp(a, ec2, 16) == 0) return 1;
+    if (a[0] == 0xfe && (a[1] & 0xc0) == 0x80) return 1;
+    static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    return memcmp(a, mapped, 12) == 0;
+}
+
+int sf_filter_add_self(sf_filter *f, int family, const void *addr)
+{
+    if (family == AF_INET) {
+        unsigned a;
+        memcpy(&a, addr, 4);
+        if (sf_never_v4(f, a)) return 0;
+        unsigned *more = realloc(f->self.v4, (f->self.n4 + 1) * sizeof *more);
+        if (!more) return -1;
+        f->self.v4 = more;
+        f->self.v4[f->self.n4++] = a;
+        return 0;
+    }
+    if (family != AF_INET6 || in_static_v6(addr)) return 0;
+    for (size_t i = 0; i < f->self.n6; i++)
+        if (memcmp(f->self.v6[i], addr, 16) == 0) return 0;
+    unsigned char(*more)[16] = realloc(f->self.v6, (f->self.n6 + 1) * sizeof *more);
+    if (!more) return -1;
+    f->self.v6 = more;
+    memcpy(f->self.v6[f->self.n6++], addr, 16);
+    return 0;
+}
+
+int sf_filter_add_self_addrs(sf_filter *f, kgate_err *err)
+{
+    struct ifaddrs *ifs = NULL;
+    if (getifaddrs(&ifs) < 0)
+        return kgate_err_set(err, errno, "cannot read the host's own addresses: %s",
+                             strerror(errno));
+    int r = 0;
+    for (struct ifaddrs *i = ifs; i && r == 0; i = i->ifa_next) {
+        if (!i->ifa_addr) continue;
+        if (i->ifa_addr->sa_family == AF_INET)
+            r = sf_filter_add_self(f, AF_INET,
+                                   &((const struct sockaddr_in *)i->ifa_addr)->sin_addr);
+        else if (i->ifa_addr->sa_family == AF_INET6)
+            r = sf_filter_add_self(f, AF_INET6,
+                                   &((const struct sockaddr_in6 *)i->ifa_addr)->sin6_addr);
+    }
+    freeifaddrs(ifs);
+    return r < 0 ? kgate_err_set(err, ENOMEM, "out of memory") : 0;
+}
+
+int sf_filter_for_policy(const kgate_strlist *hosts, sf_filter *f, kgate_err *err)
+{
+    if (sf_filter_build(hosts, f, err) < 0) return -1;
+    /* The program's resolver asks /etc/hosts before DNS. */
+    char *text = sf_read_small_file("/etc/hosts");
+    int r = sf_filter_add_hosts_text(f, text);
+    free(text);
+    if (r < 0) {
+        sf_filter_free(f);
+        return kgate_err_set(err, ENOMEM, "out of memory");
+    }
+    if (sf_filter_add_self_addrs(f, err) < 0) {
+        sf_filter_free(f);
+        return -1;
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -189,6 +324,49 @@ static void port_match(FILE *o, unsigned port)
     else fputs("meta l4proto tcp ", o);
 }
 
+/* The fixed addresses of one kind (explicit: literal entries; else
+ * /etc/hosts'), one rule per port. */
+static void fixed_rules(FILE *o, const sf_filter *f, int explicit)
+{
+    for (size_t p = 0; p < f->n_ports; p++) {
+        int first = 1;
+        for (size_t i = 0; i < f->n_fixed; i++) {
+            if (f->fixed[i].port != f->ports[p] || !f->fixed[i].explicit != !explicit)
+                continue;
+            char a[INET_ADDRSTRLEN];
+            struct in_addr in = {.s_addr = f->fixed[i].addr};
+            inet_ntop(AF_INET, &in, a, sizeof a);
+            fprintf(o, "%s%s", first ? "\t\tip daddr { " : ", ", a);
+            first = 0;
+        }
+        if (first) continue;
+        fputs(" } ", o);
+        port_match(o, f->ports[p]);
+        fputs("accept\n", o);
+    }
+}
+
+/* The never sets (sf_never_v4): the static ranges and the host's own
+ * addresses, IPv6 with the v4-mapped form of every IPv4 one. */
+static void never_sets(FILE *o, const sf_filter *f)
+{
+    fputs("\tset never4 {\n\t\ttype ipv4_addr\n\t\tflags interval\n\t\telements = { ", o);
+    for (size_t i = 0; i < sf_never_v4_n; i++)
+        fprintf(o, "%s%s", i ? ", " : "", sf_never_v4_ranges[i].text);
+    char a[INET6_ADDRSTRLEN];
+    for (size_t i = 0; i < f->self.n4; i++)
+        fprintf(o, ", %s", inet_ntop(AF_INET, &f->self.v4[i], a, sizeof a));
+    fputs(" }\n\t}\n", o);
+    fputs("\tset never6 {\n\t\ttype ipv6_addr\n\t\tflags interval\n\t\telements = { ", o);
+    for (size_t i = 0; i < sf_never_v6_n; i++)
+        fprintf(o, "%s%s", i ? ", " : "", sf_never_v6_static[i]);
+    for (size_t i = 0; i < f->self.n4; i++)
+        fprintf(o, ", ::ffff:%s", inet_ntop(AF_INET, &f->self.v4[i], a, sizeof a));
+    for (size_t i = 0; i < f->self.n6; i++)
+        fprintf(o, ", %s", inet_ntop(AF_INET6, f->self.v6[i], a, sizeof a));
+    fputs(" }\n\t}\n", o);
+}
+
 char *sf_nft_ruleset(const sf_filter *f)
 {
     char *buf = NULL;
@@ -207,6 +385,7 @@ char *sf_nft_ruleset(const sf_filter *f)
                 "\n\t\tsize %d\n\t}\n",
                 sn, SF_SET_SIZE);
     }
+    never_sets(o, f);
     fputs("\tchain output {\n"
           "\t\ttype filter hook output priority filter; policy drop;\n"
           /* Queries to the resolver carry the mark on their connection;
@@ -222,7 +401,15 @@ char *sf_nft_ruleset(const sf_filter *f)
           "\t\tct state established,related accept\n"
           /* The kernel's own IPv6 chatter on tap0 (neighbour discovery,
            * MLD): nobody's connection, so not reported. */
-          "\t\tip6 daddr ff02::/16 drop\n"
+          "\t\tip6 daddr ff02::/16 drop\n",
+          o);
+    /* A literal entry is the user naming that address: it may be one of
+     * the never addresses, so it comes first. */
+    fixed_rules(o, f, 1);
+    /* Before every allow set and /etc/hosts' addresses: whatever the
+     * resolver answers, no name reaches the host or a metadata service. */
+    fputs("\t\tip daddr @never4 jump refuse\n"
+          "\t\tip6 daddr @never6 jump refuse\n"
           "\t\tmeta nfproto ipv6 jump refuse\n",
           o);
     for (size_t p = 0; p < f->n_ports; p++) {
@@ -232,21 +419,7 @@ char *sf_nft_ruleset(const sf_filter *f)
         port_match(o, f->ports[p]);
         fputs("accept\n", o);
     }
-    for (size_t p = 0; p < f->n_ports; p++) {
-        int first = 1;
-        for (size_t i = 0; i < f->n_fixed; i++) {
-            if (f->fixed[i].port != f->ports[p]) continue;
-            char a[INET_ADDRSTRLEN];
-            struct in_addr in = {.s_addr = f->fixed[i].addr};
-            inet_ntop(AF_INET, &in, a, sizeof a);
-            fprintf(o, "%s%s", first ? "\t\tip daddr { " : ", ", a);
-            first = 0;
-        }
-        if (first) continue;
-        fputs(" } ", o);
-        port_match(o, f->ports[p]);
-        fputs("accept\n", o);
-    }
+    fixed_rules(o, f, 0);
     fputs("\t\tjump refuse\n"
           "\t}\n"
           /* Logged for the event watcher (NFLOG), then refused so that the
@@ -347,6 +520,12 @@ char *sf_dnsmasq_conf(const sf_filter *f, int log_queries)
           "conntrack\n"
           /* No IPv6 route: clients use IPv4 at once. */
           "filter-AAAA\n"
+          /* dnsmasq's rebind guard: an upstream answer in a private,
+           * loopback, link-local or documentation range (IPv4 and IPv6,
+           * v4-mapped included) becomes an empty answer and a log line the
+           * watcher reports.  The never sets of the filter hold whatever
+           * it lets through (docs/network.md). */
+          "stop-dns-rebind\n"
           "max-cache-ttl=3600\n"
           /* Every name not matched more specifically below: NXDOMAIN,
            * answered here. */

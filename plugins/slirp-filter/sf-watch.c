@@ -5,8 +5,11 @@
  * writes one record per refusal (kgate-plugin.h: "net refused NAME ADDR
  * PORT"):
  *   - dnsmasq's query log, from a pipe: "config NAME is NXDOMAIN" is a name
- *     the resolver refused; "reply NAME is ADDR" teaches it which name an
- *     address was answered for;
+ *     the resolver refused; "possible DNS-rebind attack detected: NAME" an
+ *     answer it refused (its rebind guard: the line has no address);
+ *     "reply NAME is ADDR" teaches it which name an address was answered
+ *     for, and is itself reported when ADDR is one the filter never lets a
+ *     name reach (sf_never_v4);
  *   - the packets the filter refused, from NFLOG group SF_NFLOG_GROUP over
  *     a plain nfnetlink socket (no libnetfilter_log: two messages to send,
  *     one to parse, and one less library in a process that runs beside the
@@ -39,6 +42,7 @@
 
 typedef struct watch {
     int events;
+    const sf_filter *filter; /* sf_never_v4's: which answers are refused */
     uint32_t *map_addr; /* 0: empty slot (0.0.0.0 is never answered) */
     uint32_t *map_name; /* index into names */
     char **names;
@@ -171,8 +175,29 @@ static void log_line(watch *w, char *line)
             return;
         }
         struct in_addr a;
-        if (inet_pton(AF_INET, what, &a) == 1)
-            map_put(w, a.s_addr, w->chain[0] ? w->chain : name);
+        if (inet_pton(AF_INET, what, &a) != 1) return;
+        const char *asked = w->chain[0] ? w->chain : name;
+        map_put(w, a.s_addr, asked);
+        /* The answer names the host or a metadata service: the filter
+         * refuses it whatever the program does next; said now, with the
+         * name and the address, in case the program never connects. */
+        if (w->filter && sf_never_v4(w->filter, a.s_addr) &&
+            !sf_explicit_v4(w->filter, a.s_addr) &&
+            first_time(w, (uint64_t)a.s_addr << 17 | 1ull << 62 | 1))
+            record(w, asked, what, 0);
+        return;
+    }
+    /* dnsmasq logs each set insertion between the lines of one answer
+     * ("nftset add 4 inet kgate any ADDR DOMAIN"): the chain goes on. */
+    if (strncmp(m, "nftset add ", 11) == 0) return;
+    static const char rebind[] = "possible DNS-rebind attack detected: ";
+    if (strncmp(m, rebind, sizeof rebind - 1) == 0 &&
+        sscanf(m + sizeof rebind - 1, "%299s", name) == 1) {
+        /* The name in the line is the record's owner (a CNAME's target);
+         * the program asked for the chain's first name. */
+        const char *asked = w->chain[0] ? w->chain : name;
+        if (first_time(w, name_key(asked) ^ 2)) record(w, asked, "-", 0);
+        w->chain[0] = '\0';
         return;
     }
     w->chain[0] = '\0';
@@ -289,14 +314,14 @@ static void read_nflog(watch *w, int fd)
     }
 }
 
-_Noreturn void sf_watch_run(int log_fd, int events_fd, int ready_fd)
+_Noreturn void sf_watch_run(int log_fd, int events_fd, int ready_fd, const sf_filter *f)
 {
     struct sigaction sa = {.sa_handler = on_term};
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
     int fl = fcntl(events_fd, F_GETFL);
     if (fl >= 0) fcntl(events_fd, F_SETFL, fl | O_NONBLOCK);
-    watch w = {.events = events_fd};
+    watch w = {.events = events_fd, .filter = f};
     w.map_addr = calloc(W_MAP_SLOTS, sizeof *w.map_addr);
     w.map_name = calloc(W_MAP_SLOTS, sizeof *w.map_name);
     w.names = calloc(W_MAX_NAMES, sizeof *w.names);

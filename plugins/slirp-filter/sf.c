@@ -166,16 +166,9 @@ static int sf_plan(const kgate_host *host, const kgate_policy *policy,
         return kgate_err_set(err, EINVAL, "a network stage: only for network restricted "
                                           "with hosts");
     sf_filter f;
-    if (sf_filter_build(&policy->allow_hosts, &f, err) < 0) return -1;
-    /* What the launch reads too: the program's resolver asks /etc/hosts
-     * before DNS. */
-    char *hosts = sf_read_small_file("/etc/hosts");
-    if (sf_filter_add_hosts_text(&f, hosts) < 0) {
-        free(hosts);
-        sf_filter_free(&f);
-        return kgate_err_set(err, ENOMEM, "out of memory");
-    }
-    free(hosts);
+    /* What the launch builds too: the entries, /etc/hosts' addresses for
+     * them, and the host's own addresses (as they are now). */
+    if (sf_filter_for_policy(&policy->allow_hosts, &f, err) < 0) return -1;
     const char *slirp = probe && probe->tool_path[0] ? probe->tool_path : "slirp4netns";
     sf_slirp_argv sa;
     sf_slirp_argv_build(&sa, slirp, -1, 0);

@@ -22,6 +22,12 @@ The zone (everything under .test; nothing here is real):
   port.test           A 198.18.0.9   (TCP 8080 and 8081)
   blob.test           A 198.18.0.12  (TCP 9000: the benchmark's download)
   s<N>.scale.test     A 198.19.<N/256>.<N%256>  (N < 65536; no host there)
+  <x>.priv.test       A an address no name may reach (private_answers.sh):
+                      lo 127.0.0.1, meta 169.254.169.254, ali 100.100.100.200,
+                      azure 168.63.129.16, gw 10.0.2.2, self 198.18.0.1 (the
+                      test's own address on the lab's bridge)
+  calias.priv.test    CNAME ali.priv.test.
+  v6.priv.test        AAAA fd00:ec2::254 only
   anything else       NXDOMAIN
 
 One AAAA record, allowed.test AAAA 2001:db8::2 (the documentation range:
@@ -48,7 +54,15 @@ STATIC = {
     "edge.cdn.test": "198.18.0.5",
     "port.test": "198.18.0.9",
     "blob.test": "198.18.0.12",
+    "lo.priv.test": "127.0.0.1",
+    "meta.priv.test": "169.254.169.254",
+    "ali.priv.test": "100.100.100.200",
+    "azure.priv.test": "168.63.129.16",
+    "gw.priv.test": "10.0.2.2",
+    "self.priv.test": "198.18.0.1",
 }
+# Names with a CNAME: alias -> target (the target's A record follows).
+ALIASES = {"alias.test": "edge.cdn.test", "calias.priv.test": "ali.priv.test"}
 
 
 def address_of(name):
@@ -75,11 +89,15 @@ class Zone(BaseResolver):
         reply = request.reply()
         q = request.q
         name = str(q.qname).rstrip(".").lower()
-        if name == "alias.test":
-            reply.add_answer(RR(q.qname, QTYPE.CNAME, ttl=TTL, rdata=CNAME("edge.cdn.test.")))
+        if name in ALIASES:
+            target = ALIASES[name]
+            reply.add_answer(RR(q.qname, QTYPE.CNAME, ttl=TTL, rdata=CNAME(target + ".")))
             if q.qtype in (QTYPE.A, QTYPE.ANY):
-                reply.add_answer(RR("edge.cdn.test.", QTYPE.A, ttl=TTL,
-                                    rdata=A(STATIC["edge.cdn.test"])))
+                reply.add_answer(RR(target + ".", QTYPE.A, ttl=TTL, rdata=A(STATIC[target])))
+            return reply
+        if name == "v6.priv.test":
+            if q.qtype == QTYPE.AAAA:
+                reply.add_answer(RR(q.qname, QTYPE.AAAA, ttl=TTL, rdata=AAAA("fd00:ec2::254")))
             return reply
         found = address_of(name)
         if found is None:

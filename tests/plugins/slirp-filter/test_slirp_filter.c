@@ -3,6 +3,7 @@
  * core's composition of it (select.h: kg_compose_plan, kg_compose_report)
  * with a fake bubblewrap backend and with the real one (its pieces, linked
  * statically into this test only).  No namespaces, no tools. */
+#include <arpa/inet.h>
 #include <check.h>
 #include <signal.h>
 #include <stdio.h>
@@ -279,18 +280,40 @@ START_TEST(filter_build_errors)
 }
 END_TEST
 
+/* inet_pton for the tests. */
+static void add_self(sf_filter *f, int family, const char *text)
+{
+    unsigned char a[16];
+    ck_assert_int_eq(inet_pton(family, text, a), 1);
+    ck_assert_int_eq(sf_filter_add_self(f, family, a), 0);
+}
+
 START_TEST(nft_ruleset_exact)
 {
-    const char *const list[] = {"allowed.test", "*.cdn.test:443", "198.18.0.9"};
-    sf_filter f = filter_of(list, 3);
+    const char *const list[] = {"allowed.test", "*.cdn.test:443", "198.18.0.9",
+                                "169.254.169.254:80"};
+    sf_filter f = filter_of(list, 4);
     ck_assert_int_eq(sf_filter_add_hosts_text(&f, "# comment\n"
                                                   "198.18.0.2\tallowed.test alias\n"
                                                   "198.18.0.7 x.cdn.test # y.cdn.test\n"
                                                   "198.18.0.8 cdn.test\n"
                                                   "10.9.9.9 other.test\n"
                                                   "::1 allowed.test\n"
-                                                  "198.18.0.2 ALLOWED.test\n"),
+                                                  "198.18.0.2 ALLOWED.test\n"
+                                                  "127.0.1.1 allowed.test\n"),
                      0);
+    /* The host's own addresses: the ones a static range covers, and
+     * repeats, are left out (nft refuses overlapping intervals). */
+    add_self(&f, AF_INET, "192.0.2.2");
+    add_self(&f, AF_INET, "127.0.0.1");
+    add_self(&f, AF_INET, "10.0.2.15");
+    add_self(&f, AF_INET, "192.0.2.2");
+    add_self(&f, AF_INET6, "fd00::2");
+    add_self(&f, AF_INET6, "fe80::1");
+    add_self(&f, AF_INET6, "::1");
+    add_self(&f, AF_INET6, "::ffff:198.18.0.1");
+    add_self(&f, AF_INET6, "fd00:ec2::254");
+    add_self(&f, AF_INET6, "fd00::2");
     char *r = sf_nft_ruleset(&f);
     ck_assert_ptr_nonnull(r);
     ck_assert_str_eq(
@@ -299,6 +322,13 @@ START_TEST(nft_ruleset_exact)
            "\t\tsize 262144\n\t}\n"
            "\tset p443 {\n\t\ttype ipv4_addr\n\t\tflags timeout\n\t\ttimeout 1d\n"
            "\t\tsize 262144\n\t}\n"
+           "\tset never4 {\n\t\ttype ipv4_addr\n\t\tflags interval\n"
+           "\t\telements = { 0.0.0.0/8, 10.0.2.0/24, 100.100.100.200, 127.0.0.0/8, "
+           "168.63.129.16, 169.254.0.0/16, 192.0.2.2 }\n\t}\n"
+           "\tset never6 {\n\t\ttype ipv6_addr\n\t\tflags interval\n"
+           "\t\telements = { ::, ::1, fe80::/10, fd00:ec2::254, ::ffff:0.0.0.0/104, "
+           "::ffff:10.0.2.0/120, ::ffff:100.100.100.200, ::ffff:127.0.0.0/104, "
+           "::ffff:168.63.129.16, ::ffff:169.254.0.0/112, ::ffff:192.0.2.2, fd00::2 }\n\t}\n"
            "\tchain output {\n"
            "\t\ttype filter hook output priority filter; policy drop;\n"
            "\t\tip daddr 127.0.0.1 meta l4proto { tcp, udp } th dport 53 ct mark set "
@@ -309,10 +339,14 @@ START_TEST(nft_ruleset_exact)
            "\t\toifname \"lo\" accept\n"
            "\t\tct state established,related accept\n"
            "\t\tip6 daddr ff02::/16 drop\n"
+           "\t\tip daddr { 198.18.0.9 } meta l4proto tcp accept\n"
+           "\t\tip daddr { 169.254.169.254 } tcp dport 80 accept\n"
+           "\t\tip daddr @never4 jump refuse\n"
+           "\t\tip6 daddr @never6 jump refuse\n"
            "\t\tmeta nfproto ipv6 jump refuse\n"
            "\t\tip daddr @any meta l4proto tcp accept\n"
            "\t\tip daddr @p443 tcp dport 443 accept\n"
-           "\t\tip daddr { 198.18.0.9, 198.18.0.2 } meta l4proto tcp accept\n"
+           "\t\tip daddr { 198.18.0.2, 127.0.1.1 } meta l4proto tcp accept\n"
            "\t\tip daddr { 198.18.0.7 } tcp dport 443 accept\n"
            "\t\tjump refuse\n"
            "\t}\n"
@@ -327,7 +361,69 @@ START_TEST(nft_ruleset_exact)
 }
 END_TEST
 
-/* Only literals: no sets at all, no DNS path but the refused one. */
+/* Which addresses no name reaches: the static ranges at their edges, the
+ * host's own once added; a literal entry is explicit, /etc/hosts' is not. */
+START_TEST(never_addresses)
+{
+    const char *const list[] = {"a.test", "168.63.129.16:443"};
+    sf_filter f = filter_of(list, 2);
+    ck_assert_int_eq(sf_filter_add_hosts_text(&f, "100.100.100.200 a.test\n"), 0);
+    static const struct {
+        const char *a;
+        int never;
+    } cases[] = {
+        {"0.0.0.0", 1},         {"0.255.255.255", 1},   {"1.0.0.0", 0},
+        {"127.0.0.1", 1},       {"127.255.0.9", 1},     {"128.0.0.1", 0},
+        {"10.0.2.2", 1},        {"10.0.2.255", 1},      {"10.0.3.1", 0},
+        {"10.0.1.255", 0},      {"169.254.169.254", 1}, {"169.254.0.0", 1},
+        {"169.253.255.255", 0}, {"169.255.0.0", 0},     {"100.100.100.200", 1},
+        {"100.100.100.201", 0}, {"100.100.100.199", 0}, {"168.63.129.16", 1},
+        {"168.63.129.17", 0},   {"198.18.0.1", 0},      {"198.18.0.2", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct in_addr a;
+        ck_assert_int_eq(inet_pton(AF_INET, cases[i].a, &a), 1);
+        ck_assert_msg(sf_never_v4(&f, a.s_addr) == cases[i].never, "%s", cases[i].a);
+    }
+    add_self(&f, AF_INET, "198.18.0.1");
+    struct in_addr a;
+    inet_pton(AF_INET, "198.18.0.1", &a);
+    ck_assert_int_eq(sf_never_v4(&f, a.s_addr), 1);
+    inet_pton(AF_INET, "198.18.0.2", &a);
+    ck_assert_int_eq(sf_never_v4(&f, a.s_addr), 0);
+    inet_pton(AF_INET, "168.63.129.16", &a);
+    ck_assert_int_eq(sf_explicit_v4(&f, a.s_addr), 1);
+    inet_pton(AF_INET, "100.100.100.200", &a);
+    ck_assert_int_eq(sf_explicit_v4(&f, a.s_addr), 0);
+    sf_filter_free(&f);
+}
+END_TEST
+
+/* The host's own addresses as getifaddrs gives them: loopback is in a
+ * static range already, so it never comes back as a host address. */
+START_TEST(self_addrs_read)
+{
+    const char *const list[] = {"a.test"};
+    sf_filter f = filter_of(list, 1);
+    kgate_err err = {0};
+    ck_assert_int_eq(sf_filter_add_self_addrs(&f, &err), 0);
+    for (size_t i = 0; i < f.self.n4; i++) ck_assert_uint_ne(f.self.v4[i], htonl(0x7f000001u));
+    char *r = sf_nft_ruleset(&f);
+    ck_assert_ptr_nonnull(r);
+    char a[INET6_ADDRSTRLEN];
+    for (size_t i = 0; i < f.self.n4; i++) {
+        inet_ntop(AF_INET, &f.self.v4[i], a, sizeof a);
+        char want[64];
+        snprintf(want, sizeof want, ", %s", a);
+        ck_assert_ptr_nonnull(strstr(r, want));
+    }
+    free(r);
+    sf_filter_free(&f);
+}
+END_TEST
+
+/* Only literals: no allow set, no DNS path but the refused one; the never
+ * sets are there all the same. */
 START_TEST(nft_ruleset_literals_only)
 {
     const char *const list[] = {"198.18.0.9:8080"};
@@ -336,8 +432,11 @@ START_TEST(nft_ruleset_literals_only)
     ck_assert_int_eq(sf_filter_add_hosts_text(&f, "198.18.0.2 a.test\n"), 0);
     char *r = sf_nft_ruleset(&f);
     ck_assert_ptr_nonnull(r);
-    ck_assert_ptr_null(strstr(r, "\tset "));
-    ck_assert_ptr_nonnull(strstr(r, "\t\tip daddr { 198.18.0.9 } tcp dport 8080 accept\n"));
+    ck_assert_ptr_null(strstr(r, "\tset any "));
+    ck_assert_ptr_null(strstr(r, "\tset p8080 "));
+    ck_assert_ptr_nonnull(strstr(r, "\tset never4 {"));
+    ck_assert_ptr_nonnull(strstr(r, "\t\tip daddr { 198.18.0.9 } tcp dport 8080 accept\n"
+                                    "\t\tip daddr @never4 jump refuse\n"));
     ck_assert_ptr_null(strstr(r, "198.18.0.2"));
     free(r);
     sf_filter_free(&f);
@@ -362,6 +461,7 @@ START_TEST(dnsmasq_conf_exact)
                         "group=\n"
                         "conntrack\n"
                         "filter-AAAA\n"
+                        "stop-dns-rebind\n"
                         "max-cache-ttl=3600\n"
                         "address=/#/\n"
                         "server=/a.b.exact.test/10.0.2.3\n"
@@ -427,6 +527,9 @@ END_TEST
  * namespace: restricted_net.sh.) */
 START_TEST(watcher_names)
 {
+    const char *const list[] = {"ok.test", "168.63.129.16"};
+    sf_filter f = filter_of(list, 2);
+    add_self(&f, AF_INET, "198.18.0.1");
     int logp[2], evp[2], ready[2];
     ck_assert_int_eq(pipe(logp), 0);
     ck_assert_int_eq(pipe(evp), 0);
@@ -437,7 +540,7 @@ START_TEST(watcher_names)
         close(logp[1]);
         close(evp[0]);
         close(ready[0]);
-        sf_watch_run(logp[0], evp[1], ready[1]);
+        sf_watch_run(logp[0], evp[1], ready[1], &f);
     }
     close(logp[0]);
     close(evp[1]);
@@ -457,7 +560,25 @@ START_TEST(watcher_names)
         "dnsmasq[7]: reply cdn.other is 198.18.0.7\n"
         "dnsmasq[7]: config a\"b\\n.test is NXDOMAIN\n"
         "dnsmasq[7]: config nodata.test is NODATA-IPv6\n"
-        "dnsmasq[7]: config second.test is NXDOMAIN\n";
+        "dnsmasq[7]: config second.test is NXDOMAIN\n"
+        /* Answers that name a never address: reported with the name
+         * asked and the address, once; a literal entry's is not. */
+        "dnsmasq[7]: reply meta.test is 100.100.100.200\n"
+        "dnsmasq[7]: reply meta.test is 100.100.100.200\n"
+        "dnsmasq[7]: reply lit.test is 168.63.129.16\n"
+        "dnsmasq[7]: reply al.test is <CNAME>\n"
+        "dnsmasq[7]: nftset add 4 inet kgate any 198.18.0.1 al.test\n"
+        "dnsmasq[7]: reply self.test is 198.18.0.1\n"
+        /* The rebind guard's refusals: the name asked (a CNAME chain's
+         * first), once. */
+        "dnsmasq[7]: query[A] lo.test from 127.0.0.1\n"
+        "dnsmasq[7]: forwarded lo.test to 10.0.2.3\n"
+        "dnsmasq[7]: possible DNS-rebind attack detected: lo.test\n"
+        "dnsmasq[7]: query[A] cn.test from 127.0.0.1\n"
+        "dnsmasq[7]: reply cn.test is <CNAME>\n"
+        "dnsmasq[7]: possible DNS-rebind attack detected: ll.test\n"
+        "dnsmasq[7]: query[A] lo.test from 127.0.0.1\n"
+        "dnsmasq[7]: possible DNS-rebind attack detected: lo.test\n";
     ck_assert_int_eq(write(logp[1], log, sizeof log - 1), (ssize_t)(sizeof log - 1));
     close(logp[1]);
     /* Give it the lines, then the parent death signal's stand-in. */
@@ -473,9 +594,14 @@ START_TEST(watcher_names)
     out[n] = '\0';
     ck_assert_str_eq(out, "net refused evil.test - 0\n"
                           "net refused a\\034b\\092n.test - 0\n"
-                          "net refused second.test - 0\n");
+                          "net refused second.test - 0\n"
+                          "net refused meta.test 100.100.100.200 0\n"
+                          "net refused al.test 198.18.0.1 0\n"
+                          "net refused lo.test - 0\n"
+                          "net refused cn.test - 0\n");
     close(evp[0]);
     close(ready[0]);
+    sf_filter_free(&f);
 }
 END_TEST
 
@@ -908,6 +1034,8 @@ int main(void)
     tcase_add_test(t, entries_match);
     tcase_add_test(t, filter_build_errors);
     tcase_add_test(t, nft_ruleset_exact);
+    tcase_add_test(t, never_addresses);
+    tcase_add_test(t, self_addrs_read);
     tcase_add_test(t, nft_ruleset_literals_only);
     tcase_add_test(t, dnsmasq_conf_exact);
     tcase_add_test(t, builders_scale);
