@@ -18,15 +18,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <spawn.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "paths.h"
+
+extern char **environ;
 
 /* Enough of a stat to tell "the same file, untouched" from anything else.
  * ctime cannot be set by the program, so a rewrite always shows. */
@@ -889,6 +893,8 @@ static void collect_links(const char *project, const char *rel, const char *gd, 
     kg_strv_free(links);
 }
 
+static int hooks_dir_make(const char *project, kg_error *err);
+
 kg_gitguard *kg_gitguard_begin(const char *project, int place, kg_error *err)
 {
     kg_gitguard *g = calloc(1, sizeof *g);
@@ -897,6 +903,10 @@ kg_gitguard *kg_gitguard_begin(const char *project, int place, kg_error *err)
         !(g->links = kg_strv_new())) {
         kg_gitguard_free(g);
         kg_err_set(err, ENOMEM, "out of memory");
+        return NULL;
+    }
+    if (place && hooks_dir_make(project, err) < 0) {
+        kg_gitguard_free(g);
         return NULL;
     }
     g->git = ident_of(g->dotgit);
@@ -1182,4 +1192,148 @@ void kg_gitguard_pins(const char *project, kg_strv *out)
     free(rproj);
     free(gd);
     free(dotgit);
+}
+
+/* ---- core.hooksPath -------------------------------------------------------- */
+
+/* What "git rev-parse --git-path hooks" prints in dir: the hooks
+ * directory host git uses there, with core.hooksPath applied as git
+ * applies it (from every config file git reads, "~" expanded, a relative
+ * one taken from the top of the work tree: measured, git prints
+ * "../../.husky" in a/b).  This is the one place this file runs git: it
+ * reads configuration and runs nothing that configuration names (no hook,
+ * no fsmonitor), before the program starts, on configuration the program
+ * could never write (.git/config is protected, and what an earlier run
+ * planted elsewhere was moved aside).  NULL when git cannot be run. */
+static char *git_hooks_path(const char *dir)
+{
+    int p[2];
+    if (kg_os_pipe(p, false) < 0) return NULL;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    char *argv[] = {"git", "-C", (char *)dir, "rev-parse", "--git-path", "hooks", NULL};
+    pid_t pid;
+    int rc = posix_spawnp(&pid, "git", &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(p[1]);
+    char buf[PATH_MAX + 2];
+    size_t n = 0;
+    while (rc == 0 && n < sizeof buf) {
+        ssize_t r = read(p[0], buf + n, sizeof buf - n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        n += (size_t)r;
+    }
+    close(p[0]);
+    int st = 0;
+    while (rc == 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    if (rc != 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || n == 0 || n == sizeof buf ||
+        buf[n - 1] != '\n' || memchr(buf, '\0', n) || memchr(buf, '\n', n - 1))
+        return NULL;
+    buf[n - 1] = '\0';
+    return buf[0] == '/' ? strdup(buf) : join(dir, buf);
+}
+
+/* path with "." and ".." folded and its longest existing part resolved
+ * (realpath), or NULL. */
+static char *resolve_missing(const char *path)
+{
+    char *lex = kg_path_lexical(path, "/", NULL, &(kg_error){0});
+    if (!lex) return NULL;
+    char *r = realpath(lex, NULL);
+    char *slash = r ? NULL : strrchr(lex, '/');
+    if (slash && slash != lex) {
+        *slash = '\0';
+        char *parent = resolve_missing(lex);
+        r = parent ? join(parent, slash + 1) : NULL;
+        free(parent);
+    }
+    free(lex);
+    return r;
+}
+
+/* The last answer, by project: the policy asks, then kg_gitguard_begin
+ * takes it, a few milliseconds apart; git costs about that to start. */
+static struct {
+    char *project, *dir;
+} hooks_last;
+
+/* The answer the policy got, once, or a fresh one. */
+static char *hooks_dir_taken(const char *project)
+{
+    char *dir = NULL;
+    if (hooks_last.project && strcmp(hooks_last.project, project) == 0)
+        dir = hooks_last.dir ? strdup(hooks_last.dir) : NULL;
+    else
+        dir = kg_gitguard_hooks_dir(project);
+    free(hooks_last.project);
+    free(hooks_last.dir);
+    hooks_last.project = hooks_last.dir = NULL;
+    return dir;
+}
+
+char *kg_gitguard_hooks_dir(const char *project)
+{
+    char *raw = git_hooks_path(project);
+    char *dir = raw ? resolve_missing(raw) : NULL;
+    char *rproj = realpath(project, NULL);
+    char *deflt = rproj ? join(rproj, ".git/hooks") : NULL;
+    /* only in the project (nothing else is writable), and not the
+     * .git/hooks that is protected already */
+    if (dir && !(rproj && deflt && within(dir, rproj) && strcmp(dir, rproj) != 0 &&
+                 strcmp(dir, deflt) != 0)) {
+        free(dir);
+        dir = NULL;
+    }
+    free(hooks_last.project);
+    free(hooks_last.dir);
+    hooks_last.project = strdup(project);
+    hooks_last.dir = dir ? strdup(dir) : NULL;
+    free(raw);
+    free(rproj);
+    free(deflt);
+    return dir;
+}
+
+/* The hooks directory that core.hooksPath names, made when missing (as a
+ * missing .git/hooks becomes an empty directory): a mount needs something
+ * to mount on, and a directory the program could create, it could fill.
+ * Each component is made below the last without following a link. */
+static int hooks_dir_make(const char *project, kg_error *err)
+{
+    char *dir = hooks_dir_taken(project);
+    char *rproj = realpath(project, NULL);
+    struct stat st;
+    int rc = 0;
+    if (dir && rproj && lstat(dir, &st) < 0) {
+        char *rest = strdup(dir + strlen(rproj) + 1), *save = NULL;
+        int fd = rest ? kg_os_open_dir_handle(rproj) : -1;
+        for (char *c = rest ? strtok_r(rest, "/", &save) : NULL; fd >= 0 && c;
+             c = strtok_r(NULL, "/", &save)) {
+            if (mkdirat(fd, c, 0777) < 0 && errno != EEXIST) {
+                close(fd);
+                fd = -1;
+                break;
+            }
+            int sub = kg_os_openat_dir_handle(fd, c);
+            close(fd);
+            fd = sub;
+        }
+        if (fd < 0) {
+            rc = kg_err_set(err, errno ? errno : EPERM,
+                            "core.hooksPath names %s, which kgate cannot make to keep "
+                            "read-only during the run: %s",
+                            dir, strerror(errno));
+        } else {
+            close(fd);
+        }
+        free(rest);
+    }
+    free(dir);
+    free(rproj);
+    return rc;
 }

@@ -46,6 +46,14 @@ void kg_gitguard_free(kg_gitguard *g); /* accepts NULL */
  * a gitfile there points to.  Appended to out, absolute. */
 void kg_gitguard_pins(const char *project, kg_strv *out);
 
+/* The hooks directory host git uses in the project when the repository's
+ * configuration names one with core.hooksPath (husky's .husky, .githooks),
+ * as git resolves it, absolute; NULL when it is .git/hooks or lies
+ * outside the project.  Protected like .git/hooks (core/policy.c); with
+ * place, kg_gitguard_begin makes it when it is missing, so that there is
+ * something to keep read-only.  Runs git rev-parse (gitguard.c says why). */
+char *kg_gitguard_hooks_dir(const char *project);
+
 /* Exposed for the unit tests.  The gitlink paths recorded in an index
  * file (and in its shared index, when it is split), relative to the work
  * tree; -1 when the file is not an index this parser understands. */

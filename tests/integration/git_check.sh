@@ -113,4 +113,60 @@ for KG_WHO_NOW in $(test_users); do
          mkdir nested/deep && printf "gitdir: ../../work/gd\n" > nested/deep/.git'
 done
 
+# ---- core.hooksPath (issue 26, 2) ------------------------------------------------
+# The hooks directory the repository's configuration names is kept as
+# .git/hooks is: read-only, and made (empty) when missing, in both boxes.
+HOOK='printf "#!/bin/sh\ntouch $M\n" > "$1/pre-commit" && chmod +x "$1/pre-commit"'
+# hooks_route NAME HOOKSPATH: SETUP makes the repository; the plant writes
+# a pre-commit there by every way a program would try.
+hooks_route() {
+    local name=$1 hp=$2 box out
+    local plant="h() { $HOOK; }; touch work/planted; mkdir -p '$hp'; h '$hp' ||
+        { rm -rf '$hp' || mv '$hp' '$hp.old'; mkdir -p '$hp' && h '$hp'; }"
+    fresh
+    as_user git config core.hooksPath "$hp"
+    as_user sh -c "$plant" >/dev/null 2>&1
+    rm -f "$M"
+    host_git
+    check "control: $name, planted without kgate, runs at the host's commit" ran
+    for box in bwrap landlock; do
+        fresh
+        as_user git config core.hooksPath "$hp"
+        local force=()
+        [ "$box" = landlock ] && force=(--backend landlock)
+        out=$(kg run "${force[@]}" -- sh -c "$plant; ls -d '$hp'" 2>&1)
+        check "$box: $name: the plant ran inside" test -e "$KG_PROJ/work/planted"
+        check "$box: $name: the hooks directory is there inside" has "^$hp\$" "$out"
+        rm -f "$M"
+        host_git
+        check "$box: $name: the host's commit runs no planted hook" not_ran
+        check "$box: $name: no hook landed" test ! -e "$KG_PROJ/$hp/pre-commit"
+    done
+}
+
+for KG_WHO_NOW in $(test_users); do
+    hooks_route "core.hooksPath .husky, missing at the launch" .husky
+    hooks_route "core.hooksPath tools/githooks, parents missing" tools/githooks
+    # one that exists with the user's hook in it keeps it, unchanged
+    for box in none bwrap landlock; do
+        fresh
+        as_user sh -c "git config core.hooksPath .githooks && mkdir .githooks &&
+            printf '#!/bin/sh\ntrue\n' > .githooks/pre-commit && chmod +x .githooks/pre-commit"
+        plant="touch work/planted; echo 'touch $M' >> .githooks/pre-commit"
+        case $box in
+        none) as_user sh -c "$plant" ;;
+        bwrap) kg run -- sh -c "$plant" ;;
+        landlock) kg run --backend landlock -- sh -c "$plant" ;;
+        esac >/dev/null 2>&1
+        check "$box: core.hooksPath .githooks: the plant ran" test -e "$KG_PROJ/work/planted"
+        rm -f "$M"
+        host_git
+        if [ $box = none ]; then
+            check "control: the user's hook appended to without kgate runs it" ran
+        else
+            check "$box: core.hooksPath .githooks: the user's hook runs nothing planted" not_ran
+        fi
+    done
+done
+
 finish

@@ -431,6 +431,37 @@ START_TEST(pins_gitlinks)
 }
 END_TEST
 
+/* core.hooksPath, resolved as git resolves it, only inside the project. */
+START_TEST(hooks_dir_follows_core_hookspath)
+{
+    sh("git init -q r && mkdir -p r/a/b");
+    ck_assert_ptr_null(kg_gitguard_hooks_dir(at("r"))); /* .git/hooks */
+    sh("git -C r config core.hooksPath .husky");
+    char *d = kg_gitguard_hooks_dir(at("r"));
+    ck_assert_ptr_nonnull(d);
+    ck_assert_str_eq(d, at("r/.husky"));
+    free(d);
+    /* relative to the top of the work tree: outside a project in a/b */
+    ck_assert_ptr_null(kg_gitguard_hooks_dir(at("r/a/b")));
+    sh("git -C r config core.hooksPath a/b/h");
+    d = kg_gitguard_hooks_dir(at("r/a/b"));
+    ck_assert_ptr_nonnull(d);
+    ck_assert_str_eq(d, at("r/a/b/h"));
+    free(d);
+    sh("git -C r config core.hooksPath '~/hooks'");
+    ck_assert_ptr_null(kg_gitguard_hooks_dir(at("r")));
+    sh("git -C r config core.hooksPath tools/git/hooks");
+    free(kg_gitguard_hooks_dir(at("r"))); /* the policy asks first */
+    kg_error err = {0};
+    kg_gitguard *g = kg_gitguard_begin(at("r"), 1, &err); /* made when missing */
+    ck_assert_ptr_nonnull(g);
+    struct stat st;
+    ck_assert_int_eq(stat(at("r/tools/git/hooks"), &st), 0);
+    ck_assert(S_ISDIR(st.st_mode));
+    kg_gitguard_free(g);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("gitguard");
@@ -455,6 +486,7 @@ int main(void)
     tcase_add_test(tc, quarantine_names_taken_in_advance);
     tcase_add_test(tc, quarantine_in_a_read_only_directory);
     tcase_add_test(tc, own_nested_repositories_stay);
+    tcase_add_test(tc, hooks_dir_follows_core_hookspath);
     suite_add_tcase(s, tc);
     return kgt_run_suite(s);
 }
