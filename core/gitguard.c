@@ -1276,9 +1276,33 @@ static char *hooks_dir_taken(const char *project)
     return dir;
 }
 
+/* Whether git could find a repository from dir: a .git in it or above it,
+ * or GIT_DIR set.  Saves starting git for a project outside any. */
+static int maybe_in_repository(const char *dir)
+{
+    if (getenv("GIT_DIR")) return 1;
+    char *p = realpath(dir, NULL);
+    int found = 0;
+    while (p && !found) {
+        char *g = join(p, ".git");
+        struct stat st;
+        found = g && lstat(g, &st) == 0;
+        free(g);
+        char *slash = strrchr(p, '/');
+        if (!slash || slash == p) break;
+        *slash = '\0';
+    }
+    if (p && !found) { /* the root itself */
+        struct stat st;
+        found = lstat("/.git", &st) == 0;
+    }
+    free(p);
+    return found;
+}
+
 char *kg_gitguard_hooks_dir(const char *project)
 {
-    char *raw = git_hooks_path(project);
+    char *raw = maybe_in_repository(project) ? git_hooks_path(project) : NULL;
     char *dir = raw ? resolve_missing(raw) : NULL;
     char *rproj = realpath(project, NULL);
     char *deflt = rproj ? join(rproj, ".git/hooks") : NULL;
