@@ -18,15 +18,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <spawn.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "paths.h"
+
+extern char **environ;
 
 /* Enough of a stat to tell "the same file, untouched" from anything else.
  * ctime cannot be set by the program, so a rewrite always shows. */
@@ -78,8 +82,11 @@ struct kg_gitguard {
     int had_modules;
     int cfd;        /* the commondir placeholder, shared-locked; or -1 */
     ident cid;      /* its identity */
-    kg_strv *links; /* populated gitlinks at the start, relative */
-    ident *link_ids;
+    kg_strv *top;   /* the project index's gitlinks at the start, or NULL */
+    kg_strv *links; /* gitlinks at the start, at every depth, relative */
+    ident *link_ids; /* their .git then */
+    char *rmods;    /* .git/modules resolved, when it was there (read-only) */
+    size_t budget;  /* gitlinks the check may still follow */
 };
 
 static char *join(const char *a, const char *b)
@@ -360,21 +367,48 @@ int kg_gitguard_index_gitlinks(const char *gitdir, kg_strv *out)
 
 /* ---- git directories ----------------------------------------------------- */
 
-/* The git directory a gitfile (dir/.git holding "gitdir: X") names, made
- * absolute against dir; NULL when the file is not a gitfile. */
-static char *gitfile_target(const char *dir, const char *dotgit)
+/* What a .git names, read as git reads it.  git 2.39 (setup.c,
+ * read_gitfile_gently; unchanged through 2.47) stat()s .git, so a
+ * symbolic link there is followed; a directory is the git directory
+ * itself; a regular file of at most 1 MiB is read whole, must begin with
+ * "gitdir: ", loses every trailing LF and CR (only trailing ones: a CR or
+ * LF inside is part of the name), and the name ends at its first NUL; a
+ * relative name is taken from the directory that holds the .git.
+ * Measured here: a 1 MiB file is used and one byte more is not, and names
+ * with an inner CR, LF or trailing blank are used as written. */
+#define GITFILE_MAX (1 << 20)
+typedef enum { GF_NONE, GF_DIR, GF_FILE, GF_BAD } gf_kind;
+
+/* GF_DIR or GF_FILE with *target (absolute when dir is) to free; GF_NONE
+ * when nothing is there; GF_BAD when something is there that git would
+ * not read as above (unreadable, too large, not "gitdir: ", a dangling
+ * link): the callers treat that as unsafe, never as absent. */
+static gf_kind gitfile_read(const char *dir, const char *dotgit, char **target)
 {
+    struct stat st;
+    *target = NULL;
+    if (stat(dotgit, &st) < 0) return lstat(dotgit, &st) == 0 ? GF_BAD : GF_NONE;
+    if (S_ISDIR(st.st_mode)) return (*target = strdup(dotgit)) ? GF_DIR : GF_BAD;
     size_t n = 0;
-    unsigned char *b = slurp(dotgit, 4096, &n);
-    if (!b) return NULL;
-    char *s = (char *)b, *r = NULL;
-    if (strncmp(s, "gitdir: ", 8) == 0) {
-        s += 8;
-        s[strcspn(s, "\r\n")] = '\0';
-        if (*s) r = s[0] == '/' ? strdup(s) : join(dir, s);
+    unsigned char *b = slurp(dotgit, GITFILE_MAX, &n);
+    gf_kind k = GF_BAD;
+    if (b && n >= 8 && memcmp(b, "gitdir: ", 8) == 0) {
+        while (n > 8 && (b[n - 1] == '\n' || b[n - 1] == '\r')) n--;
+        b[n] = '\0';
+        const char *s = (const char *)b + 8;
+        if (n > 8 && (*target = s[0] == '/' ? strdup(s) : join(dir, s))) k = GF_FILE;
     }
     free(b);
-    return r;
+    return k;
+}
+
+/* The git directory a .git file names, or NULL (see gitfile_read). */
+static char *gitfile_target(const char *dir, const char *dotgit)
+{
+    char *t = NULL;
+    if (gitfile_read(dir, dotgit, &t) == GF_FILE) return t;
+    free(t);
+    return NULL;
 }
 
 /* Keys that name nothing to run, in the form "section.key" or, for a
@@ -545,42 +579,130 @@ static int open_parent(const char *project, const char *path, const char **leaf)
     return fd;
 }
 
-/* Renames path to a name git never reads, beside it, and says so in one
- * line of findings. */
-static void quarantine(const kg_gitguard *g, kg_strv *findings, const char *path,
-                       const char *why)
+/* A name for leaf that nobody can have made in advance: 64 bits read
+ * from the kernel's random source after the run has ended. */
+static char *random_name(const char *leaf)
 {
-    char *msg = NULL, *to = NULL;
-    size_t mlen = 0;
-    int ok = 0;
+    unsigned char r[8];
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, r, sizeof r) : -1;
+    if (fd >= 0) close(fd);
+    char *to = NULL;
+    if (n != (ssize_t)sizeof r ||
+        asprintf(&to, "%s.kgate-quarantine.%02x%02x%02x%02x%02x%02x%02x%02x", leaf, r[0],
+                 r[1], r[2], r[3], r[4], r[5], r[6], r[7]) < 0)
+        return NULL;
+    return to;
+}
+
+/* The program may have left the directory without write permission for
+ * its owner (who kgate runs as): gives it back, so that a rename there
+ * cannot be refused by a mode the program chose.  0 when done. */
+static int dir_writable_again(int dfd)
+{
+    struct stat st;
+    if (fstat(dfd, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) return -1;
+    mode_t mode = (st.st_mode & 07777) | S_IRWXU;
+    if (fchmod(dfd, mode) == 0) return 0;
+    char proc[64]; /* Linux opens dfd with O_PATH, which fchmod refuses */
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", dfd);
+    return errno == EBADF ? chmod(proc, mode) : -1;
+}
+
+/* Renames path, below the project, to a name beside it that git never
+ * reads: NAME.kgate-quarantine, or when that is taken (the program can
+ * make it in advance) NAME.kgate-quarantine.<random>, never replacing
+ * anything.  The new name in *to (to free); -1 with errno when it
+ * cannot be moved. */
+static int move_aside(const kg_gitguard *g, const char *path, char **to)
+{
     const char *leaf = NULL;
     int dfd = open_parent(g->project, path, &leaf);
-    for (int i = 0; dfd >= 0 && i < 100 && !ok; i++) {
-        free(to);
-        if ((i ? asprintf(&to, "%s.kgate-quarantine.%d", leaf, i)
-               : asprintf(&to, "%s.kgate-quarantine", leaf)) < 0) {
-            to = NULL;
+    if (dfd < 0) return -1;
+    int rc = -1, fixed = 0;
+    for (int i = 0; i < 10 && rc < 0; i++) {
+        free(*to);
+        *to = NULL;
+        if (i == 0 && asprintf(to, "%s.kgate-quarantine", leaf) < 0) *to = NULL;
+        if (i > 0) *to = random_name(leaf);
+        if (!*to) break;
+        rc = kg_os_rename_noreplace(dfd, leaf, *to);
+        if (rc < 0 && (errno == EACCES || errno == EPERM) && !fixed++ &&
+            dir_writable_again(dfd) == 0)
+            i--; /* the same name again, now that it may succeed */
+        else if (rc < 0 && errno != EEXIST)
             break;
-        }
-        ok = kg_os_rename_noreplace(dfd, leaf, to) == 0;
-        if (!ok && errno != EEXIST) break;
     }
-    if (dfd >= 0) close(dfd);
+    int e = errno;
+    close(dfd);
+    if (rc < 0) {
+        free(*to);
+        *to = NULL;
+    }
+    errno = e;
+    return rc;
+}
+
+/* name in the directory that holds path. */
+static char *beside(const char *path, const char *name)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? strndup(path, (size_t)(slash - path)) : NULL;
+    char *r = dir ? join(dir, name) : NULL;
+    free(dir);
+    return r;
+}
+
+/* One finding: "PATH was planted by the run (WHY): WHAT". */
+static void finding(kg_strv *findings, const char *path, const char *why, const char *what,
+                    const char *a, const char *b)
+{
+    char *msg = NULL;
+    size_t mlen = 0;
     FILE *out = open_memstream(&msg, &mlen);
-    if (!out) goto done;
+    if (!out) return;
     put_path(out, path);
-    fprintf(out, " was planted by the run (%s): ", why);
-    if (ok) {
-        fputs("moved aside to ", out);
-        put_path(out, path);
-        fputs(to + strlen(leaf), out);
-    } else {
-        fputs("could not move it aside; do not run git there before removing it", out);
+    fprintf(out, " was planted by the run (%s): %s", why, what);
+    if (a) put_path(out, a);
+    if (b) {
+        fputs(", which records it, to ", out);
+        put_path(out, b);
+        fputs(": host git does not enter it until that index is moved back", out);
     }
     if (fclose(out) == 0 && msg) kg_strv_push(findings, msg);
-done:
     free(msg);
+}
+
+/* Moves path aside (move_aside) and says so in one line of findings.
+ * A check that cannot neutralize what it found must not only report it:
+ * when path cannot be moved, index (the index that records path as a
+ * gitlink, or NULL) is moved aside instead, so host git no longer enters
+ * it.  Returns 1 (one finding). */
+static int quarantine(const kg_gitguard *g, kg_strv *findings, const char *path,
+                      const char *why, const char *index)
+{
+    char *to = NULL, *ito = NULL, *dest = NULL;
+    struct stat st;
+    if (move_aside(g, path, &to) == 0) {
+        dest = beside(path, to);
+        finding(findings, path, why, "moved aside to ", dest ? dest : to, NULL);
+    } else if (index && move_aside(g, index, &ito) == 0) {
+        dest = beside(index, ito);
+        finding(findings, path, why, "kgate could not move it aside, so it moved the index ",
+                index, dest ? dest : ito);
+    } else if (index && lstat(index, &st) < 0 && errno == ENOENT) {
+        finding(findings, path, why,
+                "kgate could not move it aside; the index that records it is already moved aside",
+                NULL, NULL);
+    } else {
+        finding(findings, path, why,
+                "could not move it aside; do not run git there before removing it", NULL,
+                NULL);
+    }
     free(to);
+    free(ito);
+    free(dest);
+    return 1;
 }
 
 static int todo_has_exec(const char *path)
@@ -718,14 +840,60 @@ static void placeholder_release(kg_gitguard *g)
 }
 
 /* The git directory of the project: .git itself, or what its gitfile
- * names; NULL when there is none. */
+ * names (gitfile_read); NULL when there is none. */
 static char *project_gitdir(const char *project, const char *dotgit)
 {
-    struct stat st;
-    if (lstat(dotgit, &st) < 0) return NULL;
-    if (S_ISDIR(st.st_mode)) return strdup(dotgit);
-    return S_ISREG(st.st_mode) ? gitfile_target(project, dotgit) : NULL;
+    char *t = NULL;
+    gf_kind k = gitfile_read(project, dotgit, &t);
+    if (k == GF_DIR || k == GF_FILE) return t;
+    free(t);
+    return NULL;
 }
+
+/* ---- gitlinks, at every depth ---------------------------------------------- */
+
+/* git status enters every gitlink of the index whose directory has a
+ * .git, and the git status it runs there enters that repository's own
+ * gitlinks, and so on (measured: a new nested repository with an inert
+ * config whose index records a repository with core.fsmonitor runs it).
+ * So the gitlinks are followed to this depth; deeper ones that the run
+ * made are moved aside unread. */
+#define LINK_DEPTH 8
+#define LINK_MAX 10000 /* gitlinks followed in all; more are moved aside */
+
+/* rel/name, or name when rel is "" (the project itself). */
+static char *rel_join(const char *rel, const char *name)
+{
+    return rel[0] ? join(rel, name) : strdup(name);
+}
+
+/* The gitlinks of the index in gd, whose work tree is rel below the
+ * project, and theirs in turn: each pushed to out, relative to the
+ * project, before those below it. */
+static void collect_links(const char *project, const char *rel, const char *gd, int depth,
+                          kg_strv *out)
+{
+    kg_strv *links = kg_strv_new();
+    if (depth < LINK_DEPTH && kg_gitguard_index_gitlinks(gd, links) == 0) {
+        for (size_t i = 0; i < kg_strv_len(links) && kg_strv_len(out) < LINK_MAX; i++) {
+            char *r = rel_join(rel, kg_strv_get(links, i));
+            char *wt = r ? join(project, r) : NULL;
+            char *dg = wt ? join(wt, ".git") : NULL;
+            char *t = NULL, *rt = NULL;
+            if (dg && gitfile_read(wt, dg, &t) != GF_BAD && t) rt = realpath(t, NULL);
+            if (r) kg_strv_push(out, r);
+            if (rt) collect_links(project, r, rt, depth + 1, out);
+            free(rt);
+            free(t);
+            free(dg);
+            free(wt);
+            free(r);
+        }
+    }
+    kg_strv_free(links);
+}
+
+static int hooks_dir_make(const char *project, kg_error *err);
 
 kg_gitguard *kg_gitguard_begin(const char *project, int place, kg_error *err)
 {
@@ -735,6 +903,10 @@ kg_gitguard *kg_gitguard_begin(const char *project, int place, kg_error *err)
         !(g->links = kg_strv_new())) {
         kg_gitguard_free(g);
         kg_err_set(err, ENOMEM, "out of memory");
+        return NULL;
+    }
+    if (place && hooks_dir_make(project, err) < 0) {
+        kg_gitguard_free(g);
         return NULL;
     }
     g->git = ident_of(g->dotgit);
@@ -780,16 +952,20 @@ kg_gitguard *kg_gitguard_begin(const char *project, int place, kg_error *err)
         char *ix = join(gd, "index");
         if (ix) g->index = ident_of(ix);
         free(ix);
-        if (kg_gitguard_index_gitlinks(gd, g->links) == 0) {
-            size_t n = kg_strv_len(g->links);
-            g->link_ids = calloc(n ? n : 1, sizeof *g->link_ids);
-            for (size_t i = 0; g->link_ids && i < n; i++) {
-                char *wt = join(project, kg_strv_get(g->links, i));
-                char *dg = wt ? join(wt, ".git") : NULL;
-                if (dg) g->link_ids[i] = ident_of(dg);
-                free(dg);
-                free(wt);
-            }
+        kg_strv *top = kg_strv_new();
+        if (kg_gitguard_index_gitlinks(gd, top) == 0)
+            g->top = top;
+        else
+            kg_strv_free(top);
+        collect_links(project, "", gd, 0, g->links);
+        size_t n = kg_strv_len(g->links);
+        g->link_ids = calloc(n ? n : 1, sizeof *g->link_ids);
+        for (size_t i = 0; g->link_ids && i < n; i++) {
+            char *wt = join(project, kg_strv_get(g->links, i));
+            char *dg = wt ? join(wt, ".git") : NULL;
+            if (dg) g->link_ids[i] = ident_of(dg);
+            free(dg);
+            free(wt);
         }
         if (!g->link_ids) kg_strv_clear(g->links);
     }
@@ -797,39 +973,97 @@ kg_gitguard *kg_gitguard_begin(const char *project, int place, kg_error *err)
     return g;
 }
 
-/* A gitlink's .git after the run: the one that was there (and read-only
- * through the run), or a git directory in .git/modules (read-only when it
- * existed), or checked. */
-static int check_link(kg_gitguard *g, kg_strv *out, const char *rel)
+/* A git directory the run could not have written: one in the
+ * .git/modules that existed at the launch (read-only through the run). */
+static int trusted(const kg_gitguard *g, const char *rgd)
+{
+    return g->rmods && within(rgd, g->rmods) && strcmp(rgd, g->rmods) != 0;
+}
+
+/* The .git at rel is the one that was there at the launch (pinned
+ * read-only through the run), untouched. */
+static int pinned(const kg_gitguard *g, const char *rel, const ident *now)
+{
+    for (size_t i = 0; g->link_ids && i < kg_strv_len(g->links); i++)
+        if (strcmp(kg_strv_get(g->links, i), rel) == 0 &&
+            ident_same(&g->link_ids[i], now, !S_ISDIR(now->mode)))
+            return 1;
+    return 0;
+}
+
+static int check_tree(kg_gitguard *g, kg_strv *out, const char *rel, const char *gd,
+                      const kg_strv *known, int depth);
+
+/* Why the git directory rt (resolved; NULL when it cannot be) that the
+ * .git at rel names (k) must not stay, or NULL: anything kgate cannot
+ * read the way git does is unsafe, never absent. */
+static const char *link_danger(kg_gitguard *g, gf_kind k, const char *rt, int depth)
+{
+    if (k == GF_BAD)
+        return "its .git is not a directory or a .git file that kgate can read as git does";
+    if (!rt) return "its .git names a git directory that kgate cannot resolve";
+    if (depth >= LINK_DEPTH || g->budget == 0)
+        return "it is nested deeper, or among more gitlinks, than kgate checks";
+    return trusted(g, rt) ? NULL : gitdir_danger(rt);
+}
+
+/* The gitlink at rel, recorded in the index at index, after the run: a
+ * .git that was there at the launch (and read-only through the run), a
+ * git directory in the .git/modules that existed then, or a git
+ * directory that runs nothing; and so on for the gitlinks its own index
+ * records.  Else it is moved aside (quarantine). */
+static int check_link(kg_gitguard *g, kg_strv *out, const char *rel, const char *index,
+                      int depth)
 {
     char *wt = join(g->project, rel);
     char *dg = wt ? join(wt, ".git") : NULL;
     int found = 0;
-    if (!dg) goto out;
-    ident now = ident_of(dg);
-    if (!now.exists) goto out;
-    for (size_t i = 0; i < kg_strv_len(g->links); i++)
-        if (strcmp(kg_strv_get(g->links, i), rel) == 0 &&
-            ident_same(&g->link_ids[i], &now, !S_ISDIR(now.mode)))
-            goto out;
-    char *target = S_ISDIR(now.mode) ? strdup(dg) : gitfile_target(wt, dg);
-    char *rt = target ? realpath(target, NULL) : NULL;
-    char *mods = join(g->dotgit, "modules");
-    char *rmods = mods && g->had_modules ? realpath(mods, NULL) : NULL;
-    const char *why = NULL;
-    if (!(rt && rmods && within(rt, rmods) && strcmp(rt, rmods) != 0))
-        why = rt ? gitdir_danger(rt) : NULL;
-    if (why) {
-        quarantine(g, out, dg, why);
-        found = 1;
+    ident now = dg ? ident_of(dg) : (ident){0};
+    if (!now.exists) goto out; /* git does not enter it */
+    if (g->budget) g->budget--;
+    int pin = pinned(g, rel, &now);
+    char *t = NULL;
+    gf_kind k = gitfile_read(wt, dg, &t);
+    char *rt = t ? realpath(t, NULL) : NULL;
+    const char *why = pin ? NULL : link_danger(g, k, rt, depth);
+    if (!why && rt && depth < LINK_DEPTH) {
+        int sub = check_tree(g, out, rel, rt, NULL, depth + 1);
+        if (sub >= 0)
+            found += sub;
+        else if (!pin && !trusted(g, rt))
+            why = "kgate cannot read its index to check the gitlinks it records";
     }
-    free(target);
+    if (why) found += quarantine(g, out, dg, why, index);
+    free(t);
     free(rt);
-    free(mods);
-    free(rmods);
 out:
     free(dg);
     free(wt);
+    return found;
+}
+
+/* Every gitlink of the index in gd (known: the list already read, or
+ * NULL), whose work tree is rel below the project ("" for the project
+ * itself): the number of findings, or -1 when the index cannot be read. */
+static int check_tree(kg_gitguard *g, kg_strv *out, const char *rel, const char *gd,
+                      const kg_strv *known, int depth)
+{
+    kg_strv *links = kg_strv_new();
+    char *ix = join(gd, "index");
+    int found = 0;
+    if (!known && kg_gitguard_index_gitlinks(gd, links) < 0) {
+        found = -1;
+        goto out;
+    }
+    if (!known) known = links;
+    for (size_t i = 0; i < kg_strv_len(known); i++) {
+        char *r = rel_join(rel, kg_strv_get(known, i));
+        if (r) found += check_link(g, out, r, ix, depth);
+        free(r);
+    }
+out:
+    free(ix);
+    kg_strv_free(links);
     return found;
 }
 
@@ -847,19 +1081,20 @@ int kg_gitguard_end(kg_gitguard *g, kg_strv *out)
         else if (now.exists)
             why = "a .git file sends git to a git directory the run chose";
         if (why) {
-            quarantine(g, out, g->dotgit, why);
+            quarantine(g, out, g->dotgit, why, NULL);
             found++;
         }
     } else if (!ident_same(&g->git, &now, !S_ISDIR(g->git.mode))) {
         if (now.exists) {
-            quarantine(g, out, g->dotgit, "the .git the run started with was replaced");
+            quarantine(g, out, g->dotgit, "the .git the run started with was replaced", NULL);
             found++;
         }
     } else if (S_ISDIR(now.mode)) {
         if ((p = join(g->dotgit, "commondir"))) {
             ident c = ident_of(p);
             if (c.exists && !(g->cfd >= 0 && ident_same(&g->cid, &c, 1))) {
-                quarantine(g, out, p, "git would take its configuration from the directory it names");
+                quarantine(g, out, p, "git would take its configuration from the directory it names",
+                           NULL);
                 found++;
             }
             free(p);
@@ -867,7 +1102,7 @@ int kg_gitguard_end(kg_gitguard *g, kg_strv *out)
         if ((p = join(g->dotgit, "config.worktree"))) {
             ident w = ident_of(p);
             if (!ident_same(&g->worktree_cfg, &w, 1) && !kg_gitguard_config_inert(p)) {
-                quarantine(g, out, p, "it sets keys that can run commands");
+                quarantine(g, out, p, "it sets keys that can run commands", NULL);
                 found++;
             }
             free(p);
@@ -876,35 +1111,32 @@ int kg_gitguard_end(kg_gitguard *g, kg_strv *out)
             if (!(p = join(g->dotgit, todo_names[i]))) continue;
             ident t = ident_of(p);
             if (t.exists && !ident_same(&g->todo[i], &t, 1) && todo_has_exec(p)) {
-                quarantine(g, out, p, "exec lines run at git rebase --continue");
+                quarantine(g, out, p, "exec lines run at git rebase --continue", NULL);
                 found++;
             }
             free(p);
         }
     }
 
-    /* gitlinks: git status runs git inside each populated one */
+    /* gitlinks: git status runs git inside each populated one, and so on */
     char *gd = project_gitdir(g->project, g->dotgit);
+    char *mods = g->had_modules ? join(g->dotgit, "modules") : NULL;
+    free(g->rmods);
+    g->rmods = mods ? realpath(mods, NULL) : NULL;
+    free(mods);
+    g->budget = LINK_MAX;
     if (gd) {
         char *ix = join(gd, "index");
         ident in = ix ? ident_of(ix) : (ident){0};
-        kg_strv *links = kg_strv_new();
         int changed = !ident_same(&g->index, &in, 1);
         /* An index the run did not touch records the gitlinks read at the
          * start: no need to read a large one twice. */
-        if (!changed && g->link_ids) {
-            for (size_t i = 0; i < kg_strv_len(g->links); i++)
-                found += check_link(g, out, kg_strv_get(g->links, i));
-        } else if (kg_gitguard_index_gitlinks(gd, links) < 0) {
-            if (changed && ix) {
-                quarantine(g, out, ix, "kgate cannot read its gitlinks to check them");
-                found++;
-            }
-        } else {
-            for (size_t i = 0; i < kg_strv_len(links); i++)
-                found += check_link(g, out, kg_strv_get(links, i));
+        int r = check_tree(g, out, "", gd, changed ? NULL : g->top, 0);
+        if (r >= 0) {
+            found += r;
+        } else if (changed && ix) {
+            found += quarantine(g, out, ix, "kgate cannot read its gitlinks to check them", NULL);
         }
-        kg_strv_free(links);
         free(ix);
         free(gd);
     }
@@ -918,8 +1150,10 @@ void kg_gitguard_free(kg_gitguard *g)
     placeholder_release(g);
     free(g->project);
     free(g->dotgit);
+    kg_strv_free(g->top);
     kg_strv_free(g->links);
     free(g->link_ids);
+    free(g->rmods);
     free(g);
 }
 
@@ -929,7 +1163,9 @@ void kg_gitguard_pins(const char *project, kg_strv *out)
     char *gd = dotgit ? project_gitdir(project, dotgit) : NULL;
     char *rproj = realpath(project, NULL);
     kg_strv *links = kg_strv_new();
-    if (gd && rproj && kg_gitguard_index_gitlinks(gd, links) == 0) {
+    if (gd && rproj) {
+        /* at every depth: git status enters each level (collect_links) */
+        collect_links(project, "", gd, 0, links);
         for (size_t i = 0; i < kg_strv_len(links); i++) {
             char *wt = join(project, kg_strv_get(links, i));
             char *dg = wt ? join(wt, ".git") : NULL;
@@ -956,4 +1192,172 @@ void kg_gitguard_pins(const char *project, kg_strv *out)
     free(rproj);
     free(gd);
     free(dotgit);
+}
+
+/* ---- core.hooksPath -------------------------------------------------------- */
+
+/* What "git rev-parse --git-path hooks" prints in dir: the hooks
+ * directory host git uses there, with core.hooksPath applied as git
+ * applies it (from every config file git reads, "~" expanded, a relative
+ * one taken from the top of the work tree: measured, git prints
+ * "../../.husky" in a/b).  This is the one place this file runs git: it
+ * reads configuration and runs nothing that configuration names (no hook,
+ * no fsmonitor), before the program starts, on configuration the program
+ * could never write (.git/config is protected, and what an earlier run
+ * planted elsewhere was moved aside).  NULL when git cannot be run. */
+static char *git_hooks_path(const char *dir)
+{
+    int p[2];
+    if (kg_os_pipe(p, false) < 0) return NULL;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    char *argv[] = {"git", "-C", (char *)dir, "rev-parse", "--git-path", "hooks", NULL};
+    pid_t pid;
+    int rc = posix_spawnp(&pid, "git", &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(p[1]);
+    char buf[PATH_MAX + 2];
+    size_t n = 0;
+    while (rc == 0 && n < sizeof buf) {
+        ssize_t r = read(p[0], buf + n, sizeof buf - n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        n += (size_t)r;
+    }
+    close(p[0]);
+    int st = 0;
+    while (rc == 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    if (rc != 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || n == 0 || n == sizeof buf ||
+        buf[n - 1] != '\n' || memchr(buf, '\0', n) || memchr(buf, '\n', n - 1))
+        return NULL;
+    buf[n - 1] = '\0';
+    return buf[0] == '/' ? strdup(buf) : join(dir, buf);
+}
+
+/* path with "." and ".." folded and its longest existing part resolved
+ * (realpath), or NULL. */
+static char *resolve_missing(const char *path)
+{
+    char *lex = kg_path_lexical(path, "/", NULL, &(kg_error){0});
+    if (!lex) return NULL;
+    char *r = realpath(lex, NULL);
+    char *slash = r ? NULL : strrchr(lex, '/');
+    if (slash && slash != lex) {
+        *slash = '\0';
+        char *parent = resolve_missing(lex);
+        r = parent ? join(parent, slash + 1) : NULL;
+        free(parent);
+    }
+    free(lex);
+    return r;
+}
+
+/* The last answer, by project: the policy asks, then kg_gitguard_begin
+ * takes it, a few milliseconds apart; git costs about that to start. */
+static struct {
+    char *project, *dir;
+} hooks_last;
+
+/* The answer the policy got, once, or a fresh one. */
+static char *hooks_dir_taken(const char *project)
+{
+    char *dir = NULL;
+    if (hooks_last.project && strcmp(hooks_last.project, project) == 0)
+        dir = hooks_last.dir ? strdup(hooks_last.dir) : NULL;
+    else
+        dir = kg_gitguard_hooks_dir(project);
+    free(hooks_last.project);
+    free(hooks_last.dir);
+    hooks_last.project = hooks_last.dir = NULL;
+    return dir;
+}
+
+/* Whether git could find a repository from dir: a .git in it or above it,
+ * or GIT_DIR set.  Saves starting git for a project outside any. */
+static int maybe_in_repository(const char *dir)
+{
+    if (getenv("GIT_DIR")) return 1;
+    char *p = realpath(dir, NULL);
+    int found = 0;
+    while (p && !found) {
+        char *g = join(p, ".git");
+        struct stat st;
+        found = g && lstat(g, &st) == 0;
+        free(g);
+        char *slash = strrchr(p, '/');
+        if (!slash || slash == p) break;
+        *slash = '\0';
+    }
+    if (p && !found) { /* the root itself */
+        struct stat st;
+        found = lstat("/.git", &st) == 0;
+    }
+    free(p);
+    return found;
+}
+
+char *kg_gitguard_hooks_dir(const char *project)
+{
+    char *raw = maybe_in_repository(project) ? git_hooks_path(project) : NULL;
+    char *dir = raw ? resolve_missing(raw) : NULL;
+    char *rproj = realpath(project, NULL);
+    char *deflt = rproj ? join(rproj, ".git/hooks") : NULL;
+    /* only in the project (nothing else is writable), and not the
+     * .git/hooks that is protected already */
+    if (dir && !(rproj && deflt && within(dir, rproj) && strcmp(dir, rproj) != 0 &&
+                 strcmp(dir, deflt) != 0)) {
+        free(dir);
+        dir = NULL;
+    }
+    free(hooks_last.project);
+    free(hooks_last.dir);
+    hooks_last.project = strdup(project);
+    hooks_last.dir = dir ? strdup(dir) : NULL;
+    free(raw);
+    free(rproj);
+    free(deflt);
+    return dir;
+}
+
+/* The hooks directory that core.hooksPath names, made when missing (as a
+ * missing .git/hooks becomes an empty directory): a mount needs something
+ * to mount on, and a directory the program could create, it could fill.
+ * Each component is made below the last without following a link. */
+static int hooks_dir_make(const char *project, kg_error *err)
+{
+    char *dir = hooks_dir_taken(project);
+    char *rproj = realpath(project, NULL);
+    struct stat st;
+    int rc = 0;
+    if (dir && rproj && lstat(dir, &st) < 0) {
+        char *rest = strdup(dir + strlen(rproj) + 1), *save = NULL;
+        int fd = rest ? kg_os_open_dir_handle(rproj) : -1;
+        for (char *c = rest ? strtok_r(rest, "/", &save) : NULL; fd >= 0 && c;
+             c = strtok_r(NULL, "/", &save)) {
+            if (mkdirat(fd, c, 0777) < 0 && errno != EEXIST) {
+                close(fd);
+                fd = -1;
+                break;
+            }
+            int sub = kg_os_openat_dir_handle(fd, c);
+            close(fd);
+            fd = sub;
+        }
+        if (fd < 0) {
+            rc = kg_err_set(err, errno ? errno : EPERM,
+                            "core.hooksPath names %s, which kgate cannot make to keep "
+                            "read-only during the run: %s",
+                            dir, strerror(errno));
+        } else {
+            close(fd);
+        }
+        free(rest);
+    }
+    free(dir);
+    free(rproj);
+    return rc;
 }

@@ -14,7 +14,12 @@
  *     commondir in a main git directory) is refused;
  *   - after the run, what the program planted is moved aside under a
  *     name git never reads; cmd_run prints one "kgate: git:" line and
- *     writes one "git" audit event for each.
+ *     writes one "git" audit event for each.  Files are read as git reads
+ *     them (a .git file whole, up to git's 1 MiB), gitlinks are followed
+ *     into the gitlinks of their own index, and what cannot be read that
+ *     way counts as planted; a finding is never only reported (a name
+ *     made after the run when the usual one is taken, or else the index
+ *     that records it moved aside).
  *
  * docs/escapes.md ("Host git") says what is covered and what is not. */
 #ifndef KG_GITGUARD_H
@@ -42,9 +47,18 @@ int kg_gitguard_end(kg_gitguard *g, kg_strv *out);
 void kg_gitguard_free(kg_gitguard *g); /* accepts NULL */
 
 /* The paths to keep read-only during the run besides the built-in ones:
- * the .git of every populated gitlink in the index, and the git directory
- * a gitfile there points to.  Appended to out, absolute. */
+ * the .git of every populated gitlink in the index, and in the indexes of
+ * those repositories in turn, and the git directory a gitfile there points
+ * to.  Appended to out, absolute. */
 void kg_gitguard_pins(const char *project, kg_strv *out);
+
+/* The hooks directory host git uses in the project when the repository's
+ * configuration names one with core.hooksPath (husky's .husky, .githooks),
+ * as git resolves it, absolute; NULL when it is .git/hooks or lies
+ * outside the project.  Protected like .git/hooks (core/policy.c); with
+ * place, kg_gitguard_begin makes it when it is missing, so that there is
+ * something to keep read-only.  Runs git rev-parse (gitguard.c says why). */
+char *kg_gitguard_hooks_dir(const char *project);
 
 /* Exposed for the unit tests.  The gitlink paths recorded in an index
  * file (and in its shared index, when it is split), relative to the work

@@ -343,6 +343,10 @@ static int add_builtin_protected(kg_policy *p, const kg_strv *unprotect, kg_erro
     /* Every submodule's and nested repository's .git too: host git status
      * runs git inside them, with their config. */
     kg_gitguard_pins(p->project, p->protect_paths);
+    /* And the hooks directory core.hooksPath names, as .git/hooks. */
+    char *hooks = kg_gitguard_hooks_dir(p->project);
+    if (hooks && !kg_strv_contains(unprotect, hooks)) kg_strv_push(p->protect_paths, hooks);
+    free(hooks);
     return 0;
 }
 

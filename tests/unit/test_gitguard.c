@@ -201,9 +201,162 @@ START_TEST(end_never_moves_outside)
     sh("cd r && mkdir x && git init -q x/n && git -C x/n commit -q --allow-empty -m n && "
        "git add x/n && rm -rf x && ln -s ../o x && git -C ../o/n config core.fsmonitor 'touch y'");
     ck_assert_int_eq(end_of(g, out, sizeof out), 1);
-    ck_assert_ptr_nonnull(strstr(out, "could not move it aside"));
+    ck_assert_ptr_nonnull(strstr(out, "could not move it aside, so it moved the index"));
     ck_assert_int_eq(lstat(at("o/n/.git"), &st), 0);
     ck_assert_int_eq(lstat(at("o/n/.git.kgate-quarantine"), &st), -1);
+    /* never only reported: the index that records it went instead */
+    ck_assert_int_eq(lstat(at("r/.git/index"), &st), -1);
+    ck_assert_int_eq(lstat(at("r/.git/index.kgate-quarantine"), &st), 0);
+    kg_gitguard_free(g);
+}
+END_TEST
+
+/* A git directory evil/ that runs fsmonitor, and r/n a gitlink to it in
+ * r's index with no .git yet: each test then plants r/n/.git its way. */
+#define EVIL_AND_LINK                                                                 \
+    "git init -q r && git -C r commit -q --allow-empty -m r && git init -q e && "     \
+    "git -C e commit -q --allow-empty -m e && git -C e config core.fsmonitor 'touch x' && " \
+    "mkdir r/n && git -C r update-index --add --cacheinfo 160000,$(git -C e rev-parse HEAD),n"
+
+/* Plants r/n/.git with script (run in r after EVIL_AND_LINK moved e's git
+ * directory to r/<gd>), runs the check, and wants r/n/.git moved aside. */
+static void planted_moved(const char *gd, const char *script, const char *moved)
+{
+    char out[8192], buf[4096];
+    struct stat st;
+    sh(EVIL_AND_LINK);
+    snprintf(buf, sizeof buf, "mv e/.git 'r/%s'", gd);
+    sh(buf);
+    kg_error err = {0};
+    kg_gitguard *g = kg_gitguard_begin(at("r"), 0, &err);
+    ck_assert_ptr_nonnull(g);
+    snprintf(buf, sizeof buf, "cd r && %s", script);
+    sh(buf);
+    ck_assert_int_eq(end_of(g, out, sizeof out), 1);
+    ck_assert_int_eq(lstat(at(moved), &st), -1);
+    char q[60];
+    snprintf(q, sizeof q, "%s.kgate-quarantine", moved);
+    ck_assert_int_eq(lstat(at(q), &st), 0);
+    kg_gitguard_free(g);
+}
+
+static void planted_link_moved(const char *gd, const char *script)
+{
+    planted_moved(gd, script, "r/n/.git");
+}
+
+/* The .git file read as git reads it (measured with git 2.39). */
+START_TEST(gitfile_longer_than_a_page)
+{
+    planted_link_moved("gd", "{ printf 'gitdir: ../gd'; head -c 9000 /dev/zero | tr '\\0' '\\n'; } > n/.git");
+}
+END_TEST
+
+START_TEST(gitfile_name_with_cr_lf)
+{
+    planted_link_moved("gd\rx\ny", "printf 'gitdir: ../gd\\rx\\ny\\r\\n\\n' > n/.git");
+}
+END_TEST
+
+START_TEST(gitfile_nul_ends_the_name)
+{
+    planted_link_moved("gd", "printf 'gitdir: ../gd\\0junk\\n' > n/.git");
+}
+END_TEST
+
+START_TEST(gitfile_through_a_symlink)
+{
+    planted_link_moved("gd", "ln -s ../gd n/.git");
+}
+END_TEST
+
+/* What kgate cannot read as git does is moved aside, not skipped. */
+START_TEST(gitfile_unreadable_is_unsafe)
+{
+    planted_link_moved("gd", "{ printf 'gitdir: ../gd'; head -c 1048576 /dev/zero | tr '\\0' '\\n'; } > n/.git");
+}
+END_TEST
+
+START_TEST(gitfile_dangling_is_unsafe)
+{
+    planted_link_moved("gd", "ln -s ../nowhere n/.git");
+}
+END_TEST
+
+/* git status in a nested repository enters that repository's gitlinks. */
+START_TEST(gitlinks_nested_in_gitlinks)
+{
+    planted_moved("gd",
+                  "git init -q n && git -C n commit -q --allow-empty -m n && "
+                  "mkdir n/deep && mv gd n/deep/.git && "
+                  "git -C n update-index --add --cacheinfo "
+                  "160000,$(git -C n/deep rev-parse HEAD),deep",
+                  "r/n/deep/.git");
+}
+END_TEST
+
+/* The names kgate moves to cannot all be taken in advance, nor can the
+ * program keep the directory from being written. */
+START_TEST(quarantine_names_taken_in_advance)
+{
+    char out[8192];
+    struct stat st;
+    sh(EVIL_AND_LINK " && mv e/.git r/gd");
+    kg_error err = {0};
+    kg_gitguard *g = kg_gitguard_begin(at("r"), 0, &err);
+    ck_assert_ptr_nonnull(g);
+    sh("cd r && ln -s ../gd n/.git && mkdir n/.git.kgate-quarantine && "
+       "for i in $(seq 1 99); do touch n/.git.kgate-quarantine.$i; done");
+    ck_assert_int_eq(end_of(g, out, sizeof out), 1);
+    ck_assert_int_eq(lstat(at("r/n/.git"), &st), -1);
+    /* moved to a name made after the run: 16 hex digits */
+    const char *m = strstr(out, "moved aside to ");
+    ck_assert_msg(m, "%s", out);
+    char to[PATH_MAX];
+    snprintf(to, sizeof to, "%.*s", (int)strcspn(m + 15, "\n"), m + 15);
+    ck_assert_uint_eq(strlen(to), strlen(at("r/n/.git.kgate-quarantine.")) + 16);
+    ck_assert_int_eq(lstat(to, &st), 0);
+    ck_assert(S_ISLNK(st.st_mode));
+    kg_gitguard_free(g);
+}
+END_TEST
+
+START_TEST(quarantine_in_a_read_only_directory)
+{
+    char out[8192];
+    struct stat st;
+    sh(EVIL_AND_LINK " && mv e/.git r/gd");
+    kg_error err = {0};
+    kg_gitguard *g = kg_gitguard_begin(at("r"), 0, &err);
+    ck_assert_ptr_nonnull(g);
+    sh("cd r && printf 'gitdir: ../gd\\n' > n/.git && touch n/.git.kgate-quarantine && chmod 555 n");
+    ck_assert_int_eq(end_of(g, out, sizeof out), 1);
+    ck_assert_msg(strstr(out, "moved aside to"), "%s", out);
+    ck_assert_int_eq(lstat(at("r/n/.git"), &st), -1);
+    kg_gitguard_free(g);
+}
+END_TEST
+
+/* The user's own nested repositories, at every depth, with hooks and
+ * fsmonitor of their own, are left alone: they were there at the launch. */
+START_TEST(own_nested_repositories_stay)
+{
+    char out[8192];
+    struct stat st;
+    sh("git init -q r && cd r && git init -q n && git -C n init -q deep && "
+       "git -C n/deep config core.fsmonitor true && git -C n/deep commit -q --allow-empty -m d && "
+       "git -C n add deep && git -C n commit -qm n && git add n && git commit -qm r && "
+       "touch n/deep/.git/hooks/pre-commit");
+    kg_strv *v = kg_strv_new();
+    kg_gitguard_pins(at("r"), v);
+    ck_assert_uint_eq(kg_strv_len(v), 2);
+    ck_assert_str_eq(kg_strv_get(v, 1), at("r/n/deep/.git"));
+    kg_strv_free(v);
+    kg_error err = {0};
+    kg_gitguard *g = kg_gitguard_begin(at("r"), 0, &err);
+    ck_assert_ptr_nonnull(g);
+    ck_assert_int_eq(end_of(g, out, sizeof out), 0);
+    ck_assert_int_eq(lstat(at("r/n/deep/.git"), &st), 0);
     kg_gitguard_free(g);
 }
 END_TEST
@@ -278,6 +431,37 @@ START_TEST(pins_gitlinks)
 }
 END_TEST
 
+/* core.hooksPath, resolved as git resolves it, only inside the project. */
+START_TEST(hooks_dir_follows_core_hookspath)
+{
+    sh("git init -q r && mkdir -p r/a/b");
+    ck_assert_ptr_null(kg_gitguard_hooks_dir(at("r"))); /* .git/hooks */
+    sh("git -C r config core.hooksPath .husky");
+    char *d = kg_gitguard_hooks_dir(at("r"));
+    ck_assert_ptr_nonnull(d);
+    ck_assert_str_eq(d, at("r/.husky"));
+    free(d);
+    /* relative to the top of the work tree: outside a project in a/b */
+    ck_assert_ptr_null(kg_gitguard_hooks_dir(at("r/a/b")));
+    sh("git -C r config core.hooksPath a/b/h");
+    d = kg_gitguard_hooks_dir(at("r/a/b"));
+    ck_assert_ptr_nonnull(d);
+    ck_assert_str_eq(d, at("r/a/b/h"));
+    free(d);
+    sh("git -C r config core.hooksPath '~/hooks'");
+    ck_assert_ptr_null(kg_gitguard_hooks_dir(at("r")));
+    sh("git -C r config core.hooksPath tools/git/hooks");
+    free(kg_gitguard_hooks_dir(at("r"))); /* the policy asks first */
+    kg_error err = {0};
+    kg_gitguard *g = kg_gitguard_begin(at("r"), 1, &err); /* made when missing */
+    ck_assert_ptr_nonnull(g);
+    struct stat st;
+    ck_assert_int_eq(stat(at("r/tools/git/hooks"), &st), 0);
+    ck_assert(S_ISDIR(st.st_mode));
+    kg_gitguard_free(g);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("gitguard");
@@ -292,6 +476,17 @@ int main(void)
     tcase_add_test(tc, end_never_moves_outside);
     tcase_add_test(tc, commondir_placeholder);
     tcase_add_test(tc, pins_gitlinks);
+    tcase_add_test(tc, gitfile_longer_than_a_page);
+    tcase_add_test(tc, gitfile_name_with_cr_lf);
+    tcase_add_test(tc, gitfile_nul_ends_the_name);
+    tcase_add_test(tc, gitfile_through_a_symlink);
+    tcase_add_test(tc, gitfile_unreadable_is_unsafe);
+    tcase_add_test(tc, gitfile_dangling_is_unsafe);
+    tcase_add_test(tc, gitlinks_nested_in_gitlinks);
+    tcase_add_test(tc, quarantine_names_taken_in_advance);
+    tcase_add_test(tc, quarantine_in_a_read_only_directory);
+    tcase_add_test(tc, own_nested_repositories_stay);
+    tcase_add_test(tc, hooks_dir_follows_core_hookspath);
     suite_add_tcase(s, tc);
     return kgt_run_suite(s);
 }
