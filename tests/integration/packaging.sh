@@ -455,30 +455,4 @@ for who in $(test_users); do
     check "packaged kgate plugins lists the packaged example (hello)" grep -qw hello <<<"$out"
 done
 
-# The packages as dpkg would install them: the extracted /usr laid over the
-# machine's (a read-only overlay, in a private mount namespace only this
-# run sees), and integration suites run against /usr/bin/kgate with no
-# plugin path: it must find its plugins and the pty shim where the
-# packages put them.  run_basic and pty (pty mode, as root and as the
-# unprivileged uid); docs/testing.md says why only these.
-packaged_suite() {
-    local log=$DEB/suite-$1.log
-    unshare -m --propagation private bash -c '
-        set -e
-        mount -t overlay kgate-deb -o "lowerdir=$1/usr:/usr" /usr
-        KGATE_TEST_PREFIX=/usr exec bash "$2"' _ "$ROOT" "$SRC/tests/integration/$1.sh" \
-        >"$log" 2>&1 </dev/null
-    local rc=$?
-    grep -E '^(not ok|[0-9]+ passed)' "$log" | sed 's/^/#   /'
-    [ "$rc" -eq 0 ] || tail -20 "$log"
-    [ "$rc" -eq 0 ]
-}
-if [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null; then
-    for s in run_basic pty; do
-        check "the installed packages pass $s.sh" packaged_suite "$s"
-    done
-else
-    say "not root: the packaged kgate's suites need a mount namespace (not run)"
-fi
-
 finish
