@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "kgate-config.h"
 #include "msg.h"
+#include "sigstart.h"
 #include "kgate/kgate-plugin.h"
 
 static const char usage[] =
@@ -20,6 +21,8 @@ static const char usage[] =
 
 int main(int argc, char **argv)
 {
+    /* First: before anything of kgate installs a handler (sigstart.c). */
+    kg_sigstart_record();
     if (argc < 2) return kg_cli_usage_error(usage, "no command given");
     const char *cmd = argv[1];
     if (kg_cli_is_help(cmd) || strcmp(cmd, "help") == 0) return kg_cli_help(usage);

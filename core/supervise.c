@@ -36,6 +36,7 @@
  * however slowly kgate is scheduled (a fixed second lost 155 KB of output
  * once on a machine at load 27). */
 #include "supervise.h"
+#include "sigstart.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -924,6 +925,7 @@ int kg_supervise(const kgate_backend *be, const kg_host *host,
                        .stderr_fd = pe[1],
                        .envp = envp,
                        .events_fd = pev[1]};
+    kg_sigstart_ignored(io.sig_ignored_at_start);
     if (s.pty) {
         int slave = kg_pty_slave(s.pty);
         io.stdin_fd = io.stdout_fd = io.stderr_fd = slave;

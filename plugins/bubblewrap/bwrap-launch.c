@@ -165,6 +165,7 @@ int bwrap_launch(const kgate_host *host, const kgate_policy *policy,
         .dir = policy->project,
         .group = guard.pid,
         .pdeathsig = 1,
+        .ignored = kgl_launch_ignored(io),
     };
     pid = kgl_spawn_run(&spawn, err);
     if (pid < 0) goto out;

@@ -20,8 +20,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* No default: a path that does not come from meson's prefix and libexecdir
+ * is the wrong one for every install but one (a /usr/local or --prefix
+ * install then found no shim and every pty run failed). */
 #ifndef BWRAP_PTY_SHIM_PATH
-#define BWRAP_PTY_SHIM_PATH "/usr/libexec/kgate/" BWRAP_PTY_SHIM_NAME
+#error "BWRAP_PTY_SHIM_PATH is set by plugins/bubblewrap/meson.build from prefix and libexecdir"
 #endif
 
 /* Set by the tests, which link the plan builder into an executable of

@@ -293,6 +293,7 @@ int ll_launch(const kgate_host *host, const kgate_policy *pol,
         .prepare = child_prepare,
         .ctx = &ctx,
         .prepare_name = "lock itself in (Landlock, seccomp)",
+        .ignored = kgl_launch_ignored(io),
     };
     kgl_child child;
     int started = kgl_spawn_start(&spawn, &child, err);

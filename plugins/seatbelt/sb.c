@@ -166,6 +166,22 @@ static const char *sb_step_name(int step, const char *project, const char *tool,
     }
 }
 
+/* In the child, before the exec: exactly the signals ignored when kgate
+ * started stay ignored, every other one at its default (an older core
+ * does not say: then only a handler is reset, by the exec). */
+static void start_signals(const kgate_launch *io)
+{
+    if (!KGATE_HAS_FIELD(io, kgate_launch, sig_ignored_at_start)) return;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    for (int s = 1; s < NSIG && s <= 128; s++) {
+        unsigned long long bit = io->sig_ignored_at_start[(s - 1) / 64] >> ((s - 1) % 64);
+        sa.sa_handler = (bit & 1ULL) ? SIG_IGN : SIG_DFL;
+        sigaction(s, &sa, NULL);
+    }
+}
+
 static int sb_launch(const kgate_host *host, const kgate_policy *pol,
                      const kgate_probe *probe, const kgate_plan *plan,
                      const kgate_launch *io, kgate_proc *proc, kgate_err *err)
@@ -239,8 +255,10 @@ static int sb_launch(const kgate_host *host, const kgate_policy *pol,
          * without one, the program has no controlling terminal. */
         step = SB_STEP_SESSION;
         if (setsid() < 0 || (want_pty && ioctl(0, TIOCSCTTY, 0) < 0)) goto fail;
-        /* The program starts with no signal blocked, whatever the core
-         * was doing while it forked. */
+        /* The program starts with the dispositions kgate's caller gave
+         * kgate (the core's own handlers say nothing about those), and
+         * no signal blocked, whatever the core was doing while it forked. */
+        start_signals(io);
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);

@@ -752,6 +752,7 @@ static int launch_with(const kgate_host *host, const kgate_policy *policy,
         .prepare = child_prepare,
         .ctx = &c,
         .prepare_name = "set up the network",
+        .ignored = kgl_launch_ignored(io),
     };
     kgl_child hc;
     int started = kgl_spawn_start(&spawn, &hc, err);

@@ -173,6 +173,32 @@ const char *kgl_step_name(int step)
     }
 }
 
+const unsigned long long *kgl_launch_ignored(const kgate_launch *io)
+{
+    if (!io || !KGATE_HAS_FIELD(io, kgate_launch, sig_ignored_at_start)) return NULL;
+    return io->sig_ignored_at_start;
+}
+
+/* The set kgate started with, not the one it has now: the core catches
+ * SIGCHLD, SIGWINCH, SIGTTIN and others with handlers whatever the caller
+ * gave it, and a signal ignored at the start must come back ignored (a
+ * handler is reset to the default by execve, SIG_IGN is not). */
+void kgl_child_signals_from(const unsigned long long *ignored)
+{
+    if (!ignored) {
+        kgl_child_signals();
+        return;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    for (int s = 1; s < NSIG && s <= 128; s++) {
+        int ign = (int)((ignored[(s - 1) / 64] >> ((s - 1) % 64)) & 1ULL);
+        sa.sa_handler = ign ? SIG_IGN : SIG_DFL;
+        sigaction(s, &sa, NULL); /* SIGKILL, SIGSTOP: EINVAL, nothing to do */
+    }
+}
+
 void kgl_child_signals(void)
 {
     struct sigaction dfl, cur;
@@ -194,7 +220,7 @@ static _Noreturn void child(const kgl_spawn *s, const int hi[3], int report_w,
                             pid_t parent)
 {
     int report[2] = {0, 0};
-    kgl_child_signals();
+    kgl_child_signals_from(s->ignored);
     if (s->pdeathsig) {
         /* Kept across execve (bwrap is not set-user-ID).  A parent that
          * died before this line is caught by the check after it. */

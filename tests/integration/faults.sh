@@ -30,6 +30,13 @@ alive_count() {
 
 slirp_ready
 MOUNTS=${KG_FAULTS_INNER:-}
+# Never on the machine's own mounts: a full /tmp there would be every
+# process's.  The namespace must differ from init's (when it can be read).
+if [ -n "$MOUNTS" ] && [ -r /proc/1/ns/mnt ] &&
+    [ "$(readlink /proc/self/ns/mnt)" = "$(readlink /proc/1/ns/mnt)" ]; then
+    echo "# the mount namespace is the machine's: no mounts"
+    MOUNTS=
+fi
 # Checks that need their own mounts: run, or say why not.
 can_mount() {
     [ -n "$MOUNTS" ] && return 0
@@ -144,14 +151,17 @@ tmp_full() {
     done
     mount --rbind "$full" /tmp
     dd if=/dev/zero of=/tmp/fill bs=4k 2>/dev/null
+    # The machine's /tmp (init's view) is not the full one.
+    local private=yes
+    [ -r /proc/1/root/tmp ] && [ -e /proc/1/root/tmp/fill ] && private=no
     local control=no
     as_user sh -c 'echo x > /tmp/kg-faults-probe' 2>/dev/null || control=yes
     kg run -- sh -c 'echo inside > /tmp/own && cat /tmp/own' >"$KG_TMP/tmp.out" 2>&1
     local rc=$?
     umount -R /tmp
     umount -R "$full"
-    echo "# host /tmp full: $control; exit $rc: $(tr '\n' ' ' <"$KG_TMP/tmp.out")"
-    [ "$control" = yes ] && [ "$rc" -eq 0 ] && grep -q '^inside$' "$KG_TMP/tmp.out"
+    echo "# host /tmp full: $control; only in this namespace: $private; exit $rc: $(tr '\n' ' ' <"$KG_TMP/tmp.out")"
+    [ "$private" = yes ] && [ "$control" = yes ] && [ "$rc" -eq 0 ] && grep -q '^inside$' "$KG_TMP/tmp.out"
 }
 
 # A plugin whose probe never returns (tests/unit/plugins, TP_HANG) in the

@@ -215,10 +215,52 @@ EOF
     done
 }
 
+# The whole shared seccomp table (sdk/linux/kgl-seccomp.c, kgl_seccomp_apply
+# in ll-launch.c), not only network off and TIOCSTI: one call of each
+# family from inside the box, each expected to be refused as the table
+# says (EPERM; clone3 ENOSYS).  The same probe outside the box, in the same
+# place, is the control: there the calls marked below reach the kernel, so
+# a box that lost its filter fails these checks (vsock is covered by the
+# network-off filter's refusal of every non-Unix socket above).
+PROBE=$(cat "$(dirname "$0")/seccomp_probe.py")
+# Calls whose answer outside differs from EPERM on any kernel a test runs
+# on (read-only or bad-descriptor calls any user may make).
+DISCRIMINATING="keyctl fsconfig open_tree mount_setattr adjtimex personality ioctl"
+sc_answer() { sed -n "s/^SC [^ ]* $1 //p" "$2"; }
+test_table() {
+    local where=$1 force=()
+    [ "$where" = host ] && force=(--backend landlock)
+    use_user "$2"
+    printf 'network: off\n' | write_config
+    local in=$KG_TMP/table.$where.$2.in out=$KG_TMP/table.$where.$2.out
+    in_where "$where" /usr/bin/python3 -c "$PROBE" >"$out" 2>&1
+    in_where "$where" "$KGATE_BIN" run "${force[@]}" -- /usr/bin/python3 -c "$PROBE" >"$in" 2>&1
+    check "$where: seccomp table: the probe ran in the box (13 calls)" \
+        [ "$(grep -c '^SC ' "$in")" -eq 13 ]
+    local call want got
+    for call in $(sed -n 's/^SC [^ ]* \([^ ]*\) .*/\1/p' "$in"); do
+        want=EPERM
+        [ "$call" = clone3 ] && want=ENOSYS
+        got=$(sc_answer "$call" "$in")
+        check "$where: seccomp table: $(grep -m1 " $call " "$in" | cut -d' ' -f2) $call refused ($want, got $got)" \
+            [ "$got" = "$want" ]
+    done
+    for call in $DISCRIMINATING; do
+        got=$(sc_answer "$call" "$out")
+        check "$where: control: outside the box $call reaches the kernel (got $got)" \
+            [ -n "$got" -a "$got" != EPERM ]
+    done
+    if [ "$where" = host ]; then
+        got=$(sc_answer unshare "$out")
+        check "$where: control: outside, unshare -U works here (got $got)" [ "$got" = OK ]
+    fi
+}
+
 for who in $(test_users); do
     for where in host disable seccomp; do
         test_where "$where" "$who"
         test_pty "$where" "$who"
+        test_table "$where" "$who"
     done
 done
 finish

@@ -7,16 +7,27 @@
 set -u
 
 # A suite started as a background job of a non-interactive shell inherits
-# SIGINT and SIGQUIT ignored, kgate keeps an ignored signal ignored in the
-# program on purpose, and bash cannot undo an ignore it started with.  The
-# suites test the default case: start again from default dispositions.
+# SIGINT and SIGQUIT ignored, under nohup SIGHUP, and so on; kgate keeps an
+# ignored signal ignored in the program on purpose, and bash cannot undo an
+# ignore it started with.  The suites test the default case, whoever
+# starts them: start again with every signal at its default (a test that
+# needs a signal ignored ignores it itself, run_signals.sh).
 if [ -z "${KG_SIGNALS_RESET:-}" ]; then
     export KG_SIGNALS_RESET=1
-    exec env --default-signal=INT,QUIT bash "$0" "$@"
+    exec env --default-signal bash "$0" "$@"
 fi
 
 : "${KGATE_BIN:?run through meson test}"
 : "${KGATE_PLUGIN_PATH?run through meson test}"
+# KGATE_TEST_PREFIX=DIR: test the kgate installed under DIR (scripts/test's
+# installed runs, packaging.sh's .deb), with no plugin path of the build:
+# it must find its plugins and the pty shim where meson installed them.
+if [ -n "${KGATE_TEST_PREFIX:-}" ]; then
+    KGATE_BIN=$KGATE_TEST_PREFIX/bin/kgate
+    KGATE_PLUGIN_PATH=
+    [ -x "$KGATE_BIN" ] || { echo "FAIL: no installed kgate at $KGATE_BIN"; exit 1; }
+    echo "# testing the installed $KGATE_BIN"
+fi
 export KGATE_PLUGIN_PATH
 KG_PASS=0
 KG_FAIL=0
@@ -128,6 +139,26 @@ if [ "$(id -u)" -eq 0 ] &&
     chmod -R a+rX "$KG_TMP/bin" "$KG_TMP/plugins"
 fi
 
+# kg_reachable FILE: FILE, or when the unprivileged uid cannot read it (a
+# clone in /root, mode 0700), a copy of it in $KG_TMP/helpers that it can.
+# Every helper a test runs as that uid goes through here: a test program,
+# a script of the source tree, a driver of the build tree.
+kg_reachable() {
+    local f=$1
+    if [ "$(id -u)" -ne 0 ] || [ ! -e "$f" ] ||
+        setpriv --reuid="$KG_TEST_UID" --regid="$KG_TEST_GID" --clear-groups \
+            test -r "$f" 2>/dev/null; then
+        printf '%s\n' "$f"
+        return
+    fi
+    mkdir -p "$KG_TMP/helpers"
+    local n=0
+    while [ -e "$KG_TMP/helpers/$n.$(basename "$f")" ]; do n=$((n + 1)); done
+    local to=$KG_TMP/helpers/$n.$(basename "$f")
+    cp "$f" "$to" && chmod a+rX "$KG_TMP/helpers" "$to"
+    printf '%s\n' "$to"
+}
+
 # Sets up a fresh HOME (with a project directory inside it) for user $1
 # (root|user) and makes it current: $KG_HOME, $KG_PROJ.  The home is made
 # in $KG_HOME_BASE when a test sets it (another filesystem), else $KG_TMP.
@@ -220,7 +251,7 @@ check_hermetic() {
 # HOME, in $KG_PROJ).  The prefixes come inside as_user, so the uid is
 # dropped before the environment is made, as in a real container.
 KG_DISABLE_USERNS=(bwrap --dev-bind / / --unshare-user --disable-userns --proc /proc --)
-KG_SECCOMP_NOUSERNS=("${KGATE_TEST_NOUSERNS_SECCOMP:-/nonexistent/nouserns-seccomp}" --)
+KG_SECCOMP_NOUSERNS=("$(kg_reachable "${KGATE_TEST_NOUSERNS_SECCOMP:-/nonexistent/nouserns-seccomp}")" --)
 
 in_disable_userns() { as_user "${KG_DISABLE_USERNS[@]}" "$@"; }
 in_seccomp_nouserns() { as_user "${KG_SECCOMP_NOUSERNS[@]}" "$@"; }

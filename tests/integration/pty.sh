@@ -108,6 +108,20 @@ dry_run_shows_shim() {
         { echo "$out"; return 1; }
 }
 
+# An installed kgate (KGATE_TEST_PREFIX): no shim beside the installed
+# plugins, and the plan names the one under libexecdir, the path compiled
+# in from meson's options (a /usr/local or --prefix install once looked in
+# /usr/libexec only, and every pty run failed).
+installed_shim_used() {
+    local inst out
+    inst=$(KGATE_PLUGIN_PATH= "$KGATE_BIN" plugins 2>/dev/null |
+        sed -n 's/^searched: //p' | awk '{print $NF}')
+    out=$(kg run --pty --dry-run -- true </dev/null) || return 1
+    echo "# plugins in $inst; plan: $(grep -o -- '-- /[^ ]*kgate-pty-shim' <<<"$out")"
+    [ -n "$inst" ] && ls "$inst"/*.so >/dev/null 2>&1 && [ ! -e "$inst/kgate-pty-shim" ] &&
+        [[ $out == *"-- $KGATE_TEST_PREFIX/libexec/kgate/kgate-pty-shim "* ]]
+}
+
 for who in $(test_users); do
     use_user "$who"
     printf 'network: off\n' | write_config
@@ -167,15 +181,21 @@ for who in $(test_users); do
     check "--pty without a terminal on stdin: refused (125)" forced_pty_needs_terminal
     check "--dry-run in pty mode: --new-session and the shim" dry_run_shows_shim
 
-    # The shim beside a plugin in the hidden home is bound into the sandbox.
-    copy_plugins "$KG_HOME/.kgplugins" yes
-    check "shim in the hidden home: bound in, the pty works" \
-        with_plugins "$KG_HOME/.kgplugins" drive exit7
-    copy_plugins "$KG_HOME/.kgplugins-noshim" no
-    check "no shim: pty mode refused (125), terminal untouched" \
-        with_plugins "$KG_HOME/.kgplugins-noshim" drive no-shim
-    check "no shim: --no-pty still runs" \
-        with_plugins "$KG_HOME/.kgplugins-noshim" drive no-pty
+    if [ -n "${KGATE_TEST_PREFIX:-}" ]; then
+        # The shim checks below move the build's plugins around; an
+        # installed kgate also finds its own, and its shim under libexecdir.
+        check "installed: pty mode uses the shim under libexecdir" installed_shim_used
+    else
+        # The shim beside a plugin in the hidden home is bound into the sandbox.
+        copy_plugins "$KG_HOME/.kgplugins" yes
+        check "shim in the hidden home: bound in, the pty works" \
+            with_plugins "$KG_HOME/.kgplugins" drive exit7
+        copy_plugins "$KG_HOME/.kgplugins-noshim" no
+        check "no shim: pty mode refused (125), terminal untouched" \
+            with_plugins "$KG_HOME/.kgplugins-noshim" drive no-shim
+        check "no shim: --no-pty still runs" \
+            with_plugins "$KG_HOME/.kgplugins-noshim" drive no-pty
+    fi
 
     if [ -z "$SLIRP" ]; then
         if [ -n "${KGATE_MUST_WORK:-}" ]; then

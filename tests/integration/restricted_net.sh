@@ -49,7 +49,7 @@ PY=/usr/bin/python3
 
 # The backend's test driver, for the event records until `kgate run` turns
 # them into audit lines.
-SF_DRIVER_BIN=${KGATE_SF_DRIVER:-$(dirname "$(dirname "$KGATE_BIN")")/tests/plugins/slirp-filter/sf_driver}
+SF_DRIVER_BIN=$(kg_reachable "${KGATE_SF_DRIVER:-${KGATE_TEST_SF_DRIVER:-$(dirname "$(dirname "$KGATE_BIN")")/tests/plugins/slirp-filter/sf_driver}}")
 
 # sb HOSTS CMD...: one sandboxed run as the current test user, with
 # allow_hosts = HOSTS (comma-separated).  SB_EVENTS=FILE: through the

@@ -612,7 +612,7 @@ START_TEST(abi_layout_frozen)
     OFF(kgate_probe, facts, 600);
     OFF(kgate_probe, state, 1176); /* 2.0 */
 
-    ck_assert_uint_eq(sizeof(kgate_launch), 56);
+    ck_assert_uint_eq(sizeof(kgate_launch), 72);
     OFF(kgate_launch, stdin_fd, 8);
     OFF(kgate_launch, stdout_fd, 12);
     OFF(kgate_launch, stderr_fd, 16);
@@ -621,6 +621,7 @@ START_TEST(abi_layout_frozen)
     OFF(kgate_launch, events_fd, 36); /* 2.1 */
     OFF(kgate_launch, commit, 40);    /* 2.1 */
     OFF(kgate_launch, commit_ctx, 48);
+    OFF(kgate_launch, sig_ignored_at_start, 56); /* 2.1, appended */
 
     ck_assert_uint_eq(sizeof(kgate_proc), 56);
     OFF(kgate_proc, pid, 8);

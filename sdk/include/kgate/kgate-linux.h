@@ -191,6 +191,11 @@ typedef struct kgl_spawn {
     int (*prepare)(void *ctx);
     void *ctx;
     const char *prepare_name;
+    /* The dispositions the child execs with: exactly these signals
+     * ignored, every other at its default (kgate_launch's
+     * sig_ignored_at_start; kgl_launch_ignored gives it).  NULL: what is
+     * ignored in kgate now stays ignored, the rest is reset. */
+    const unsigned long long *ignored;
 } kgl_spawn;
 typedef struct kgl_child {
     pid_t pid;  /* -1 once reaped by finish */
@@ -209,6 +214,11 @@ pid_t kgl_spawn_run(const kgl_spawn *s, kgate_err *err);
  * child does first, for a child a backend forks itself. */
 const char *kgl_step_name(int step);
 void kgl_child_signals(void);
+/* kgl_child_signals with the set kgate started with (see kgl_spawn's
+ * ignored); NULL is kgl_child_signals.  Async-signal-safe. */
+void kgl_child_signals_from(const unsigned long long *ignored);
+/* io's sig_ignored_at_start, or NULL from a core that does not fill it. */
+const unsigned long long *kgl_launch_ignored(const kgate_launch *io);
 
 #ifdef __cplusplus
 }

@@ -399,6 +399,17 @@ typedef struct kgate_launch {
      * closed).  Use kgate_launch_commit(), which checks the field. */
     int (*commit)(void *commit_ctx, kgate_err *err);
     void *commit_ctx;
+
+    /* ABI 2.1, added later (check with KGATE_HAS_FIELD): the signals that
+     * were ignored when kgate started, before it installed a handler of
+     * its own; signal s (1..128) is bit (s - 1) % 64 of word (s - 1) / 64.
+     * The program must start with exactly these ignored and every other
+     * signal at its default, as it would have without kgate: a handler of
+     * the core's (SIGCHLD, SIGWINCH, ...) is no sign of what kgate's caller
+     * gave it (nohup's SIGHUP, a script's SIGINT for a background job).
+     * SIGCHLD is never in the set (sandbox tools wait for their children;
+     * POSIX leaves an ignored SIGCHLD across exec unspecified). */
+    unsigned long long sig_ignored_at_start[2];
 } kgate_launch;
 
 /* 0 when there is nothing to commit (an older core, or a backend the core
