@@ -1,0 +1,31 @@
+/* protected.h: the built-in protected paths, in one table.
+ *
+ * Each is a name in the project that a program on the host reads and acts
+ * on later, outside the box (git, direnv, an editor, an agent), or that
+ * sets kgate's own policy.  A sandboxed program that could write, create,
+ * replace or move one could run code on the host the next time that tool
+ * starts.  Every entry is protected whether it exists at launch or not
+ * (docs/escapes.md, "Planted hooks"); docs/man/kgate.yaml.5 lists the same
+ * names, and a unit test holds the two together. */
+#ifndef KG_PROTECTED_H
+#define KG_PROTECTED_H
+#include <stddef.h>
+
+
+typedef enum kg_prot_kind {
+    KG_PROT_DIR,  /* made an empty directory when missing */
+    KG_PROT_FILE, /* made an empty file when missing */
+    KG_PROT_GIT,  /* missing: gitguard.c keeps it (the commondir placeholder) */
+} kg_prot_kind;
+
+typedef struct kg_protected_entry {
+    const char *name;  /* relative to the project */
+    kg_prot_kind kind; /* what a tool expects there */
+    const char *why;   /* what runs it later, and when */
+    const char *since; /* the kgate version that protects it */
+} kg_protected_entry;
+
+/* The table, in the order the man page lists it. */
+const kg_protected_entry *kg_protected_table(size_t *n);
+
+#endif
