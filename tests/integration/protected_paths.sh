@@ -160,6 +160,41 @@ EOF
     [ -s "$ERR" ] && sed 's/^/# stderr: /' "$ERR" | head -5
 }
 
+# Two runs share a placeholder: the one that ends first leaves it (an
+# unlink on the host would detach it from the other run's box), the other
+# run still cannot create the name, and the last to end removes it.
+test_shared() {
+    local who=$1 box=$2 force=()
+    [ "$box" = landlock ] && force=(--backend landlock)
+    use_user "$who"
+    write_config <<<"network: off"
+    make_project absent
+    local outa=$KG_TMP/shared-a.$who.$box
+    kg run "${force[@]}" -- sh -c "$ATTACK"'
+        echo A-waiting; while [ ! -e w/go ]; do sleep 0.1; done
+        attack dir .claude 1; attack file .mcp.json 2; echo A-end' >"$outa" 2>&1 &
+    local job=$!
+    poll 300 grep -qx A-waiting "$outa"
+    check "$box shared: the first run holds a placeholder" [ -d "$KG_PROJ/.claude" ]
+    kg run "${force[@]}" -- sh -c 'echo B >w/b' >/dev/null 2>&1
+    check "$box shared: the second run ran" [ -s "$KG_PROJ/w/b" ]
+    check "$box shared: the second run, ending first, left the placeholder" \
+        [ -d "$KG_PROJ/.claude" ]
+    : >"$KG_PROJ/w/go"
+    wait_bounded 120 "$job"
+    check "$box shared: the first run attacked after the second ended" \
+        sh -c "grep -qx A-end '$outa' && grep -qx E-2 '$outa'"
+    check "$box shared: and nothing landed" sh -c "! grep '^LEAK-' '$outa'"
+    check "$box shared: the last run removed the placeholders" \
+        sh -c "[ ! -e '$KG_PROJ/.claude' ] && [ ! -e '$KG_PROJ/.mcp.json' ]"
+}
+
+for who in $(test_users); do
+    for box in bubblewrap landlock; do
+        test_shared "$who" "$box"
+    done
+done
+
 for who in $(test_users); do
     for box in bubblewrap landlock; do
         for state in absent present; do
