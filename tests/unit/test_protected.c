@@ -194,6 +194,31 @@ START_TEST(placeholders_made_shared_removed)
 }
 END_TEST
 
+/* A kgate killed during its run leaves its placeholders: the next run
+ * takes them for its own and removes them at its end. */
+START_TEST(placeholders_left_by_a_killed_run)
+{
+    char p[PATH_MAX * 2];
+    snprintf(p, sizeof p, "%s/.claude", proj);
+    ck_assert_int_eq(mkdir(p, 0555), 0);
+    ck_assert_int_eq(chmod(p, 0555), 0);
+    snprintf(p, sizeof p, "%s/.mcp.json", proj);
+    int fd = open(p, O_CREAT | O_EXCL | O_WRONLY, 0444);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ck_assert_int_eq(chmod(p, 0444), 0);
+    kg_strv *prot = all_but(NULL);
+    kg_error err = {0};
+    kg_placeholders *a = kg_placeholders_make(proj, prot, &err);
+    ck_assert_msg(a != NULL, "%s", err.msg);
+    kg_placeholders_release(a);
+    struct stat st;
+    ck_assert_int_ne(lstat_at(".claude", &st), 0);
+    ck_assert_int_ne(lstat_at(".mcp.json", &st), 0);
+    kg_strv_free(prot);
+}
+END_TEST
+
 /* No .git directory: nothing is made below it (a .git file either). */
 START_TEST(placeholders_need_the_parent)
 {
@@ -234,6 +259,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, placeholders_made_shared_removed);
     tcase_add_test(tc, placeholders_need_the_parent);
+    tcase_add_test(tc, placeholders_left_by_a_killed_run);
     suite_add_tcase(s, tc);
     return kgt_run_suite(s);
 }
