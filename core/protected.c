@@ -169,18 +169,39 @@ static int is_placeholder(int fd, int dir)
 }
 
 /* Makes the placeholder leaf in dfd: 0, or -1 with errno (EEXIST when
- * something is there already). */
+ * something is there already).  Made whole under a name of its own, then
+ * renamed into place without replacing anything: another run never sees
+ * it before it has its mode, which is what marks it as a placeholder. */
 static int make_one(int dfd, const char *leaf, int dir)
 {
+    char tmp[300];
+    if (snprintf(tmp, sizeof tmp, "%s.kgate-%ld", leaf, (long)getpid()) >= (int)sizeof tmp) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
     if (dir) {
-        if (mkdirat(dfd, leaf, 0700) < 0) return -1;
+        if (mkdirat(dfd, tmp, 0700) < 0) return -1;
     } else {
-        int f = openat(dfd, leaf, O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
+        int f = openat(dfd, tmp, O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
         if (f < 0) return -1;
         close(f);
     }
     /* the mode is the mark: set it whole, whatever the umask */
-    return fchmodat(dfd, leaf, want_mode(dir), 0);
+    int r = fchmodat(dfd, tmp, want_mode(dir), 0);
+    if (r == 0) r = kg_os_rename_noreplace(dfd, tmp, leaf);
+    int e = errno;
+    /* A file system without RENAME_NOREPLACE (some network ones): a file
+     * is linked into place, which fails on an existing name too; a
+     * directory is made in place, and for a moment has the wrong mode (a
+     * run that looks then takes it for the user's and leaves it). */
+    if (r < 0 && (e == EINVAL || e == ENOSYS)) {
+        r = dir ? mkdirat(dfd, leaf, 0700) : linkat(dfd, tmp, dfd, leaf, 0);
+        if (r == 0 && dir) r = fchmodat(dfd, leaf, want_mode(dir), 0);
+        e = errno;
+    }
+    unlinkat(dfd, tmp, dir ? AT_REMOVEDIR : 0); /* gone already when renamed */
+    errno = e;
+    return r;
 }
 
 /* Opens and shared-locks the placeholder at leaf, making it when missing.
