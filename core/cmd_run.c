@@ -21,6 +21,7 @@
 #include "denyexec.h"
 #include "envfilter.h"
 #include "gitguard.h"
+#include "protected.h"
 #include "host.h"
 #include "loader.h"
 #include "msg.h"
@@ -267,6 +268,15 @@ static int run(run_ctx *c)
      * snapshot, to find what the run planted for the host's git. */
     kg_gitguard *gg = kg_gitguard_begin(pub->project, !c->args.dry_run, &err);
     if (!gg) return refuse(c, "refuse", KG_EXIT_REFUSED, err.msg);
+    /* A missing protected path gets an empty placeholder for the length of
+     * the run, so that no backend leaves it creatable (protected.c); a dry
+     * run makes none. */
+    kg_placeholders *ph = NULL;
+    if (!c->args.dry_run &&
+        !(ph = kg_placeholders_make(pub->project, c->policy->protect_paths, &err))) {
+        kg_gitguard_free(gg);
+        return refuse(c, "refuse", KG_EXIT_REFUSED, err.msg);
+    }
 
     /* Decided before the plan: a program with a terminal of its own needs a
      * different session layout from one on pipes. */
@@ -276,6 +286,7 @@ static int run(run_ctx *c)
      * pipe there has neither.  Refused here, before the audit line says
      * launch.  --dry-run only prints the plan a pty would get. */
     if (use_pty && !c->args.dry_run && !isatty(STDIN_FILENO)) {
+        kg_placeholders_release(ph);
         kg_gitguard_free(gg);
         return refuse(c, "refuse", KG_EXIT_REFUSED,
                       "--pty needs a terminal on standard input");
@@ -423,6 +434,8 @@ static int run(run_ctx *c)
     /* Also after a failed launch: bwrap may have run part of the way.
      * A finding leaves the exit status alone; its line says what moved,
      * and the audit log keeps it. */
+    kg_placeholders_release(ph); /* before git's check: they are not the run's */
+    ph = NULL;
     kg_strv *found = kg_strv_new();
     kg_gitguard_end(gg, found);
     for (size_t i = 0; i < kg_strv_len(found); i++) {
@@ -444,6 +457,7 @@ out_plan:
     kg_plan_free(plan);
 out_registry:
     kg_registry_free(reg);
+    kg_placeholders_release(ph);
     kg_gitguard_free(gg);
     return status;
 }

@@ -23,6 +23,7 @@
 #include "kgate/kgate-hostspec.h"
 #include "json.h"
 #include "paths.h"
+#include "protected.h"
 
 typedef enum narrow_rule {
     MAY_DROP, /* widens the box: the project keeps or drops entries */
@@ -36,20 +37,6 @@ static const narrow_rule rules[KG_N_LIST_KEYS] = {
     [KG_KEY_PASS_ENV] = MAY_DROP,        [KG_KEY_DENY_ENV] = MAY_ADD,
     [KG_KEY_PROTECT_PATHS] = MAY_ADD,    [KG_KEY_UNPROTECT_PATHS] = MAY_DROP,
     [KG_KEY_ALLOW_SOCKETS] = MAY_DROP,   [KG_KEY_MACOS_ALLOW_MACH] = MAY_DROP,
-};
-
-/* Written into every project, whether or not it exists yet: a sandboxed
- * program that could change these could run code outside the box the next
- * time a person opens the project (git hooks, direnv, editor tasks) or
- * widen the box itself (.kgate.yaml is narrowing-only, but rewriting it
- * could drop a deny). */
-static const char *const builtin_protected[] = {
-    ".git/hooks", ".git/config", ".kgate.yaml", ".envrc", ".vscode", ".idea",
-    /* Where else git finds configuration and hooks to run (docs/escapes.md,
-     * "Host git"): per-worktree config, the git directories of submodules
-     * and of linked worktrees, and commondir, which a main .git never has
-     * (gitguard.c refuses one; a missing one is denied on macOS). */
-    ".git/config.worktree", ".git/modules", ".git/worktrees", ".git/commondir",
 };
 
 /* ------------------------------------------------------------------------ */
@@ -316,11 +303,14 @@ static char *resolved_tmpdir(void)
     return r;
 }
 
-/* Built-in protected paths, minus what unprotect_paths opts out. */
+/* Built-in protected paths (protected.c: written into every project,
+ * whether or not they exist yet), minus what unprotect_paths opts out. */
 static int add_builtin_protected(kg_policy *p, const kg_strv *unprotect, kg_error *err)
 {
-    for (size_t i = 0; i < sizeof builtin_protected / sizeof builtin_protected[0]; i++) {
-        const char *name = builtin_protected[i];
+    size_t n;
+    const kg_protected_entry *table = kg_protected_table(&n);
+    for (size_t i = 0; i < n; i++) {
+        const char *name = table[i].name;
         char *lex = kg_path_lexical(name, p->project, p->home, err);
         if (!lex) return -1;
         bool skip = kg_strv_contains(unprotect, lex);

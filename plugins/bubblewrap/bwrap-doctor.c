@@ -128,8 +128,7 @@ static void report_escapes(const kgate_host *h, const kgate_policy *pol,
     size_t nprot = pol->protect_paths.n;
     h->report(rep, KGATE_READY, "fs.protect-paths",
               "planted hooks: %zu protected path%s read-only inside the "
-              "project (those that exist; a missing .git/hooks is an empty "
-              "read-only directory)",
+              "project (a missing one is an empty placeholder for the run)",
               nprot, nprot == 1 ? "" : "s");
     int pty = KGATE_HAS_FIELD(pol, kgate_policy, pty) && pol->pty;
     h->report(rep, KGATE_READY, "tty.isolated",

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # mount_race.sh: issue 12 §2.  A program in one sandbox swaps a name that
-# kgate checks before it launches (.vscode, a built-in protected path that
-# did not exist at that sandbox's launch) with a symlink to ".." as fast as
-# it can, while hundreds of other launches happen in the same project.  Each
-# launch tries to read the real home's ~/.ssh/id_rsa through .vscode.  The
+# kgate checks before it launches (race, a protect_paths entry that did not
+# exist at that sandbox's launch: a missing built-in one is a placeholder
+# nobody can create, protected.c) with a symlink to ".." as fast as it can,
+# while hundreds of other launches happen in the same project.  Each
+# launch tries to read the real home's ~/.ssh/id_rsa through race.  The
 # control runs the construction kgate used before (lstat, then bwrap binds
 # by path) against the same racer and must leak at least once, or the race
 # was not raced and the test proves nothing.  docs/bubblewrap.md ("Mount
@@ -32,16 +33,17 @@ setup() {
     mkdir -p "$KG_HOME/.ssh"
     echo "$SECRET" >"$KG_HOME/.ssh/id_rsa"
     chown -R "$KG_UID:$KG_GID" "$KG_HOME"
+    printf 'protect_paths: [race]\n' | write_config
     cp "$RACER" "$KG_PROJ/racer.py"
     chmod a+r "$KG_PROJ/racer.py"
     rm -f "$KG_PROJ/stop" "$KG_TMP/refusals.$KG_WHO"
 }
 
 # The racer, inside a sandbox of this project (network off, the default
-# protections).  .vscode does not exist at its launch, so it may create it.
+# protections).  race does not exist at its launch, so it may create it.
 start_racer() {
     as_user "$KGATE_BIN" run --no-pty -- sh -c \
-        'mkdir .vscode && ln -s .. swap && exec /usr/bin/python3 racer.py .vscode swap stop' \
+        'mkdir race && ln -s .. swap && exec /usr/bin/python3 racer.py race swap stop' \
         >"$KG_TMP/racer.$KG_WHO" 2>&1 &
     RACER_PID=$!
     for _ in $(seq 100); do
@@ -55,10 +57,10 @@ stop_racer() {
     touch "$KG_PROJ/stop"
     wait "$RACER_PID"
     grep swaps "$KG_TMP/racer.$KG_WHO"
-    rm -rf "$KG_PROJ/.vscode" "$KG_PROJ/swap" "$KG_PROJ/stop"
+    rm -rf "$KG_PROJ/race" "$KG_PROJ/swap" "$KG_PROJ/stop"
 }
 
-# N launches of kgate, each trying to read the home's key through .vscode.
+# N launches of kgate, each trying to read the home's key through race.
 # Counts: leaked, ran (no leak), refused (125, the race seen).  A leak needs
 # a launch that got past every check, so the count only means something
 # when some did: past N, go on (up to 4N) until at least 5 ran.  Only a
@@ -70,9 +72,9 @@ kgate_launches() {
         { [ "$RAN" -lt 5 ] && [ "$i" -lt $((4 * LAUNCHES)) ]; }; do
         i=$((i + 1))
         out=$(as_user "$KGATE_BIN" run --no-pty -- sh -c \
-            'if cat .vscode/.ssh/id_rsa 2>/dev/null; then
+            'if cat race/.ssh/id_rsa 2>/dev/null; then
                 echo; echo "leaked mounts:"; cat /proc/self/mountinfo
-                ls -lain . .vscode/; fi; echo ran' 2>&1)
+                ls -lain . race/; fi; echo ran' 2>&1)
         rc=$?
         if [[ $out == *"$SECRET"* ]]; then
             LEAKS=$((LEAKS + 1))
@@ -93,24 +95,24 @@ kgate_launches() {
     echo "# [$KG_WHO] kgate: $i launches, $LEAKS leaks, $RAN ran, $REFUSED refused (125), $OTHER other"
     local r=$KG_TMP/refusals.$KG_WHO
     touch "$r"
-    echo "# [$KG_WHO] refused by: the core (symlink at .vscode) $(grep -c 'through a symlink' "$r")," \
+    echo "# [$KG_WHO] refused by: the core (symlink at race) $(grep -c 'through a symlink' "$r")," \
         "launch, source $(grep -c 'since kgate checked it' "$r")," \
         "launch, destination $(grep -c 'not the one kgate checked' "$r")," \
         "bwrap's own check $(grep -c 'could not set up' "$r")"
 }
 
-# The old construction: lstat says .vscode is a directory, then bwrap binds
+# The old construction: lstat says race is a directory, then bwrap binds
 # it by path.  Stops at the first leak.
 control_launches() {
     CLEAKS=0 CTRIES=0
     local out p=$KG_PROJ
     while [ "$CTRIES" -lt "$CONTROL_MAX" ]; do
-        [ -d "$p/.vscode" ] && [ ! -L "$p/.vscode" ] || continue
+        [ -d "$p/race" ] && [ ! -L "$p/race" ] || continue
         CTRIES=$((CTRIES + 1))
         out=$(as_user bwrap --unshare-user --unshare-pid --die-with-parent \
             --ro-bind / / --tmpfs /tmp --tmpfs "$KG_HOME" --bind "$p" "$p" \
-            --ro-bind "$p/.vscode" "$p/.vscode" \
-            -- cat "$p/.vscode/.ssh/id_rsa" 2>/dev/null)
+            --ro-bind "$p/race" "$p/race" \
+            -- cat "$p/race/.ssh/id_rsa" 2>/dev/null)
         if [[ $out == *"$SECRET"* ]]; then
             CLEAKS=$((CLEAKS + 1))
             break
@@ -165,7 +167,8 @@ for who in $(test_users); do
     fi
     setup "$who"
     if [ "$round" = restricted ]; then
-        printf 'network: restricted\nallow_hosts: [198.18.0.9]\n' | write_config
+        printf 'network: restricted\nallow_hosts: [198.18.0.9]\nprotect_paths: [race]\n' |
+            write_config
     fi
     echo "# [$who] round: $round (home in ${KG_HOME_BASE:-$KG_TMP})"
     check "a plain launch runs (marker)" plain_runs

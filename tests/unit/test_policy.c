@@ -377,12 +377,14 @@ START_TEST(test_defaults_without_files)
     ck_assert_uint_eq(kg_strv_len(p->deny_exec), 2);
     ck_assert_str_eq(kg_strv_get(p->deny_exec, 0), "curl");
     /* the built-in protected paths, sorted */
-    const char *prot[] = {".envrc",          ".git/commondir", ".git/config",
+    const char *prot[] = {".claude",        ".codex",         ".cursor",
+                          ".devcontainer",  ".devcontainer.json", ".envrc",
+                          ".gemini",        ".git/commondir", ".git/config",
                           ".git/config.worktree", ".git/hooks", ".git/modules",
-                          ".git/worktrees", ".idea",          ".kgate.yaml",
-                          ".vscode"};
-    ck_assert_uint_eq(p->pub.protect_paths.n, 10);
-    for (size_t i = 0; i < 10; i++) {
+                          ".git/worktrees", ".husky",         ".idea",
+                          ".kgate.yaml",    ".mcp.json",      ".vscode"};
+    ck_assert_uint_eq(p->pub.protect_paths.n, 18);
+    for (size_t i = 0; i < 18; i++) {
         snprintf(want, sizeof want, "%s/%s", proj, prot[i]);
         ck_assert_str_eq(p->pub.protect_paths.v[i], want);
     }
@@ -592,7 +594,7 @@ START_TEST(test_builtin_protection_edges)
     kgt_write_text(p1, "gitdir: /elsewhere\n");
     kg_policy *p = kg_policy_load(home, proj, NULL, &err);
     ck_assert_msg(p != NULL, "%s", err.msg);
-    ck_assert_uint_eq(p->pub.protect_paths.n, 4);
+    ck_assert_uint_eq(p->pub.protect_paths.n, 12); /* the 18 less the six in .git */
     kg_policy_free(p);
     /* A symlinked .vscode cannot be protected: refused, unless opted out. */
     snprintf(p1, sizeof p1, "%s/.vscode", proj);
@@ -603,7 +605,7 @@ START_TEST(test_builtin_protection_edges)
     write_user("unprotect_paths: [.vscode]\n");
     p = kg_policy_load(home, proj, NULL, &err);
     ck_assert_msg(p != NULL, "%s", err.msg);
-    ck_assert_uint_eq(p->pub.protect_paths.n, 3);
+    ck_assert_uint_eq(p->pub.protect_paths.n, 11);
     kg_policy_free(p);
 }
 END_TEST

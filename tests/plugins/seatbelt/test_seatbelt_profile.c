@@ -8,6 +8,7 @@
 
 #include "sb-host.h"
 #include "sb-profile.h"
+#include "protected.h"
 #include "sbpl-eval.h"
 #include "testutil.h"
 
@@ -641,6 +642,45 @@ START_TEST(dot_git_literal)
 }
 END_TEST
 
+/* Every built-in protected path (core/protected.c), as the core adds it:
+ * whether or not it exists (Seatbelt matches a path by name), it cannot
+ * be created, made a directory, written, renamed away or replaced by a
+ * link, in either base profile; what is beside it stays writable. */
+START_TEST(protected_table)
+{
+    size_t n;
+    const kg_protected_entry *t = kg_protected_table(&n);
+    const char *proj = "/Users/you/proj";
+    char **paths = calloc(n, sizeof *paths);
+    ck_assert_ptr_nonnull(paths);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_int_ge(asprintf(&paths[i], "%s/%s", proj, t[i].name), 0);
+    kgate_policy pol = base_policy("/Users/you", proj);
+    pol.protect_paths = (kgate_strlist){(const char *const *)paths, n};
+    pol.macos_profile = _i ? KGATE_MACOS_STRICT : KGATE_MACOS_PERMISSIVE;
+    sb_profile prof;
+    sbe_profile *p = build_parse(&pol, SB_FORM_PARAMS, &prof);
+    for (size_t i = 0; i < n; i++) {
+        char *below = NULL, *beside = NULL;
+        ck_assert_int_ge(asprintf(&below, "%s/settings.json", paths[i]), 0);
+        ck_assert_int_ge(asprintf(&beside, "%s.kgt-beside", paths[i]), 0);
+        ask(p, t[i].name, "file-write-create", SBE_PATH, paths[i], 0); /* create, mkdir, link */
+        ask(p, t[i].name, "file-write-data", SBE_PATH, paths[i], 0);   /* write */
+        ask(p, t[i].name, "file-write-unlink", SBE_PATH, paths[i], 0); /* rename away, rm */
+        ask(p, t[i].name, "file-write-create", SBE_PATH, below, 0);    /* a file in it */
+        ask(p, t[i].name, "file-write-data", SBE_PATH, below, 0);
+        ask(p, t[i].name, "file-read-data", SBE_PATH, paths[i], 1);    /* still read */
+        ask(p, "beside it", "file-write-create", SBE_PATH, beside, 1);
+        free(below);
+        free(beside);
+    }
+    sbe_free(p);
+    sb_profile_clear(&prof);
+    for (size_t i = 0; i < n; i++) free(paths[i]);
+    free(paths);
+}
+END_TEST
+
 START_TEST(hostile_paths)
 {
     static char longname[6000];
@@ -777,6 +817,7 @@ static Suite *profile_suite(void)
                         (int)(sizeof hostile / sizeof hostile[0]));
     tcase_add_test(tc, evaluator_is_strict);
     tcase_add_test(tc, dot_git_literal);
+    tcase_add_loop_test(tc, protected_table, 0, 2);
     tcase_add_test(tc, host_decide_table);
     suite_add_tcase(s, tc);
     return s;
