@@ -169,7 +169,7 @@ static int refuse(const run_ctx *c, const char *kind, int status, const char *re
 /* The audit launch line, written when a committing backend says all is
  * in place (kgate_launch.commit). */
 typedef struct launch_commit {
-    int fd;
+    kg_audit_log *log;
     const kg_audit_event *ev;
     const char *path;
     bool written;
@@ -180,7 +180,7 @@ typedef struct launch_commit {
 static int write_launch_line(void *ctx, kgate_err *kerr)
 {
     launch_commit *lc = ctx;
-    if (kg_audit_write_fd(lc->fd, lc->ev, &lc->err) < 0) {
+    if (kg_audit_append(lc->log, lc->ev, &lc->err) < 0) {
         lc->failed = true;
         return kgate_err_set(kerr, lc->err.code, "audit log %s: %s: nothing was started",
                              lc->path, lc->err.msg);
@@ -354,18 +354,15 @@ static int run(run_ctx *c)
     /* One descriptor for the launch line and for the net lines written
      * while the program runs: a log that cannot take the first is refused
      * before anything starts, and the others need no second open. */
-    int net_fd = kg_audit_open(c->log_path, &err);
+    kg_audit_log *alog = kg_audit_open(c->log_path, &err);
     /* A backend that commits (ABI 2.1) has the line written from inside
      * its launch, once all that can fail is in place: a launch refused on
      * the way then leaves a refusal line, not a launch line. */
     bool deferred = KGATE_HAS_FIELD(&launcher->be, kgate_backend, commits) &&
                     launcher->be.commits;
-    launch_commit lc = {.fd = net_fd, .ev = &ev, .path = c->log_path};
-    if (net_fd < 0 || (!deferred && kg_audit_write_fd(net_fd, &ev, &err) < 0)) {
-        if (net_fd >= 0) {
-            kg_err_wrap(&err, "%s", c->log_path);
-            close(net_fd);
-        }
+    launch_commit lc = {.log = alog, .ev = &ev, .path = c->log_path};
+    if (!alog || (!deferred && kg_audit_append(alog, &ev, &err) < 0)) {
+        kg_audit_close(alog);
         kg_say("audit log %s: %s: nothing was started", c->log_path, err.msg);
         status = KG_EXIT_REFUSED;
         goto out_env;
@@ -377,7 +374,7 @@ static int run(run_ctx *c)
     audit_base(c, &nev, "net");
     nev.backend = chosen.name;
     nev.allow_paths = nev.allow_hosts = NULL; /* on the launch line */
-    kg_netlog *net = kg_netlog_new(net_fd, &nev);
+    kg_netlog *net = kg_netlog_new(alog, &nev);
 
     char **envp = kg_strv_nullterm(env);
     kg_supervise_opts opts = {
@@ -419,7 +416,7 @@ static int run(run_ctx *c)
     if (kg_netlog_summary(net, sum) && !c->args.quiet) kg_say("%s", utstring_body(sum));
     utstring_free(sum);
     kg_netlog_free(net);
-    close(net_fd);
+    kg_audit_close(alog);
     /* Also after a failed launch: bwrap may have run part of the way.
      * A finding leaves the exit status alone; its line says what moved,
      * and the audit log keeps it. */

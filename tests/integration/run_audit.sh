@@ -182,7 +182,7 @@ EOF
         audit "e['argv'][-1] == 'kgaudit-pid-6612' and e['pid'] == int('${pid:-0}')"
 
     # 40 concurrent launches with 20 KB command lines: 40 whole lines.
-    rm -f "$(LOG)"
+    rm -f "$(LOG)" "$(LOG).head"
     for i in $(seq 1 40); do
         big=$(printf "kgpar-$i-%.0s0123456789" $(seq 1 1000))
         (
@@ -196,6 +196,8 @@ EOF
         [ "$(cat "$KG_TMP"/par-* | sort -u)" = 0 ]
     check "40 concurrent runs: exactly 40 valid, whole lines" \
         audit "len(L) == 40 and sorted(x['argv'][1] for x in L) == sorted('kgpar-%d' % i for i in range(1, 41)) and all(x['kind'] == 'launch' and x['argv'][2] == (x['argv'][1] + '-0123456789') * 1000 for x in L)"
+    check "40 concurrent runs: one unbroken chain (kgate audit verify)" \
+        sh -c '[ "$("$@")" = "intact, 40 records" ]' _ kg audit verify
     rm -f "$KG_TMP"/par-*
 
     # The launch line is on disk before the program starts: the program
