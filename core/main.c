@@ -17,6 +17,7 @@ static const char usage[] =
     "                 [--dry-run] [--pty | --no-pty] -- COMMAND [ARG...]\n"
     "       kgate plugins [--json]\n"
     "       kgate audit verify [FILE...]\n"
+    "       kgate audit runs [--since WHEN] | show RUN | refusals [--since WHEN]\n"
     "       kgate --version | --help\n";
 
 int main(int argc, char **argv)

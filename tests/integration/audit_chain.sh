@@ -52,7 +52,7 @@ for who in $(test_users); do
     check "two records swapped: exit 1, record 2 named" \
         sh -c '[ "$1" -eq 1 ] && grep -q "record 2 does not follow" "$2"' _ "$RC" "$KG_TMP/out"
     cp "$KG_TMP/good" "$(LOG)"
-    edit 'L[2] = L[2].replace(b"kgchain-3", b"kgchain-X")'
+    edit 'L[2] = L[2].replace(b"kgchain-2", b"kgchain-X")'
     r audit verify
     check "a forged record: exit 1, the next one named" \
         sh -c '[ "$1" -eq 1 ] && grep -q "record 4 does not follow" "$2"' _ "$RC" "$KG_TMP/out"

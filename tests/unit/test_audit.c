@@ -7,10 +7,13 @@
 #include <string.h>
 #include <spawn.h>
 #include <sys/stat.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "audit.h"
+#include "auditread.h"
+#include "auditrun.h"
 #include "json.h"
 #include "testutil.h"
 
@@ -400,6 +403,120 @@ START_TEST(chain_after_unchained_records)
 }
 END_TEST
 
+/* What audit.c writes, auditread.c reads back: every field, and the exact
+ * bytes of a hostile command line. */
+START_TEST(records_read_back)
+{
+    const char *argv[] = {"sh", "-c", "a\nb\t\"q\" \\ \x1b[2J", "caf\xe9 caf\xc3\xa9"};
+    kg_audit_event ev = {.kind = "end", .argv = argv, .argc = 4, .cwd = "/p q",
+                         .run = "00112233445566778899aabbccddeeff", .backend = "bubblewrap",
+                         .verdict = "refused", .name = "x.test", .addr = "198.18.0.9",
+                         .port = 443, .reason = "why", .has_exit = true, .exit_status = 137,
+                         .duration_ms = 1234, .recovered = true, .prev = "00"};
+    UT_string *u;
+    utstring_new(u);
+    kg_audit_format(&ev, u);
+    kg_audit_rec rec;
+    ck_assert_int_eq(kg_audit_rec_parse(utstring_body(u), utstring_len(u) - 1, &rec), 0);
+    ck_assert_str_eq(rec.kind, "end");
+    ck_assert_str_eq(rec.run, ev.run);
+    ck_assert_str_eq(rec.cwd, "/p q");
+    ck_assert_uint_eq(kg_strv_len(rec.argv), 4);
+    for (size_t i = 0; i < 4; i++) ck_assert_str_eq(kg_strv_get(rec.argv, i), argv[i]);
+    ck_assert_str_eq(rec.name, "x.test");
+    ck_assert_str_eq(rec.addr, "198.18.0.9");
+    ck_assert_int_eq(rec.port, 443);
+    ck_assert(rec.has_exit && rec.exit_status == 137 && rec.duration_ms == 1234);
+    ck_assert(rec.recovered);
+    ck_assert_int_eq(rec.pid, getpid());
+    kg_audit_rec_clear(&rec);
+    /* Not kgate's shape: refused, never half read. */
+    static const char *const bad[] = {
+        "", "{", "{}", "{\"time\":\"t\"}", "{\"time\":\"t\",\"kind\":\"x\"} ",
+        "{\"time\":\"t\",\"kind\":\"x\",\"o\":{}}",
+        "{\"time\":\"t\",\"kind\":\"a\\u0000b\"}", "{\"time\":\"t\",\"kind\":\"a\nb\"}",
+        "{\"time\":\"t\",\"kind\":\"x\",\"argv\":[1]}", "{\"time\":\"t\",\"kind\":\"x\"",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        ck_assert_msg(kg_audit_rec_parse(bad[i], strlen(bad[i]), &rec) == -1, "bad %zu", i);
+        kg_audit_rec_clear(&rec);
+    }
+    /* A key a later kgate may add is skipped. */
+    const char *later = "{\"time\":\"t\",\"kind\":\"x\",\"new\":[\"a\"],\"n\":-3,"
+                        "\"b\":false,\"z\":null}";
+    ck_assert_int_eq(kg_audit_rec_parse(later, strlen(later), &rec), 0);
+    kg_audit_rec_clear(&rec);
+    utstring_free(u);
+}
+END_TEST
+
+/* A run whose kgate is killed gets a recovered end record from the next
+ * kgate; a run whose kgate lives does not. */
+START_TEST(killed_runs_get_their_end)
+{
+    const char *log = path_in("k/audit.log"), *runs = path_in("k/runs");
+    ck_assert_int_eq(mkdir(path_in("k"), 0700), 0);
+    const char *argv[] = {"sleep", "kgkill-1"};
+    char id_dead[KG_RUN_ID_LEN], id_live[KG_RUN_ID_LEN];
+    ck_assert_int_eq(kg_run_id_new(id_dead), 0);
+    ck_assert_int_eq(kg_run_id_new(id_live), 0);
+    ck_assert_str_ne(id_dead, id_live);
+    ck_assert_uint_eq(strlen(id_dead), 32);
+    /* The dead one: a child makes its marker and is SIGKILLed. */
+    int p[2];
+    ck_assert_int_eq(pipe(p), 0);
+    pid_t child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        kg_audit_event ev = {.kind = "launch", .argv = argv, .argc = 2, .cwd = "/p",
+                             .run = id_dead, .backend = "bubblewrap"};
+        kg_run_marker *m = kg_run_marker_new(runs, &ev, NULL);
+        char c = m ? 'y' : 'n';
+        if (write(p[1], &c, 1) != 1) _exit(1);
+        pause();
+        _exit(0);
+    }
+    char c = 0;
+    ck_assert_int_eq(read(p[0], &c, 1), 1);
+    ck_assert_int_eq(c, 'y');
+    kg_audit_event live = {.kind = "launch", .argv = argv, .argc = 1, .cwd = "/p",
+                           .run = id_live};
+    kg_run_marker *mine = kg_run_marker_new(runs, &live, NULL);
+    ck_assert_ptr_nonnull(mine);
+    kg_audit_log *l = kg_audit_open(log, NULL);
+    ck_assert_ptr_nonnull(l);
+    /* Control: while the child lives, nothing is recovered. */
+    ck_assert_int_eq(kg_run_recover(runs, l, NULL), 0);
+    kill(child, SIGKILL);
+    ck_assert_int_eq(waitpid(child, NULL, 0), child);
+    ck_assert_int_eq(kg_run_recover(runs, l, NULL), 1);
+    ck_assert_int_eq(kg_run_recover(runs, l, NULL), 0); /* once */
+    kg_audit_close(l);
+    size_t len;
+    char *buf = slurp(log, &len);
+    ck_assert_ptr_eq(strchr(buf, '\n'), buf + len - 1); /* one record */
+    kg_audit_rec rec;
+    ck_assert_int_eq(kg_audit_rec_parse(buf, len - 1, &rec), 0);
+    ck_assert_str_eq(rec.kind, "end");
+    ck_assert_str_eq(rec.run, id_dead);
+    ck_assert(rec.recovered && !rec.has_exit);
+    ck_assert_str_eq(rec.backend, "bubblewrap");
+    ck_assert_str_eq(rec.cwd, "/p");
+    ck_assert_uint_eq(kg_strv_len(rec.argv), 2);
+    ck_assert_str_eq(kg_strv_get(rec.argv, 1), "kgkill-1");
+    kg_audit_rec_clear(&rec);
+    free(buf);
+    /* The live one's marker is still there; done removes it. */
+    char mp[300];
+    snprintf(mp, sizeof mp, "%s/%s", runs, id_live);
+    ck_assert_int_eq(access(mp, F_OK), 0);
+    kg_run_marker_done(mine);
+    ck_assert_int_eq(access(mp, F_OK), -1);
+    close(p[0]);
+    close(p[1]);
+}
+END_TEST
+
 START_TEST(unwritable_logs_fail)
 {
     const char *argv[] = {"true"};
@@ -515,7 +632,11 @@ static int writer(const char *log, int w)
         snprintf(reason, sizeof reason, "w%d-l%d", w, i);
         kg_audit_event ev = {.kind = "launch", .argv = argv, .argc = 40,
                              .cwd = "/project", .reason = reason};
-        if (kg_audit_write(log, &ev, NULL) < 0) return 1;
+        kg_error err = {0};
+        if (kg_audit_write(log, &ev, &err) < 0) {
+            fprintf(stderr, "writer %d: %s\n", w, err.msg);
+            return 1;
+        }
     }
     return 0;
 }
@@ -538,6 +659,8 @@ int main(int argc, char **argv)
     tcase_add_test(tc, chain_catches_tampering);
     tcase_add_test(tc, chain_across_rotation);
     tcase_add_test(tc, chain_after_unchained_records);
+    tcase_add_test(tc, records_read_back);
+    tcase_add_test(tc, killed_runs_get_their_end);
     suite_add_tcase(s, tc);
     return kgt_run_suite(s);
 }
