@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <sys/file.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -262,22 +263,41 @@ static int read_prev(const kg_audit_log *log, char hex[KG_AUDIT_HASH_HEX], kg_er
     return tail_prev(log, hex, err);
 }
 
-/* The exclusive lock on the head, waited for at most 10 s: a process that
- * holds it for longer (none of kgate's does) must not hang every launch,
- * and a launch that cannot chain its record does not start. */
+static void on_lock_alarm(int sig)
+{
+    (void)sig; /* only to interrupt flock(2) */
+}
+
+/* The exclusive lock on the head, waited for at most 30 s: a process that
+ * holds it for longer (none of kgate's does: it is held for one append,
+ * tens of microseconds) must not hang every launch, and a launch that
+ * cannot chain its record does not start.  flock(2) has no timeout, and
+ * polling it starves writers when many wait (the kernel queues blocked
+ * waiters; a poller loses to them): so a blocking flock, interrupted by
+ * SIGALRM after 30 s.  The handler and any alarm of the caller are put
+ * back; alarms are not inherited by the program (fork drops them). */
 static int lock_head(const kg_audit_log *log, kg_error *err)
 {
-    struct timespec nap = {0, 100000};
-    for (long waited_us = 0;; waited_us += nap.tv_nsec / 1000) {
-        if (flock(log->head_fd, LOCK_EX | LOCK_NB) == 0) return 0;
-        if (errno != EWOULDBLOCK && errno != EINTR)
-            return kg_err_set(err, errno, "cannot lock %s: %s", log->head_path,
-                              strerror(errno));
-        if (waited_us > 10000000)
-            return kg_err_set(err, ETIMEDOUT, "%s stayed locked for 10 s", log->head_path);
-        nanosleep(&nap, NULL);
-        if (nap.tv_nsec < 10000000) nap.tv_nsec *= 2;
-    }
+    if (flock(log->head_fd, LOCK_EX | LOCK_NB) == 0) return 0;
+    if (errno != EWOULDBLOCK && errno != EINTR)
+        return kg_err_set(err, errno, "cannot lock %s: %s", log->head_path, strerror(errno));
+    struct sigaction sa = {.sa_handler = on_lock_alarm}, old;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, &old); /* no SA_RESTART: flock returns EINTR */
+    unsigned before = alarm(30);
+    time_t start = time(NULL);
+    int r, e;
+    do {
+        r = flock(log->head_fd, LOCK_EX);
+        e = errno;
+    } while (r < 0 && e == EINTR && time(NULL) - start < 30);
+    alarm(0);
+    sigaction(SIGALRM, &old, NULL);
+    if (before) alarm(before);
+    if (r == 0) return 0;
+    if (e == EINTR)
+        return kg_err_set(err, ETIMEDOUT, "%s stayed locked for 30 s", log->head_path);
+    return kg_err_set(err, e, "cannot lock %s: %s", log->head_path, strerror(e));
 }
 
 /* logrotate may have moved the log since it was opened (a run's net and
