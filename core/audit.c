@@ -43,6 +43,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "auditsink.h"
 #include "json.h"
 #include "os.h"
 
@@ -144,6 +145,7 @@ struct kg_audit_log {
     char *head_path;
     int fd;      /* the log, O_APPEND (read too: its last record, see tail_prev) */
     int head_fd; /* LOG.head, read and rewritten in place; the chain's lock */
+    kg_sink *sink; /* journald or syslog instead of the file; NULL: the file */
 };
 
 void kg_audit_close(kg_audit_log *log)
@@ -151,9 +153,24 @@ void kg_audit_close(kg_audit_log *log)
     if (!log) return;
     if (log->fd >= 0) close(log->fd);
     if (log->head_fd >= 0) close(log->head_fd);
+    kg_sink_close(log->sink);
     free(log->path);
     free(log->head_path);
     free(log);
+}
+
+kg_audit_log *kg_audit_open_sink(const char *log_path, int sink, kg_error *err)
+{
+    if (sink == KG_SINK_FILE) return kg_audit_open(log_path, err);
+    kg_audit_log *log = calloc(1, sizeof *log);
+    if (!log) kg_oom();
+    log->fd = log->head_fd = -1;
+    log->sink = kg_sink_open((kg_audit_sink)sink, err);
+    if (!log->sink) {
+        kg_audit_close(log);
+        return NULL;
+    }
+    return log;
 }
 
 kg_audit_log *kg_audit_open(const char *log_path, kg_error *err)
@@ -354,6 +371,9 @@ static int append_locked(kg_audit_log *log, const kg_audit_event *ev, kg_error *
 
 int kg_audit_append(kg_audit_log *log, const kg_audit_event *ev, kg_error *err)
 {
+    /* The journal and syslog keep records out of the user's reach: the
+     * chain is the file's. */
+    if (log->sink) return kg_sink_send(log->sink, ev, err);
     if (lock_head(log, err) < 0) return -1;
     int r = append_locked(log, ev, err);
     flock(log->head_fd, LOCK_UN);
@@ -363,7 +383,13 @@ int kg_audit_append(kg_audit_log *log, const kg_audit_event *ev, kg_error *err)
 int kg_audit_write(const char *log_path, const kg_audit_event *ev,
                    kg_error *err)
 {
-    kg_audit_log *log = kg_audit_open(log_path, err);
+    return kg_audit_write_sink(log_path, KG_SINK_FILE, ev, err);
+}
+
+int kg_audit_write_sink(const char *log_path, int sink, const kg_audit_event *ev,
+                        kg_error *err)
+{
+    kg_audit_log *log = kg_audit_open_sink(log_path, sink, err);
     if (!log) return -1;
     int r = kg_audit_append(log, ev, err);
     if (r < 0) kg_err_wrap(err, "%s", log_path);

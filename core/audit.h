@@ -58,6 +58,11 @@ kg_audit_log *kg_audit_open(const char *log_path, kg_error *err);
  * Fails when anything of it fails: the caller must not launch. */
 int kg_audit_append(kg_audit_log *log, const kg_audit_event *ev, kg_error *err);
 void kg_audit_close(kg_audit_log *log); /* accepts NULL */
+/* The same with sink (auditsink.h kg_audit_sink): for journald and syslog
+ * records go there instead of the file, unchained. */
+kg_audit_log *kg_audit_open_sink(const char *log_path, int sink, kg_error *err);
+int kg_audit_write_sink(const char *log_path, int sink, const kg_audit_event *ev,
+                        kg_error *err);
 
 /* kg_audit_open, kg_audit_append, kg_audit_close. */
 int kg_audit_write(const char *log_path, const kg_audit_event *ev,

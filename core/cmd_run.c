@@ -153,8 +153,10 @@ static int refuse_event(const run_ctx *c, kg_audit_event *ev, int status,
     kg_error aerr = {0};
     bool logged = true;
     ev->reason = reason;
+    /* Before the configuration is read, the sink is not known: the file. */
     if (c->log_path && !c->args.dry_run)
-        logged = kg_audit_write(c->log_path, ev, &aerr) == 0;
+        logged = kg_audit_write_sink(c->log_path, c->policy ? c->policy->audit_sink : 0, ev,
+                                     &aerr) == 0;
     /* kg_say escapes: the reason holds the command line, paths and YAML
      * values, and must stay one line that forges nothing. */
     if (logged)
@@ -406,7 +408,7 @@ static int run(run_ctx *c)
     /* One descriptor for the launch line and for the net lines written
      * while the program runs: a log that cannot take the first is refused
      * before anything starts, and the others need no second open. */
-    kg_audit_log *alog = kg_audit_open(c->log_path, &err);
+    kg_audit_log *alog = kg_audit_open_sink(c->log_path, c->policy->audit_sink, &err);
     /* A backend that commits (ABI 2.1) has the line written from inside
      * its launch, once all that can fail is in place: a launch refused on
      * the way then leaves a refusal line, not a launch line. */
@@ -425,7 +427,10 @@ static int run(run_ctx *c)
         alog = NULL;
     }
     if (!alog) {
-        kg_say("audit log %s: %s: nothing was started", c->log_path, err.msg);
+        if (c->policy->audit_sink) /* the message names the sink */
+            kg_say("%s: nothing was started", err.msg);
+        else
+            kg_say("audit log %s: %s: nothing was started", c->log_path, err.msg);
         status = KG_EXIT_REFUSED;
         goto out_env;
     }
