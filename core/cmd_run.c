@@ -13,9 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "audit.h"
+#include "auditrun.h"
 #include "commands.h"
 #include "config.h"
 #include "denyexec.h"
@@ -122,6 +124,8 @@ typedef struct run_ctx {
     char *home;
     char *cwd;
     char *log_path;
+    char *runs_dir;              /* ~/.kgate/runs: markers of launched runs */
+    char run_id[KG_RUN_ID_LEN];  /* on every record of this run */
     kg_policy *policy;
 } run_ctx;
 
@@ -132,6 +136,7 @@ static void audit_base(const run_ctx *c, kg_audit_event *ev, const char *kind)
         .argv = (const char *const *)c->args.cmd,
         .argc = (size_t)c->args.cmd_argc,
         .cwd = c->cwd ? c->cwd : "",
+        .run = c->run_id,
     };
     /* The one-shot flags, resolved; as typed when the policy could not
      * be built (they may be why). */
@@ -149,8 +154,10 @@ static int refuse_event(const run_ctx *c, kg_audit_event *ev, int status,
     kg_error aerr = {0};
     bool logged = true;
     ev->reason = reason;
+    /* Before the configuration is read, the sink is not known: the file. */
     if (c->log_path && !c->args.dry_run)
-        logged = kg_audit_write(c->log_path, ev, &aerr) == 0;
+        logged = kg_audit_write_sink(c->log_path, c->policy ? c->policy->audit_sink : 0, ev,
+                                     &aerr) == 0;
     /* kg_say escapes: the reason holds the command line, paths and YAML
      * values, and must stay one line that forges nothing. */
     if (logged)
@@ -170,18 +177,60 @@ static int refuse(const run_ctx *c, const char *kind, int status, const char *re
 /* The audit launch line, written when a committing backend says all is
  * in place (kgate_launch.commit). */
 typedef struct launch_commit {
-    int fd;
+    kg_audit_log *log;
     const kg_audit_event *ev;
     const char *path;
+    const char *runs_dir;
+    kg_run_marker *marker; /* from the launch record to the end record */
+    struct timespec start; /* when the launch record was written */
     bool written;
     bool failed;   /* the log refused the line: err says why */
     kg_error err;
 } launch_commit;
 
+/* The run's marker first (auditrun.c: a killed kgate's run still gets its
+ * end record), then the launch record. */
+static int launch_record(launch_commit *lc)
+{
+    lc->marker = kg_run_marker_new(lc->runs_dir, lc->ev, &lc->err);
+    if (!lc->marker) return -1;
+    if (kg_audit_append(lc->log, lc->ev, &lc->err) < 0) {
+        kg_run_marker_done(lc->marker);
+        lc->marker = NULL;
+        return -1;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &lc->start);
+    return 0;
+}
+
+/* The end record of a launched run: its exit status and how long it ran.
+ * One that cannot be written leaves the marker, so that a later kgate
+ * writes a recovered end instead. */
+static void end_record(const run_ctx *c, launch_commit *lc, const char *backend,
+                       int status, const struct timespec *stop)
+{
+    kg_audit_event ev;
+    audit_base(c, &ev, "end");
+    ev.allow_paths = ev.allow_hosts = NULL; /* on the launch record */
+    ev.backend = backend;
+    ev.has_exit = true;
+    ev.exit_status = status;
+    ev.duration_ms = (long long)(stop->tv_sec - lc->start.tv_sec) * 1000 +
+                     (stop->tv_nsec - lc->start.tv_nsec) / 1000000;
+    kg_error aerr = {0};
+    if (kg_audit_append(lc->log, &ev, &aerr) < 0) {
+        kg_say("audit log %s: the end record: %s", c->log_path, aerr.msg);
+        kg_run_marker_keep(lc->marker);
+    } else {
+        kg_run_marker_done(lc->marker);
+    }
+    lc->marker = NULL;
+}
+
 static int write_launch_line(void *ctx, kgate_err *kerr)
 {
     launch_commit *lc = ctx;
-    if (kg_audit_write_fd(lc->fd, lc->ev, &lc->err) < 0) {
+    if (launch_record(lc) < 0) {
         lc->failed = true;
         return kgate_err_set(kerr, lc->err.code, "audit log %s: %s: nothing was started",
                              lc->path, lc->err.msg);
@@ -209,7 +258,12 @@ static int run(run_ctx *c)
     c->home = strdup(home);
     c->cwd = getcwd(NULL, 0);
     if (asprintf(&c->log_path, "%s/.kgate/audit.log", home) < 0) c->log_path = NULL;
-    if (!c->home || !c->cwd || !c->log_path)
+    if (asprintf(&c->runs_dir, "%s/.kgate/runs", home) < 0) c->runs_dir = NULL;
+    if (kg_run_id_new(c->run_id) < 0) {
+        kg_say("no random bytes for the run id: %s: nothing was started", strerror(errno));
+        return KG_EXIT_REFUSED;
+    }
+    if (!c->home || !c->cwd || !c->log_path || !c->runs_dir)
         return refuse(c, "refuse", KG_EXIT_REFUSED, "cannot determine the working directory");
 
     c->policy = kg_policy_load(c->home, c->cwd, &c->args.flags, &err);
@@ -365,19 +419,29 @@ static int run(run_ctx *c)
     /* One descriptor for the launch line and for the net lines written
      * while the program runs: a log that cannot take the first is refused
      * before anything starts, and the others need no second open. */
-    int net_fd = kg_audit_open(c->log_path, &err);
+    kg_audit_log *alog = kg_audit_open_sink(c->log_path, c->policy->audit_sink, &err);
     /* A backend that commits (ABI 2.1) has the line written from inside
      * its launch, once all that can fail is in place: a launch refused on
      * the way then leaves a refusal line, not a launch line. */
     bool deferred = KGATE_HAS_FIELD(&launcher->be, kgate_backend, commits) &&
                     launcher->be.commits;
-    launch_commit lc = {.fd = net_fd, .ev = &ev, .path = c->log_path};
-    if (net_fd < 0 || (!deferred && kg_audit_write_fd(net_fd, &ev, &err) < 0)) {
-        if (net_fd >= 0) {
-            kg_err_wrap(&err, "%s", c->log_path);
-            close(net_fd);
-        }
-        kg_say("audit log %s: %s: nothing was started", c->log_path, err.msg);
+    launch_commit lc = {.log = alog, .ev = &ev, .path = c->log_path,
+                        .runs_dir = c->runs_dir};
+    /* Runs whose kgate was killed get their end records first. */
+    if (alog && kg_run_recover(c->runs_dir, alog, &err) < 0) {
+        kg_audit_close(alog);
+        alog = NULL;
+    }
+    if (alog && !deferred && launch_record(&lc) < 0) {
+        err = lc.err;
+        kg_audit_close(alog);
+        alog = NULL;
+    }
+    if (!alog) {
+        if (c->policy->audit_sink) /* the message names the sink */
+            kg_say("%s: nothing was started", err.msg);
+        else
+            kg_say("audit log %s: %s: nothing was started", c->log_path, err.msg);
         status = KG_EXIT_REFUSED;
         goto out_env;
     }
@@ -388,7 +452,7 @@ static int run(run_ctx *c)
     audit_base(c, &nev, "net");
     nev.backend = chosen.name;
     nev.allow_paths = nev.allow_hosts = NULL; /* on the launch line */
-    kg_netlog *net = kg_netlog_new(net_fd, &nev);
+    kg_netlog *net = kg_netlog_new(alog, &nev);
 
     char **envp = kg_strv_nullterm(env);
     kg_supervise_opts opts = {
@@ -421,6 +485,8 @@ static int run(run_ctx *c)
             kg_say("%s: %s", launcher->name, err.msg);
         }
     }
+    struct timespec stop;
+    clock_gettime(CLOCK_MONOTONIC, &stop);
     free(envp);
     status = exit_status;
     /* One line, after the program's own output: why a lookup failed or a
@@ -430,7 +496,6 @@ static int run(run_ctx *c)
     if (kg_netlog_summary(net, sum) && !c->args.quiet) kg_say("%s", utstring_body(sum));
     utstring_free(sum);
     kg_netlog_free(net);
-    close(net_fd);
     /* Also after a failed launch: bwrap may have run part of the way.
      * A finding leaves the exit status alone; its line says what moved,
      * and the audit log keeps it. */
@@ -446,10 +511,13 @@ static int run(run_ctx *c)
         gev.backend = chosen.name;
         gev.reason = f;
         kg_error aerr = {0};
-        if (kg_audit_write(c->log_path, &gev, &aerr) < 0)
+        if (kg_audit_append(alog, &gev, &aerr) < 0)
             kg_say("audit log %s: %s", c->log_path, aerr.msg);
     }
     kg_strv_free(found);
+    /* Last of the run's records: every launch record gets its end. */
+    if (lc.marker) end_record(c, &lc, chosen.name, status, &stop);
+    kg_audit_close(alog);
 out_env:
     kg_strv_free(env);
     kg_strv_free(withheld);
@@ -518,6 +586,7 @@ int kg_cmd_run(int argc, char **argv)
     free(c.home);
     free(c.cwd);
     free(c.log_path);
+    free(c.runs_dir);
     free_args(&c.args);
     return status;
 }

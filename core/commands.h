@@ -29,5 +29,6 @@ int kg_cmd_network(int argc, char **argv);
 int kg_cmd_doctor(int argc, char **argv);
 int kg_cmd_plugins(int argc, char **argv);
 int kg_cmd_run(int argc, char **argv);
+int kg_cmd_audit(int argc, char **argv);
 
 #endif

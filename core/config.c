@@ -209,7 +209,7 @@ typedef struct parse_ctx {
     size_t len;
     kg_error *err;
     kg_config *c;
-    bool seen_network, seen_profile, seen_max_processes;
+    bool seen_network, seen_profile, seen_max_processes, seen_audit_sink;
     bool quiet; /* a project file: no message quotes its text */
 } parse_ctx;
 
@@ -578,6 +578,7 @@ static int parse_mapping(parse_ctx *x, yaml_parser_t *p)
 {
     static const char *const nets[] = {"off", "restricted", "open"};
     static const char *const profiles[] = {"permissive", "strict"};
+    static const char *const sinks[] = {"file", "journald", "syslog"};
     for (;;) {
         yaml_event_t ev;
         if (next_event(x, p, &ev) < 0) return -1;
@@ -610,6 +611,10 @@ static int parse_mapping(parse_ctx *x, yaml_parser_t *p)
             known = true;
             dup = x->seen_max_processes;
             x->seen_max_processes = true;
+        } else if (strcmp(key, "audit_sink") == 0) {
+            known = true;
+            dup = x->seen_audit_sink;
+            x->seen_audit_sink = true;
         }
         int lk = -1;
         for (int k = 0; !known && k < KG_N_LIST_KEYS; k++)
@@ -638,6 +643,13 @@ static int parse_mapping(parse_ctx *x, yaml_parser_t *p)
                 x->c->network = n == 0   ? KGATE_NET_OFF
                                 : n == 1 ? KGATE_NET_RESTRICTED
                                          : KGATE_NET_OPEN;
+            }
+        } else if (strcmp(key, "audit_sink") == 0) {
+            int n = 0;
+            rc = parse_enum(x, p, "audit_sink", sinks, 3, &n);
+            if (rc == 0) {
+                x->c->has_audit_sink = true;
+                x->c->audit_sink = n;
             }
         } else if (strcmp(key, "max_processes") == 0) {
             long n = 0;
@@ -979,6 +991,10 @@ void kg_config_apply(kg_config *base, const kg_config *layer)
     if (layer->has_max_processes) {
         base->has_max_processes = true;
         base->max_processes = layer->max_processes;
+    }
+    if (layer->has_audit_sink) {
+        base->has_audit_sink = true;
+        base->audit_sink = layer->audit_sink;
     }
     for (int k = 0; k < KG_N_LIST_KEYS; k++) {
         if (!layer->has[k]) continue;

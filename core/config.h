@@ -39,6 +39,10 @@ typedef struct kg_config {
      * "unlimited".  A project file may only lower it. */
     bool has_max_processes;
     long max_processes;
+    /* Where audit records go (auditsink.h: 0 file, 1 journald, 2 syslog).
+     * A project file may not change it (policy.c). */
+    bool has_audit_sink;
+    int audit_sink;
 
     bool has[KG_N_LIST_KEYS];
     kg_strv *lists[KG_N_LIST_KEYS]; /* never NULL; entries as written */

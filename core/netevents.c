@@ -34,7 +34,7 @@ typedef struct tally {
 } tally;
 
 struct kg_netlog {
-    int fd;
+    kg_audit_log *log; /* not owned; NULL: no audit lines */
     const kg_audit_event *base;
     char part[KGATE_EVENT_MAX];
     size_t part_len;
@@ -152,11 +152,11 @@ int kg_net_event_parse(const char *line, size_t len, kg_net_event *out)
 /* A run's records                                                          */
 /* ------------------------------------------------------------------------ */
 
-kg_netlog *kg_netlog_new(int audit_fd, const kg_audit_event *base)
+kg_netlog *kg_netlog_new(kg_audit_log *log, const kg_audit_event *base)
 {
     kg_netlog *l = calloc(1, sizeof *l);
     if (!l) kg_oom();
-    l->fd = audit_fd;
+    l->log = log;
     l->base = base;
     return l;
 }
@@ -201,9 +201,9 @@ static void tally_add(tally *t, const char *key)
 
 static void write_line(kg_netlog *l, kg_audit_event *ev)
 {
-    if (l->fd < 0) return;
+    if (!l->log) return;
     kg_error err = {0};
-    if (kg_audit_write_fd(l->fd, ev, &err) < 0) l->audit_failed++;
+    if (kg_audit_append(l->log, ev, &err) < 0) l->audit_failed++;
 }
 
 static void record(kg_netlog *l, const char *line, size_t len)

@@ -34,10 +34,10 @@ int kg_net_event_parse(const char *line, size_t len, kg_net_event *out);
 /* The records of one run. */
 typedef struct kg_netlog kg_netlog;
 
-/* audit_fd: where each record's line goes (kg_audit_open; -1: nowhere);
+/* log: where each record's line goes (kg_audit_open; NULL: nowhere);
  * base: the fields every line of this run carries (kind, argv, cwd,
  * backend), copied by pointer: it must outlive the netlog. */
-kg_netlog *kg_netlog_new(int audit_fd, const kg_audit_event *base);
+kg_netlog *kg_netlog_new(kg_audit_log *log, const kg_audit_event *base);
 void kg_netlog_free(kg_netlog *l); /* accepts NULL */
 
 /* Takes bytes as read from the pipe: splits records, keeps a partial one

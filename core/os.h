@@ -5,6 +5,7 @@
  *   os-fd-linux.c    / os-fd-macos.c     descriptors and file metadata
  *   os-relay-linux.c / os-relay-macos.c  copy-free output relay (or none)
  *   os-proc-linux.c  / os-proc-macos.c   reaping orphans; what a box shares
+ *   os-hash-linux.c  / os-hash-macos.c   SHA-256 (libcrypto / CommonCrypto)
  *
  * Shared core files call these and carry no #ifdef for the system.  Where
  * macOS cannot do what Linux does, the macOS file says what is lost, and
@@ -100,5 +101,11 @@ pid_t *kg_os_children(size_t *n);
  * whatever the policy says (macOS: /private/tmp and $TMPDIR); at most max
  * put in out.  Their strings live as long as the environment. */
 size_t kg_os_box_shared_dirs(const char **out, size_t max);
+
+/* ---- hashing (os-hash-*.c) ----------------------------------------------- */
+
+/* SHA-256 of len bytes: the system's implementation (OpenSSL's libcrypto on
+ * Linux, CommonCrypto on macOS), never kgate's own. */
+void kg_os_sha256(const void *data, size_t len, unsigned char out[32]);
 
 #endif

@@ -120,6 +120,16 @@ int kg_policy_check_narrowing(const kg_config *user, const kg_config *project,
                           "%s: network: '%s' is wider than the user config's '%s'; "
                           "a project file may only narrow",
                           pf, kg_network_name(project->network), kg_network_name(unet));
+    /* Where the runs are recorded is the user's (or their fleet's) choice,
+     * never a repository's: a project file may repeat the user's sink, not
+     * change it (docs/output-and-audit.md "Sinks"). */
+    static const char *const sinks[] = {"file", "journald", "syslog"};
+    int usink = user->has_audit_sink ? user->audit_sink : 0;
+    if (project->has_audit_sink && project->audit_sink != usink)
+        return kg_err_set(err, EPERM,
+                          "%s: audit_sink: '%s' is not the user config's '%s'; a project "
+                          "file may not change where runs are recorded",
+                          pf, sinks[project->audit_sink], sinks[usink]);
     /* 0 is unlimited: any count lowers it. */
     long umax = user->has_max_processes ? user->max_processes : KG_DEFAULT_MAX_PROCESSES;
     if (project->has_max_processes &&
@@ -518,6 +528,7 @@ kg_policy *kg_policy_load(const char *home, const char *cwd, const kg_flags *fla
     p->pub.configured_network = net;
     p->pub.macos_profile = proj && proj->has_macos_profile ? proj->macos_profile
                                                            : user->macos_profile;
+    p->audit_sink = user->has_audit_sink ? user->audit_sink : 0;
     p->max_processes = proj && proj->has_max_processes ? proj->max_processes
                        : user->has_max_processes       ? user->max_processes
                                                        : KG_DEFAULT_MAX_PROCESSES;

@@ -34,6 +34,7 @@ typedef struct kg_policy {
     kg_strv *pass_env;
     kg_strv *deny_env;
     long max_processes; /* 0: unlimited (kg_proclimit.h) */
+    int audit_sink;     /* kg_audit_sink (auditsink.h); the user's, always */
 
     /* What the one-shot flags added, resolved, for the audit line. */
     kg_strv *oneshot_paths, *oneshot_hosts;

@@ -6,6 +6,10 @@ set -euo pipefail
 
 KGATE_BUILD_DEPS=(gcc g++ make meson ninja-build pkg-config libyaml-dev check uthash-dev
                   libseccomp-dev)
+# libssl-dev: libcrypto's SHA-256 for the audit chain (issue 31).
+KGATE_BUILD_DEPS+=(libssl-dev)
+# libsystemd-dev: audit_sink journald (optional at build time: -Djournald).
+KGATE_BUILD_DEPS+=(libsystemd-dev)
 KGATE_RUN_DEPS=(bubblewrap slirp4netns nftables dnsmasq-base)
 # Everything a test runs that Debian 12 minbase lacks.  The tests never
 # need curl or wget: a deny-listed name is blocked whether or not it is

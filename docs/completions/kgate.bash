@@ -25,7 +25,7 @@ _kgate()
     fi
 
     if [ "$cword" -eq 1 ]; then
-        _kgate_reply -W 'init network doctor run plugins --version --help' -- "$cur"
+        _kgate_reply -W 'init network doctor run plugins audit --version --help' -- "$cur"
         return
     fi
 
@@ -52,6 +52,18 @@ _kgate()
         ;;
     plugins)
         _kgate_reply -W '--json' -- "$cur"
+        ;;
+    audit)
+        if [ "$prev" = --since ]; then
+            return
+        elif [[ $cur == -* ]]; then
+            _kgate_reply -W '--since' -- "$cur"
+        elif [ "$cword" -eq 2 ]; then
+            _kgate_reply -W 'verify runs show refusals' -- "$cur"
+        else
+            _kgate_reply -f -- "$cur"
+            compopt -o filenames 2>/dev/null
+        fi
         ;;
     run)
         # Everything after "--" is the sandboxed command: complete it as if

@@ -136,6 +136,7 @@ keys_of_config_h() {
     echo network
     echo macos_profile
     echo max_processes
+    echo audit_sink
 }
 KEYS=$(keys_of_config_h)
 check "core/config.h names at least the spec's ten keys" test "$(echo "$KEYS" | wc -l)" -ge 10

@@ -7,10 +7,13 @@
 #include <string.h>
 #include <spawn.h>
 #include <sys/stat.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "audit.h"
+#include "auditread.h"
+#include "auditrun.h"
 #include "json.h"
 #include "testutil.h"
 
@@ -189,6 +192,331 @@ START_TEST(creates_private_dir_and_file)
 }
 END_TEST
 
+/* kg_audit_verify over the files, expecting status want; returns the
+ * report. */
+static char *verifyn(const char *const *files, size_t n, int want)
+{
+    UT_string *out;
+    utstring_new(out);
+    kg_error err = {0};
+    size_t records;
+    int r = kg_audit_verify(files, n, &records, out, &err);
+    ck_assert_msg(r == want, "verify gave %d: %s%s", r, utstring_body(out), err.msg);
+    char *msg = strdup(r < 0 ? err.msg : utstring_body(out));
+    utstring_free(out);
+    return msg;
+}
+
+static char *verify1(const char *file, int want)
+{
+    const char *files[] = {file};
+    return verifyn(files, 1, want);
+}
+
+static void write_records(const char *log, int n)
+{
+    const char *argv[] = {"make", "-j2"};
+    for (int i = 0; i < n; i++) {
+        char reason[16];
+        snprintf(reason, sizeof reason, "r%d", i + 1);
+        kg_audit_event ev = {.kind = "launch", .argv = argv, .argc = 2, .cwd = "/p",
+                             .reason = reason};
+        kg_error err = {0};
+        ck_assert_msg(kg_audit_write(log, &ev, &err) == 0, "%s", err.msg);
+    }
+}
+
+static void spit(const char *path, const char *buf, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(buf, 1, len, f), len);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/* The log's records as separate strings (newlines kept), at most 16. */
+static size_t split_records(char *buf, size_t len, char *rec[16])
+{
+    size_t n = 0;
+    for (char *l = buf; l < buf + len && n < 16;) {
+        char *nl = memchr(l, '\n', (size_t)(buf + len - l));
+        ck_assert_ptr_nonnull(nl);
+        rec[n] = strndup(l, (size_t)(nl - l + 1));
+        n++;
+        l = nl + 1;
+    }
+    return n;
+}
+
+/* Writes the records in the order given by idx (-1 ends it). */
+static void rewrite(const char *log, char *rec[16], const int *idx)
+{
+    UT_string *u;
+    utstring_new(u);
+    for (; *idx >= 0; idx++) utstring_bincpy(u, rec[*idx], strlen(rec[*idx]));
+    spit(log, utstring_body(u), utstring_len(u));
+    utstring_free(u);
+}
+
+/* Each way of tampering with a log of six records, each caught, and the
+ * record named. */
+START_TEST(chain_catches_tampering)
+{
+    const char *log = path_in("t/audit.log");
+    write_records(log, 6);
+    char *msg = verify1(log, 0);
+    ck_assert_str_eq(msg, "intact, 6 records");
+    free(msg);
+    size_t len;
+    char *orig = slurp(log, &len);
+    char *rec[16];
+    ck_assert_uint_eq(split_records(orig, len, rec), 6);
+    static const struct {
+        int order[8];
+        const char *says;
+    } cases[] = {
+        {{0, 1, 3, 4, 5, -1}, "record 3 does not follow the record before it"}, /* removed */
+        {{0, 1, 3, 2, 4, 5, -1}, "record 3 does not follow"},                  /* swapped */
+        {{0, 1, 2, 3, -1}, "record 4 is not the last one written"},            /* cut */
+        {{1, 2, 3, 4, 5, -1}, "record 1 follows a record that is not there"}, /* first */
+        {{-1}, "no record, but"},                                              /* emptied */
+        {{0, 1, 2, 3, 4, 5, 5, -1}, "record 7 does not follow"},              /* replayed */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        rewrite(log, rec, cases[i].order);
+        msg = verify1(log, 1);
+        ck_assert_msg(strstr(msg, cases[i].says), "case %zu: %s", i, msg);
+        free(msg);
+    }
+    /* A forged record (one byte of its argv changed): the next one does
+     * not follow it; the last one changed: the head names another. */
+    for (int which = 2; which <= 5; which += 3) {
+        rewrite(log, rec, (const int[]){0, 1, 2, 3, 4, 5, -1});
+        char *forged = strdup(rec[which]);
+        *strstr(forged, "make") = 'f';
+        char *keep = rec[which];
+        rec[which] = forged;
+        rewrite(log, rec, (const int[]){0, 1, 2, 3, 4, 5, -1});
+        rec[which] = keep;
+        msg = verify1(log, 1);
+        ck_assert_msg(strstr(msg, which == 2 ? "record 4 does not follow"
+                                             : "record 6 is not the last one written"),
+                      "forged %d: %s", which, msg);
+        free(msg);
+        free(forged);
+    }
+    /* Cut inside the last record; a record without a chain inserted. */
+    spit(log, orig, len - 10);
+    msg = verify1(log, 1);
+    ck_assert_ptr_nonnull(strstr(msg, "record 6 is incomplete"));
+    free(msg);
+    UT_string *u;
+    utstring_new(u);
+    utstring_bincpy(u, orig, (size_t)(strstr(orig, rec[3]) - orig));
+    utstring_printf(u, "{\"time\":\"2026-01-01T00:00:00.000Z\",\"kind\":\"launch\"}\n%s%s",
+                    rec[3], rec[4]);
+    utstring_bincpy(u, rec[5], strlen(rec[5]));
+    spit(log, utstring_body(u), utstring_len(u));
+    utstring_free(u);
+    msg = verify1(log, 1);
+    ck_assert_ptr_nonnull(strstr(msg, "record 4 carries no chain"));
+    free(msg);
+    /* The untouched log again: intact (the checks above can pass). */
+    spit(log, orig, len);
+    msg = verify1(log, 0);
+    ck_assert_str_eq(msg, "intact, 6 records");
+    free(msg);
+    for (int i = 0; i < 6; i++) free(rec[i]);
+    free(orig);
+}
+END_TEST
+
+/* logrotate moves the log away: the first record of the new file names
+ * the last of the old one, with the head or, without it, from LOG.1. */
+START_TEST(chain_across_rotation)
+{
+    const char *log = path_in("r/audit.log"), *old = path_in("r/audit.log.1");
+    write_records(log, 3);
+    ck_assert_int_eq(rename(log, old), 0);
+    /* Rotated, nothing written since: the head names LOG.1's last. */
+    spit(log, "", 0);
+    char *msg = verify1(log, 0);
+    ck_assert_str_eq(msg, "intact, 0 records");
+    free(msg);
+    /* A log opened before the rotation writes to the new file. */
+    kg_audit_log *open_before = kg_audit_open(old, NULL);
+    ck_assert_ptr_nonnull(open_before);
+    kg_audit_close(open_before);
+    write_records(log, 2);
+    size_t len;
+    char *buf = slurp(old, &len);
+    char last[KG_AUDIT_HASH_HEX];
+    kg_audit_hash(strrchr(buf, '{') , strlen(strrchr(buf, '{')), last);
+    free(buf);
+    buf = slurp(log, &len);
+    ck_assert_ptr_nonnull(strstr(buf, last));
+    free(buf);
+    msg = verify1(log, 0);
+    ck_assert_ptr_nonnull(strstr(msg, "intact, 2 records; the first follows the last "
+                                      "record of "));
+    free(msg);
+    const char *both[] = {old, log};
+    msg = verifyn(both, 2, 0);
+    ck_assert_str_eq(msg, "intact, 5 records");
+    free(msg);
+    const char *swapped[] = {log, old};
+    msg = verifyn(swapped, 2, 1);
+    free(msg);
+    /* Without the head (deleted): LOG.1's last record is found all the
+     * same when the log is empty. */
+    ck_assert_int_eq(unlink(old), 0);
+    ck_assert_int_eq(rename(log, old), 0);
+    ck_assert_int_eq(unlink(path_in("r/audit.log.head")), 0);
+    write_records(log, 1);
+    msg = verify1(log, 0);
+    ck_assert_ptr_nonnull(strstr(msg, "intact, 1 record; the first follows the last "
+                                      "record of "));
+    free(msg);
+    /* ...while the file before LOG.1 is gone: its first record follows
+     * nothing there. */
+    const char *again[] = {old, log};
+    msg = verifyn(again, 2, 1);
+    ck_assert_ptr_nonnull(strstr(msg, "record 1 follows a record that is not there"));
+    free(msg);
+}
+END_TEST
+
+/* A log kgate wrote before the chain: its records are counted, not
+ * vouched for, and the first chained record follows the last of them. */
+START_TEST(chain_after_unchained_records)
+{
+    const char *log = path_in("u/audit.log");
+    ck_assert_int_eq(mkdir(path_in("u"), 0700), 0);
+    const char *legacy = "{\"time\":\"x\",\"kind\":\"launch\"}\n"
+                         "{\"time\":\"y\",\"kind\":\"launch\"}\n";
+    spit(log, legacy, strlen(legacy));
+    write_records(log, 2);
+    char *msg = verify1(log, 0);
+    ck_assert_str_eq(msg, "intact, 4 records (the first 2 written before the chain: "
+                          "not covered)");
+    free(msg);
+}
+END_TEST
+
+/* What audit.c writes, auditread.c reads back: every field, and the exact
+ * bytes of a hostile command line. */
+START_TEST(records_read_back)
+{
+    const char *argv[] = {"sh", "-c", "a\nb\t\"q\" \\ \x1b[2J", "caf\xe9 caf\xc3\xa9"};
+    kg_audit_event ev = {.kind = "end", .argv = argv, .argc = 4, .cwd = "/p q",
+                         .run = "00112233445566778899aabbccddeeff", .backend = "bubblewrap",
+                         .verdict = "refused", .name = "x.test", .addr = "198.18.0.9",
+                         .port = 443, .reason = "why", .has_exit = true, .exit_status = 137,
+                         .duration_ms = 1234, .recovered = true, .prev = "00"};
+    UT_string *u;
+    utstring_new(u);
+    kg_audit_format(&ev, u);
+    kg_audit_rec rec;
+    ck_assert_int_eq(kg_audit_rec_parse(utstring_body(u), utstring_len(u) - 1, &rec), 0);
+    ck_assert_str_eq(rec.kind, "end");
+    ck_assert_str_eq(rec.run, ev.run);
+    ck_assert_str_eq(rec.cwd, "/p q");
+    ck_assert_uint_eq(kg_strv_len(rec.argv), 4);
+    for (size_t i = 0; i < 4; i++) ck_assert_str_eq(kg_strv_get(rec.argv, i), argv[i]);
+    ck_assert_str_eq(rec.name, "x.test");
+    ck_assert_str_eq(rec.addr, "198.18.0.9");
+    ck_assert_int_eq(rec.port, 443);
+    ck_assert(rec.has_exit && rec.exit_status == 137 && rec.duration_ms == 1234);
+    ck_assert(rec.recovered);
+    ck_assert_int_eq(rec.pid, getpid());
+    kg_audit_rec_clear(&rec);
+    /* Not kgate's shape: refused, never half read. */
+    static const char *const bad[] = {
+        "", "{", "{}", "{\"time\":\"t\"}", "{\"time\":\"t\",\"kind\":\"x\"} ",
+        "{\"time\":\"t\",\"kind\":\"x\",\"o\":{}}",
+        "{\"time\":\"t\",\"kind\":\"a\\u0000b\"}", "{\"time\":\"t\",\"kind\":\"a\nb\"}",
+        "{\"time\":\"t\",\"kind\":\"x\",\"argv\":[1]}", "{\"time\":\"t\",\"kind\":\"x\"",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        ck_assert_msg(kg_audit_rec_parse(bad[i], strlen(bad[i]), &rec) == -1, "bad %zu", i);
+        kg_audit_rec_clear(&rec);
+    }
+    /* A key a later kgate may add is skipped. */
+    const char *later = "{\"time\":\"t\",\"kind\":\"x\",\"new\":[\"a\"],\"n\":-3,"
+                        "\"b\":false,\"z\":null}";
+    ck_assert_int_eq(kg_audit_rec_parse(later, strlen(later), &rec), 0);
+    kg_audit_rec_clear(&rec);
+    utstring_free(u);
+}
+END_TEST
+
+/* A run whose kgate is killed gets a recovered end record from the next
+ * kgate; a run whose kgate lives does not. */
+START_TEST(killed_runs_get_their_end)
+{
+    const char *log = path_in("k/audit.log"), *runs = path_in("k/runs");
+    ck_assert_int_eq(mkdir(path_in("k"), 0700), 0);
+    const char *argv[] = {"sleep", "kgkill-1"};
+    char id_dead[KG_RUN_ID_LEN], id_live[KG_RUN_ID_LEN];
+    ck_assert_int_eq(kg_run_id_new(id_dead), 0);
+    ck_assert_int_eq(kg_run_id_new(id_live), 0);
+    ck_assert_str_ne(id_dead, id_live);
+    ck_assert_uint_eq(strlen(id_dead), 32);
+    /* The dead one: a child makes its marker and is SIGKILLed. */
+    int p[2];
+    ck_assert_int_eq(pipe(p), 0);
+    pid_t child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        kg_audit_event ev = {.kind = "launch", .argv = argv, .argc = 2, .cwd = "/p",
+                             .run = id_dead, .backend = "bubblewrap"};
+        kg_run_marker *m = kg_run_marker_new(runs, &ev, NULL);
+        char c = m ? 'y' : 'n';
+        if (write(p[1], &c, 1) != 1) _exit(1);
+        pause();
+        _exit(0);
+    }
+    char c = 0;
+    ck_assert_int_eq(read(p[0], &c, 1), 1);
+    ck_assert_int_eq(c, 'y');
+    kg_audit_event live = {.kind = "launch", .argv = argv, .argc = 1, .cwd = "/p",
+                           .run = id_live};
+    kg_run_marker *mine = kg_run_marker_new(runs, &live, NULL);
+    ck_assert_ptr_nonnull(mine);
+    kg_audit_log *l = kg_audit_open(log, NULL);
+    ck_assert_ptr_nonnull(l);
+    /* Control: while the child lives, nothing is recovered. */
+    ck_assert_int_eq(kg_run_recover(runs, l, NULL), 0);
+    kill(child, SIGKILL);
+    ck_assert_int_eq(waitpid(child, NULL, 0), child);
+    ck_assert_int_eq(kg_run_recover(runs, l, NULL), 1);
+    ck_assert_int_eq(kg_run_recover(runs, l, NULL), 0); /* once */
+    kg_audit_close(l);
+    size_t len;
+    char *buf = slurp(log, &len);
+    ck_assert_ptr_eq(strchr(buf, '\n'), buf + len - 1); /* one record */
+    kg_audit_rec rec;
+    ck_assert_int_eq(kg_audit_rec_parse(buf, len - 1, &rec), 0);
+    ck_assert_str_eq(rec.kind, "end");
+    ck_assert_str_eq(rec.run, id_dead);
+    ck_assert(rec.recovered && !rec.has_exit);
+    ck_assert_str_eq(rec.backend, "bubblewrap");
+    ck_assert_str_eq(rec.cwd, "/p");
+    ck_assert_uint_eq(kg_strv_len(rec.argv), 2);
+    ck_assert_str_eq(kg_strv_get(rec.argv, 1), "kgkill-1");
+    kg_audit_rec_clear(&rec);
+    free(buf);
+    /* The live one's marker is still there; done removes it. */
+    char mp[300];
+    snprintf(mp, sizeof mp, "%s/%s", runs, id_live);
+    ck_assert_int_eq(access(mp, F_OK), 0);
+    kg_run_marker_done(mine);
+    ck_assert_int_eq(access(mp, F_OK), -1);
+    close(p[0]);
+    close(p[1]);
+}
+END_TEST
+
 START_TEST(unwritable_logs_fail)
 {
     const char *argv[] = {"true"};
@@ -212,15 +540,24 @@ START_TEST(unwritable_logs_fail)
     /* A write that fails (a full disk) is an error, not a silent loss. */
     int fd = open("/dev/full", O_WRONLY | O_CLOEXEC);
     ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(kg_audit_write_fd(fd, &ev, &err), -1);
+    ck_assert_int_eq(kg_audit_write_line(fd, "{}\n", 3, &err), -1);
     ck_assert_int_eq(err.code, ENOSPC);
     close(fd);
 
     /* A read-only descriptor (the unprivileged case of a 0400 log). */
     int ro = open(path_in("ro.log"), O_RDONLY | O_CREAT | O_CLOEXEC, 0400);
     ck_assert_int_ge(ro, 0);
-    ck_assert_int_eq(kg_audit_write_fd(ro, &ev, &err), -1);
+    ck_assert_int_eq(kg_audit_write_line(ro, "{}\n", 3, &err), -1);
     close(ro);
+
+    /* The head is held to the same rules: a symlink there is refused, and
+     * nothing is written to the log either. */
+    ck_assert_int_eq(symlink(path_in("target"), path_in("h.log.head")), 0);
+    ck_assert_int_eq(kg_audit_write(path_in("h.log"), &ev, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "symlink"));
+    ck_assert_int_eq(access(path_in("target"), F_OK), -1);
+    struct stat st;
+    ck_assert(stat(path_in("h.log"), &st) != 0 || st.st_size == 0);
 }
 END_TEST
 
@@ -272,6 +609,11 @@ START_TEST(concurrent_writers_whole_lines)
     for (int w = 0; w < WRITERS; w++)
         for (int i = 0; i < LINES; i++) ck_assert_int_eq(count[w][i], 1);
     free(buf);
+    /* And one chain through all of them: no two writers named the same
+     * predecessor. */
+    char *msg = verify1(log, 0);
+    ck_assert_str_eq(msg, "intact, 1000 records");
+    free(msg);
 }
 END_TEST
 
@@ -290,7 +632,11 @@ static int writer(const char *log, int w)
         snprintf(reason, sizeof reason, "w%d-l%d", w, i);
         kg_audit_event ev = {.kind = "launch", .argv = argv, .argc = 40,
                              .cwd = "/project", .reason = reason};
-        if (kg_audit_write(log, &ev, NULL) < 0) return 1;
+        kg_error err = {0};
+        if (kg_audit_write(log, &ev, &err) < 0) {
+            fprintf(stderr, "writer %d: %s\n", w, err.msg);
+            return 1;
+        }
     }
     return 0;
 }
@@ -310,6 +656,11 @@ int main(int argc, char **argv)
     tcase_add_test(tc, creates_private_dir_and_file);
     tcase_add_test(tc, unwritable_logs_fail);
     tcase_add_test(tc, concurrent_writers_whole_lines);
+    tcase_add_test(tc, chain_catches_tampering);
+    tcase_add_test(tc, chain_across_rotation);
+    tcase_add_test(tc, chain_after_unchained_records);
+    tcase_add_test(tc, records_read_back);
+    tcase_add_test(tc, killed_runs_get_their_end);
     suite_add_tcase(s, tc);
     return kgt_run_suite(s);
 }

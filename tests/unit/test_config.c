@@ -55,6 +55,31 @@ START_TEST(test_host_entries_normalized)
 }
 END_TEST
 
+/* audit_sink: file, journald or syslog; nothing else (issue 31). */
+START_TEST(test_audit_sink)
+{
+    kg_error err = {0};
+    static const char *const names[] = {"file", "journald", "syslog"};
+    for (int i = 0; i < 3; i++) {
+        char y[64];
+        snprintf(y, sizeof y, "audit_sink: %s\n", names[i]);
+        kg_config *c = parse(y, &err);
+        ck_assert_ptr_nonnull(c);
+        ck_assert(c->has_audit_sink);
+        ck_assert_int_eq(c->audit_sink, i);
+        kg_config_free(c);
+    }
+    ck_assert_ptr_null(parse("audit_sink: Syslog\n", &err));
+    ck_assert_ptr_nonnull(strstr(err.msg, "audit_sink"));
+    ck_assert_ptr_null(parse("audit_sink: [file]\n", &err));
+    ck_assert_ptr_null(parse("audit_sink: file\naudit_sink: file\n", &err));
+    ck_assert_ptr_nonnull(strstr(err.msg, "duplicate"));
+    kg_config *c = parse("network: off\n", &err);
+    ck_assert(!c->has_audit_sink);
+    kg_config_free(c);
+}
+END_TEST
+
 /* max_processes: a count, or unlimited; nothing else (issue 18). */
 START_TEST(test_max_processes)
 {
@@ -721,6 +746,7 @@ int main(void)
     tcase_add_checked_fixture(tc, NULL, remove_tmp);
     tcase_add_test(tc, test_every_key);
     tcase_add_test(tc, test_max_processes);
+    tcase_add_test(tc, test_audit_sink);
     tcase_add_test(tc, test_host_entries_normalized);
     tcase_add_test(tc, test_enum_values);
     tcase_add_test(tc, test_absent_and_empty);

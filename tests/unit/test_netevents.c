@@ -95,13 +95,24 @@ START_TEST(records_refused)
 }
 END_TEST
 
-/* A temporary file as the audit log; returns its descriptor. */
-static int temp_log(char *path, size_t len)
+/* A temporary file as the audit log, opened. */
+static kg_audit_log *temp_log(char *path, size_t len)
 {
     snprintf(path, len, "/tmp/kgtest-netevents.XXXXXX");
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
-    return fd;
+    close(fd);
+    kg_audit_log *log = kg_audit_open(path, NULL);
+    ck_assert_ptr_nonnull(log);
+    return log;
+}
+
+static void temp_log_remove(const char *path)
+{
+    char head[80];
+    snprintf(head, sizeof head, "%s.head", path);
+    unlink(path);
+    unlink(head);
 }
 
 static char *slurp(const char *path)
@@ -125,7 +136,7 @@ static size_t count(const char *hay, const char *needle)
 START_TEST(netlog_audit_and_summary)
 {
     char path[64];
-    int fd = temp_log(path, sizeof path);
+    kg_audit_log *fd = temp_log(path, sizeof path);
     const char *argv[] = {"curl", "x"};
     kg_audit_event base = {.kind = "net", .argv = argv, .argc = 2, .cwd = "/p",
                            .backend = "slirp-filter"};
@@ -158,22 +169,22 @@ START_TEST(netlog_audit_and_summary)
                      "(api.example), [2001:db8::1]:443; 2 unreadable event records from "
                      "the backend ignored");
     kg_netlog_free(l);
-    close(fd);
+    kg_audit_close(fd);
 
     const char *log = slurp(path);
     ck_assert_uint_eq(count(log, "\n"), 12); /* 11 records + the count line */
     ck_assert_uint_eq(count(log, "\"kind\":\"net\""), 12);
     ck_assert_ptr_nonnull(strstr(
         log, "\"backend\":\"slirp-filter\",\"verdict\":\"refused\",\"name\":\"api.example\","
-             "\"addr\":\"198.18.0.9\",\"port\":80}\n"));
+             "\"addr\":\"198.18.0.9\",\"port\":80,\"prev\":\""));
     ck_assert_ptr_nonnull(strstr(log, "\"verdict\":\"refused\",\"name\":\"evil.example\","
-                                      "\"port\":0}\n"));
+                                      "\"port\":0,\"prev\":\""));
     ck_assert_ptr_nonnull(strstr(log, "\"reason\":\"2 unreadable records from the backend "
-                                      "ignored\"}\n"));
+                                      "ignored\",\"prev\":\""));
     /* Nothing of an unreadable record reaches the log. */
     ck_assert_ptr_null(strstr(log, "garbage"));
     ck_assert_ptr_null(strstr(log, "partial"));
-    unlink(path);
+    temp_log_remove(path);
     utstring_free(s);
 }
 END_TEST
@@ -181,7 +192,7 @@ END_TEST
 START_TEST(netlog_hostile_input)
 {
     char path[64];
-    int fd = temp_log(path, sizeof path);
+    kg_audit_log *fd = temp_log(path, sizeof path);
     kg_audit_event base = {.kind = "net", .cwd = "/p"};
     kg_netlog *l = kg_netlog_new(fd, &base);
     /* An overlong line is dropped whole, even the part after a split, and
@@ -204,14 +215,14 @@ START_TEST(netlog_hostile_input)
     ck_assert_ptr_nonnull(strstr(utstring_body(s), "x\nkgate: forged\x1b[2J"));
     utstring_free(s);
     kg_netlog_free(l);
-    close(fd);
+    kg_audit_close(fd);
     const char *log = slurp(path);
     ck_assert_uint_eq(count(log, "\n"), 3);
     ck_assert_ptr_nonnull(strstr(log, "\"name\":\"x\\nkgate: forged\\u001b[2J\""));
-    unlink(path);
+    temp_log_remove(path);
 
     /* No audit descriptor: still counted and summarized. */
-    l = kg_netlog_new(-1, &base);
+    l = kg_netlog_new(NULL, &base);
     kg_netlog_feed(l, "net refused a.test - 0\n", 23);
     kg_netlog_finish(l);
     ck_assert_uint_eq(kg_netlog_refused(l), 1);

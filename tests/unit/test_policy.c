@@ -268,6 +268,35 @@ START_TEST(test_narrowing_max_processes)
 }
 END_TEST
 
+/* audit_sink: a project file may repeat the user's sink, never change it
+ * (issue 31: where runs are recorded is not a repository's choice). */
+START_TEST(test_narrowing_audit_sink)
+{
+    static const struct {
+        const char *user, *proj;
+        int ok;
+    } sink_cases[] = {
+        {"", "audit_sink: file\n", 1},
+        {"", "audit_sink: syslog\n", 0},
+        {"", "audit_sink: journald\n", 0},
+        {"audit_sink: journald\n", "audit_sink: journald\n", 1},
+        {"audit_sink: journald\n", "audit_sink: file\n", 0},
+        {"audit_sink: syslog\n", "", 1},
+    };
+    for (size_t i = 0; i < sizeof sink_cases / sizeof *sink_cases; i++) {
+        kg_error err = {0};
+        kg_config *u = kg_config_parse("u", sink_cases[i].user, strlen(sink_cases[i].user), &err);
+        kg_config *pr = kg_config_parse("proj.yaml", sink_cases[i].proj, strlen(sink_cases[i].proj), &err);
+        ck_assert(u && pr);
+        int rc = kg_policy_check_narrowing(u, pr, &err);
+        ck_assert_msg((rc == 0) == sink_cases[i].ok, "case %zu: rc %d: %s", i, rc, err.msg);
+        if (!sink_cases[i].ok) ck_assert_ptr_nonnull(strstr(err.msg, "audit_sink"));
+        kg_config_free(u);
+        kg_config_free(pr);
+    }
+}
+END_TEST
+
 /* The pure function on hand-built layers: every key, both directions. */
 START_TEST(test_check_narrowing_pure)
 {
@@ -684,6 +713,7 @@ int main(void)
     tcase_add_loop_test(tc, test_narrowing_table, 0, (int)(sizeof cases / sizeof cases[0]));
     tcase_add_test(tc, test_check_narrowing_pure);
     tcase_add_test(tc, test_narrowing_max_processes);
+    tcase_add_test(tc, test_narrowing_audit_sink);
     tcase_add_test(tc, test_defaults_without_files);
     tcase_add_test(tc, test_user_file_replaces_defaults);
     tcase_add_test(tc, test_bad_files);
