@@ -45,6 +45,7 @@
 #endif
 
 #ifdef KGATE_HAVE_LIBSYSTEMD
+#include <dlfcn.h>
 #include <sys/stat.h>
 #include <systemd/sd-journal.h>
 #endif
@@ -191,9 +192,43 @@ static int journal_there(kg_error *err)
                       "is not running", JOURNAL_SOCKET);
 }
 
+/* libsystemd is loaded here, the first time a record goes to the journal,
+ * not linked: linked, every `kgate run` mapped it and the five libraries
+ * behind it at exec time (several ms of the launch, docs/performance.md),
+ * whichever sink it used.  Only the header is used at build time; the
+ * sizeof below makes the compiler check the pointer's type against the
+ * header's prototype without referring to the symbol. */
+typedef int (*journal_sendv_fn)(const struct iovec *iov, int n);
+
+static journal_sendv_fn journal_sendv(kg_error *err)
+{
+    static journal_sendv_fn fn;
+    if (fn) return fn;
+    (void)sizeof(fn = sd_journal_sendv);
+    void *lib = dlopen("libsystemd.so.0", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        const char *why = dlerror();
+        kg_err_set(err, ENOENT, "audit_sink journald: cannot load libsystemd.so.0: %s",
+                   why ? why : "unknown error");
+        return NULL;
+    }
+    void *sym = dlsym(lib, "sd_journal_sendv");
+    if (!sym) {
+        kg_err_set(err, ENOENT, "audit_sink journald: libsystemd.so.0 has no sd_journal_sendv");
+        dlclose(lib);
+        return NULL;
+    }
+    /* POSIX: a dlsym result converts to a function pointer (the
+     * memcpy keeps -pedantic quiet about object-to-function casts). */
+    memcpy(&fn, &sym, sizeof fn);
+    return fn;
+}
+
 static int send_journal(const kg_audit_event *ev, kg_error *err)
 {
     if (journal_there(err) < 0) return -1;
+    journal_sendv_fn sendv = journal_sendv(err);
+    if (!sendv) return -1;
     static const UT_icd iov_icd = {sizeof(struct iovec), NULL, NULL, NULL};
     UT_array *iov;
     utarray_new(iov, &iov_icd);
@@ -235,7 +270,7 @@ static int send_journal(const kg_audit_event *ev, kg_error *err)
     record_json(ev, tmp);
     field(iov, store, &n, "KGATE_RECORD", utstring_body(tmp), utstring_len(tmp));
     utstring_free(tmp);
-    int r = sd_journal_sendv((const struct iovec *)utarray_front(iov), (int)utarray_len(iov));
+    int r = sendv((const struct iovec *)utarray_front(iov), (int)utarray_len(iov));
     for (size_t i = 0; i < n; i++) utstring_free(store[i]);
     utarray_free(iov);
     if (r < 0)
