@@ -196,15 +196,16 @@ static int journal_there(kg_error *err)
  * not linked: linked, every `kgate run` mapped it and the five libraries
  * behind it at exec time (several ms of the launch, docs/performance.md),
  * whichever sink it used.  Only the header is used at build time; the
- * sizeof below makes the compiler check the pointer's type against the
- * header's prototype without referring to the symbol. */
+ * static assertion checks the pointer's type against the header's
+ * prototype (__typeof__ is unevaluated: no reference to the symbol). */
 typedef int (*journal_sendv_fn)(const struct iovec *iov, int n);
+_Static_assert(__builtin_types_compatible_p(__typeof__(&sd_journal_sendv), journal_sendv_fn),
+               "sd_journal_sendv is not int (const struct iovec *, int)");
 
 static journal_sendv_fn journal_sendv(kg_error *err)
 {
     static journal_sendv_fn fn;
     if (fn) return fn;
-    (void)sizeof(fn = sd_journal_sendv);
     void *lib = dlopen("libsystemd.so.0", RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
         const char *why = dlerror();
