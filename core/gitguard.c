@@ -859,7 +859,7 @@ static char *project_gitdir(const char *project, const char *dotgit)
  * So the gitlinks are followed to this depth; deeper ones that the run
  * made are moved aside unread. */
 #define LINK_DEPTH 8
-#define LINK_MAX 10000 /* gitlinks followed in all; more are moved aside */
+#define GITLINKS_MAX 10000 /* gitlinks followed in all; more are moved aside */
 
 /* rel/name, or name when rel is "" (the project itself). */
 static char *rel_join(const char *rel, const char *name)
@@ -875,7 +875,7 @@ static void collect_links(const char *project, const char *rel, const char *gd, 
 {
     kg_strv *links = kg_strv_new();
     if (depth < LINK_DEPTH && kg_gitguard_index_gitlinks(gd, links) == 0) {
-        for (size_t i = 0; i < kg_strv_len(links) && kg_strv_len(out) < LINK_MAX; i++) {
+        for (size_t i = 0; i < kg_strv_len(links) && kg_strv_len(out) < GITLINKS_MAX; i++) {
             char *r = rel_join(rel, kg_strv_get(links, i));
             char *wt = r ? join(project, r) : NULL;
             char *dg = wt ? join(wt, ".git") : NULL;
@@ -1124,7 +1124,7 @@ int kg_gitguard_end(kg_gitguard *g, kg_strv *out)
     free(g->rmods);
     g->rmods = mods ? realpath(mods, NULL) : NULL;
     free(mods);
-    g->budget = LINK_MAX;
+    g->budget = GITLINKS_MAX;
     if (gd) {
         char *ix = join(gd, "index");
         ident in = ix ? ident_of(ix) : (ident){0};

@@ -187,7 +187,7 @@ int main(int argc, char **argv)
     pol.struct_size = sizeof pol;
     pol.project = argv[2];
     static const char *const envp[] = {"PATH=/usr/bin:/bin", NULL};
-    kgate_launch io = {sizeof io, 0, 1, 2, envp, 0, -1, NULL, NULL}; /* no events, no commit */
+    kgate_launch io = {sizeof io, 0, 1, 2, envp, 0, -1, NULL, NULL, {0, 0}}; /* no events, no commit, no signal ignored */
     kgate_proc proc;
     memset(&proc, 0, sizeof proc);
     proc.struct_size = sizeof proc;
