@@ -27,11 +27,13 @@ rc_err() { [ "$RC" -eq "$1" ] && grep -q -- "$2" "$KG_TMP/err"; }
 
 # audit_last EXPR: evaluates a python expression over the last audit line
 # (bound to `e`); true when it is true.
+# The last record that is not a run's "end" (every launch is followed by
+# one; the checks here are about what the launch or the refusal said).
 audit_last() {
     python3 - "$KG_HOME/.kgate/audit.log" "$1" <<'PY'
 import json, sys
 lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
-e = json.loads(lines[-1])
+e = [r for r in map(json.loads, lines) if r.get("kind") != "end"][-1]
 sys.exit(0 if eval(sys.argv[2]) else 1)
 PY
 }
