@@ -150,7 +150,7 @@ a=socket.socket(socket.AF_UNIX); a.connect(b"\0kgt-ll-"+sys.argv[3].encode())' "
     check "$where: no orphan outlives the run" \
         sh -c "[ -n '$orphan' ] && ! kill -0 '$orphan' 2>/dev/null"
     check "$where: the audit line names landlock" \
-        python3 -c 'import json,sys; e=[json.loads(l) for l in open(sys.argv[1])][-1]; sys.exit(0 if e["kind"]=="launch" and e["backend"]=="landlock" else 1)' "$KG_HOME/.kgate/audit.log"
+        python3 -c 'import json,sys; e=[r for r in map(json.loads, open(sys.argv[1])) if r["kind"]!="end"][-1]; sys.exit(0 if e["kind"]=="launch" and e["backend"]=="landlock" else 1)' "$KG_HOME/.kgate/audit.log"
     check "$where: the private TMPDIR is removed after the run" \
         sh -c "! ls -d /tmp/kgate-landlock.* 2>/dev/null | xargs -r stat -c %u | grep -qx '$KG_UID'"
     kill "$opid" 2>/dev/null
