@@ -64,7 +64,8 @@ stop_racer() {
 # Counts: leaked, ran (no leak), refused (125, the race seen).  A leak needs
 # a launch that got past every check, so the count only means something
 # when some did: past N, go on (up to 4N) until at least 5 ran.  Only a
-# few percent run while the racer swaps, and 150 launches once saw none.
+# few percent run while the racer swaps, and 150 launches once saw none
+# (the racer now rests between bursts, mount_racer.py).
 kgate_launches() {
     LEAKS=0 RAN=0 REFUSED=0 OTHER=0
     local i=0 out rc
