@@ -6,7 +6,7 @@ set -euo pipefail
 
 KGATE_BUILD_DEPS=(gcc g++ make meson ninja-build pkg-config libyaml-dev check uthash-dev
                   libseccomp-dev)
-# libmd-dev: SHA-256 for the audit chain (issue 31; core/os-hash-linux.c).
+# libmd-dev: SHA-256 for the audit chain (issue 31; core/os/os-hash-linux.c).
 KGATE_BUILD_DEPS+=(libmd-dev)
 # libsystemd-dev: audit_sink journald (optional at build time: -Djournald).
 KGATE_BUILD_DEPS+=(libsystemd-dev)

@@ -1,7 +1,7 @@
 # bash completion for kgate(1).  Installed as
 # $datadir/bash-completion/completions/kgate, loaded on demand.
 #
-# The commands and flags mirror the usage text in core/main.c;
+# The commands and flags mirror the usage text in core/cli/main.c;
 # tests/integration/packaging.sh fails when a flag is missing here.
 
 _kgate_backends="bubblewrap slirp-filter seatbelt"

@@ -1,4 +1,4 @@
-/* fuzz-elf: the plugin file checks (core/plugin-check-elf.c, and the
+/* fuzz-elf: the plugin file checks (core/plugins/plugin-check-elf.c, and the
  * Mach-O one of plugin-check-macos.c) on any bytes.
  *
  * It reads files that may be cut short or garbage, so it must itself never

@@ -1,4 +1,4 @@
-/* Prints the built-in protected paths (core/protected.c), one a line:
+/* Prints the built-in protected paths (core/protect/protected.c), one a line:
  * "dir NAME", "file NAME" or "git NAME", for the integration tests to
  * attack every entry the table holds, and only those. */
 #include <stdio.h>

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# git_check.sh: issue 26, the check after the run (core/gitguard.c) as its
+# git_check.sh: issue 26, the check after the run (core/protect/gitguard.c) as its
 # attacker, in both boxes (bubblewrap, and the Landlock box forced with
 # --backend landlock), as root and as an unprivileged uid.  The project
 # records a gitlink "nested" that is not checked out (an empty directory,

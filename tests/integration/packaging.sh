@@ -52,7 +52,7 @@ done
 # "--allow-path" as it must be written in roff source: "\-\-allow\-path".
 roff_escape() { printf '%s' "$1" | sed 's/-/\\-/g'; }
 
-# The usage text of core/main.c, one line per command: "cmd flag flag...".
+# The usage text of core/cli/main.c, one line per command: "cmd flag flag...".
 # Continuation lines belong to the command above them.
 usage_table() {
     sed -n '/static const char usage/,/;$/p' "$SRC/core/main.c" |
@@ -74,13 +74,13 @@ usage_table() {
         } END { for (i = 1; i <= n; i++) print order[i] flags[order[i]] }'
 }
 USAGE=$(usage_table)
-say "usage text of core/main.c, parsed:"
+say "usage text of core/cli/main.c, parsed:"
 echo "$USAGE" | sed 's/^/#   /'
 
 usage_parsed() {
     echo "$USAGE" | grep -q '^run .*--dry-run' && echo "$USAGE" | grep -q '^init --force'
 }
-check "the usage text of core/main.c parses into commands and flags" usage_parsed
+check "the usage text of core/cli/main.c parses into commands and flags" usage_parsed
 
 page_has() { grep -qF -- "$(roff_escape "$2")" "$1"; }
 
@@ -130,7 +130,7 @@ else
     say "zsh is not installed: the zsh syntax check did not run"
 fi
 
-# Config keys: the list keys of core/config.h plus the scalar keys.
+# Config keys: the list keys of core/policy/config.h plus the scalar keys.
 keys_of_config_h() {
     sed -n 's/^ *KG_KEY_\([A-Z_]*\),.*/\1/p' "$SRC/core/config.h" | tr '[:upper:]' '[:lower:]'
     echo network
@@ -139,7 +139,7 @@ keys_of_config_h() {
     echo audit_sink
 }
 KEYS=$(keys_of_config_h)
-check "core/config.h names at least the spec's ten keys" test "$(echo "$KEYS" | wc -l)" -ge 10
+check "core/policy/config.h names at least the spec's ten keys" test "$(echo "$KEYS" | wc -l)" -ge 10
 for k in $KEYS; do
     ek=$(roff_escape "$k")
     check "kgate.yaml(5) describes key '$k'" grep -qE "^\.BR $ek \" \(" "$MAN/kgate.yaml.5"

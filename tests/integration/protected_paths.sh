@@ -1,5 +1,5 @@
 #!/bin/bash
-# protected_paths.sh: every built-in protected path (core/protected.c, read
+# protected_paths.sh: every built-in protected path (core/protect/protected.c, read
 # through tests/helpers/protected-table.c), absent at launch and present,
 # attacked from inside the bubblewrap box and the Landlock box (forced with
 # --backend landlock, as landlock.sh does): create, mkdir, write,

@@ -1,4 +1,4 @@
-/* test_config.c: the YAML config parser and writer (core/config.c). */
+/* test_config.c: the YAML config parser and writer (core/policy/config.c). */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>

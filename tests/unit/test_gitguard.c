@@ -1,4 +1,4 @@
-/* test_gitguard.c: what a run leaves for the host's git (core/gitguard.c).
+/* test_gitguard.c: what a run leaves for the host's git (core/protect/gitguard.c).
  * The repositories are made with the real git, so the index formats are
  * the ones git writes. */
 #include <check.h>

@@ -1,5 +1,5 @@
 /* test_json.c: the JSON strings of the audit log and of --json output
- * (core/json.c): every input, whatever its bytes, is one valid JSON string
+ * (core/base/json.c): every input, whatever its bytes, is one valid JSON string
  * on one line, and the bytes come back (surrogateescape). */
 #include <check.h>
 #include <stdio.h>

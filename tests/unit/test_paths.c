@@ -1,4 +1,4 @@
-/* test_paths.c: path resolution and the symlink refusal (core/paths.c). */
+/* test_paths.c: path resolution and the symlink refusal (core/base/paths.c). */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /* test_policy.c: layering, the narrowing rules, one-shot flags
- * (core/policy.c). */
+ * (core/policy/policy.c). */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-/* The built-in protected paths: the table (core/protected.c) against
+/* The built-in protected paths: the table (core/protect/protected.c) against
  * kgate.yaml(5), and the placeholders that keep a missing one from being
  * created (shared between runs, removed by the last). */
 #include <check.h>
@@ -94,7 +94,7 @@ START_TEST(man_page_lists_the_table)
     ck_assert_msg(first && first < end, "no entries in PROTECTED PATHS");
     size_t got = (size_t)(end - first - 1);
     ck_assert_msg(got == strlen(want) - 1 && strncmp(first + 1, want, got) == 0,
-                  "kgate.yaml.5's PROTECTED PATHS entries differ from core/protected.c; "
+                  "kgate.yaml.5's PROTECTED PATHS entries differ from core/protect/protected.c; "
                   "they should read:\n%s",
                   want);
     free(want);

@@ -642,7 +642,7 @@ START_TEST(dot_git_literal)
 }
 END_TEST
 
-/* Every built-in protected path (core/protected.c), as the core adds it:
+/* Every built-in protected path (core/protect/protected.c), as the core adds it:
  * whether or not it exists (Seatbelt matches a path by name), it cannot
  * be created, made a directory, written, renamed away or replaced by a
  * link, in either base profile; what is beside it stays writable. */

@@ -6,7 +6,7 @@
 # 255 from uthash's default exit(-1), or silence.  At least one run must
 # end in kg_oom()'s own line, or the sweep did not reach the hooks.
 # Also checks what keeps the policy in one place: the core includes
-# uthash's headers only through core/oom.h, and calls no abort().
+# uthash's headers only through core/base/oom.h, and calls no abort().
 #
 # Usage: oom.sh KGATE_BIN FAILMALLOC_SO TEST_PLUGIN_DIR PLUGIN_SUFFIX
 set -u
@@ -17,10 +17,10 @@ ok() { n=$((n + 1)); echo "ok $n - $1"; }
 bad() { n=$((n + 1)); failed=1; echo "not ok $n - $1"; }
 
 # ---- the policy stays in one place ----------------------------------------
-direct=$(grep -lE '#include <(uthash|utarray|utstring)\.h>' "$SRC"/core/*.[ch] | grep -v '/oom\.h$')
+direct=$(grep -lE '#include <(uthash|utarray|utstring)\.h>' "$SRC"/core/*/*.[ch] | grep -v '/oom\.h$')
 [ -z "$direct" ] && ok "the core includes uthash headers only through oom.h" ||
     bad "uthash headers included directly (their hook would be exit(-1)): $direct"
-aborts=$(grep -nE '\babort[[:space:]]*\(' "$SRC"/core/*.[ch])
+aborts=$(grep -nE '\babort[[:space:]]*\(' "$SRC"/core/*/*.[ch])
 [ -z "$aborts" ] && ok "no abort() in the core" || bad "abort() in the core: $aborts"
 # A plugin never exits: no exit(), no uthash (whose hook would exit).
 pexit=$(grep -nE '(^|[^_a-zA-Z])(exit|abort)[[:space:]]*\(' "$SRC"/plugins/*/*.[ch] "$SRC"/sdk/include/kgate/*.h |

@@ -55,7 +55,7 @@ void kg_gitguard_pins(const char *project, kg_strv *out);
 /* The hooks directory host git uses in the project when the repository's
  * configuration names one with core.hooksPath (husky's .husky, .githooks),
  * as git resolves it, absolute; NULL when it is .git/hooks or lies
- * outside the project.  Protected like .git/hooks (core/policy.c); with
+ * outside the project.  Protected like .git/hooks (core/policy/policy.c); with
  * place, kg_gitguard_begin makes it when it is missing, so that there is
  * something to keep read-only.  Runs git rev-parse (gitguard.c says why). */
 char *kg_gitguard_hooks_dir(const char *project);
