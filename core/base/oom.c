@@ -3,13 +3,21 @@
 
 #include <unistd.h>
 
-#include "commands.h"
-#include "pty.h"
+#include "exitcode.h"
+
+/* Set by a layer above (the pty's saved terminal modes), which base
+ * cannot name. */
+static void (*before_exit)(void);
+
+void kg_oom_set_before_exit(void (*fn)(void))
+{
+    before_exit = fn;
+}
 
 void kg_oom(void)
 {
     static const char line[] = "kgate: out of memory\n";
-    kg_pty_emergency_restore();
+    if (before_exit) before_exit();
     /* write(2), not stdio: stdio may want the memory that just ran out.
      * Nothing to do if stderr is gone too. */
     ssize_t n = write(STDERR_FILENO, line, sizeof line - 1);

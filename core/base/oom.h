@@ -24,6 +24,10 @@
  * caller that could do better, and unwinding every caller would add a
  * branch to each push that no test could reach. */
 _Noreturn void kg_oom(void);
+/* fn runs in kg_oom before it exits; it must allocate nothing.  The pty
+ * sets it to put the user's terminal back (pty.c), so base need not know
+ * about terminals. */
+void kg_oom_set_before_exit(void (*fn)(void));
 
 #define uthash_fatal(msg) kg_oom()
 #define utarray_oom() kg_oom()

@@ -6,15 +6,7 @@
 
 #include <stdbool.h>
 
-/* Exit statuses of kgate itself (spec: "Exit codes of kgate run"). */
-enum {
-    KG_EXIT_OK = 0,
-    KG_EXIT_FAIL = 1,      /* doctor BLOCKED, init/network refused */
-    KG_EXIT_USAGE = 2,     /* every command: unknown option, wrong arguments */
-    KG_EXIT_REFUSED = 125, /* refused or failed before the program ran */
-    KG_EXIT_BLOCKED = 126, /* on the exec deny list */
-    KG_EXIT_NOTFOUND = 127,
-};
+#include "exitcode.h"
 
 /* Usage texts end with a newline and may span lines.  kg_cli_help prints
  * one on stdout and returns 0; kg_cli_usage_error prints "kgate: <what>"

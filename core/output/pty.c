@@ -11,6 +11,8 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "oom.h"
+
 struct kg_pty {
     int master;
     int slave;
@@ -160,6 +162,7 @@ int kg_pty_make_raw(kg_pty *p, kg_error *err)
     restore_fd = p->term_fd;
     restore_tio = p->saved;
     restore_armed = 1;
+    kg_oom_set_before_exit(kg_pty_emergency_restore);
     catch_ending_signals();
     struct termios raw = p->saved;
     cfmakeraw(&raw);

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "commands.h"
+#include "exitcode.h"
 
 /* ------------------------------------------------------------------------ */
 /* Calling into a plugin                                                     */

@@ -55,7 +55,7 @@ roff_escape() { printf '%s' "$1" | sed 's/-/\\-/g'; }
 # The usage text of core/cli/main.c, one line per command: "cmd flag flag...".
 # Continuation lines belong to the command above them.
 usage_table() {
-    sed -n '/static const char usage/,/;$/p' "$SRC/core/main.c" |
+    sed -n '/static const char usage/,/;$/p' "$SRC/core/cli/main.c" |
         sed -n 's/^[^"]*"\(.*\)\\n"[;]*$/\1/p' |
         awk '{
             cmd = ""
@@ -132,7 +132,7 @@ fi
 
 # Config keys: the list keys of core/policy/config.h plus the scalar keys.
 keys_of_config_h() {
-    sed -n 's/^ *KG_KEY_\([A-Z_]*\),.*/\1/p' "$SRC/core/config.h" | tr '[:upper:]' '[:lower:]'
+    sed -n 's/^ *KG_KEY_\([A-Z_]*\),.*/\1/p' "$SRC/core/policy/config.h" | tr '[:upper:]' '[:lower:]'
     echo network
     echo macos_profile
     echo max_processes
@@ -147,7 +147,7 @@ for k in $KEYS; do
 done
 
 # Exit statuses of kgate run and the environment variables the code reads.
-for code in $(sed -n 's/.*KG_EXIT_[A-Z]* = \(12[0-9]\),.*/\1/p' "$SRC/core/commands.h"); do
+for code in $(sed -n 's/.*KG_EXIT_[A-Z]* = \(12[0-9]\),.*/\1/p' "$SRC/core/base/exitcode.h"); do
     check "kgate(1) explains exit status $code" grep -qx ".B $code" "$MAN/kgate.1"
 done
 ENVV=$( (printf 'KGATE_PLUGIN_PATH\nKGATE_DEBUG\n'
