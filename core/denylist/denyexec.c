@@ -133,6 +133,7 @@ typedef struct target {
 
 
 struct kg_denyexec {
+    char *matched; /* the entry the last check blocked on, if one */
     target *deny;
     size_t ndeny;
     target tool[NTOOLS];
@@ -406,6 +407,7 @@ static void target_free(target *t)
 void kg_denyexec_free(kg_denyexec *d)
 {
     if (!d) return;
+    free(d->matched);
     for (size_t i = 0; i < d->ndeny; i++) target_free(&d->deny[i]);
     for (size_t i = 0; i < d->ntool; i++) target_free(&d->tool[i]);
     free(d->deny);
@@ -466,6 +468,10 @@ int kg_dx_block(chk *c, const char *entry, const char *where, const char *fmt, .
     va_start(ap, fmt);
     vsnprintf(how, sizeof how, fmt, ap);
     va_end(ap);
+    if (entry && !c->d->matched) {
+        c->d->matched = strdup(entry);
+        if (!c->d->matched) kg_oom();
+    }
     if (c->reason && c->reason_len) {
         if (entry)
             snprintf(c->reason, c->reason_len, "%s is on the deny list (%s%s%s)",
@@ -1141,6 +1147,8 @@ int kg_denyexec_check(kg_denyexec *d, const char *const *argv, size_t argc,
 {
     if (reason && reason_len) reason[0] = '\0';
     if (!d || (!argv && argc)) return kg_err_set(err, EINVAL, "deny list: no command");
+    free(d->matched);
+    d->matched = NULL;
     /* Each deny entry is looked at once per check: a file replaced since
      * the list was built is compared as it is now. */
     for (size_t i = 0; i < d->ndeny; i++) {
@@ -1165,4 +1173,9 @@ int kg_denyexec_check(kg_denyexec *d, const char *const *argv, size_t argc,
     }
     kg_fpcache_save(d->fp);
     return r;
+}
+
+const char *kg_denyexec_matched(const kg_denyexec *d)
+{
+    return d ? d->matched : NULL;
 }

@@ -27,6 +27,10 @@ char *kg_exec_resolve(const char *cmd, const char *path_env, const char *cwd);
 int kg_denyexec_check(kg_denyexec *d, const char *const *argv, size_t argc,
                       const char *cwd, char *reason, size_t reason_len,
                       kg_error *err);
+/* After a check that returned 1: the deny_exec entry that matched, as
+ * configured (NULL when the block was not one entry's, e.g. a script too
+ * deep to read).  Valid until the next check or kg_denyexec_free. */
+const char *kg_denyexec_matched(const kg_denyexec *d);
 
 /* Drops the fingerprints held in memory (the file stays): the next check
  * reads the cache file again.  For benchmarks and tests. */

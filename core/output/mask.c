@@ -115,6 +115,8 @@ struct kg_mask {
     unsigned char *vis; /* decide()'s scratch: visible bytes ... */
     size_t *vis_at;     /* ... and where each one is */
 
+    size_t masked; /* secrets replaced so far (the events summary) */
+
     /* Stream state. */
     bool masking;  /* inside a masked run: drop token bytes */
     bool prev_tok; /* the last visible byte consumed was a token byte */
@@ -523,6 +525,7 @@ static ssize_t scan(kg_mask *m, const unsigned char *p, size_t n, bool eof)
         }
         if (emit(m, p + j, plen) < 0 || emit(m, (const unsigned char *)"***", 3) < 0)
             return -1;
+        m->masked++;
         m->masking = true;
         i = span = j + plen;
     }
@@ -589,4 +592,9 @@ int kg_mask_flush(kg_mask *m)
 size_t kg_mask_held(const kg_mask *m)
 {
     return m ? m->hold_len : 0;
+}
+
+size_t kg_mask_count(const kg_mask *m)
+{
+    return m ? m->masked : 0;
 }

@@ -28,6 +28,9 @@ int kg_mask_flush(kg_mask *m);
  * stays below the longest prefix + 16 whatever is fed). */
 size_t kg_mask_held(const kg_mask *m);
 
+/* Secrets replaced so far (accepts NULL: 0). */
+size_t kg_mask_count(const kg_mask *m);
+
 /* The built-in prefixes, NULL-terminated. */
 extern const char *const kg_mask_builtin_prefixes[];
 

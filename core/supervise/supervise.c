@@ -1070,6 +1070,8 @@ out:
     if (s.killed)
         kg_say("the program did not end within %d s of the signal forwarded to it: killed",
                STOP_GRACE_MS / 1000);
+    if (opts->masked)
+        *opts->masked = kg_mask_count(s.out.mask) + kg_mask_count(s.err.mask);
     kg_mask_free(s.out.mask);
     kg_mask_free(s.err.mask);
     kg_termfilter_free(s.out.term);

@@ -30,6 +30,9 @@ typedef struct kg_supervise_opts {
      * killed and fails (the backend broke its promise). */
     int (*commit)(void *ctx, kgate_err *err);
     void *commit_ctx;
+    /* Where the number of secrets the mask replaced goes (stdout and
+     * stderr together), or NULL. */
+    size_t *masked;
 } kg_supervise_opts;
 
 /* Calls be->launch with probe (the one the plan was made from) and
