@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "events.h"
 #include "kgate/kgate-plugin.h"
 
 /* Lines of kind net one run may add to the audit log: a program that
@@ -42,6 +43,7 @@ struct kg_netlog {
     size_t refused, bad, logged, unlogged, audit_failed;
     bool finished;
     tally names, conns;
+    kg_events *events; /* not owned; NULL: no channel */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -180,23 +182,55 @@ void kg_netlog_free(kg_netlog *l)
     free(l);
 }
 
-static void tally_add(tally *t, const char *key)
+/* true when key was not seen before (or can no longer be told apart: past
+ * KG_NET_TRACK distinct keys, each counts as new). */
+static bool tally_add(tally *t, const char *key)
 {
     seen *e = NULL;
     HASH_FIND_STR(t->set, key, e);
-    if (e) return;
+    if (e) return false;
     if (t->distinct < KG_NET_SHOWN) {
         t->shown[t->distinct] = strdup(key);
         if (!t->shown[t->distinct]) kg_oom();
     }
     t->distinct++;
-    if (t->n_set >= KG_NET_TRACK) return;
+    if (t->n_set >= KG_NET_TRACK) return true;
     e = calloc(1, sizeof *e);
     if (!e) kg_oom();
     e->key = strdup(key);
     if (!e->key) kg_oom();
     HASH_ADD_KEYPTR(hh, t->set, e->key, strlen(e->key), e);
     t->n_set++;
+    return true;
+}
+
+/* The caller's channel hears of each distinct refusal once: a program that
+ * retries a name a thousand times is one thing for a harness to explain. */
+static void tell_name(kg_netlog *l, const kg_net_event *e)
+{
+    char what[400];
+    snprintf(what, sizeof what, "Looking up %s was refused: the name is not in allow_hosts, "
+             "so the box's resolver does not ask for it", e->name[0] ? e->name : "a name");
+    kg_events_blocked(l->events, &(kg_event_block){
+        .code = "net_name_refused", .resource_type = "network",
+        .host = e->name[0] ? e->name : NULL, .operation = "resolve",
+        .rule_key = "allow_hosts", .description = what});
+}
+
+static void tell_conn(kg_netlog *l, const kg_net_event *e, const char *key)
+{
+    char what[600];
+    snprintf(what, sizeof what, "A connection to %s was refused: it is not an address and "
+             "port that a name in allow_hosts resolved to", key);
+    kg_events_blocked(l->events, &(kg_event_block){
+        .code = "net_connect_refused", .resource_type = "network",
+        .host = e->name[0] ? e->name : NULL, .addr = e->addr, .port = e->port,
+        .operation = "connect", .rule_key = "allow_hosts", .description = what});
+}
+
+void kg_netlog_set_events(kg_netlog *l, kg_events *events)
+{
+    l->events = events;
 }
 
 static void write_line(kg_netlog *l, kg_audit_event *ev)
@@ -228,7 +262,7 @@ static void record(kg_netlog *l, const char *line, size_t len)
     if (strcmp(e.verdict, "refused") != 0) return;
     l->refused++;
     if (!e.addr[0]) {
-        tally_add(&l->names, e.name);
+        if (tally_add(&l->names, e.name) && l->events) tell_name(l, &e);
         return;
     }
     char key[sizeof e.addr + sizeof e.name + 16];
@@ -237,7 +271,7 @@ static void record(kg_netlog *l, const char *line, size_t len)
                    : snprintf(key, sizeof key, "%s", e.addr);
     if (e.name[0] && n > 0 && (size_t)n < sizeof key)
         snprintf(key + n, sizeof key - (size_t)n, " (%s)", e.name);
-    tally_add(&l->conns, key);
+    if (tally_add(&l->conns, key) && l->events) tell_conn(l, &e, key);
 }
 
 void kg_netlog_feed(kg_netlog *l, const char *buf, size_t n)

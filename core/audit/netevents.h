@@ -39,6 +39,11 @@ typedef struct kg_netlog kg_netlog;
  * backend), copied by pointer: it must outlive the netlog. */
 kg_netlog *kg_netlog_new(kg_audit_log *log, const kg_audit_event *base);
 void kg_netlog_free(kg_netlog *l); /* accepts NULL */
+/* The caller's refusal channel (events.h; NULL: none): each distinct
+ * refused name and connection becomes one blocked object there.  Not
+ * owned. */
+struct kg_events;
+void kg_netlog_set_events(kg_netlog *l, struct kg_events *events);
 
 /* Takes bytes as read from the pipe: splits records, keeps a partial one
  * for the next call.  A line longer than KGATE_EVENT_MAX is dropped (and

@@ -22,6 +22,7 @@
 #include "config.h"
 #include "denyexec.h"
 #include "envfilter.h"
+#include "events.h"
 #include "gitguard.h"
 #include "protected.h"
 #include "host.h"
@@ -41,6 +42,7 @@ typedef struct run_args {
     const char *backend;
     bool dry_run;
     bool quiet; /* no summary of what the network filter refused */
+    const char *events_fd; /* --events-fd or KGATE_EVENTS_FD; NULL: none */
     int pty; /* -1: decide from the terminal, 0: never, 1: always */
     char **cmd;
     int cmd_argc;
@@ -48,7 +50,8 @@ typedef struct run_args {
 
 static const char run_usage[] =
     "usage: kgate run [--allow-path PATH]... [--allow-net HOST]... [--backend NAME]\n"
-    "                 [--dry-run] [--pty | --no-pty] [--quiet] -- COMMAND [ARG...]\n";
+    "                 [--dry-run] [--events-fd N] [--pty | --no-pty] [--quiet]\n"
+    "                 -- COMMAND [ARG...]\n";
 
 /* Accepts "--opt VALUE" and "--opt=VALUE".  Returns the value or NULL. */
 static const char *opt_value(const char *opt, int argc, char **argv, int *i)
@@ -82,6 +85,8 @@ static int parse_args(int argc, char **argv, run_args *a, int *status)
             kg_strv_push(a->flags.allow_hosts, v);
         } else if ((v = opt_value("--backend", argc, argv, &i))) {
             a->backend = v;
+        } else if ((v = opt_value("--events-fd", argc, argv, &i))) {
+            a->events_fd = v;
         } else if (strcmp(arg, "--dry-run") == 0) {
             a->dry_run = true;
         } else if (strcmp(arg, "--quiet") == 0) {
@@ -127,7 +132,20 @@ typedef struct run_ctx {
     char *runs_dir;              /* ~/.kgate/runs: markers of launched runs */
     char run_id[KG_RUN_ID_LEN];  /* on every record of this run */
     kg_policy *policy;
+    kg_events *events;  /* the caller's refusal channel, or NULL */
+    bool started;       /* the program ran (for the events summary) */
+    size_t masked;      /* secrets the mask replaced */
 } run_ctx;
+
+/* The code a harness switches on for a run that did not start. */
+static const char *refusal_code(int status)
+{
+    switch (status) {
+    case KG_EXIT_BLOCKED: return "exec_denied";
+    case KG_EXIT_NOTFOUND: return "command_not_found";
+    default: return "run_refused";
+    }
+}
 
 static void audit_base(const run_ctx *c, kg_audit_event *ev, const char *kind)
 {
@@ -164,6 +182,7 @@ static int refuse_event(const run_ctx *c, kg_audit_event *ev, int status,
         kg_say("%s", reason);
     else
         kg_say("%s (not in the audit log: %s)", reason, aerr.msg);
+    kg_events_refused(c->events, refusal_code(status), status, reason);
     return status;
 }
 
@@ -265,6 +284,14 @@ static int run(run_ctx *c)
     }
     if (!c->home || !c->cwd || !c->log_path || !c->runs_dir)
         return refuse(c, "refuse", KG_EXIT_REFUSED, "cannot determine the working directory");
+    /* The channel the caller asked for, or nothing starts: a harness
+     * waiting for objects that never come would misread the run. */
+    if (c->args.events_fd) {
+        c->events = kg_events_open(c->args.events_fd, &err);
+        if (!c->events) return refuse(c, "refuse", KG_EXIT_REFUSED, err.msg);
+        kg_events_begin(c->events, c->run_id, (const char *const *)c->args.cmd,
+                        (size_t)c->args.cmd_argc);
+    }
 
     c->policy = kg_policy_load(c->home, c->cwd, &c->args.flags, &err);
     if (!c->policy) return refuse(c, "refuse", KG_EXIT_REFUSED, err.msg);
@@ -292,6 +319,15 @@ static int run(run_ctx *c)
     int blocked = kg_denyexec_check(deny, (const char *const *)c->args.cmd,
                                     (size_t)c->args.cmd_argc, pub->project, reason,
                                     sizeof reason, &err);
+    if (blocked > 0) {
+        const char *entry = kg_denyexec_matched(deny);
+        kg_events_blocked(c->events, &(kg_event_block){
+            /* What was denied: the entry's program, which may be a word
+             * inside a shell string rather than the command itself. */
+            .code = "exec_denied", .resource_type = "exec", .path = entry ? entry : c->args.cmd[0],
+            .operation = "exec", .rule_key = "deny_exec", .rule_entry = entry,
+            .description = reason});
+    }
     kg_denyexec_free(deny);
     if (blocked < 0) {
         /* A deny list that cannot be evaluated is not a pass. */
@@ -378,6 +414,7 @@ static int run(run_ctx *c)
         kg_say("note: %s; showing its plan anyway (dry run)", err.msg);
     }
     kg_report_free(chosen.rep);
+    kg_events_set_backend(c->events, chosen.name);
     /* A composed run is started by its network stage, inside the network
      * it builds; the box's plan is what it starts (kgate-plugin.h). */
     kg_plugin *launcher = chosen.stage ? chosen.stage : chosen.box;
@@ -453,6 +490,7 @@ static int run(run_ctx *c)
     nev.backend = chosen.name;
     nev.allow_paths = nev.allow_hosts = NULL; /* on the launch line */
     kg_netlog *net = kg_netlog_new(alog, &nev);
+    kg_netlog_set_events(net, c->events);
 
     char **envp = kg_strv_nullterm(env);
     kg_supervise_opts opts = {
@@ -462,11 +500,14 @@ static int run(run_ctx *c)
         .net = net,
         .commit = deferred ? write_launch_line : NULL,
         .commit_ctx = &lc,
+        .masked = &c->masked,
     };
     int exit_status = KG_EXIT_REFUSED;
     if (!envp) kg_oom();
     if (kg_supervise(&launcher->be, &host, pub, &launcher->probe, plan,
-                     (const char *const *)envp, &opts, &exit_status, &err) < 0) {
+                     (const char *const *)envp, &opts, &exit_status, &err) == 0) {
+        c->started = true;
+    } else {
         exit_status = KG_EXIT_REFUSED;
         if (lc.failed) {
             /* The same line as a log that refuses before the launch. */
@@ -506,6 +547,9 @@ static int run(run_ctx *c)
     for (size_t i = 0; i < kg_strv_len(found); i++) {
         const char *f = kg_strv_get(found, i);
         kg_say("git: %s", f); /* names files the program chose: escaped */
+        kg_events_blocked(c->events, &(kg_event_block){
+            .code = "git_neutralised", .resource_type = "file", .operation = "write",
+            .rule_key = "git_check", .description = f});
         kg_audit_event gev;
         audit_base(c, &gev, "git");
         gev.backend = chosen.name;
@@ -581,7 +625,19 @@ int kg_cmd_run(int argc, char **argv)
         free_args(&c.args);
         return status;
     }
+    /* For harnesses that cannot pass options; the option wins.  Taken out
+     * of the environment, so the program is not told of a descriptor it
+     * does not have. */
+    char *events_env = NULL;
+    const char *ev_fd = getenv("KGATE_EVENTS_FD");
+    if (ev_fd && !(events_env = strdup(ev_fd))) kg_oom();
+    unsetenv("KGATE_EVENTS_FD");
+    if (!c.args.events_fd && events_env) c.args.events_fd = events_env;
     status = run(&c);
+    /* Every run with a channel ends with one summary, refused or not. */
+    kg_events_summary(c.events, c.started, status, c.masked);
+    kg_events_close(c.events);
+    free(events_env);
     kg_policy_free(c.policy);
     free(c.home);
     free(c.cwd);

@@ -95,7 +95,7 @@ _kgate()
             return
             ;;
         esac
-        _kgate_reply -W '--allow-path --allow-net --backend --dry-run --pty --no-pty --quiet --' -- "$cur"
+        _kgate_reply -W '--allow-path --allow-net --backend --dry-run --events-fd --pty --no-pty --quiet --' -- "$cur"
         ;;
     esac
 }

@@ -246,6 +246,32 @@ connected" ] &&
         { echo "  got: $out; audit: $(grep '"kind":"net"' "$log"); stderr: $(head -c 400 "$KG_TMP/stderr")"; return 1; }
 }
 
+# The caller's refusal channel (events.sh has the rest): each distinct
+# refused name and connection is one blocked object, with the rule.
+events_channel() {
+    local ev=$KG_TMP/events.json
+    printf 'network: restricted\nallow_hosts: ["allowed.test"]\n' | write_config
+    kg run --events-fd 3 -- /bin/sh -c \
+        "/usr/bin/python3 probe.py tcp evil-ch.test 8080; /usr/bin/python3 probe.py tcp evil-ch.test 8080
+         /usr/bin/python3 probe.py tcp 198.18.0.3 8080; /usr/bin/python3 probe.py tcp allowed.test 8080" \
+        3>"$ev" >/dev/null 2>&1
+    python3 -c '
+import json, sys
+o = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
+b = [x for x in o if x["type"] == "blocked"]
+ok = ([x["type"] for x in o] == ["hello", "blocked", "blocked", "summary"] and
+      b[0]["code"] == "net_name_refused" and b[0]["operation"] == "resolve" and
+      b[0]["resource"] == {"type": "network", "host": "evil-ch.test"} and
+      b[1]["code"] == "net_connect_refused" and b[1]["operation"] == "connect" and
+      b[1]["resource"] == {"type": "network", "addr": "198.18.0.3", "port": 8080} and
+      all(x["rule"] == {"key": "allow_hosts", "entry": None} for x in b) and
+      o[-1]["blocked"] == 2 and o[-1]["started"] is True and
+      o[-1]["backend"] == "bubblewrap+slirp-filter")
+if not ok:
+    print("  objects:", *o, sep="\n    ")
+sys.exit(0 if ok else 1)' "$ev"
+}
+
 # No dnsmasq of ours is left (the helper's resolver dies with it).
 no_dnsmasq_left() {
     local now
@@ -512,6 +538,8 @@ for who in $(test_users); do
     check "refused names and connections are event records, once each" events_recorded
     [ -n "${KGATE_SF_DRIVER:-}" ] ||
         check "... and net audit lines, with one kgate: summary line" events_audited
+    [ -n "${KGATE_SF_DRIVER:-}" ] ||
+        check "... and blocked objects on the caller's events channel, once each" events_channel
     check "the program runs as the real uid, no capabilities (root too)" runs_as_real_uid
     check "the seccomp filter is in force (Seccomp: 2), its memfd not passed on" seccomp_in_force
     check "keyctl is refused with EPERM (and works outside)" keyctl_refused
