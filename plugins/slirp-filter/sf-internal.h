@@ -45,6 +45,7 @@ typedef struct sf_entry {
     int wildcard;   /* 1: *.name */
     unsigned port;  /* 0: every TCP port */
     int is_addr;    /* 1: a literal IPv4 address */
+    int host_loopback; /* 1: localhost:port, the host's loopback */
 } sf_entry;
 
 /* 0 and *out filled, or -1 with *why (a static sentence). */
@@ -83,7 +84,17 @@ typedef struct sf_filter {
     sf_fixed *fixed;
     size_t n_fixed, cap_fixed;
     sf_self self; /* empty unless sf_filter_add_self_addrs ran */
+    /* The ports of localhost:port entries (the host's loopback, which
+     * slirp4netns reaches as SF_HOST_ADDR).  Kept apart from e: such an
+     * entry is no name to look up, no /etc/hosts line to follow and no
+     * port of an allow set. */
+    unsigned *loop_ports;
+    size_t n_loop;
 } sf_filter;
+
+/* slirp4netns's address for the host: its loopback when slirp4netns runs
+ * without --disable-host-loopback. */
+#define SF_HOST_ADDR "10.0.2.2"
 
 /* Parses every entry (err names the first bad one, by position). */
 int sf_filter_build(const kgate_strlist *hosts, sf_filter *f, kgate_err *err);
@@ -176,8 +187,11 @@ typedef struct sf_slirp_argv {
     char pid[24];
 } sf_slirp_argv;
 
+/* host_loopback: the filter has localhost:port entries, so slirp4netns
+ * must forward SF_HOST_ADDR to the host's loopback (the nft ruleset then
+ * lets exactly those ports through). */
 void sf_slirp_argv_build(sf_slirp_argv *out, const char *slirp_path,
-                         int ready_fd, pid_t pid);
+                         int ready_fd, pid_t pid, int host_loopback);
 
 /* Probe facts this backend records. */
 #define SF_FACT_SLIRP "slirp4netns"

@@ -550,8 +550,8 @@ static int child_prepare(void *ctx)
 /* slirp4netns chats on stdout and stderr ("sent tapfd=..."); that is not
  * the program's output.  Its stderr goes to an anonymous file instead, read
  * back only to explain a failure. */
-static pid_t start_slirp(const sf_tools *tools, pid_t helper, int *ready_rd,
-                         int *log_fd, kgate_err *err)
+static pid_t start_slirp(const sf_tools *tools, pid_t helper, int host_loopback,
+                         int *ready_rd, int *log_fd, kgate_err *err)
 {
     int ready[2];
     if (pipe2(ready, O_CLOEXEC) < 0) {
@@ -559,7 +559,7 @@ static pid_t start_slirp(const sf_tools *tools, pid_t helper, int *ready_rd,
         return -1;
     }
     sf_slirp_argv sa;
-    sf_slirp_argv_build(&sa, tools->slirp, ready[1], helper);
+    sf_slirp_argv_build(&sa, tools->slirp, ready[1], helper, host_loopback);
     int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
     *log_fd = memfd_create("kgate-slirp4netns", MFD_CLOEXEC);
     char *const envp[] = {"PATH=/usr/bin:/bin", NULL};
@@ -793,7 +793,7 @@ static int launch_with(const kgate_host *host, const kgate_policy *policy,
         }
         goto fail;
     }
-    slirp = start_slirp(tools, hc.pid, &ready_rd, &slirp_log, err);
+    slirp = start_slirp(tools, hc.pid, flt->n_loop > 0, &ready_rd, &slirp_log, err);
     if (slirp < 0) goto fail;
     if (read_byte(ready_rd, SF_WAIT_SLIRP_MS) != '1') {
         kgate_err_set(err, 0, "slirp4netns did not become ready: %s",

@@ -57,6 +57,7 @@ int sf_entry_parse(const char *text, sf_entry *out, const char **why)
     memcpy(out->name, h.name, sizeof out->name);
     out->wildcard = h.wildcard;
     out->port = h.port;
+    out->host_loopback = h.host_loopback;
     /* The parser lets an all-numeric name through only as a dotted quad. */
     struct in_addr a;
     out->is_addr = !h.wildcard && inet_pton(AF_INET, h.name, &a) == 1;
@@ -84,27 +85,37 @@ int sf_filter_build(const kgate_strlist *hosts, sf_filter *f, kgate_err *err)
     size_t n = hosts ? hosts->n : 0;
     f->e = calloc(n ? n : 1, sizeof *f->e);
     f->ports = calloc(n ? n : 1, sizeof *f->ports);
-    if (!f->e || !f->ports) {
+    f->loop_ports = calloc(n ? n : 1, sizeof *f->loop_ports);
+    if (!f->e || !f->ports || !f->loop_ports) {
         sf_filter_free(f);
         return kgate_err_set(err, ENOMEM, "out of memory");
     }
     for (size_t i = 0; i < n; i++) {
         const char *why = NULL;
-        if (sf_entry_parse(hosts->v[i], &f->e[i], &why) < 0) {
+        sf_entry *e = &f->e[f->n];
+        if (sf_entry_parse(hosts->v[i], e, &why) < 0) {
             sf_filter_free(f);
             /* The entry is not printed as-is: it may hold a newline. */
             return kgate_err_set(err, EINVAL,
                                  "allow_hosts: entry %zu is not a valid host name (%s)", i + 1,
                                  why);
         }
+        if (e->host_loopback) {
+            /* Not an entry of e (see sf_filter): its slot is reused. */
+            int dup = 0;
+            for (size_t k = 0; k < f->n_loop && !dup; k++) dup = f->loop_ports[k] == e->port;
+            if (!dup) f->loop_ports[f->n_loop++] = e->port;
+            memset(e, 0, sizeof *e);
+            continue;
+        }
         f->n++;
         int seen = 0;
-        for (size_t k = 0; k < f->n_ports && !seen; k++) seen = f->ports[k] == f->e[i].port;
-        if (!seen) f->ports[f->n_ports++] = f->e[i].port;
-        if (f->e[i].is_addr) {
+        for (size_t k = 0; k < f->n_ports && !seen; k++) seen = f->ports[k] == e->port;
+        if (!seen) f->ports[f->n_ports++] = e->port;
+        if (e->is_addr) {
             struct in_addr a;
-            inet_pton(AF_INET, f->e[i].name, &a);
-            if (sf_filter_add_fixed(f, a.s_addr, f->e[i].port, 1) < 0) {
+            inet_pton(AF_INET, e->name, &a);
+            if (sf_filter_add_fixed(f, a.s_addr, e->port, 1) < 0) {
                 sf_filter_free(f);
                 return kgate_err_set(err, ENOMEM, "out of memory");
             }
@@ -165,6 +176,7 @@ void sf_filter_free(sf_filter *f)
 {
     free(f->e);
     free(f->ports);
+    free(f->loop_ports);
     free(f->fixed);
     free(f->self.v4);
     free(f->self.v6);
@@ -406,6 +418,10 @@ char *sf_nft_ruleset(const sf_filter *f)
     /* A literal entry is the user naming that address: it may be one of
      * the never addresses, so it comes first. */
     fixed_rules(o, f, 1);
+    /* localhost:port entries: the host's loopback through slirp4netns,
+     * those TCP ports only (before the never sets, which hold 10.0.2.0/24). */
+    for (size_t i = 0; i < f->n_loop; i++)
+        fprintf(o, "\t\tip daddr " SF_HOST_ADDR " tcp dport %u accept\n", f->loop_ports[i]);
     /* Before every allow set and /etc/hosts' addresses: whatever the
      * resolver answers, no name reaches the host or a metadata service. */
     fputs("\t\tip daddr @never4 jump refuse\n"
@@ -587,7 +603,7 @@ const char *sf_resolv_conf(void)
 }
 
 void sf_slirp_argv_build(sf_slirp_argv *out, const char *slirp_path,
-                         int ready_fd, pid_t pid)
+                         int ready_fd, pid_t pid, int host_loopback)
 {
     memset(out, 0, sizeof *out);
     if (ready_fd >= 0) snprintf(out->ready, sizeof out->ready, "--ready-fd=%d", ready_fd);
@@ -605,8 +621,9 @@ void sf_slirp_argv_build(sf_slirp_argv *out, const char *slirp_path,
     out->v[n++] = "--configure";
     out->v[n++] = "--mtu=" SF_MTU;
     /* Without this, 10.0.2.2 is the host's 127.0.0.1: every local
-     * database and dev server. */
-    out->v[n++] = "--disable-host-loopback";
+     * database and dev server.  Left out only for localhost:port entries,
+     * and then the nft ruleset lets through exactly their ports. */
+    if (!host_loopback) out->v[n++] = "--disable-host-loopback";
     /* slirp4netns parses every packet the sandbox sends: confine it too
      * (its own mount namespace with nothing in it, and a syscall filter).
      * Both work unprivileged with --userns-path (measured, 1.2.0). */

@@ -171,7 +171,7 @@ static int sf_plan(const kgate_host *host, const kgate_policy *policy,
     if (sf_filter_for_policy(&policy->allow_hosts, &f, err) < 0) return -1;
     const char *slirp = probe && probe->tool_path[0] ? probe->tool_path : "slirp4netns";
     sf_slirp_argv sa;
-    sf_slirp_argv_build(&sa, slirp, -1, 0);
+    sf_slirp_argv_build(&sa, slirp, -1, 0, f.n_loop > 0);
     char line[1024];
     size_t off = 0;
     line[0] = '\0';

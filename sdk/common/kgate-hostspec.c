@@ -4,6 +4,7 @@
 #include "kgate/kgate-hostspec.h"
 
 #include <string.h>
+#include <strings.h>
 
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
 static int is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
@@ -174,6 +175,21 @@ int kgate_hostspec_parse(const char *entry, kgate_hostspec *out, const char **wh
         *why = "host name longer than 253 characters";
         return -1;
     }
+    /* RFC 6761: localhost and every name under it are this machine; only
+     * the one spelling with a port means something here. */
+    if (hlen >= 9 && strncasecmp(host + hlen - 9, "localhost", 9) == 0 &&
+        (hlen == 9 || host[hlen - 10] == '.')) {
+        if (wildcard || hlen != 9) {
+            *why = "names under localhost are the machine itself: write localhost:PORT";
+            return -1;
+        }
+        if (!port) {
+            *why = "localhost needs a port: localhost:PORT reaches that TCP port of the "
+                   "host's loopback, and no more";
+            return -1;
+        }
+    }
+
     int labels = 0;
     if (ipv4_literal(host, hlen)) {
         if (wildcard) {
@@ -195,5 +211,6 @@ int kgate_hostspec_parse(const char *entry, kgate_hostspec *out, const char **wh
     out->name[hlen] = '\0';
     out->wildcard = wildcard;
     out->port = port;
+    out->host_loopback = strcmp(out->name, "localhost") == 0;
     return 0;
 }

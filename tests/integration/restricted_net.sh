@@ -502,6 +502,12 @@ no_slirp_left() {
     [ "$now" = "$SLIRP_BEFORE" ] || { echo "  left: $now"; return 1; }
 }
 
+# A TCP service on every address of the host (localhost:PORT entries).
+ANYPORT=18082
+"$PY" "$HERE/netlab/tcp_serve.py" 0.0.0.0 "$ANYPORT" >/dev/null 2>&1 &
+ANY_PID=$!
+trap 'kill "$ANY_PID" 2>/dev/null; netlab_down; restore_tun; rm -rf "$KG_TMP"' EXIT
+
 for who in $(test_users); do
     use_user "$who"
     cp "$HERE/netlab/probe.py" "$HERE/netlab/dns_ask.py" "$KG_PROJ/"
@@ -523,6 +529,19 @@ for who in $(test_users); do
         not_connected allowed.test "${P[@]}" tcp 10.0.2.2 "$NETLAB_LOOPBACK_PORT"
     check "10.0.2.2 stays closed even when allowed (--disable-host-loopback)" \
         not_connected allowed.test,gateway.test "${P[@]}" tcp gateway.test "$NETLAB_LOOPBACK_PORT"
+    # localhost:PORT (issue 30, 2): that TCP port of the host's loopback,
+    # as 10.0.2.2, and nothing else of the host.  A listener on every host
+    # address at ANYPORT shows that a refusal is the filter's.
+    check "localhost:PORT reaches that port of the host's loopback" \
+        expect connected "localhost:$NETLAB_LOOPBACK_PORT,allowed.test" "${P[@]}" tcp 10.0.2.2 "$NETLAB_LOOPBACK_PORT"
+    check "... not another port of it" \
+        not_connected "localhost:$NETLAB_LOOPBACK_PORT,allowed.test" "${P[@]}" tcp 10.0.2.2 "$ANYPORT"
+    check "... nor UDP to the listed port" \
+        not_connected "localhost:$NETLAB_LOOPBACK_PORT,allowed.test" "${P[@]}" udp 10.0.2.2 "$NETLAB_LOOPBACK_PORT" x
+    check "... nor the listed port on the host's other addresses (control: 10.0.2.2 connects)" \
+        expect connected "localhost:$ANYPORT" "${P[@]}" tcp 10.0.2.2 "$ANYPORT"
+    check "    (the host's 198.18.0.1 with the same entry is refused)" \
+        not_connected "localhost:$ANYPORT" "${P[@]}" tcp 198.18.0.1 "$ANYPORT"
     check "iptables -F, nft flush/delete/add element from inside fail; the filter holds" flush_fails
     check "... the same nft commands work in a namespace the user owns (control)" \
         flush_works_when_owned

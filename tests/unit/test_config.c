@@ -305,7 +305,8 @@ START_TEST(test_host_names)
         bool ok;
     } cases[] = {
         {"github.com", true},        {"a", true},
-        {"localhost", true},         {"x-y.example", true},
+        {"localhost", false},        {"localhost:5432", true},
+        {"x-y.example", true},
         {"1.2.3.4", true},           {"255.255.255.255", true},
         {"xn--bcher-kva.ch", true},  {"3com.net", true},
         {"", false},                 {"a..b", false},

@@ -19,7 +19,10 @@ START_TEST(accepts_and_normalizes)
         {"github.com", "github.com", 0, 0},
         {"API.Example.COM", "api.example.com", 0, 0},
         {"a", "a", 0, 0},
-        {"localhost", "localhost", 0, 0},
+        {"localhost:5432", "localhost", 0, 5432},
+        {"LocalHost:3000", "localhost", 0, 3000},
+        {"localhost.example:80", "localhost.example", 0, 80},
+        {"notlocalhost:80", "notlocalhost", 0, 80},
         {"3com.net", "3com.net", 0, 0},
         {"xn--bcher-kva.ch", "xn--bcher-kva.ch", 0, 0},
         {"*.githubusercontent.com", "githubusercontent.com", 1, 0},
@@ -44,6 +47,8 @@ START_TEST(accepts_and_normalizes)
         ck_assert_str_eq(h.name, cases[i].name);
         ck_assert_int_eq(h.wildcard, cases[i].wildcard);
         ck_assert_uint_eq(h.port, cases[i].port);
+        /* Only the one spelling is the host's loopback. */
+        ck_assert_int_eq(h.host_loopback, strcmp(h.name, "localhost") == 0);
     }
 }
 END_TEST
@@ -65,6 +70,10 @@ START_TEST(refuses_with_a_reason)
         const char *in, *why; /* why: a word the reason must contain */
     } cases[] = {
         {"", "empty"},
+        {"localhost", "needs a port"},
+        {"LOCALHOST", "needs a port"},
+        {"*.localhost:80", "under localhost"},
+        {"db.localhost:5432", "under localhost"},
         {"*", "every host"},
         {"*:443", "every host"},
         {"*.com", "top-level"},

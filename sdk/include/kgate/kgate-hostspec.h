@@ -12,6 +12,12 @@
  *   *.name:port      names under name, only that TCP port
  *   a.b.c.d[:port]   a literal IPv4 address (dotted quad, no leading
  *                    zeros); name holds it as written, wildcard is 0
+ *   localhost:port   that TCP port of the host's own loopback (a database
+ *                    or dev server of the user's); host_loopback is 1.
+ *                    The port is required: the host's every local service
+ *                    at once is not a host entry.  "localhost" because
+ *                    RFC 6761 reserves it for the machine itself, so the
+ *                    entry cannot be mistaken for a remote name.
  *
  * name follows RFC 1123 (labels of letters, digits and inner hyphens, 1..63
  * characters, 253 in all, no trailing dot); a name of digits and dots only
@@ -35,6 +41,7 @@ typedef struct kgate_hostspec {
     char name[254];   /* lowercase, without the leading "*." */
     int wildcard;     /* 1 for "*.name": names under name at any depth, not name itself */
     unsigned port;    /* 0: every port; else only that TCP port (1..65535) */
+    int host_loopback; /* 1 for "localhost:port": the host's loopback, that port */
 } kgate_hostspec;
 
 /* 0 and *out filled, or -1 with a short reason (static string) in *why. */

@@ -443,6 +443,43 @@ START_TEST(nft_ruleset_literals_only)
 }
 END_TEST
 
+/* localhost:port: the host's loopback through slirp4netns (10.0.2.2), that
+ * TCP port only, before the never sets; no allow set, no name for the
+ * resolver, no /etc/hosts line followed; slirp4netns forwards to the
+ * host's loopback only then. */
+START_TEST(nft_ruleset_host_loopback)
+{
+    const char *const list[] = {"localhost:5432", "api.test", "localhost:5432", "localhost:3000"};
+    sf_filter f = filter_of(list, 4);
+    ck_assert_uint_eq(f.n, 1);
+    ck_assert_uint_eq(f.n_loop, 2);
+    ck_assert_int_eq(sf_filter_add_hosts_text(&f, "127.0.0.1 localhost\n198.18.0.2 api.test\n"), 0);
+    char *r = sf_nft_ruleset(&f);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_ptr_nonnull(strstr(r, "\t\tip daddr 10.0.2.2 tcp dport 5432 accept\n"
+                                    "\t\tip daddr 10.0.2.2 tcp dport 3000 accept\n"
+                                    "\t\tip daddr @never4 jump refuse\n"));
+    ck_assert_ptr_null(strstr(r, "{ 127.0.0.1 }")); /* /etc/hosts' localhost: not followed */
+    ck_assert_ptr_null(strstr(r, "\tset p5432 "));
+    char *d = sf_dnsmasq_conf(&f, 1);
+    ck_assert_ptr_nonnull(d);
+    ck_assert_ptr_null(strstr(d, "localhost"));
+    free(d);
+    free(r);
+    sf_slirp_argv a;
+    sf_slirp_argv_build(&a, "slirp4netns", 7, 1234, 1);
+    for (size_t i = 0; i < a.n; i++) ck_assert_str_ne(a.v[i], "--disable-host-loopback");
+    sf_filter_free(&f);
+    /* Without such an entry, nothing reaches 10.0.2.2. */
+    const char *const plain[] = {"api.test:5432"};
+    f = filter_of(plain, 1);
+    r = sf_nft_ruleset(&f);
+    ck_assert_ptr_null(strstr(r, "10.0.2.2 tcp"));
+    free(r);
+    sf_filter_free(&f);
+}
+END_TEST
+
 START_TEST(dnsmasq_conf_exact)
 {
     const char *const list[] = {"exact.test",   "*.wild.test", "wild.test:443", "*.w2.test:443",
@@ -608,7 +645,7 @@ END_TEST
 START_TEST(slirp_argv_exact)
 {
     sf_slirp_argv a;
-    sf_slirp_argv_build(&a, "/usr/bin/slirp4netns", 7, 1234);
+    sf_slirp_argv_build(&a, "/usr/bin/slirp4netns", 7, 1234, 0);
     const char *want[] = {"/usr/bin/slirp4netns", "--configure", "--mtu=65520",
                           "--disable-host-loopback", "--enable-sandbox",
                           "--enable-seccomp", "--ready-fd=7", "--netns-type=pid",
@@ -617,7 +654,7 @@ START_TEST(slirp_argv_exact)
     for (size_t i = 0; i < a.n; i++) ck_assert_str_eq(a.v[i], want[i]);
     ck_assert_ptr_null(a.v[a.n]);
 
-    sf_slirp_argv_build(&a, NULL, -1, 0);
+    sf_slirp_argv_build(&a, NULL, -1, 0, 0);
     ck_assert_str_eq(a.v[0], "slirp4netns");
     ck_assert_str_eq(a.v[6], "--ready-fd=FD");
     ck_assert_str_eq(a.v[8], "--userns-path=/proc/PID/ns/user");
@@ -1031,6 +1068,7 @@ int main(void)
     tcase_add_test(t, hosts_valid);
     tcase_add_test(t, hosts_hostile);
     tcase_add_test(t, entries_parse);
+    tcase_add_test(t, nft_ruleset_host_loopback);
     tcase_add_test(t, entries_match);
     tcase_add_test(t, filter_build_errors);
     tcase_add_test(t, nft_ruleset_exact);
