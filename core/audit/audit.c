@@ -47,17 +47,6 @@
 #include "json.h"
 #include "os.h"
 
-static void format_time(UT_string *out)
-{
-    struct timespec ts;
-    struct tm tm;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    gmtime_r(&ts.tv_sec, &tm);
-    char buf[64];
-    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-    utstring_printf(out, "\"%s.%03ldZ\"", buf, ts.tv_nsec / 1000000);
-}
-
 static void opt_str(UT_string *out, const char *key, const char *value)
 {
     if (!value || !*value) return;
@@ -75,7 +64,7 @@ static void opt_strv(UT_string *out, const char *key, const kg_strv *v)
 void kg_audit_format(const kg_audit_event *ev, UT_string *out)
 {
     utstring_bincpy(out, "{\"time\":", 8);
-    format_time(out);
+    kg_json_now(out);
     utstring_bincpy(out, ",\"kind\":", 8);
     kg_json_str(out, ev->kind);
     utstring_bincpy(out, ",\"argv\":", 8);

@@ -139,17 +139,6 @@ static void send_line(kg_events *e, UT_string *line)
     e->sent++;
 }
 
-static void put_time(UT_string *out)
-{
-    struct timespec ts;
-    struct tm tm;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    gmtime_r(&ts.tv_sec, &tm);
-    char buf[64];
-    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-    utstring_printf(out, ",\"time\":\"%s.%03ldZ\"", buf, ts.tv_nsec / 1000000);
-}
-
 static void put_str(UT_string *out, const char *key, const char *value)
 {
     utstring_printf(out, ",\"%s\":", key);
@@ -164,7 +153,8 @@ static UT_string *start(const kg_events *e, const char *type)
     utstring_new(s);
     utstring_printf(s, "{\"type\":\"%s\",\"kgate_events\":%d", type, KG_EVENTS_VERSION);
     if (e->run_id) put_str(s, "run", e->run_id);
-    put_time(s);
+    utstring_printf(s, ",\"time\":");
+    kg_json_now(s);
     return s;
 }
 

@@ -2,6 +2,7 @@
 
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include "utf8.h"
 
@@ -61,4 +62,15 @@ void kg_json_strv(UT_string *out, const kg_strv *v)
 {
     kgate_strlist l = kg_strv_list(v);
     kg_json_strlist(out, l.v, l.n);
+}
+
+void kg_json_now(UT_string *out)
+{
+    struct timespec ts;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    char buf[64];
+    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+    utstring_printf(out, "\"%s.%03ldZ\"", buf, ts.tv_nsec / 1000000);
 }

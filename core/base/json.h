@@ -20,5 +20,8 @@ void kg_json_str(UT_string *out, const char *s);
 /* Appends an array of strings. */
 void kg_json_strv(UT_string *out, const kg_strv *v);
 void kg_json_strlist(UT_string *out, const char *const *v, size_t n);
+/* Appends the time now, UTC, to the millisecond, as a JSON string
+ * ("2026-12-05T19:28:32.522Z"): the audit log's and the events channel's. */
+void kg_json_now(UT_string *out);
 
 #endif
