@@ -31,6 +31,7 @@
 #include "os.h"
 #include "paths.h"
 #include "policy.h"
+#include "probecache.h"
 #include "select.h"
 #include "supervise.h"
 
@@ -348,6 +349,12 @@ static int run(run_ctx *c)
 
     kg_host host;
     kg_host_init(&host);
+    /* The quick probes of the last run, where nothing they depend on has
+     * changed: kgate's own directory, which no box can see or write. */
+    char *probe_dir = NULL;
+    if (asprintf(&probe_dir, "%s/.kgate/cache", pub->home) < 0) kg_oom();
+    host.probes = kg_probecache_new(probe_dir, host.debug);
+    free(probe_dir);
     kg_registry *reg = kg_registry_load_for(c->policy->allow_paths, 0);
     if (!reg) kg_oom();
     kg_choice chosen;
@@ -468,6 +475,10 @@ static int run(run_ctx *c)
     if (kg_supervise(&launcher->be, &host, pub, &launcher->probe, plan,
                      (const char *const *)envp, &opts, &exit_status, &err) < 0) {
         exit_status = KG_EXIT_REFUSED;
+        /* The launch failed: whatever the probes said, the next run asks
+         * again (a cached answer must never keep a failing choice). */
+        kg_probecache_forget(host.probes, chosen.box->name);
+        if (chosen.stage) kg_probecache_forget(host.probes, chosen.stage->name);
         if (lc.failed) {
             /* The same line as a log that refuses before the launch. */
             kg_say("audit log %s: %s: nothing was started", c->log_path, lc.err.msg);
@@ -525,6 +536,7 @@ out_plan:
     kg_plan_free(plan);
 out_registry:
     kg_registry_free(reg);
+    kg_probecache_free(host.probes);
     kg_placeholders_release(ph);
     kg_gitguard_free(gg);
     return status;
