@@ -412,16 +412,9 @@ void kg_probecache_put(kg_probecache *c, const char *name, const char *path,
                        const kgate_probe *in)
 {
     if (!c || in->state || !kg_probecache_key(c)) return;
-    /* kgate's own directory first (the audit log's), then the cache's:
-     * both 0700, as the audit log makes them. */
-    char *parent = strdup(c->dir);
-    if (!parent) kg_oom();
-    char *slash = strrchr(parent, '/');
-    if (slash && slash != parent) {
-        *slash = '\0';
-        (void)mkdir(parent, 0700);
-    }
-    free(parent);
+    /* The cache's directory, 0700, inside kgate's own (~/.kgate), which
+     * is not made here: before the first launch made it (the audit log
+     * does), nothing is kept, as the fingerprint cache does. */
     (void)mkdir(c->dir, 0700);
     pc_entry e;
     if (!dir_ok(c->dir) || entry_from_probe(in, path, &e) != 0) {

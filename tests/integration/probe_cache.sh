@@ -35,16 +35,20 @@ for who in $(test_users); do
     C=$KG_HOME/.kgate/cache
     E=$C/probe.bubblewrap
 
+    dbg run --dry-run -- true
+    check "before the first launch: nothing kept, ~/.kgate not made" \
+        sh -c "grep -q 'bubblewrap: not written' '$ERR' && [ ! -e '$KG_HOME/.kgate' ]"
     dbg run -- true
-    check "first run: probed and written" has '^kgate: probe cache: bubblewrap: written$' "$ERR"
-    check "first run: exit 0" [ "$RC" -eq 0 ]
+    check "first launch: exit 0" [ "$RC" -eq 0 ]
+    dbg run -- true
+    check "second launch: probed and written" has '^kgate: probe cache: bubblewrap: written$' "$ERR"
     check "the directory is the user's, 0700" \
         [ "$(stat -c '%u %a' "$C")" = "$KG_UID 700" ]
     check "the entry is the user's, 0600" [ "$(stat -c '%u %a' "$E")" = "$KG_UID 600" ]
     dbg run -- true
-    check "second run: bubblewrap from the cache" hit bubblewrap
-    check "second run: not written again" hasnt 'bubblewrap: written' "$ERR"
-    check "second run: exit 0" [ "$RC" -eq 0 ]
+    check "third launch: bubblewrap from the cache" hit bubblewrap
+    check "third launch: not written again" hasnt 'bubblewrap: written' "$ERR"
+    check "third launch: exit 0" [ "$RC" -eq 0 ]
 
     # The plugin file replaced (same bytes, a new inode).
     cp "$BW" "$BW.new" && mv "$BW.new" "$BW"
@@ -137,6 +141,7 @@ done
 # files, are not trusted (the key holds the uid).
 if [ "$(id -u)" -eq 0 ]; then
     use_user root
+    dbg run -- true # makes ~/.kgate (the audit log)
     dbg run -- true
     dbg run -- true
     check "control: root's entry hits for root" hit bubblewrap
@@ -160,6 +165,7 @@ if [ "$(id -u)" -eq 0 ]; then
     echo 1000 >"$FAKE/user/max_user_namespaces"
     echo 1 >"$FAKE/kernel/unprivileged_userns_clone"
     export KGATE_TEST_PROBECACHE_SYSCTLS=$FAKE
+    dbg run -- true # makes ~/.kgate (the audit log)
     dbg run -- true
     dbg run -- true
     check "control: hit before a sysctl changes" hit bubblewrap
