@@ -14,7 +14,7 @@ BUILD = os.environ.get("KGATE_BUILD_ROOT", os.path.join(ROOT, "build"))
 # KGATE overrides the binary (to compare two builds with the same plugins).
 KGATE = os.environ.get("KGATE", os.path.join(BUILD, "core", "kgate"))
 PLUGIN_PATH = ":".join(os.path.join(BUILD, "plugins", p)
-                       for p in ("bubblewrap", "slirp-filter", "seatbelt"))
+                       for p in ("bubblewrap", "slirp-filter", "seatbelt", "landlock"))
 
 
 def sandbox_env(config_text):

@@ -32,6 +32,7 @@
 #include "os.h"
 #include "paths.h"
 #include "policy.h"
+#include "probecache.h"
 #include "select.h"
 #include "supervise.h"
 
@@ -384,6 +385,12 @@ static int run(run_ctx *c)
 
     kg_host host;
     kg_host_init(&host);
+    /* The quick probes of the last run, where nothing they depend on has
+     * changed: kgate's own directory, which no box can see or write. */
+    char *probe_dir = NULL;
+    if (asprintf(&probe_dir, "%s/.kgate/cache", pub->home) < 0) kg_oom();
+    host.probes = kg_probecache_new(probe_dir, host.debug);
+    free(probe_dir);
     kg_registry *reg = kg_registry_load_for(c->policy->allow_paths, 0);
     if (!reg) kg_oom();
     kg_choice chosen;
@@ -509,6 +516,10 @@ static int run(run_ctx *c)
         c->started = true;
     } else {
         exit_status = KG_EXIT_REFUSED;
+        /* The launch failed: whatever the probes said, the next run asks
+         * again (a cached answer must never keep a failing choice). */
+        kg_probecache_forget(host.probes, chosen.box->name);
+        if (chosen.stage) kg_probecache_forget(host.probes, chosen.stage->name);
         if (lc.failed) {
             /* The same line as a log that refuses before the launch. */
             kg_say("audit log %s: %s: nothing was started", c->log_path, lc.err.msg);
@@ -569,6 +580,7 @@ out_plan:
     kg_plan_free(plan);
 out_registry:
     kg_registry_free(reg);
+    kg_probecache_free(host.probes);
     kg_placeholders_release(ph);
     kg_gitguard_free(gg);
     return status;

@@ -42,6 +42,9 @@ typedef struct kg_host {
     /* Name used as the prefix of warnings ("kgate: bubblewrap: ..."). */
     const char *current;
     int debug; /* KGATE_DEBUG set */
+    /* QUICK probes kept between runs (probecache.h); NULL: none, as in
+     * doctor, plugins and the tests. */
+    struct kg_probecache *probes;
 } kg_host;
 
 void kg_host_init(kg_host *host);

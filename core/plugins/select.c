@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "exitcode.h"
+#include "probecache.h"
 
 /* ------------------------------------------------------------------------ */
 /* Calling into a plugin                                                     */
@@ -69,6 +70,13 @@ void kg_select_probe(kg_plugin *p, kg_host *host, kgate_probe_depth depth)
     kgate_probe_init(&p->probe);
     p->probe_failed = 0;
     p->probe_error[0] = '\0';
+    /* Only QUICK results are kept: doctor and plugins always look afresh. */
+    int cacheable = depth == KGATE_PROBE_QUICK && host->probes && p->be.probe && p->path;
+    if (cacheable && kg_probecache_get(host->probes, p->name, p->path, &p->probe)) {
+        p->probed = 1;
+        p->probe_depth = depth;
+        return;
+    }
     if (!p->be.probe) {
         snprintf(p->probe.reason, sizeof p->probe.reason, "plugin has no probe method");
     } else {
@@ -102,6 +110,9 @@ void kg_select_probe(kg_plugin *p, kg_host *host, kgate_probe_depth depth)
                      e.msg[0] ? e.msg : "probe failed without a message");
         }
         p->probe.available = p->probe.available ? 1 : 0;
+        /* A probe that keeps a state (tool paths for launch) must run. */
+        if (cacheable && rc == 0 && !p->probe.state)
+            kg_probecache_put(host->probes, p->name, p->path, &p->probe);
     }
     p->probed = 1;
     p->probe_depth = depth;
