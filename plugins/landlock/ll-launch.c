@@ -57,6 +57,8 @@ typedef struct child_ctx {
     int nonet;
     int pty;
     int tty;
+    int ipc_end; /* the SysV IPC supervisor's socket */
+    int ipc_notify; /* supervised (1) or refused (0) */
     int ready_w; /* "R" to kgate once locked in */
     int go_r;    /* "G" from kgate once the launch line is written */
 } child_ctx;
@@ -85,6 +87,9 @@ static int child_prepare(void *p)
     close(c->ruleset);
     if (kgl_seccomp_apply() < 0) return -1;
     if (c->nonet && kgl_seccomp_nonet_apply() < 0) return -1;
+    /* Last: from here on a SysV IPC call of this process would wait for
+     * the supervisor. */
+    if (kgl_ipc_apply(c->ipc_end, c->ipc_notify) < 0) return -1;
     /* Locked in: the core writes its audit launch line now
      * (kgate_launch.commit), and only then may the program run. */
     char b = 'R';
@@ -253,6 +258,7 @@ int ll_launch(const kgate_host *host, const kgate_policy *pol,
     pid_t cleaner = -1;
     char **argv = NULL, **envp = NULL, *tmpvar = NULL;
     kgl_guard guard = {.pid = -1, .wfd = -1};
+    kgl_ipc ipc = {.pid = -1, .child_end = -1};
     if (ll_rules_build(pol, abi, tmp, &r, err) < 0) {
         rmdir(tmp);
         return -1;
@@ -272,6 +278,7 @@ int ll_launch(const kgate_host *host, const kgate_policy *pol,
     }
     argv[0] = (char *)(pol->argv.n ? pol->argv.v[0] : pargv[0]);
     for (size_t i = 1; i < argc; i++) argv[i] = (char *)pargv[i];
+    if (kgl_ipc_start(&ipc, err) < 0) goto out;
     if (kgl_guard_start(&guard, -1, err) < 0) goto out;
 
     int ready[2] = {-1, -1}, go[2] = {-1, -1};
@@ -281,6 +288,8 @@ int ll_launch(const kgate_host *host, const kgate_policy *pol,
         goto out;
     }
     child_ctx ctx = {.ruleset = rs, .nonet = r.nonet, .pty = io->pty,
+                     .ipc_end = ipc.child_end,
+                     .ipc_notify = kgate_probe_fact(pr, LL_FACT_IPC, 0) == 1,
                      .tty = io->stdin_fd, .ready_w = ready[1], .go_r = go[0]};
     const kgl_spawn spawn = {
         .path = pargv[0],
@@ -297,6 +306,7 @@ int ll_launch(const kgate_host *host, const kgate_policy *pol,
     };
     kgl_child child;
     int started = kgl_spawn_start(&spawn, &child, err);
+    kgl_ipc_release(&ipc); /* the child's now, and the supervisor's */
     close(ready[1]);
     close(go[0]);
     if (started < 0) {
@@ -325,14 +335,17 @@ int ll_launch(const kgate_host *host, const kgate_policy *pol,
     proc->signal_pid = -pid;
     proc->helpers[0] = guard.pid;
     proc->helpers[1] = cleaner;
-    proc->n_helpers = 2;
+    proc->helpers[2] = ipc.pid;
+    proc->n_helpers = 3;
     guard.pid = -1;
     cleaner = -1;
+    ipc.pid = -1;
     host->log(host, KGATE_LOG_DEBUG, "landlock: program pid %ld, %zu rules, ABI %d",
               (long)pid, r.n, r.abi);
     rc = 0;
 out:
     kgl_guard_stop(&guard);
+    kgl_ipc_stop(&ipc);
     if (cleaner > 0) stop_helper(cleaner);
     else if (rc < 0) rmdir(tmp);
     if (rs >= 0) close(rs);
