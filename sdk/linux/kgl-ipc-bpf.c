@@ -15,7 +15,7 @@
 #include <seccomp.h>
 #include <string.h>
 
-/* The native part: each call of the list that this architecture has. */
+/* The native part: each call of the lists that this architecture has. */
 static int add_native(scmp_filter_ctx ctx, uint32_t action)
 {
     size_t n;
@@ -26,18 +26,28 @@ static int add_native(scmp_filter_ctx ctx, uint32_t action)
         int rc = seccomp_rule_add_exact(ctx, action, nr, 0);
         if (rc < 0) return rc;
     }
+    const char *const *refused = kgl_ipc_refused_calls(&n);
+    for (size_t i = 0; i < n; i++) {
+        int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_NATIVE, refused[i]);
+        if (nr < 0) continue;
+        int rc = seccomp_rule_add_exact(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
+        if (rc < 0) return rc;
+    }
     return 0;
 }
 
-/* The 32-bit part: every call of both lists, refused.  libseccomp turns a
+/* The 32-bit part: every call of the three lists, refused.  libseccomp turns a
  * call i386 multiplexes into its ipc() form as well. */
 static int add_compat(scmp_filter_ctx ctx)
 {
-    size_t n, nc;
+    size_t n, nc, nref;
     const char *const *calls = kgl_ipc_calls(&n);
     const char *const *compat = kgl_ipc_compat_calls(&nc);
-    for (size_t i = 0; i < n + nc; i++) {
-        const char *name = i < n ? calls[i] : compat[i - n];
+    const char *const *refused = kgl_ipc_refused_calls(&nref);
+    for (size_t i = 0; i < n + nc + nref; i++) {
+        const char *name = i < n         ? calls[i]
+                           : i < n + nc ? compat[i - n]
+                                        : refused[i - n - nc];
         int nr = seccomp_syscall_resolve_name(name);
         if (nr == __NR_SCMP_ERROR) return -EINVAL;
         int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);

@@ -21,6 +21,18 @@ static const char *const calls[] = {
  * partly in memory, where a filter cannot look) and the time64 twin. */
 static const char *const compat_calls[] = {"ipc", "semtimedop_time64"};
 
+/* POSIX message queues live in the IPC namespace too, opened by a name
+ * the kernel resolves in its own mqueue mount, out of Landlock's sight:
+ * refused outright (the calls on a queue need a descriptor from
+ * mq_open).  Build tools do not use them. */
+static const char *const refused_calls[] = {"mq_open", "mq_unlink"};
+
+const char *const *kgl_ipc_refused_calls(size_t *n)
+{
+    *n = sizeof refused_calls / sizeof refused_calls[0];
+    return refused_calls;
+}
+
 const char *const *kgl_ipc_calls(size_t *n)
 {
     *n = sizeof calls / sizeof calls[0];
@@ -65,8 +77,15 @@ char *kgl_ipc_describe(int notify)
     else
         fprintf(f, ": EPERM (this kernel has no seccomp user notification "
                    "with continue, Linux 5.5)\n");
+    size_t nr;
+    const char *const *r = kgl_ipc_refused_calls(&nr);
+    list(f, r, nr);
+    fprintf(f, ": EPERM (POSIX message queues: named in the IPC namespace, "
+               "which the box shares)\n");
     fprintf(f, "32-bit entries (i386, x32): ");
     list(f, v, n);
+    fprintf(f, " ");
+    list(f, r, nr);
     fprintf(f, " ");
     list(f, c, nc);
     fprintf(f, ": EPERM\n");

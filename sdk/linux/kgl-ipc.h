@@ -51,8 +51,8 @@ void kgl_ipc_remove_all(kgl_ipc_set *set);
 
 /* The BPF programs, compiled at build time by kgl-seccomp-gen with
  * libseccomp (kgl-ipc-bpf.c): notify hands the native SysV IPC calls to
- * the listener; none refuses them (EPERM).  Both refuse the 32-bit entry
- * points (i386's ipc() multiplexer and direct calls, x32) with EPERM. */
+ * the listener; none refuses them (EPERM).  Both refuse mq_open and
+ * mq_unlink, and the 32-bit entry points (i386's ipc() multiplexer and direct calls, x32) with EPERM. */
 int kgl_ipc_export(int fd, kgate_err *err);
 int kgl_ipc_export_none(int fd, kgate_err *err);
 
@@ -60,5 +60,7 @@ int kgl_ipc_export_none(int fd, kgate_err *err);
  * table test: the native calls, then the ones only a 32-bit entry has. */
 const char *const *kgl_ipc_calls(size_t *n);
 const char *const *kgl_ipc_compat_calls(size_t *n);
+/* Refused (EPERM) in every entry by both programs: POSIX queues. */
+const char *const *kgl_ipc_refused_calls(size_t *n);
 
 #endif

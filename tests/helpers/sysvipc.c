@@ -16,9 +16,15 @@
  *                     read back; prints OWN-* lines and "OWN-IDS ..."
  *   gone ID...        outside, after: "GONE" when no object of these
  *                     (type:id, shm:1 msg:2 ...) is left
+ *   mqmake NAME, mqattack NAME, mqintact NAME, mqremove NAME: the same
+ *                     for a POSIX message queue (also in the IPC
+ *                     namespace): made with a secret message, attacked
+ *                     (opened, read, unlinked), checked, removed
  *
  * Exit status 0 unless a step of make, intact or own failed. */
 #include <errno.h>
+#include <fcntl.h>
+#include <mqueue.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -255,6 +261,39 @@ static int gone(int argc, char **argv)
     return 0;
 }
 
+static int mq(const char *how, const char *name)
+{
+    char buf[8192];
+    if (strcmp(how, "mqmake") == 0) {
+        mqd_t q = mq_open(name, O_CREAT | O_EXCL | O_RDWR, 0600, NULL);
+        if (q == (mqd_t)-1 || mq_send(q, SECRET, sizeof SECRET, 0) < 0) {
+            perror("mqmake");
+            return 1;
+        }
+        return 0;
+    }
+    if (strcmp(how, "mqattack") == 0) {
+        printf("M-mq\n");
+        mqd_t q = mq_open(name, O_RDWR | O_NONBLOCK);
+        if (q != (mqd_t)-1) {
+            leak("mq-open", 0);
+            if (mq_receive(q, buf, sizeof buf, NULL) >= 0)
+                leak(strcmp(buf, SECRET) == 0 ? "mq-read-secret" : "mq-read", 0);
+        }
+        if (mq_unlink(name) == 0) leak("mq-unlink", 0);
+        printf("M-mq-end\n");
+        return 0;
+    }
+    if (strcmp(how, "mqintact") == 0) {
+        struct mq_attr a;
+        mqd_t q = mq_open(name, O_RDONLY);
+        int ok = q != (mqd_t)-1 && mq_getattr(q, &a) == 0 && a.mq_curmsgs == 1;
+        printf(ok ? "INTACT\n" : "NOT-INTACT mq\n");
+        return !ok;
+    }
+    return mq_unlink(name) == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -271,6 +310,7 @@ int main(int argc, char **argv)
         return attack(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
     if (argc == 3 && strcmp(argv[1], "own") == 0) return own(atoi(argv[2]));
     if (argc >= 2 && strcmp(argv[1], "gone") == 0) return gone(argc - 2, argv + 2);
+    if (argc == 3 && strncmp(argv[1], "mq", 2) == 0) return mq(argv[1], argv[2]);
     fprintf(stderr, "usage: see sysvipc.c\n");
     return 2;
 }

@@ -303,6 +303,20 @@ test_ipc() {
     # shellcheck disable=SC2086
     as_user ./sysvipc remove $ids
 
+    # POSIX message queues are named in the IPC namespace as well.
+    local mq=/kgt-ipc-$where-$2-$$
+    as_user ./sysvipc mqmake "$mq.ctl"
+    as_user ./sysvipc mqattack "$mq.ctl" >"$out.mqctl" 2>&1
+    check "$where: control: outside, the attacker reads and unlinks a POSIX queue" \
+        sh -c "grep -q '^LEAK-mq-read-secret ' '$out.mqctl' && grep -q '^LEAK-mq-unlink ' '$out.mqctl'"
+    as_user ./sysvipc mqmake "$mq"
+    in_where "$where" "$KGATE_BIN" run "${force[@]}" -- ./sysvipc mqattack "$mq" >"$out.mq" 2>&1
+    check "$where: POSIX queue: the attack ran (markers), nothing opened or unlinked" \
+        sh -c "grep -qx M-mq '$out.mq' && grep -qx M-mq-end '$out.mq' && ! grep '^LEAK' '$out.mq'"
+    check "$where: POSIX queue: outside, still there with its message" \
+        sh -c "[ \"\$(cd '$KG_PROJ' && '$SYSVIPC' mqintact '$mq')\" = INTACT ]"
+    as_user ./sysvipc mqremove "$mq"
+
     key=$(ipc_key 3)
     in_where "$where" "$KGATE_BIN" run "${force[@]}" -- ./sysvipc own "$key" >"$out.own" 2>&1
     local m
