@@ -8,7 +8,8 @@
  * then only makes system calls: a session of its own (no controlling
  * terminal of the user's; in pty mode the pty instead), the capability
  * bounding set emptied, no_new_privs, landlock_restrict_self, the seccomp
- * filter(s).  A step that fails is reported by kgl_spawn and kgate exits
+ * filter(s), and last the SysV IPC filter whose listener goes to the IPC
+ * supervisor (kgl-ipc.c: no IPC namespace here).  A step that fails is reported by kgl_spawn and kgate exits
  * 125 with nothing run.
  *
  * There is no PID namespace to take the program's children with it.  The
