@@ -145,13 +145,16 @@ static void report_ipc(const kgate_host *h, const kgate_probe *pr,
                   "SysV IPC: only the run's own objects (no IPC namespace: "
                   "kgate's supervisor makes them through seccomp user "
                   "notification, refuses every other id and key, and "
-                  "removes them at the end; 32-bit callers refused)");
+                  "removes them at the end; 32-bit callers and POSIX "
+                  "queues refused; /proc/sysvipc still lists every "
+                  "object's key, id and owner, not its contents)");
     else
         h->report(rep, KGATE_READY, "ipc.sysv",
                   "SysV IPC: none in the Landlock box; no IPC namespace "
                   "(every shmget, msgget, semget and call on an id is "
-                  "refused; seccomp user notification with continue, Linux "
-                  "5.5, would give the run objects of its own)");
+                  "refused, and POSIX queues; seccomp user notification "
+                  "with continue, Linux 5.5, would give the run objects of "
+                  "its own)");
 }
 
 static void report_process(const kgate_host *h, const kgate_policy *pol,
