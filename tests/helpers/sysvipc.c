@@ -16,6 +16,10 @@
  *                     read back; prints OWN-* lines and "OWN-IDS ..."
  *   gone ID...        outside, after: "GONE" when no object of these
  *                     (type:id, shm:1 msg:2 ...) is left
+ *   compat            shmget through i386's ipc() multiplexer and its
+ *                     direct call (int 0x80): "COMPAT name ok|ERRNO" each
+ *                     (the objects made are removed), or COMPAT-NONE
+ *                     where this kernel has no i386 entry
  *   mqmake NAME, mqattack NAME, mqintact NAME, mqremove NAME: the same
  *                     for a POSIX message queue (also in the IPC
  *                     namespace): made with a secret message, attacked
@@ -32,6 +36,8 @@
 #include <sys/msg.h>
 #include <sys/sem.h>
 #include <sys/shm.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define SECRET "kgate-ipc-secret"
 #define SHM_SIZE 4096
@@ -294,6 +300,51 @@ static int mq(const char *how, const char *name)
     return mq_unlink(name) == 0 ? 0 : 1;
 }
 
+#if defined(__x86_64__)
+static long int80(long nr, long a, long b, long c, long d)
+{
+    long ret;
+    __asm__ volatile("int $0x80"
+                     : "=a"(ret)
+                     : "a"(nr), "b"(a), "c"(b), "d"(c), "S"(d), "D"(0L)
+                     : "memory", "r8", "r9", "r10", "r11");
+    return (long)(int)ret;
+}
+
+static void compat_one(const char *name, long r)
+{
+    if (r >= 0) {
+        shmctl((int)r, IPC_RMID, NULL);
+        printf("COMPAT %s ok\n", name);
+    } else {
+        printf("COMPAT %s %s\n", name, strerrorname_np((int)-r));
+    }
+}
+
+/* int 0x80 kills a process where the i386 entry is off: tried in a child
+ * first. */
+static int compat(void)
+{
+    pid_t pid = fork();
+    if (pid == 0) _exit(int80(20 /* getpid */, 0, 0, 0, 0) > 0 ? 0 : 1);
+    int st;
+    if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st)) {
+        printf("COMPAT-NONE\n");
+        return 0;
+    }
+    /* ipc(SHMGET = 23, key, size, flags) and shmget (395) */
+    compat_one("ipc(SHMGET)", int80(117, 23, IPC_PRIVATE, 4096, IPC_CREAT | 0600));
+    compat_one("shmget", int80(395, IPC_PRIVATE, 4096, IPC_CREAT | 0600, 0));
+    return 0;
+}
+#else
+static int compat(void)
+{
+    printf("COMPAT-NONE\n");
+    return 0;
+}
+#endif
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -311,6 +362,7 @@ int main(int argc, char **argv)
     if (argc == 3 && strcmp(argv[1], "own") == 0) return own(atoi(argv[2]));
     if (argc >= 2 && strcmp(argv[1], "gone") == 0) return gone(argc - 2, argv + 2);
     if (argc == 3 && strncmp(argv[1], "mq", 2) == 0) return mq(argv[1], argv[2]);
+    if (argc == 2 && strcmp(argv[1], "compat") == 0) return compat();
     fprintf(stderr, "usage: see sysvipc.c\n");
     return 2;
 }

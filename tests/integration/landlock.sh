@@ -303,6 +303,22 @@ test_ipc() {
     # shellcheck disable=SC2086
     as_user ./sysvipc remove $ids
 
+    # 32-bit callers: i386's ipc() multiplexer and its direct call are
+    # refused (the supervisor reads native calls only).  The control runs
+    # in the same place, outside kgate: a place whose own filter does not
+    # list i386 (the Docker-like one) has no such entry to test.
+    local ctlc
+    ctlc=$(in_where "$where" ./sysvipc compat 2>&1)
+    if [ "$ctlc" != COMPAT-NONE ]; then
+        check "$where: control: outside kgate, shmget through i386's entries works" \
+            [ "$ctlc" = "COMPAT ipc(SHMGET) ok
+COMPAT shmget ok" ]
+        in_where "$where" "$KGATE_BIN" run "${force[@]}" -- ./sysvipc compat >"$out.compat" 2>&1
+        check "$where: SysV IPC: i386's ipc() and shmget refused inside (EPERM)" \
+            [ "$(cat "$out.compat")" = "COMPAT ipc(SHMGET) EPERM
+COMPAT shmget EPERM" ]
+    fi
+
     # POSIX message queues are named in the IPC namespace as well.
     local mq=/kgt-ipc-$where-$2-$$
     as_user ./sysvipc mqmake "$mq.ctl"
