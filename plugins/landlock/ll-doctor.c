@@ -133,6 +133,30 @@ static void report_network(const kgate_host *h, const kgate_policy *pol,
     }
 }
 
+/* SysV IPC: bubblewrap's IPC namespace keeps the user's objects out of
+ * reach; here the supervisor (kgl-ipc.c) does, or the filter refuses the
+ * calls.  Either way nothing outside is reachable: READY, with what is
+ * lost said. */
+static void report_ipc(const kgate_host *h, const kgate_probe *pr,
+                       kgate_report *rep)
+{
+    if (kgate_probe_fact(pr, LL_FACT_IPC, 0) == 1)
+        h->report(rep, KGATE_READY, "ipc.sysv",
+                  "SysV IPC: only the run's own objects (no IPC namespace: "
+                  "kgate's supervisor makes them through seccomp user "
+                  "notification, refuses every other id and key, and "
+                  "removes them at the end; 32-bit callers and POSIX "
+                  "queues refused; /proc/sysvipc still lists every "
+                  "object's key, id and owner, not its contents)");
+    else
+        h->report(rep, KGATE_READY, "ipc.sysv",
+                  "SysV IPC: none in the Landlock box; no IPC namespace "
+                  "(every shmget, msgget, semget and call on an id is "
+                  "refused, and POSIX queues; seccomp user notification "
+                  "with continue, Linux 5.5, would give the run objects of "
+                  "its own)");
+}
+
 static void report_process(const kgate_host *h, const kgate_policy *pol,
                            int abi, kgate_report *rep)
 {
@@ -188,6 +212,7 @@ int ll_doctor(const kgate_host *h, const kgate_policy *pol,
     report_fs(h, pol, abi, rep);
     report_network(h, pol, abi, rep);
     report_process(h, pol, abi, rep);
+    report_ipc(h, pr, rep);
     char v[16];
     snprintf(v, sizeof v, "%d", kgate_probe_fact(pr, LL_FACT_ABI, 0));
     h->report_detail(rep, "landlock_abi", v);

@@ -59,6 +59,9 @@
 #define LL_FACT_NNP "nnp"         /* prctl(PR_SET_NO_NEW_PRIVS) known */
 #define LL_FACT_SECCOMP "seccomp" /* seccomp filters can be loaded */
 #define LL_FACT_USERNS "userns"   /* 1 works, 0 refused, -1 not tried */
+/* 1: seccomp user notification with continue, so SysV IPC is supervised
+ * (the run's own objects); 0 or absent: every SysV IPC call refused. */
+#define LL_FACT_IPC "ipc_notify"
 
 /* Fills p from what was found (tests feed any kernel). */
 void ll_probe_from_facts(kgate_probe *p, int abi, int nnp, int seccomp,

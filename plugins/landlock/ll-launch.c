@@ -8,7 +8,8 @@
  * then only makes system calls: a session of its own (no controlling
  * terminal of the user's; in pty mode the pty instead), the capability
  * bounding set emptied, no_new_privs, landlock_restrict_self, the seccomp
- * filter(s).  A step that fails is reported by kgl_spawn and kgate exits
+ * filter(s), and last the SysV IPC filter whose listener goes to the IPC
+ * supervisor (kgl-ipc.c: no IPC namespace here).  A step that fails is reported by kgl_spawn and kgate exits
  * 125 with nothing run.
  *
  * There is no PID namespace to take the program's children with it.  The
@@ -57,6 +58,8 @@ typedef struct child_ctx {
     int nonet;
     int pty;
     int tty;
+    int ipc_end; /* the SysV IPC supervisor's socket */
+    int ipc_notify; /* supervised (1) or refused (0) */
     int ready_w; /* "R" to kgate once locked in */
     int go_r;    /* "G" from kgate once the launch line is written */
 } child_ctx;
@@ -85,6 +88,9 @@ static int child_prepare(void *p)
     close(c->ruleset);
     if (kgl_seccomp_apply() < 0) return -1;
     if (c->nonet && kgl_seccomp_nonet_apply() < 0) return -1;
+    /* Last: from here on a SysV IPC call of this process would wait for
+     * the supervisor. */
+    if (kgl_ipc_apply(c->ipc_end, c->ipc_notify) < 0) return -1;
     /* Locked in: the core writes its audit launch line now
      * (kgate_launch.commit), and only then may the program run. */
     char b = 'R';
@@ -231,6 +237,51 @@ static char **env_with_tmp(const char *const *envp, const char *tmp, char **owne
     return v;
 }
 
+/* The child is locked in ("R"), or its report says why not (an EOF
+ * here): the core writes its launch line, and only then may the program
+ * run ("G").  -1 with err (the child abandoned) when the core refuses;
+ * closes both ends. */
+static int await_lock_in(int ready_r, int go_w, const kgate_launch *io,
+                         kgl_child *child, kgate_err *err)
+{
+    char b = 0;
+    ssize_t n;
+    while ((n = read(ready_r, &b, 1)) < 0 && errno == EINTR) {}
+    close(ready_r);
+    if (n == 1 && b == 'R' && kgate_launch_commit(io, err) < 0) {
+        close(go_w);
+        kgl_spawn_abandon(child);
+        return -1;
+    }
+    if (n == 1 && b == 'R') (void)!write(go_w, "G", 1);
+    close(go_w);
+    return 0;
+}
+
+/* The plan's argv with the policy's argv[0] (what the program sees of
+ * its own name); malloc'd, its strings borrowed. */
+static char **command_argv(const kgate_policy *pol, const char *const *pargv,
+                           size_t argc)
+{
+    char **argv = calloc(argc + 1, sizeof *argv);
+    if (!argv) return NULL;
+    argv[0] = (char *)(pol->argv.n ? pol->argv.v[0] : pargv[0]);
+    for (size_t i = 1; i < argc; i++) argv[i] = (char *)pargv[i];
+    return argv;
+}
+
+/* The program and the helpers the core ends after it. */
+static void hand_over(kgate_proc *proc, pid_t pid, const pid_t *helpers, size_t n)
+{
+    proc->pid = pid;
+    /* setsid() in the child: its group is its pid, and the program's
+     * children stay in it unless they leave (the core reaps those). */
+    proc->signal_pid = -pid;
+    for (size_t i = 0; i < n && i < KGATE_MAX_HELPERS; i++)
+        proc->helpers[i] = helpers[i];
+    proc->n_helpers = n < KGATE_MAX_HELPERS ? n : KGATE_MAX_HELPERS;
+}
+
 int ll_launch(const kgate_host *host, const kgate_policy *pol,
               const kgate_probe *pr, const kgate_plan *plan,
               const kgate_launch *io, kgate_proc *proc, kgate_err *err)
@@ -253,6 +304,7 @@ int ll_launch(const kgate_host *host, const kgate_policy *pol,
     pid_t cleaner = -1;
     char **argv = NULL, **envp = NULL, *tmpvar = NULL;
     kgl_guard guard = {.pid = -1, .wfd = -1};
+    kgl_ipc ipc = {.pid = -1, .child_end = -1};
     if (ll_rules_build(pol, abi, tmp, &r, err) < 0) {
         rmdir(tmp);
         return -1;
@@ -264,14 +316,13 @@ int ll_launch(const kgate_host *host, const kgate_policy *pol,
         kgate_err_set(err, errno, "cannot start the TMPDIR cleaner: %s", strerror(errno));
         goto out;
     }
-    argv = calloc(argc + 1, sizeof *argv);
+    argv = command_argv(pol, pargv, argc);
     envp = env_with_tmp(io->envp, tmp, &tmpvar);
     if (!argv || !envp) {
         kgate_err_set(err, ENOMEM, "out of memory");
         goto out;
     }
-    argv[0] = (char *)(pol->argv.n ? pol->argv.v[0] : pargv[0]);
-    for (size_t i = 1; i < argc; i++) argv[i] = (char *)pargv[i];
+    if (kgl_ipc_start(&ipc, err) < 0) goto out;
     if (kgl_guard_start(&guard, -1, err) < 0) goto out;
 
     int ready[2] = {-1, -1}, go[2] = {-1, -1};
@@ -281,6 +332,8 @@ int ll_launch(const kgate_host *host, const kgate_policy *pol,
         goto out;
     }
     child_ctx ctx = {.ruleset = rs, .nonet = r.nonet, .pty = io->pty,
+                     .ipc_end = ipc.child_end,
+                     .ipc_notify = kgate_probe_fact(pr, LL_FACT_IPC, 0) == 1,
                      .tty = io->stdin_fd, .ready_w = ready[1], .go_r = go[0]};
     const kgl_spawn spawn = {
         .path = pargv[0],
@@ -297,6 +350,7 @@ int ll_launch(const kgate_host *host, const kgate_policy *pol,
     };
     kgl_child child;
     int started = kgl_spawn_start(&spawn, &child, err);
+    kgl_ipc_release(&ipc); /* the child's now, and the supervisor's */
     close(ready[1]);
     close(go[0]);
     if (started < 0) {
@@ -304,35 +358,21 @@ int ll_launch(const kgate_host *host, const kgate_policy *pol,
         close(go[1]);
         goto out;
     }
-    /* The child is locked in, or its report says why not (an EOF here). */
-    char b = 0;
-    ssize_t n;
-    while ((n = read(ready[0], &b, 1)) < 0 && errno == EINTR) {}
-    close(ready[0]);
-    if (n == 1 && b == 'R' && kgate_launch_commit(io, err) < 0) {
-        close(go[1]);
-        kgl_spawn_abandon(&child);
-        goto out;
-    }
-    if (n == 1 && b == 'R') (void)!write(go[1], "G", 1);
-    close(go[1]);
+    if (await_lock_in(ready[0], go[1], io, &child, err) < 0) goto out;
     if (kgl_spawn_finish(&spawn, &child, err) < 0) goto out;
     pid_t pid = child.pid;
     kgl_guard_tell(&guard, pid);
-    proc->pid = pid;
-    /* setsid() in the child: its group is its pid, and the program's
-     * children stay in it unless they leave (the core reaps those). */
-    proc->signal_pid = -pid;
-    proc->helpers[0] = guard.pid;
-    proc->helpers[1] = cleaner;
-    proc->n_helpers = 2;
+    const pid_t helpers[] = {guard.pid, cleaner, ipc.pid};
+    hand_over(proc, pid, helpers, sizeof helpers / sizeof helpers[0]);
     guard.pid = -1;
     cleaner = -1;
+    ipc.pid = -1;
     host->log(host, KGATE_LOG_DEBUG, "landlock: program pid %ld, %zu rules, ABI %d",
               (long)pid, r.n, r.abi);
     rc = 0;
 out:
     kgl_guard_stop(&guard);
+    kgl_ipc_stop(&ipc);
     if (cleaner > 0) stop_helper(cleaner);
     else if (rc < 0) rmdir(tmp);
     if (rs >= 0) close(rs);

@@ -24,8 +24,9 @@ int ll_plan(const kgate_host *h, const kgate_policy *pol,
     char *table = ll_rules_table(&r);
     char *sc = kgl_seccomp_describe();
     char *nonet = r.nonet ? kgl_seccomp_nonet_describe() : NULL;
+    char *ipc = kgl_ipc_describe(kgate_probe_fact(pr, LL_FACT_IPC, 0) == 1);
     int rc = -1;
-    if (!table || !sc || (r.nonet && !nonet)) {
+    if (!table || !sc || (r.nonet && !nonet) || !ipc) {
         kgate_err_set(err, ENOMEM, "out of memory");
         goto out;
     }
@@ -34,15 +35,16 @@ int ll_plan(const kgate_host *h, const kgate_policy *pol,
         if (h->plan_arg(plan, pol->argv.v[i]) < 0) goto oom;
     if (h->plan_file(plan, LL_RULES_LABEL, table) < 0 ||
         h->plan_file(plan, KGL_SECCOMP_LABEL, sc) < 0 ||
-        (nonet && h->plan_file(plan, KGL_SECCOMP_NONET_LABEL, nonet) < 0))
+        (nonet && h->plan_file(plan, KGL_SECCOMP_NONET_LABEL, nonet) < 0) ||
+        h->plan_file(plan, KGL_IPC_LABEL, ipc) < 0)
         goto oom;
     if (h->plan_note(plan,
                      "exec'd in place by kgate's launch child after "
                      "no_new_privs, an empty capability bounding set, a "
                      "session of its own, landlock_restrict_self and the "
-                     "seccomp filter%s; argv[0] is \"%s\"; TMPDIR is a private "
+                     "seccomp filters; argv[0] is \"%s\"; TMPDIR is a private "
                      "directory made at launch and removed after",
-                     nonet ? "s" : "", pol->argv.v[0]) < 0)
+                     pol->argv.v[0]) < 0)
         goto oom;
     rc = 0;
     goto out;
@@ -52,6 +54,7 @@ out:
     free(table);
     free(sc);
     free(nonet);
+    free(ipc);
     ll_rules_free(&r);
     return rc;
 }

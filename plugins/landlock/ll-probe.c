@@ -60,5 +60,6 @@ int ll_probe(const kgate_host *host, kgate_probe_depth depth,
     int nnp = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) >= 0;
     int seccomp = prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0;
     ll_probe_from_facts(probe, (int)abi, nnp, seccomp, kgl_userns_trial());
+    kgate_probe_set_fact(probe, LL_FACT_IPC, kgl_ipc_notify_available());
     return 0;
 }

@@ -34,7 +34,9 @@
  * execs the program: no keyring, no mount API, no TIOCSTI here either.
  *
  * Both H and slirp4netns carry PR_SET_PDEATHSIG(SIGKILL) towards the kgate
- * process, so a killed kgate leaves neither behind. */
+ * process, and dnsmasq and the watcher towards H (each checking its parent
+ * after the prctl), so a killed kgate leaves none of them behind, guard or
+ * no guard. */
 #include "sf-internal.h"
 
 #include "kgate/kgate-linux.h"
@@ -355,9 +357,17 @@ static void child_nft_finish(const sf_child_ctx *c, sf_nft_run *r)
 /* In a child of H: dies with H (bwrap, after the exec), keeps only the
  * descriptors listed (moved to 3, 4, ...), leaves the terminal's process
  * group.  Returns in the child only. */
-static void child_detach(const int *keep, size_t n_keep)
+static void child_detach(const int *keep, size_t n_keep, pid_t h)
 {
+    /* Dies with H (bwrap after its exec), which dies with kgate, so that
+     * nothing of the stage outlives kgate even when the guard dies with it
+     * (a whole-tree SIGKILL leaves no one to kill the group).  Kept across
+     * dnsmasq's exec: not set-user-ID, and user=root changes no uid.  An H
+     * that died before the prctl is caught by the check after it: the
+     * parent is then whoever adopted us (init, or a subreaper, so not
+     * necessarily pid 1). */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != h) _exit(0);
     setpgid(0, 0);
     int moved[4];
     for (size_t i = 0; i < n_keep; i++) moved[i] = fcntl(keep[i], F_DUPFD, 20);
@@ -391,6 +401,7 @@ typedef struct sf_dns_run {
 
 static void child_resolver_start(const sf_child_ctx *c, sf_dns_run *r)
 {
+    const pid_t h = getpid(); /* the children's parent-death check */
     int logp[2] = {-1, -1};
     if (c->events >= 0 && pipe2(logp, O_CLOEXEC) < 0)
         child_fail(c, "pipe: %s", strerror(errno));
@@ -403,9 +414,10 @@ static void child_resolver_start(const sf_child_ctx *c, sf_dns_run *r)
         if (w < 0) child_fail(c, "fork: %s", strerror(errno));
         if (w == 0) {
             const int keep[] = {logp[0], c->events, ready[1]};
-            child_detach(keep, 3);
+            child_detach(keep, 3, h);
+            /* TERM from here on: it still reads what is queued. */
             prctl(PR_SET_PDEATHSIG, SIGTERM);
-            if (getppid() == 1) _exit(0);
+            if (getppid() != h) _exit(0);
             unblock_signals();
             sf_watch_run(3, 4, 5, c->filter);
         }
@@ -434,7 +446,7 @@ static void child_resolver_start(const sf_child_ctx *c, sf_dns_run *r)
     if (pid < 0) child_fail(c, "fork: %s", strerror(errno));
     if (pid == 0) {
         const int keep[] = {c->dns_conf, errfd};
-        child_detach(keep, 2);
+        child_detach(keep, 2, h);
         dup2(4, 2);
         close(4);
         unblock_signals();

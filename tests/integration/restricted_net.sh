@@ -320,26 +320,117 @@ CapAmb:	0000000000000000"
 }
 
 # A SIGKILLed kgate leaves no slirp4netns, helper or program behind.
+# The run's processes, found from the program (its argv carries a tag of
+# its own), up through its parents, never by a name alone (other runs'
+# dnsmasq and slirp4netns may be there): kgate is the program's first
+# ancestor with a slirp4netns child, H (the network helper, bwrap after its
+# exec) its child on the way, the guard the leader of H's group, the
+# resolver H's dnsmasq child.  Sets RP_PROG, RP_KGATE, RP_H, RP_GUARD,
+# RP_SLIRP, RP_DNS, each "PID:STARTTIME" (so a reused pid is not taken
+# for the process), and fails until all are there.
+rp_id() { local st; st=$(cut -d' ' -f22 "/proc/$1/stat" 2>/dev/null) && echo "$1:$st"; }
+rp_alive() { [ -n "$1" ] && [ "$(rp_id "${1%%:*}")" = "$1" ]; }
+rp_child() { ps --ppid "$1" -o pid=,comm= | awk -v c="$2" '$2 == c {print $1; exit}'; }
+run_procs() {
+    local tag=$1 p pp prog slirp="" h="" guard dns
+    prog=$(pgrep -xf "(/usr)?/bin/sleep $tag") || return 1
+    p=$prog
+    while [ "${p:-1}" -gt 1 ]; do
+        pp=$(ps -o ppid= -p "$p" | tr -d ' ')
+        [ -n "$pp" ] || return 1
+        slirp=$(rp_child "$pp" slirp4netns)
+        if [ -n "$slirp" ]; then h=$p; p=$pp; break; fi
+        p=$pp
+    done
+    [ -n "$h" ] || return 1
+    guard=$(ps -o pgid= -p "$h" | tr -d ' ')
+    dns=$(rp_child "$h" dnsmasq)
+    [ -n "$dns" ] && [ -n "$guard" ] && [ "$guard" != "$p" ] &&
+        [ "$(ps -o ppid= -p "$guard" | tr -d ' ')" = "$p" ] || return 1
+    RP_PROG=$(rp_id "$prog") RP_KGATE=$(rp_id "$p") RP_H=$(rp_id "$h")
+    RP_GUARD=$(rp_id "$guard") RP_SLIRP=$(rp_id "$slirp") RP_DNS=$(rp_id "$dns")
+    [ -n "$RP_PROG" ] && [ -n "$RP_KGATE" ] && [ -n "$RP_H" ] && [ -n "$RP_GUARD" ] &&
+        [ -n "$RP_SLIRP" ] && [ -n "$RP_DNS" ]
+}
+run_gone() {
+    local x
+    for x in "$@"; do ! rp_alive "$x" || return 1; done
+}
+
+# kill -9 of kgate alone: the guard kills the sandbox, slirp4netns and H
+# die with kgate, dnsmasq with H.  The start may take long under load: up
+# to 60 s (the bound of a wait that would otherwise hang).
 kill9_cleans_up() {
-    local tag="31.$$$RANDOM" slirp="" dns="" kpid i
+    local tag="31.$$$RANDOM"
     sb allowed.test /bin/sleep "$tag" >/dev/null 2>&1 &
     local bg=$!
-    for i in $(seq 100); do
-        pgrep -xf "(/usr)?/bin/sleep $tag" >/dev/null && slirp=$(pgrep -n -x slirp4netns) &&
-            dns=$(pgrep -n -x dnsmasq) && break
-        sleep 0.1
-    done
-    [ -n "$slirp" ] && [ -n "$dns" ] || { echo "  the sandbox did not start"; kill "$bg"; return 1; }
-    kpid=$(ps -o ppid= -p "$slirp" | tr -d ' ')
-    kill -9 "$kpid"
-    for i in $(seq 100); do
-        kill -0 "$slirp" 2>/dev/null || kill -0 "$dns" 2>/dev/null ||
-            pgrep -xf "(/usr)?/bin/sleep $tag" >/dev/null || break
-        sleep 0.1
-    done
+    poll 600 run_procs "$tag" || { echo "  the sandbox did not start"; kill "$bg"; return 1; }
+    kill -9 "${RP_KGATE%%:*}"
+    poll 100 run_gone "$RP_PROG" "$RP_H" "$RP_SLIRP" "$RP_DNS" "$RP_GUARD"
+    local rc=$?
     wait "$bg" 2>/dev/null
-    ! kill -0 "$slirp" 2>/dev/null && ! kill -0 "$dns" 2>/dev/null &&
-        ! pgrep -xf "(/usr)?/bin/sleep $tag" >/dev/null
+    [ "$rc" -eq 0 ] || echo "  left: $(for x in "$RP_PROG" "$RP_H" "$RP_SLIRP" "$RP_DNS" "$RP_GUARD"; do rp_alive "$x" && echo "$x"; done)"
+    return "$rc"
+}
+
+# kgate and its guard killed together (a whole-tree SIGKILL, as an OOM
+# kill or a harness that kills every process it started): nobody is left
+# to kill the guard's group, so each piece must die with its parent
+# (dnsmasq with H: without its parent-death signal this check fails).
+tree_kill9_cleans_up() {
+    local tag="32.$$$RANDOM"
+    sb allowed.test /bin/sleep "$tag" >/dev/null 2>&1 &
+    local bg=$!
+    poll 600 run_procs "$tag" || { echo "  the sandbox did not start"; kill "$bg"; return 1; }
+    kill -9 "${RP_KGATE%%:*}" "${RP_GUARD%%:*}"
+    poll 100 run_gone "$RP_PROG" "$RP_H" "$RP_SLIRP" "$RP_DNS"
+    local rc=$? x
+    wait "$bg" 2>/dev/null
+    if [ "$rc" -ne 0 ]; then
+        for x in "$RP_PROG" "$RP_H" "$RP_SLIRP" "$RP_DNS"; do
+            rp_alive "$x" && echo "  left: $x ($(cat "/proc/${x%%:*}/comm"))" &&
+                kill -9 "${x%%:*}"
+        done
+    fi
+    return "$rc"
+}
+
+# The same during the launch, at several moments while the stage's
+# processes are being made: a child forked just before its parent died
+# must notice (the check after its prctl).  Each run starts in a session
+# of its own, so all of its processes, adopted by init or not, are found
+# by that session alone (the sandbox's own session dies with bwrap).
+session_left() { ps -e -o pid=,sid=,comm= | awk -v s="$1" '$2 == s {print $1 "(" $3 ")"}'; }
+session_empty() { [ -z "$(session_left "$1")" ]; }
+tree_kill9_during_launch() {
+    local i sid bg guard left="" sidf=$KG_PROJ/run.sid
+    write_config <<EOF
+network: restricted
+allow_hosts: ["allowed.test"]
+EOF
+    for i in 1 2 3 4 5 6 7 8; do
+        rm -f "$sidf"
+        # shellcheck disable=SC2016 # $$ and $0 are the inner sh's
+        as_user setsid sh -c 'echo $$ >"$0"; exec "$@"' "$sidf" \
+            "$KGATE_BIN" run -- /bin/sleep "34.$$.$i" >/dev/null 2>&1 &
+        bg=$!
+        poll 100 test -s "$sidf" || { echo "  run $i did not start"; return 1; }
+        sid=$(cat "$sidf")
+        sleep "0.$i"
+        # kgate (it leads the session: its pid is the session's) and its
+        # guard (its child that leads a process group of its own, under
+        # the same name).
+        guard=$(ps -e -o pid=,ppid=,pgid=,comm= |
+            awk -v k="$sid" '$2 == k && $1 == $3 && $4 == "kgate" {print $1}')
+        # shellcheck disable=SC2086
+        kill -9 "$sid" $guard 2>/dev/null
+        poll 100 session_empty "$sid" ||
+            left="$left run $i (killed at 0.${i}s): $(session_left "$sid" | tr '\n' ' ')"
+        # shellcheck disable=SC2046
+        kill -9 $(session_left "$sid" | sed 's/(.*//') 2>/dev/null
+        wait_bounded 20 "$bg" >/dev/null 2>&1
+    done
+    [ -z "$left" ] || { echo "  left:$left"; return 1; }
 }
 
 # The resolver runs outside the program's PID namespace: the program sees
@@ -583,6 +674,11 @@ for who in $(test_users); do
         check "--allow-net on a network-off config allows that host only" allow_net_on_off
     check "SIGTERM to kgate reaches the program's handler" sigterm_reaches_program
     check "kill -9 of kgate leaves no slirp4netns, resolver or program" kill9_cleans_up
+    check "kill -9 of kgate and its guard together leaves none of them either" \
+        tree_kill9_cleans_up
+    [ -n "${KGATE_SF_DRIVER:-}" ] ||
+        check "... also killed at moments during the launch (nothing of the run's session is left)" \
+            tree_kill9_during_launch
     check "no slirp4netns is left afterwards" no_slirp_left
     check "no dnsmasq is left afterwards" no_dnsmasq_left
 done

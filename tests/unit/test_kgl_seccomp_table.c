@@ -16,6 +16,7 @@
 #include "testutil.h"
 
 #include "kgate/kgate-linux.h"
+#include "kgl-ipc.h"
 #include "kgl-seccomp-rules.h"
 
 #include <linux/filter.h>
@@ -346,6 +347,101 @@ START_TEST(the_program_refuses_through_every_entry)
 }
 END_TEST
 
+/* The SysV IPC filter of the box without an IPC namespace (kgl-ipc-bpf.c):
+ * the native calls go to the supervisor, every 32-bit entry (i386's ipc()
+ * multiplexer and direct calls, x32) is refused, other calls pass; the
+ * fallback program refuses the native calls too. */
+#define NOTIFY SECCOMP_RET_USER_NOTIF
+static const call ipc_calls_x86[] = {
+    {"shmget", AUDIT_X86_64, 29, 0, NOTIFY},
+    {"shmat", AUDIT_X86_64, 30, 0, NOTIFY},
+    {"shmctl", AUDIT_X86_64, 31, 0, NOTIFY},
+    {"shmdt", AUDIT_X86_64, 67, 0, NOTIFY},
+    {"semget", AUDIT_X86_64, 64, 0, NOTIFY},
+    {"semop", AUDIT_X86_64, 65, 0, NOTIFY},
+    {"semctl", AUDIT_X86_64, 66, 0, NOTIFY},
+    {"msgget", AUDIT_X86_64, 68, 0, NOTIFY},
+    {"msgsnd", AUDIT_X86_64, 69, 0, NOTIFY},
+    {"msgrcv", AUDIT_X86_64, 70, 0, NOTIFY},
+    {"msgctl", AUDIT_X86_64, 71, 0, NOTIFY},
+    {"semtimedop", AUDIT_X86_64, 220, 0, NOTIFY},
+    {"getpid", AUDIT_X86_64, 39, 0, OK},
+    {"mq_open", AUDIT_X86_64, 240, 0, ERR(EPERM)},
+    {"mq_unlink", AUDIT_X86_64, 241, 0, ERR(EPERM)},
+    {"mq_timedsend", AUDIT_X86_64, 242, 0, OK},
+    {"x32 mq_open", AUDIT_X86_64, X32 | 240, 0, ERR(EPERM)},
+    {"x32 shmget", AUDIT_X86_64, X32 | 29, 0, ERR(EPERM)},
+    {"x32 msgrcv", AUDIT_X86_64, X32 | 70, 0, ERR(EPERM)},
+    {"x32 semtimedop", AUDIT_X86_64, X32 | 220, 0, ERR(EPERM)},
+    {"x32 getpid", AUDIT_X86_64, X32 | 39, 0, OK},
+    {"i386 ipc(SHMGET)", AUDIT_I386, 117, 23, ERR(EPERM)},
+    {"i386 ipc(MSGRCV)", AUDIT_I386, 117, 12, ERR(EPERM)},
+    {"i386 ipc(SEMTIMEDOP)", AUDIT_I386, 117, 4, ERR(EPERM)},
+    {"i386 shmget", AUDIT_I386, 395, 0, ERR(EPERM)},
+    {"i386 shmat", AUDIT_I386, 397, 0, ERR(EPERM)},
+    {"i386 msgctl", AUDIT_I386, 402, 0, ERR(EPERM)},
+    {"i386 semtimedop_time64", AUDIT_I386, 420, 0, ERR(EPERM)},
+    {"i386 getpid", AUDIT_I386, 20, 0, OK},
+    {"i386 mq_open", AUDIT_I386, 277, 0, ERR(EPERM)},
+};
+
+START_TEST(the_ipc_programs_notify_or_refuse)
+{
+    if (seccomp_arch_native() != SCMP_ARCH_X86_64) {
+        fprintf(stderr, "# the i386/x32 cases are for x86-64 builds\n");
+        return;
+    }
+    program p = compile(kgl_ipc_export);
+    for (size_t i = 0; i < sizeof ipc_calls_x86 / sizeof ipc_calls_x86[0]; i++)
+        expect(&p, &ipc_calls_x86[i]);
+    free(p.ins);
+    p = compile(kgl_ipc_export_none);
+    for (size_t i = 0; i < sizeof ipc_calls_x86 / sizeof ipc_calls_x86[0]; i++) {
+        call c = ipc_calls_x86[i];
+        if (c.want == NOTIFY) c.want = ERR(EPERM);
+        expect(&p, &c);
+    }
+    free(p.ins);
+}
+END_TEST
+
+/* The allowed list's SysV IPC calls (left open by the first table: the
+ * bubblewrap box has an IPC namespace) are each covered by the IPC filter
+ * of the box that has none, and the filter covers nothing else (POSIX
+ * queues' mq_open and mq_unlink, refused there, are left open here too). */
+static int in_list(const char *const *v, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(v[i], name) == 0) return 1;
+    return 0;
+}
+
+START_TEST(the_ipc_filter_covers_the_allowed_sysv_calls)
+{
+    allowed a = read_allowed();
+    size_t n, nc, nr;
+    const char *const *calls = kgl_ipc_calls(&n);
+    const char *const *compat = kgl_ipc_compat_calls(&nc);
+    const char *const *refused = kgl_ipc_refused_calls(&nr);
+    for (size_t i = 0; i < a.n; i++) {
+        const char *w = a.names[i];
+        if (strncmp(w, "shm", 3) && strncmp(w, "msg", 3) && strncmp(w, "sem", 3) &&
+            strcmp(w, "ipc"))
+            continue;
+        ck_assert_msg(in_list(calls, n, w) || in_list(compat, nc, w),
+                      "%s is SysV IPC left open by the first table, but the IPC "
+                      "filter (sdk/linux/kgl-ipc-table.c) does not cover it", w);
+    }
+    for (size_t i = 0; i < n + nc + nr; i++) {
+        const char *w = i < n ? calls[i] : i < n + nc ? compat[i - n] : refused[i - n - nc];
+        ck_assert_msg(is_allowed(&a, w) && !is_refused(w),
+                      "%s: the IPC filter covers a call the first table does "
+                      "not leave open with a reason", w);
+    }
+    free_allowed(&a);
+}
+END_TEST
+
 /* doctor's group list names every group of the table. */
 START_TEST(doctor_names_every_group)
 {
@@ -366,6 +462,8 @@ int main(void)
     tcase_add_test(tc, twins_are_refused_together);
     tcase_add_test(tc, the_program_refuses_through_every_entry);
     tcase_add_test(tc, doctor_names_every_group);
+    tcase_add_test(tc, the_ipc_programs_notify_or_refuse);
+    tcase_add_test(tc, the_ipc_filter_covers_the_allowed_sysv_calls);
     suite_add_tcase(s, tc);
     return kgt_run_suite(s);
 }

@@ -59,6 +59,32 @@ size_t kgl_seccomp_nonet_rule_count(void);
 char *kgl_seccomp_nonet_describe(void);
 #define KGL_SECCOMP_NONET_LABEL "seccomp filter (network off)"
 
+/* SysV IPC for a box without an IPC namespace (kgl-ipc.c): the program
+ * reaches only the shared memory, queues and semaphore sets of its own
+ * run, as in bubblewrap's IPC namespace, or none.
+ * notify_available: 1 when this kernel has seccomp user notification with
+ * continue (Linux 5.5), so a supervisor can give the run objects of its
+ * own; 0: the box refuses every SysV IPC call instead (EPERM).
+ * start forks the supervisor (a helper: list its pid, whose SIGTERM at the
+ * end of the run removes the run's objects) and gives child_end (>= 10,
+ * close-on-exec) for the launch child, which calls apply in its prepare
+ * after no_new_privs (system calls only): it loads the filter and hands
+ * the listener to the supervisor, or with notify 0 loads the refusing
+ * filter.  release closes kgate's copy of child_end once the child is
+ * started; stop ends a supervisor whose launch failed.  describe is the
+ * filter's text for --dry-run (malloc'd). */
+typedef struct kgl_ipc {
+    pid_t pid;
+    int child_end;
+} kgl_ipc;
+int kgl_ipc_notify_available(void);
+int kgl_ipc_start(kgl_ipc *s, kgate_err *err);
+int kgl_ipc_apply(int child_end, int notify);
+void kgl_ipc_release(kgl_ipc *s);
+void kgl_ipc_stop(kgl_ipc *s);
+char *kgl_ipc_describe(int notify);
+#define KGL_IPC_LABEL "seccomp filter (SysV IPC)"
+
 /* Whether this process may create a user namespace: a forked child tries
  * unshare(CLONE_NEWUSER) and exits (no exec, about a millisecond).  1 yes,
  * 0 no (a container's seccomp profile, bwrap --disable-userns, a sysctl,

@@ -239,6 +239,34 @@ START_TEST(doctor_network_modes)
 }
 END_TEST
 
+static const char *text_of(kgate_report *rep, const char *id)
+{
+    for (size_t i = 0; i < rep->n_items; i++)
+        if (strcmp(rep->items[i].id, id) == 0) return rep->items[i].text;
+    return "";
+}
+
+/* SysV IPC: supervised where the kernel has user notification with
+ * continue, refused otherwise; READY both ways (nothing outside is
+ * reachable), and the sentence says which, with what would do better. */
+START_TEST(doctor_says_which_sysv_ipc)
+{
+    fixture f;
+    fixture_init(&f, 7);
+    kgate_report *rep = doctor(&f);
+    ck_assert_int_eq(verdict_of(rep, "ipc.sysv"), KGATE_READY);
+    ck_assert_ptr_nonnull(strstr(text_of(rep, "ipc.sysv"),
+                                 "SysV IPC: none in the Landlock box; no IPC namespace"));
+    ck_assert_ptr_nonnull(strstr(text_of(rep, "ipc.sysv"), "Linux 5.5"));
+    kg_report_free(rep);
+    kgate_probe_set_fact(&f.probe, LL_FACT_IPC, 1);
+    rep = doctor(&f);
+    ck_assert_int_eq(verdict_of(rep, "ipc.sysv"), KGATE_READY);
+    ck_assert_ptr_nonnull(strstr(text_of(rep, "ipc.sysv"), "only the run's own objects"));
+    kg_report_free(rep);
+}
+END_TEST
+
 START_TEST(probe_scores_below_bubblewrap)
 {
     kgate_probe p;
@@ -272,6 +300,12 @@ START_TEST(plan_is_the_command_and_the_tables)
     ck_assert_ptr_nonnull(strstr(t, LL_TMP_PLACEHOLDER));
     ck_assert_ptr_nonnull(f.host.pub.plan_file_content(plan, KGL_SECCOMP_LABEL));
     ck_assert_ptr_nonnull(f.host.pub.plan_file_content(plan, KGL_SECCOMP_NONET_LABEL));
+    /* The IPC filter's text, as this probe says (no notification: EPERM). */
+    const char *ipc = f.host.pub.plan_file_content(plan, KGL_IPC_LABEL);
+    ck_assert_ptr_nonnull(ipc);
+    ck_assert_ptr_nonnull(strstr(ipc, "shmget shmat shmdt shmctl"));
+    ck_assert_ptr_nonnull(strstr(ipc, ": EPERM (this kernel"));
+    ck_assert_ptr_nonnull(strstr(ipc, "mq_open mq_unlink: EPERM"));
     kg_plan_free(plan);
     /* A host list: refused with doctor's sentence. */
     const char *hosts[] = {"example.org"};
@@ -294,6 +328,7 @@ int main(void)
     tcase_add_test(tc, abi_masks);
     tcase_add_test(tc, doctor_names_what_each_abi_lacks);
     tcase_add_test(tc, doctor_network_modes);
+    tcase_add_test(tc, doctor_says_which_sysv_ipc);
     tcase_add_test(tc, probe_scores_below_bubblewrap);
     tcase_add_test(tc, plan_is_the_command_and_the_tables);
     suite_add_tcase(s, tc);
