@@ -138,7 +138,13 @@ static void on_entry(void *arg, const kg_procent *e)
 }
 
 /* One scan: kills (when killing) and reaps what it finds below self.
- * Returns how many are left (0: none), or -1 when the list failed. */
+ * Returns how many it found, zombies and what it reaped included, or -1
+ * when the list failed.  Only a scan that finds none at all shows the
+ * tree empty: every process of the tree at its start has a first
+ * ancestor below kgate, which only kgate reaps (not during a scan), so
+ * that one is listed, and without any there is no one left to fork.  A
+ * scan that reaped or killed may have missed a child forked behind its
+ * cursor (a pid lower than the one being read, after a wrap). */
 static long one_round(round *r, kg_proctree_result *res)
 {
     r->n = 0;
@@ -157,7 +163,7 @@ static long one_round(round *r, kg_proctree_result *res)
         res->scan_errno = ENOMEM;
         return -1;
     }
-    long left = 0;
+    size_t left = 0;
     for (long i = 0; i < k; i++) {
         const kg_procent *e = &r->v[below[i]];
         if (r->killing && !e->zombie && !r->sent[below[i]]) {
@@ -170,8 +176,8 @@ static long one_round(round *r, kg_proctree_result *res)
     }
     free(below);
     res->killed += r->killed;
-    res->left = (size_t)left;
-    return left;
+    res->left = left;
+    return k;
 }
 
 int kg_proctree_end(const kg_proctree_ops *ops, pid_t self, const pid_t *spare,
@@ -187,13 +193,17 @@ int kg_proctree_end(const kg_proctree_ops *ops, pid_t self, const pid_t *spare,
     for (;;) {
         int64_t now = ops->now_ms(ops->ctx);
         r.killing = now >= kill_at;
-        long left = one_round(&r, res);
-        if (left == 0) {
+        long found = one_round(&r, res);
+        if (found == 0) {
             rc = 0;
             break;
         }
         /* The list cannot be read: nothing says the tree is empty. */
-        if (left < 0 || ops->now_ms(ops->ctx) >= give_up) break;
+        if (found < 0) break;
+        /* Past the bound with some alive: fail.  (With all it found reaped,
+         * one more scan may well show none: a little longer for that.) */
+        int64_t t = ops->now_ms(ops->ctx);
+        if (t >= give_up && (res->left > 0 || t >= give_up + 1000)) break;
         /* While killing, come back at once: what a dying process forked
          * is there now.  The pause only lets the kernel finish the exits
          * (woken by SIGCHLD). */

@@ -71,6 +71,10 @@ typedef struct proc {
     pid_t pid, ppid;
     enum kind kind;
     bool zombie, gone, killed;
+    bool behind; /* forked behind the scan's cursor (a lower pid after a
+                    wrap): the scan under way does not see it */
+    bool last;   /* forked while SIGKILL came: it forks no more before
+                    its own kill */
 } proc;
 
 typedef struct world {
@@ -116,12 +120,14 @@ static int w_scan(void *ctx, void (*each)(void *, const kg_procent *), void *arg
     /* In the order of the table; what is forked during the scan is
      * appended, and read too if the scan gets there (a higher pid). */
     size_t acting = w->n; /* one move each per scan: as fast as the reads */
+    for (size_t i = 0; i < w->n; i++)
+        w->p[i].behind = false;
     for (size_t i = 0; i < w->n; i++) {
         proc *p = &w->p[i];
-        if (p->gone) continue;
+        if (p->gone || p->behind) continue;
         kg_procent e = {p->pid, p->ppid, p->zombie};
         each(arg, &e);
-        if (p->zombie || p->killed || i >= acting) continue;
+        if (p->zombie || p->killed || p->last || i >= acting) continue;
         /* Between this entry and the next, the attackers move. */
         if (p->kind == HOPPER) {
             add(w, p->pid, HOPPER);
@@ -140,6 +146,12 @@ static void w_kill(void *ctx, pid_t pid, pid_t ppid)
     w->kills_sent++;
     if (!p || p->ppid != ppid || p->zombie || p->kind == UNKILLABLE) return;
     p->killed = true;
+    /* A fork loop's fork under way when SIGKILL comes completes: one last
+     * child, with a pid the scan has passed (it is found next round). */
+    if (p->kind == HOPPER && !p->last) {
+        proc *c = add(w, p->pid, HOPPER);
+        c->behind = c->last = true;
+    }
     die(w, p);
 }
 
