@@ -105,12 +105,14 @@ typedef struct round {
     size_t n, cap;
     bool *sent; /* per entry: killed while the scan read it */
     bool oom;
+    bool saw_self; /* a list without kgate in it is not the system's */
     size_t killed;
 } round;
 
 static void on_entry(void *arg, const kg_procent *e)
 {
     round *r = arg;
+    if (e->pid == r->self) r->saw_self = true;
     if (r->oom) return;
     if (r->n == r->cap) {
         size_t cap = r->cap ? r->cap * 2 : 256;
@@ -149,10 +151,17 @@ static long one_round(round *r, kg_proctree_result *res)
 {
     r->n = 0;
     r->oom = false;
+    r->saw_self = false;
     r->killed = 0;
     res->rounds++;
     if (r->ops->scan(r->ops->ctx, on_entry, r) < 0) {
         res->scan_errno = errno ? errno : EIO;
+        return -1;
+    }
+    /* An empty or foreign list (no procfs on /proc, another PID
+     * namespace's) would show any tree empty. */
+    if (!r->saw_self) {
+        res->scan_errno = ESRCH;
         return -1;
     }
     size_t *below = r->oom ? NULL : malloc((r->n ? r->n : 1) * sizeof *below);

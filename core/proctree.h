@@ -75,7 +75,8 @@ long kg_proctree_below(const kg_procent *v, size_t n, pid_t root,
 /* Ends every descendant of self (but the spare children's subtrees):
  * waits up to grace_ms for them to end by themselves, then kills in
  * rounds.  0 once a scan finds none; -1 when bound_ms after the grace
- * some are left, or the process list could not be read (res says which). */
+ * some are left, or the process list could not be read or does not list
+ * self (scan_errno ESRCH: not this system's list), res says which. */
 int kg_proctree_end(const kg_proctree_ops *ops, pid_t self, const pid_t *spare,
                     size_t nspare, int grace_ms, int bound_ms,
                     kg_proctree_result *res);

@@ -474,8 +474,10 @@ static void end_tree(sup *s, bool spare_helpers)
                         &res) < 0) {
         if (res.scan_errno) {
             snprintf(s->outlived, sizeof s->outlived,
-                     "cannot list the processes to end the run's (%s): the "
-                     "end-of-run checks were not run", strerror(res.scan_errno));
+                     "cannot list the processes to end the run's (/proc: %s): "
+                     "the end-of-run checks were not run",
+                     res.scan_errno == ESRCH ? "kgate itself is not in it"
+                                             : strerror(res.scan_errno));
         } else {
             char pids[96] = "";
             size_t shown = res.left < KG_PROCTREE_SHOW ? res.left : KG_PROCTREE_SHOW;
@@ -485,9 +487,9 @@ static void end_tree(sup *s, bool spare_helpers)
                 if (w > 0) at += (size_t)w;
             }
             snprintf(s->outlived, sizeof s->outlived,
-                     "%zu process%s of the run still there %d s after it ended, "
+                     "%zu process%s still there %d s after it ended, "
                      "though killed (pid %s%s): the end-of-run checks were not run",
-                     res.left, res.left == 1 ? " is" : "es are",
+                     res.left, res.left == 1 ? " of the run is" : "es of the run are",
                      (ORPHAN_GRACE_MS + TREE_BOUND_MS) / 1000, pids,
                      res.left > shown ? " ..." : "");
         }

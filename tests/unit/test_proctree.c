@@ -184,6 +184,7 @@ static world *new_world(void)
 {
     world *w = calloc(1, sizeof *w);
     ck_assert_ptr_nonnull(w);
+    w->p[w->n++] = (proc){.pid = SELF, .ppid = 1};  /* kgate itself */
     w->next = 1000;
     return w;
 }
@@ -194,11 +195,12 @@ static int end(world *w, const pid_t *spare, size_t ns, kg_proctree_result *res)
     return kg_proctree_end(&ops, SELF, spare, ns, 2000, 5000, res);
 }
 
+/* What is left of the run (kgate itself aside). */
 static size_t alive(world *w)
 {
     size_t k = 0;
     for (size_t i = 0; i < w->n; i++)
-        if (!w->p[i].gone) k++;
+        if (!w->p[i].gone && w->p[i].pid != SELF) k++;
     return k;
 }
 
@@ -306,6 +308,19 @@ START_TEST(a_list_that_cannot_be_read_is_a_failure)
 }
 END_TEST
 
+START_TEST(a_list_without_kgate_in_it_proves_nothing)
+{
+    /* /proc not a procfs, or another PID namespace's: empty or foreign. */
+    world *w = new_world();
+    w->p[0].gone = true;
+    add(w, SELF, PLAIN);
+    kg_proctree_result res;
+    ck_assert_int_eq(end(w, NULL, 0, &res), -1);
+    ck_assert_int_eq(res.scan_errno, ESRCH);
+    free(w);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("proctree");
@@ -318,6 +333,7 @@ int main(void)
     tcase_add_test(tc, helpers_and_earlier_children_are_spared);
     tcase_add_test(tc, one_that_never_dies_fails_within_the_bound_and_is_named);
     tcase_add_test(tc, a_list_that_cannot_be_read_is_a_failure);
+    tcase_add_test(tc, a_list_without_kgate_in_it_proves_nothing);
     suite_add_tcase(s, tc);
     return kgt_run_suite(s);
 }
