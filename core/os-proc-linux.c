@@ -27,32 +27,6 @@ bool kg_os_subreaper(bool on)
     return prctl(PR_SET_CHILD_SUBREAPER, on ? 1 : 0, 0, 0, 0) == 0;
 }
 
-pid_t *kg_os_children(size_t *n)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/task/%ld/children", (long)getpid());
-    FILE *f = fopen(path, "re");
-    *n = 0;
-    if (!f) return NULL;
-    size_t cap = 16;
-    pid_t *v = malloc(cap * sizeof *v);
-    long pid;
-    while (v && fscanf(f, "%ld", &pid) == 1) {
-        if (*n == cap) {
-            pid_t *nv = realloc(v, (cap *= 2) * sizeof *v);
-            if (!nv) {
-                free(v);
-                v = NULL;
-                break;
-            }
-            v = nv;
-        }
-        v[(*n)++] = (pid_t)pid;
-    }
-    fclose(f);
-    return v;
-}
-
 /* The parent and state of pid, from /proc/PID/stat ("pid (comm) S ppid
  * ..."; comm may hold spaces and parentheses: the last ')' ends it).
  * -1 when the process is gone. */
@@ -78,8 +52,91 @@ static int read_stat(int procfd, const char *name, kg_procent *e)
     return 0;
 }
 
+/* /proc is this process's own PID namespace's procfs: its "self" is our
+ * pid.  Another namespace's /proc (unshare -p without a new mount) would
+ * list other processes under numbers that mean ours here. */
+static bool proc_is_ours(void)
+{
+    char buf[32];
+    ssize_t n = readlink("/proc/self", buf, sizeof buf - 1);
+    if (n <= 0) return false;
+    buf[n] = '\0';
+    char *end;
+    long pid = strtol(buf, &end, 10);
+    return *end == '\0' && pid == (long)getpid();
+}
+
+typedef struct kids {
+    pid_t self, *v;
+    size_t n, cap;
+    bool oom;
+} kids;
+
+static void add_kid(void *arg, const kg_procent *e)
+{
+    kids *k = arg;
+    if (e->ppid != k->self || k->oom) return;
+    if (k->n == k->cap) {
+        pid_t *v = realloc(k->v, (k->cap = k->cap ? k->cap * 2 : 16) * sizeof *v);
+        if (!v) {
+            k->oom = true;
+            return;
+        }
+        k->v = v;
+    }
+    k->v[k->n++] = e->pid;
+}
+
+/* Without CONFIG_PROC_CHILDREN: the whole list, filtered. */
+static pid_t *children_by_scan(size_t *n)
+{
+    kids k = {.self = getpid()};
+    if (kg_os_proc_scan(add_kid, &k) < 0 || k.oom) {
+        free(k.v);
+        return NULL;
+    }
+    *n = k.n;
+    return k.v ? k.v : malloc(sizeof(pid_t));
+}
+
+pid_t *kg_os_children(size_t *n)
+{
+    char path[64];
+    *n = 0;
+    /* Only this PID namespace's /proc knows our children by our numbers. */
+    if (!proc_is_ours()) {
+        errno = ESRCH;
+        return NULL;
+    }
+    snprintf(path, sizeof path, "/proc/self/task/%ld/children", (long)getpid());
+    FILE *f = fopen(path, "re");
+    if (!f && errno == ENOENT) return children_by_scan(n);
+    if (!f) return NULL;
+    size_t cap = 16;
+    pid_t *v = malloc(cap * sizeof *v);
+    long pid;
+    while (v && fscanf(f, "%ld", &pid) == 1) {
+        if (*n == cap) {
+            pid_t *nv = realloc(v, (cap *= 2) * sizeof *v);
+            if (!nv) {
+                free(v);
+                v = NULL;
+                break;
+            }
+            v = nv;
+        }
+        v[(*n)++] = (pid_t)pid;
+    }
+    fclose(f);
+    return v;
+}
+
 int kg_os_proc_scan(void (*each)(void *arg, const struct kg_procent *e), void *arg)
 {
+    if (!proc_is_ours()) {
+        errno = ESRCH;
+        return -1;
+    }
     DIR *d = opendir("/proc");
     if (!d) return -1;
     int procfd = dirfd(d);

@@ -476,7 +476,8 @@ static void end_tree(sup *s, bool spare_helpers)
             snprintf(s->outlived, sizeof s->outlived,
                      "cannot list the processes to end the run's (/proc: %s): "
                      "the end-of-run checks were not run",
-                     res.scan_errno == ESRCH ? "kgate itself is not in it"
+                     res.scan_errno == ESRCH ? "not this PID namespace's, or "
+                                               "kgate itself is not in it"
                                              : strerror(res.scan_errno));
         } else {
             char pids[96] = "";
@@ -998,12 +999,21 @@ int kg_supervise(const kgate_backend *be, const kg_host *host,
                                "(max_processes): %s", strerror(errno));
         goto out;
     }
-    /* What the backend's processes leave when they exit (bwrap's pid 1
-     * outlives the outer bwrap by a moment) is reparented to us, not to
-     * a PID 1 that may never reap it (a container without an init), and
-     * reaped before we return (reap_orphans).  Not on macOS (os.h). */
+    /* Every process of the run that loses its parent (a daemon's
+     * double fork, bwrap's pid 1 after the outer bwrap) is reparented to
+     * us, not to an init outside our tree that may never reap it or end
+     * it, and ended before we return (end_tree).  Not on macOS (os.h).
+     * Fail closed: a subreaper that cannot tell its earlier children from
+     * the run's could not end the run's, so nothing starts. */
+    s.subreaper = kg_os_subreaper(true);
     s.before = kg_os_children(&s.n_before);
-    s.subreaper = s.before && kg_os_subreaper(true);
+    if (s.subreaper && !s.before) {
+        kg_err_set(err, errno ? errno : EIO,
+                   "cannot list kgate's own processes in /proc (%s), so the "
+                   "run's could not be ended after it: nothing was started",
+                   errno == ESRCH ? "not this PID namespace's" : strerror(errno));
+        goto out;
+    }
     s.proc = (kgate_proc){.struct_size = sizeof s.proc};
     kgate_err kerr = {0};
     int launched = be->launch(&host->pub, policy, probe, plan, &io, &s.proc, &kerr);
@@ -1085,7 +1095,7 @@ int kg_supervise(const kgate_backend *be, const kg_host *host,
     ret = 0;
 out:
     /* And what the helpers left, or a failed launch. */
-    end_tree(&s, false);
+    if (s.before) end_tree(&s, false);
     if (s.subreaper) kg_os_subreaper(false);
     s.subreaper = false;
     free(s.before);
