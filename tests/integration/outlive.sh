@@ -211,6 +211,31 @@ test_tmpdir() {
     check "$where: TMPDIR: nothing on stderr" sh -c "! grep -q . '$err' || { cat '$err'; false; }"
 }
 
+# Fail closed: a program that blinds kgate (lowers kgate's open-file
+# limit to 3 with prlimit: same uid, and no PID namespace hides kgate's
+# pid) leaves kgate unable to list the processes.  kgate must not take the
+# run for over: one kgate: line, 125, no check, and the end record says why.
+test_blind() {
+    local where=$1 force
+    force=$(force_for "$where")
+    use_user "$2"
+    printf 'network: off\n' | write_config
+    mkdir -p "$KG_PROJ/w"
+    chown -R "$KG_UID:$KG_GID" "$KG_HOME"
+    local out=$KG_TMP/blind.$where.$2.out err=$KG_TMP/blind.$where.$2.err rc=0
+    # shellcheck disable=SC2086
+    in_where "$where" timeout 60 "$KGATE_BIN" run $force -- sh -c \
+        'echo M-start; prlimit --pid "$PPID" --nofile=3:3 && echo lowered >w/blind' \
+        >"$out" 2>"$err" || rc=$?
+    check "$where: blinded: the run happened (kgate's limit lowered from inside)" \
+        sh -c "grep -qx M-start '$out' && [ -s '$KG_PROJ/w/blind' ]"
+    check "$where: blinded: kgate fails closed (125, got $rc)" [ "$rc" -eq 125 ]
+    check "$where: blinded: one kgate: line that says the checks were not run" \
+        sh -c "[ \$(wc -l <'$err') -eq 1 ] && grep -q '^kgate: .*the end-of-run checks were not run' '$err' || { cat '$err'; false; }"
+    check "$where: blinded: the end record has 125 and the reason" \
+        python3 -c 'import json,sys; e=[json.loads(l) for l in open(sys.argv[1])][-1]; sys.exit(0 if e["kind"]=="end" and e["exit"]==125 and "not run" in e.get("reason","") else 1)' "$KG_HOME/.kgate/audit.log"
+}
+
 BWRAP=
 if command -v bwrap >/dev/null &&
     { [ "$(id -u)" -ne 0 ] || setpriv --reuid="$KG_TEST_UID" --regid="$KG_TEST_GID" --clear-groups \
@@ -225,6 +250,7 @@ for who in $(test_users); do
     for where in $places; do
         test_procs "$where" "$who"
         test_tmpdir "$where" "$who"
+        [ "$where" = bwrap ] || test_blind "$where" "$who"
     done
 done
 finish
