@@ -430,11 +430,15 @@ static void child_resolver_start(const sf_child_ctx *c, sf_dns_run *r)
     }
     int errfd = logp[1] >= 0 ? logp[1] : memfd_create("kgate-dnsmasq", MFD_CLOEXEC);
     if (errfd < 0) child_fail(c, "memfd: %s", strerror(errno));
+    pid_t h = getpid();
     pid_t pid = fork();
     if (pid < 0) child_fail(c, "fork: %s", strerror(errno));
     if (pid == 0) {
         const int keep[] = {c->dns_conf, errfd};
         child_detach(keep, 2);
+        /* Its parent-death signal (child_detach) came too late if H died
+         * since the fork: then it would run on under init. */
+        if (getppid() != h) _exit(127);
         dup2(4, 2);
         close(4);
         unblock_signals();

@@ -316,6 +316,35 @@ kill9_cleans_up() {
         ! pgrep -xf "(/usr)?/bin/sleep $tag" >/dev/null
 }
 
+# kgate and its guard SIGKILLed together (a whole process tree killed at
+# once: a harness's timeout, an OOM kill of the group): the guard cannot
+# end the sandbox then, and the resolver, reparented to init when bwrap
+# dies, lived on.  It ends with its parent now (PR_SET_PDEATHSIG).
+kill9_guard_too_cleans_up() {
+    local tag="32.$$$RANDOM" slirp="" dns="" kpid guard i
+    sb allowed.test /bin/sleep "$tag" >/dev/null 2>&1 &
+    local bg=$!
+    for i in $(seq 100); do
+        pgrep -xf "(/usr)?/bin/sleep $tag" >/dev/null && slirp=$(pgrep -n -x slirp4netns) &&
+            dns=$(pgrep -n -x dnsmasq) && break
+        sleep 0.1
+    done
+    [ -n "$slirp" ] && [ -n "$dns" ] || { echo "  the sandbox did not start"; kill "$bg"; return 1; }
+    kpid=$(ps -o ppid= -p "$slirp" | tr -d ' ')
+    # The guard: kgate's child of the same name (a fork that never execs).
+    guard=$(ps -o pid=,comm= --ppid "$kpid" | awk -v c="$(cat /proc/$kpid/comm)" '$2 == c {print $1}')
+    [ -n "$guard" ] || { echo "  no guard found under $kpid"; kill "$bg"; return 1; }
+    kill -9 "$kpid" $guard
+    for i in $(seq 100); do
+        kill -0 "$slirp" 2>/dev/null || kill -0 "$dns" 2>/dev/null ||
+            pgrep -xf "(/usr)?/bin/sleep $tag" >/dev/null || break
+        sleep 0.1
+    done
+    wait "$bg" 2>/dev/null
+    ! kill -0 "$dns" 2>/dev/null || { echo "  dnsmasq $dns is still alive"; return 1; }
+    ! kill -0 "$slirp" 2>/dev/null && ! pgrep -xf "(/usr)?/bin/sleep $tag" >/dev/null
+}
+
 # The resolver runs outside the program's PID namespace: the program sees
 # no dnsmasq and cannot signal it (a kill of every process it can see
 # leaves DNS working: the lookup after it is still answered inside).
@@ -536,6 +565,8 @@ for who in $(test_users); do
         check "--allow-net on a network-off config allows that host only" allow_net_on_off
     check "SIGTERM to kgate reaches the program's handler" sigterm_reaches_program
     check "kill -9 of kgate leaves no slirp4netns, resolver or program" kill9_cleans_up
+    check "kill -9 of kgate and its guard together leaves no resolver either" \
+        kill9_guard_too_cleans_up
     check "no slirp4netns is left afterwards" no_slirp_left
     check "no dnsmasq is left afterwards" no_dnsmasq_left
 done
