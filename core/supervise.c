@@ -466,6 +466,23 @@ static void end_tree(sup *s, bool spare_helpers)
                                                       : s->proc.n_helpers;
     for (size_t i = 0; spare_helpers && i < nh; i++)
         if (s->proc.helpers[i] > 0) all[ns++] = s->proc.helpers[i];
+    /* The usual case, in one read: no child of ours but the spared ones
+     * means no tree (every process of it has a first ancestor among our
+     * children, and a child, zombie or not, stays listed until we reap
+     * it), without reading every process's stat. */
+    size_t nk = 0;
+    pid_t *kids = kg_os_children(&nk);
+    bool none = kids != NULL;
+    for (size_t i = 0; none && i < nk; i++) {
+        bool spared = false;
+        for (size_t j = 0; j < ns && !spared; j++) spared = all[j] == kids[i];
+        none = spared;
+    }
+    free(kids);
+    if (none) {
+        free(all);
+        return;
+    }
     const kg_proctree_ops ops = {.ctx = s, .scan = tree_scan, .kill = tree_kill,
                                  .reap = tree_reap, .pause = tree_pause,
                                  .now_ms = tree_now};
