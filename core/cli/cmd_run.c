@@ -227,10 +227,11 @@ static int launch_record(launch_commit *lc)
  * One that cannot be written leaves the marker, so that a later kgate
  * writes a recovered end instead. */
 static void end_record(const run_ctx *c, launch_commit *lc, const char *backend,
-                       int status, const struct timespec *stop)
+                       int status, const struct timespec *stop, const char *reason)
 {
     kg_audit_event ev;
     audit_base(c, &ev, "end");
+    ev.reason = reason; /* why the run could not be ended cleanly, or NULL */
     ev.allow_paths = ev.allow_hosts = NULL; /* on the launch record */
     ev.backend = backend;
     ev.has_exit = true;
@@ -500,6 +501,7 @@ static int run(run_ctx *c)
     kg_netlog_set_events(net, c->events);
 
     char **envp = kg_strv_nullterm(env);
+    bool outlived = false;
     kg_supervise_opts opts = {
         .mask_prefixes = c->policy->mask_prefixes,
         .use_pty = use_pty,
@@ -508,6 +510,7 @@ static int run(run_ctx *c)
         .commit = deferred ? write_launch_line : NULL,
         .commit_ctx = &lc,
         .masked = &c->masked,
+        .outlived = &outlived,
     };
     int exit_status = KG_EXIT_REFUSED;
     if (!envp) kg_oom();
@@ -520,7 +523,12 @@ static int run(run_ctx *c)
          * again (a cached answer must never keep a failing choice). */
         kg_probecache_forget(host.probes, chosen.box->name);
         if (chosen.stage) kg_probecache_forget(host.probes, chosen.stage->name);
-        if (lc.failed) {
+        /* A run whose processes could not all be ended did run. */
+        c->started = outlived;
+        if (outlived) {
+            /* Its one line; the checks below are not run. */
+            kg_say("%s: %s", launcher->name, err.msg);
+        } else if (lc.failed) {
             /* The same line as a log that refuses before the launch. */
             kg_say("audit log %s: %s: nothing was started", c->log_path, lc.err.msg);
         } else if (deferred && !lc.written) {
@@ -554,7 +562,9 @@ static int run(run_ctx *c)
     kg_placeholders_release(ph); /* before git's check: they are not the run's */
     ph = NULL;
     kg_strv *found = kg_strv_new();
-    kg_gitguard_end(gg, found);
+    /* A process of the run may still be writing: a check now could say
+     * clean and be wrong a moment later, so none is made (fail closed). */
+    if (!outlived) kg_gitguard_end(gg, found);
     for (size_t i = 0; i < kg_strv_len(found); i++) {
         const char *f = kg_strv_get(found, i);
         kg_say("git: %s", f); /* names files the program chose: escaped */
@@ -571,7 +581,7 @@ static int run(run_ctx *c)
     }
     kg_strv_free(found);
     /* Last of the run's records: every launch record gets its end. */
-    if (lc.marker) end_record(c, &lc, chosen.name, status, &stop);
+    if (lc.marker) end_record(c, &lc, chosen.name, status, &stop, outlived ? err.msg : NULL);
     kg_audit_close(alog);
 out_env:
     kg_strv_free(env);

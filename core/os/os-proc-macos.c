@@ -7,6 +7,8 @@
  * program ends, so nothing of the box keeps running (docs/seatbelt.md). */
 #include "os.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 
 bool kg_os_subreaper(bool on)
@@ -30,4 +32,19 @@ size_t kg_os_box_shared_dirs(const char **out, size_t max)
     const char *tmp = getenv("TMPDIR");
     if (tmp && tmp[0] == '/' && n < max) out[n++] = tmp;
     return n;
+}
+
+/* Not used: without a subreaper (above) the core has no tree to end. */
+int kg_os_proc_scan(void (*each)(void *arg, const struct kg_procent *e), void *arg)
+{
+    (void)each;
+    (void)arg;
+    errno = ENOSYS;
+    return -1;
+}
+
+int kg_os_kill_child_of(pid_t pid, pid_t ppid)
+{
+    (void)ppid;
+    return kill(pid, SIGKILL);
 }

@@ -97,6 +97,22 @@ bool kg_os_subreaper(bool on);
  * (with *n = 0) when they cannot be listed. */
 pid_t *kg_os_children(size_t *n);
 
+/* Calls each(arg, entry) for every process the system lists (its pid,
+ * its parent's, whether it is a zombie), in the order it reads them, so
+ * that the caller can act on one before the next is read (proctree.h).
+ * -1 with errno when the list cannot be read (ENOSYS on macOS). */
+typedef struct kg_procent {
+    pid_t pid;
+    pid_t ppid;
+    bool zombie; /* ended, not yet reaped: it cannot run, but it is there */
+} kg_procent;
+int kg_os_proc_scan(void (*each)(void *arg, const struct kg_procent *e), void *arg);
+
+/* SIGKILLs pid if it is still a child of ppid: through a pidfd, so the
+ * signal reaches the process that was checked even if pid is reaped and
+ * reused meanwhile.  0 when sent or when it is no longer there. */
+int kg_os_kill_child_of(pid_t pid, pid_t ppid);
+
 /* Host directories that every box this system's backend starts can write
  * whatever the policy says (macOS: /private/tmp and $TMPDIR); at most max
  * put in out.  Their strings live as long as the environment. */

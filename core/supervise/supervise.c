@@ -57,6 +57,7 @@
 #include "netevents.h"
 #include "os.h"
 #include "proclimit.h"
+#include "proctree.h"
 #include "pty.h"
 #include "termfilter.h"
 
@@ -75,6 +76,10 @@
  * (bwrap's pid 1 dies of its parent-death signal right after the outer
  * bwrap) before it is SIGKILLed. */
 #define ORPHAN_GRACE_MS 2000
+/* After that grace, how long the rounds of SIGKILL may take before kgate
+ * gives up and fails closed (a fork loop ends in a few rounds; a process
+ * the kernel holds in an uninterruptible sleep may never end). */
+#define TREE_BOUND_MS 5000
 
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
@@ -132,6 +137,9 @@ struct sup {
     bool subreaper;  /* orphans of the backend's processes come to us */
     pid_t *before;   /* our children before the launch: never reaped here */
     size_t n_before;
+    /* Why processes of the run may still be alive after it ended, or "":
+     * the run then fails closed (kg_supervise_opts.outlived). */
+    char outlived[200];
     char helper_gone[160]; /* why the run was ended early, or "" */
     int status;  /* its wait status */
     int wait_errno;
@@ -392,58 +400,119 @@ static void stop_helpers(sup *s)
     s->proc.n_helpers = 0;
 }
 
-static bool has_pid(const pid_t *v, size_t n, pid_t pid)
+/* The run's tree, for kg_proctree_end (proctree.h): the system's process
+ * list, a kill that checks the parent, our own children reaped, and a
+ * pause that SIGCHLD (through the self-pipe) cuts short. */
+static int tree_scan(void *ctx, void (*each)(void *arg, const kg_procent *e), void *arg)
 {
-    for (size_t i = 0; i < n; i++)
-        if (v[i] == pid) return true;
-    return false;
+    (void)ctx;
+    return kg_os_proc_scan(each, arg);
 }
 
-/* As subreaper, wait for the children that came during the run (orphans
- * of the backend's processes; never a child our caller had before) within
- * ORPHAN_GRACE_MS, then SIGKILL and reap what remains.  They are ours and
- * unreaped, so no pid can have been reused. */
-static void reap_orphans(sup *s)
+static void tree_kill(void *ctx, pid_t pid, pid_t ppid)
 {
-    if (!s->subreaper) return;
-    int64_t deadline = now_ms() + ORPHAN_GRACE_MS;
-    bool killed = false;
-    for (;;) {
-        size_t n = 0, left = 0;
-        pid_t *now = kg_os_children(&n);
-        if (!now) break;
-        for (size_t i = 0; i < n; i++) {
-            if (has_pid(s->before, s->n_before, now[i])) continue;
-            pid_t r;
-            do {
-                r = waitpid(now[i], NULL, killed ? 0 : WNOHANG);
-            } while (r < 0 && errno == EINTR);
-            if (r == 0) left++;
-        }
-        free(now);
-        if (left == 0) break;
-        if (now_ms() >= deadline) {
-            /* Still there after the grace period: kill them; the next
-             * round reaps them, waiting. */
-            size_t m = 0;
-            pid_t *again = kg_os_children(&m);
-            for (size_t i = 0; again && i < m; i++)
-                if (!has_pid(s->before, s->n_before, again[i])) kill(again[i], SIGKILL);
-            free(again);
-            if (killed) break;
-            killed = true;
-            continue;
-        }
-        /* Woken early by SIGCHLD through the self-pipe. */
-        struct pollfd p = {.fd = s->sig_r, .events = POLLIN};
-        poll(&p, s->sig_r >= 0 ? 1 : 0, 20);
-        if (s->sig_r >= 0) {
-            unsigned char b[64];
-            while (read(s->sig_r, b, sizeof b) > 0) {}
+    (void)ctx;
+    (void)kg_os_kill_child_of(pid, ppid);
+}
+
+static bool tree_reap(void *ctx, pid_t pid)
+{
+    (void)ctx;
+    pid_t r;
+    do {
+        r = waitpid(pid, NULL, WNOHANG);
+    } while (r < 0 && errno == EINTR);
+    return r == pid || (r < 0 && errno == ECHILD);
+}
+
+static void tree_pause(void *ctx, int ms)
+{
+    sup *s = ctx;
+    struct pollfd p = {.fd = s->sig_r, .events = POLLIN};
+    poll(&p, s->sig_r >= 0 ? 1 : 0, ms);
+    if (s->sig_r >= 0) {
+        unsigned char b[64];
+        while (read(s->sig_r, b, sizeof b) > 0) {}
+    }
+}
+
+static int64_t tree_now(void *ctx)
+{
+    (void)ctx;
+    return now_ms();
+}
+
+/* As subreaper, ends every process of the run that is still there: all
+ * our descendants but the children we had before the launch (never
+ * touched here) and, while they run, the backend's helpers and what is
+ * below them.  They get ORPHAN_GRACE_MS to end by themselves (what the
+ * backend's own processes leave ends so), then are SIGKILLed in rounds
+ * until a round finds none (proctree.h), for at most TREE_BOUND_MS.
+ * What cannot be shown gone is noted in s->outlived: the caller fails
+ * closed. */
+static void end_tree(sup *s, bool spare_helpers)
+{
+    if (!s->subreaper || s->outlived[0]) return;
+    size_t n = s->n_before;
+    size_t ns = 0;
+    pid_t *all = malloc((n + KGATE_MAX_HELPERS + 1) * sizeof *all);
+    if (!all) {
+        snprintf(s->outlived, sizeof s->outlived,
+                 "out of memory while ending the run's processes");
+        return;
+    }
+    for (size_t i = 0; i < n; i++) all[ns++] = s->before[i];
+    size_t nh = s->proc.n_helpers > KGATE_MAX_HELPERS ? KGATE_MAX_HELPERS
+                                                      : s->proc.n_helpers;
+    for (size_t i = 0; spare_helpers && i < nh; i++)
+        if (s->proc.helpers[i] > 0) all[ns++] = s->proc.helpers[i];
+    /* The usual case, in one read: no child of ours but the spared ones
+     * means no tree (every process of it has a first ancestor among our
+     * children, and a child, zombie or not, stays listed until we reap
+     * it), without reading every process's stat. */
+    size_t nk = 0;
+    pid_t *kids = kg_os_children(&nk);
+    bool none = kids != NULL;
+    for (size_t i = 0; none && i < nk; i++) {
+        bool spared = false;
+        for (size_t j = 0; j < ns && !spared; j++) spared = all[j] == kids[i];
+        none = spared;
+    }
+    free(kids);
+    if (none) {
+        free(all);
+        return;
+    }
+    const kg_proctree_ops ops = {.ctx = s, .scan = tree_scan, .kill = tree_kill,
+                                 .reap = tree_reap, .pause = tree_pause,
+                                 .now_ms = tree_now};
+    kg_proctree_result res;
+    if (kg_proctree_end(&ops, getpid(), all, ns, ORPHAN_GRACE_MS, TREE_BOUND_MS,
+                        &res) < 0) {
+        if (res.scan_errno) {
+            snprintf(s->outlived, sizeof s->outlived,
+                     "cannot list the processes to end the run's (/proc: %s): "
+                     "the end-of-run checks were not run",
+                     res.scan_errno == ESRCH ? "not this PID namespace's, or "
+                                               "kgate itself is not in it"
+                                             : strerror(res.scan_errno));
+        } else {
+            char pids[96] = "";
+            size_t shown = res.left < KG_PROCTREE_SHOW ? res.left : KG_PROCTREE_SHOW;
+            for (size_t i = 0, at = 0; i < shown && at < sizeof pids; i++) {
+                int w = snprintf(pids + at, sizeof pids - at, "%s%ld", i ? " " : "",
+                                 (long)res.shown[i]);
+                if (w > 0) at += (size_t)w;
+            }
+            snprintf(s->outlived, sizeof s->outlived,
+                     "%zu process%s still there %d s after it ended, "
+                     "though killed (pid %s%s): the end-of-run checks were not run",
+                     res.left, res.left == 1 ? " of the run is" : "es of the run are",
+                     (ORPHAN_GRACE_MS + TREE_BOUND_MS) / 1000, pids,
+                     res.left > shown ? " ..." : "");
         }
     }
-    kg_os_subreaper(false);
-    s->subreaper = false;
+    free(all);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -947,12 +1016,21 @@ int kg_supervise(const kgate_backend *be, const kg_host *host,
                                "(max_processes): %s", strerror(errno));
         goto out;
     }
-    /* What the backend's processes leave when they exit (bwrap's pid 1
-     * outlives the outer bwrap by a moment) is reparented to us, not to
-     * a PID 1 that may never reap it (a container without an init), and
-     * reaped before we return (reap_orphans).  Not on macOS (os.h). */
+    /* Every process of the run that loses its parent (a daemon's
+     * double fork, bwrap's pid 1 after the outer bwrap) is reparented to
+     * us, not to an init outside our tree that may never reap it or end
+     * it, and ended before we return (end_tree).  Not on macOS (os.h).
+     * Fail closed: a subreaper that cannot tell its earlier children from
+     * the run's could not end the run's, so nothing starts. */
+    s.subreaper = kg_os_subreaper(true);
     s.before = kg_os_children(&s.n_before);
-    s.subreaper = s.before && kg_os_subreaper(true);
+    if (s.subreaper && !s.before) {
+        kg_err_set(err, errno ? errno : EIO,
+                   "cannot list kgate's own processes in /proc (%s), so the "
+                   "run's could not be ended after it: nothing was started",
+                   errno == ESRCH ? "not this PID namespace's" : strerror(errno));
+        goto out;
+    }
     s.proc = (kgate_proc){.struct_size = sizeof s.proc};
     kgate_err kerr = {0};
     int launched = be->launch(&host->pub, policy, probe, plan, &io, &s.proc, &kerr);
@@ -1018,6 +1096,9 @@ int kg_supervise(const kgate_backend *be, const kg_host *host,
         events_pump(&s);
         handle_signals(&s);
     }
+    /* Every process of the run ended before the helpers are: the
+     * backend's cleanup (the Landlock box's TMPDIR) then races nothing. */
+    end_tree(&s, true);
     stop_helpers(&s);
     events_drain(&s);
 
@@ -1030,7 +1111,10 @@ int kg_supervise(const kgate_backend *be, const kg_host *host,
     else *exit_status = WEXITSTATUS(s.status);
     ret = 0;
 out:
-    reap_orphans(&s);
+    /* And what the helpers left, or a failed launch. */
+    if (s.before) end_tree(&s, false);
+    if (s.subreaper) kg_os_subreaper(false);
+    s.subreaper = false;
     free(s.before);
     for (int i = 0; i < 2; i++) {
         if (po[i] >= 0) close(po[i]);
@@ -1066,6 +1150,13 @@ out:
         }
     }
     restore_signals(&s);
+    if (s.outlived[0]) {
+        /* Fail closed: nothing says the run is over, so no check may
+         * treat it as over (cmd_run.c). */
+        kg_err_set(err, EBUSY, "%s", s.outlived);
+        if (opts && opts->outlived) *opts->outlived = true;
+        ret = -1;
+    }
     if (s.helper_gone[0]) kg_say("%s", s.helper_gone);
     if (s.killed)
         kg_say("the program did not end within %d s of the signal forwarded to it: killed",

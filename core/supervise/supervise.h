@@ -33,13 +33,20 @@ typedef struct kg_supervise_opts {
     /* Where the number of secrets the mask replaced goes (stdout and
      * stderr together), or NULL. */
     size_t *masked;
+    /* Set to true (when not NULL) if kg_supervise could not show that
+     * every process of the run has ended (proctree.h): it then returns -1
+     * with err saying which are left, and the caller must not run its
+     * end-of-run checks as if the run were over. */
+    bool *outlived;
 } kg_supervise_opts;
 
 /* Calls be->launch with probe (the one the plan was made from) and
  * supervises: SIGINT, SIGTERM, SIGHUP and SIGQUIT are forwarded to the
  * program; kgate's handlers (never SIG_IGN, so exec resets them) are
- * removed again before returning.  Helpers get SIGTERM,
- * then SIGKILL, and are reaped.  Returns 0 with *exit_status set once the
+ * removed again before returning.  After the program, every process of
+ * the run still there (kgate is their subreaper) is killed, in rounds,
+ * until none is left; then helpers get SIGTERM, then SIGKILL, and are
+ * reaped.  Returns 0 with *exit_status set once the
  * program ended, or -1 with err when the backend could not start it (nothing
  * of it is left running then). */
 int kg_supervise(const kgate_backend *be, const kg_host *host,

@@ -125,6 +125,11 @@ int ll_doctor(const kgate_host *host, const kgate_policy *policy,
               const kgate_probe *probe, kgate_report *rep);
 int ll_plan(const kgate_host *host, const kgate_policy *policy,
             const kgate_probe *probe, kgate_plan *plan, kgate_err *err);
+/* Removes name in parent and everything below it, without following a
+ * link and holding a fixed number of descriptors whatever the depth
+ * (ll-rmtree.c).  0 when gone (or not there), -1 with errno. */
+int ll_rmtree(int parent, const char *name);
+
 int ll_launch(const kgate_host *host, const kgate_policy *policy,
               const kgate_probe *probe, const kgate_plan *plan,
               const kgate_launch *io, kgate_proc *proc, kgate_err *err);

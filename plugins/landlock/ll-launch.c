@@ -13,12 +13,14 @@
  * 125 with nothing run.
  *
  * There is no PID namespace to take the program's children with it.  The
- * core is their subreaper (orphans come back to it and are killed after
- * the run); the guard (kgl-guard.c) kills the program if kgate dies.  The
- * private TMPDIR is removed by a helper when the core ends it. */
+ * core is their subreaper (orphans come back to it) and kills every one
+ * of them after the run, in rounds until none is left (proctree.h); the
+ * guard (kgl-guard.c) kills the program if kgate dies.  The private
+ * TMPDIR is removed by a helper when the core ends it, after that: the
+ * helper walks it with a fixed number of descriptors, without following
+ * a link (ll-rmtree.c). */
 #include "ll-internal.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -152,32 +154,6 @@ static int make_ruleset(const ll_rules *r, kgate_err *err)
     return hi;
 }
 
-/* Removes what is inside dirfd without following a link; best effort. */
-static void empty_dir(int dirfd)
-{
-    DIR *d = fdopendir(dirfd);
-    if (!d) {
-        close(dirfd);
-        return;
-    }
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-        struct stat st;
-        if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) continue;
-        if (S_ISDIR(st.st_mode)) {
-            (void)fchmodat(dirfd, e->d_name, 0700, 0);
-            int sub = openat(dirfd, e->d_name,
-                             O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (sub >= 0) empty_dir(sub);
-            unlinkat(dirfd, e->d_name, AT_REMOVEDIR);
-        } else {
-            unlinkat(dirfd, e->d_name, 0);
-        }
-    }
-    closedir(d);
-}
-
 /* The helper that removes the private TMPDIR once the core ends it
  * (SIGTERM after the program, or kgate's death). */
 static pid_t start_cleaner(const char *tmp)
@@ -200,11 +176,11 @@ static pid_t start_cleaner(const char *tmp)
         sigaddset(&term, SIGTERM);
         int sig = 0;
         while (sigwait(&term, &sig) != 0) {}
-        (void)chmod(tmp, 0700);
-        int fd = open(tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd >= 0) empty_dir(fd);
-        rmdir(tmp);
-        _exit(0);
+        /* By then the core has ended every process of the run: nothing
+         * writes into the tree while it goes (ll-rmtree.c). */
+        const char *base = strrchr(tmp, '/');
+        int parent = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _exit(parent >= 0 && base && ll_rmtree(parent, base + 1) == 0 ? 0 : 1);
     }
     sigprocmask(SIG_SETMASK, &old, NULL);
     return pid;

@@ -60,7 +60,10 @@ __attribute__((noreturn)) static void guard_main(int rfd, int hold, pid_t kgate)
      * setup gate (bwrap-launch.c): while we hold it, bwrap's pid 1 sees no
      * EOF at its block fd when kgate dies, and waits there, still in our
      * group, for our kill. */
-    int r2 = fcntl(rfd, F_DUPFD, 100), h2 = hold >= 0 ? fcntl(hold, F_DUPFD, 100) : -1;
+    /* Copies above 4 first, so that the dup2s below clobber neither;
+     * not above 100, as it was: with an open-file limit of 100 or less
+     * (ulimit -n 64) that fcntl fails, and the guard with it. */
+    int r2 = fcntl(rfd, F_DUPFD, 5), h2 = hold >= 0 ? fcntl(hold, F_DUPFD, 5) : -1;
     if (r2 < 0 || dup2(r2, 3) < 0) _exit(1);
     rfd = 3;
     if (h2 >= 0 && dup2(h2, 4) < 0) _exit(1);

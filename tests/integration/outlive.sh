@@ -1,0 +1,256 @@
+#!/bin/bash
+# outlive.sh: nothing of a run outlives it (issue 25, section 5).  Where
+# kgate uses its Landlock box there is no PID namespace: the core must
+# find and kill every process the program left, however it hid (setsid,
+# a double fork, SIGTERM ignored, a fork loop that changes its pid all the
+# time), before the end-of-run checks, and the private TMPDIR must go
+# whatever the program put in it (a tree deeper than the open-file limit,
+# links out, directories of mode 0), without following a link.
+#
+# Each case is its attacker, from inside the box, in the three places
+# landlock.sh uses (forced on the host, inside bwrap --disable-userns,
+# under a Docker-like seccomp filter), as root and as an unprivileged uid,
+# and once more in the bubblewrap box (a PID namespace), where the host
+# allows it.  Every survivor writes a file into the project a few seconds
+# later; every check of a refusal has a marker that shows the run (and the
+# survivor) existed.
+. "$(dirname "$0")/lib.sh"
+need_nouserns
+need_cmd python3 setsid
+
+# How long the survivors wait before they write: longer than kgate's end
+# of run takes, shorter than the test's wait after it.
+LATE=6
+
+# The processes whose working directory is the project: the run's (kgate
+# itself has ended when this is asked).  Zombies have no cwd and are not
+# counted: they cannot write.
+survivors() {
+    local p
+    for p in /proc/[0-9]*; do
+        [ "$(readlink "$p/cwd" 2>/dev/null)" = "$KG_PROJ" ] && echo "${p#/proc/}"
+    done
+}
+alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
+no_survivor() {
+    local s
+    s=$(survivors)
+    [ -z "$s" ] || { echo "alive: $s"; ps -o pid,ppid,stat,args -p "$(echo $s | tr ' ' ,)"; return 1; }
+}
+# Kills what a failed check left (by pid, never by name).
+clean_survivors() { local p; for p in $(survivors); do kill -KILL "$p" 2>/dev/null; done; }
+
+# The attackers, as files in the project's w/ (the root itself may be
+# split, docs/landlock.md: nothing is created directly in it).  Each writes
+# its pid, then, after $LATE seconds, a file into the project.
+#  setsid.sh: a daemon in a session of its own that ignores SIGTERM and HUP
+#    and stays, with a child that does the same: the child is reparented
+#    to kgate only once the daemon is killed.
+#  dfork.sh: the classic double fork: the middle exits at once, the
+#    grandchild (SIGTERM ignored) is reparented at once.
+#  hopper.py: a fork loop in a session of its own: it forks and its parent
+#    exits, over and over, so its pid changes all the time, also while the
+#    run ends.
+#  fanout.sh: a loop in a session of its own that starts a sleeping child
+#    every 10 ms while the run ends.
+write_attackers() {
+    local w=$KG_PROJ/w
+    mkdir -p "$w"
+    cat >"$w/setsid.sh" <<EOF
+trap '' TERM HUP
+sh -c 'trap "" TERM HUP; echo \$\$ >w/b.pid; sleep $LATE; echo late >w/late-setsid-child.txt' &
+echo \$\$ >w/a.pid
+while :; do sleep 1; done
+EOF
+    cat >"$w/dfork.sh" <<EOF
+sh -c 'trap "" TERM HUP; echo \$\$ >w/d.pid; sleep $LATE; echo late >w/late-dfork.txt' &
+exit 0
+EOF
+    cat >"$w/hopper.py" <<EOF
+import os, time
+os.setsid()
+t0 = time.time()
+open("w/h.started", "w").write(str(os.getpid()))
+while True:
+    if time.time() - t0 > $LATE:
+        open("w/late-hopper.txt", "w").write("late")
+        os._exit(0)
+    if os.fork() > 0:
+        os._exit(0)
+EOF
+    cat >"$w/fanout.sh" <<EOF
+trap '' TERM HUP
+echo \$\$ >w/f.pid
+n=0
+while :; do
+    sleep 60 &
+    n=\$((n + 1))
+    [ \$n -eq 20 ] && echo \$n >w/f.twenty
+    sleep 0.01
+done
+EOF
+    cat >"$w/main.sh" <<'EOF'
+echo M-start
+setsid sh w/setsid.sh </dev/null >/dev/null 2>&1 &
+sh w/dfork.sh </dev/null >/dev/null 2>&1
+/usr/bin/python3 w/hopper.py </dev/null >/dev/null 2>&1 &
+setsid sh w/fanout.sh </dev/null >/dev/null 2>&1 &
+i=0
+until [ -s w/a.pid ] && [ -s w/b.pid ] && [ -s w/d.pid ] && [ -s w/h.started ] &&
+    [ -s w/f.twenty ] || [ $i -ge 100 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+echo M-end
+EOF
+}
+
+in_where() {
+    case $1 in
+    host|bwrap) shift; as_user "$@" ;;
+    disable) shift; in_disable_userns "$@" ;;
+    seccomp) shift; in_seccomp_nouserns "$@" ;;
+    esac
+}
+force_for() {
+    case $1 in
+    host) echo --backend landlock ;;
+    bwrap) echo --backend bubblewrap ;;
+    esac
+}
+
+test_procs() {
+    local where=$1 force
+    force=$(force_for "$where")
+    use_user "$2"
+    printf 'network: off\n' | write_config
+    write_attackers
+    chown -R "$KG_UID:$KG_GID" "$KG_HOME"
+    local out=$KG_TMP/procs.$where.$2.out err=$KG_TMP/procs.$where.$2.err rc=0
+    # shellcheck disable=SC2086
+    in_where "$where" timeout 60 "$KGATE_BIN" run $force -- sh w/main.sh >"$out" 2>"$err" || rc=$?
+    # Right when kgate has returned, before any grace: nothing is left.
+    local left
+    left=$(survivors)
+    touch "$KG_TMP/returned.$where.$2"
+    check "$where: the run happened (first and last marker, exit 0, got $rc)" \
+        sh -c "[ $rc -eq 0 ] && grep -qx M-start '$out' && grep -qx M-end '$out'"
+    local a b d h f
+    a=$(cat "$KG_PROJ/w/a.pid" 2>/dev/null)
+    b=$(cat "$KG_PROJ/w/b.pid" 2>/dev/null)
+    d=$(cat "$KG_PROJ/w/d.pid" 2>/dev/null)
+    h=$(cat "$KG_PROJ/w/h.started" 2>/dev/null)
+    f=$(cat "$KG_PROJ/w/f.pid" 2>/dev/null)
+    check "$where: the attackers ran (setsid daemon, its child, double fork, hopper, fan-out)" \
+        sh -c "[ -n '$a' ] && [ -n '$b' ] && [ -n '$d' ] && [ -n '$h' ] && [ -s '$KG_PROJ/w/f.twenty' ]"
+    check "$where: no process of the run is left when kgate returns" [ -z "$left" ]
+    # (The pids are the box's own in bubblewrap's PID namespace.)
+    if [ "$where" != bwrap ]; then
+        check "$where: the setsid daemon and its SIGTERM-ignoring child are gone" \
+            sh -c "! kill -0 '$a' 2>/dev/null && ! kill -0 '$b' 2>/dev/null"
+        check "$where: the double-forked grandchild is gone" sh -c "! kill -0 '$d' 2>/dev/null"
+    fi
+    sleep $((LATE + 1))
+    # A survivor may have written while the run lasted (the grace), never
+    # after kgate returned.
+    check "$where: no survivor wrote into the project after the run" \
+        sh -c "[ -z \"\$(find '$KG_PROJ/w' -name 'late-*' -newer '$KG_TMP/returned.$where.$2')\" ]"
+    check "$where: no process of the run exists $((LATE + 2)) s later" no_survivor
+    check "$where: nothing about the run's end on stderr" \
+        sh -c "! grep -q . '$err' || { cat '$err'; false; }"
+    clean_survivors
+}
+
+# The private TMPDIR, with kgate's open-file limit at 64: a tree 200 deep,
+# links to a directory and a file outside (both must survive, the
+# directory's mode unchanged), directories of mode 0 at the top and at the
+# bottom.
+TMPPROG='
+echo M-start
+echo "TMP $TMPDIR"
+t=${TMPDIR:-/tmp}
+cd "$t" || exit 3
+ln -s "$OUTSIDE" link-dir && ln -s "$OUTSIDE/file" link-file
+mkdir zero && echo z >zero/f && chmod 0 zero
+i=0
+while [ $i -lt 200 ] && mkdir d && cd d; do i=$((i+1)); done
+ln -s "$OUTSIDE" deep-link-dir
+mkdir zero && echo z >zero/f && chmod 0 zero
+echo "DEPTH $i"
+echo M-end
+'
+
+test_tmpdir() {
+    local where=$1 force
+    force=$(force_for "$where")
+    use_user "$2"
+    printf 'network: off\n' | write_config
+    local outside=$KG_TMP/outside.$where.$2
+    mkdir -p "$outside"
+    echo keep >"$outside/file"
+    chmod 0755 "$outside"
+    chown -R "$KG_UID:$KG_GID" "$KG_HOME" "$outside"
+    local out=$KG_TMP/tmp.$where.$2.out err=$KG_TMP/tmp.$where.$2.err rc=0
+    # shellcheck disable=SC2086
+    in_where "$where" env OUTSIDE="$outside" sh -c 'ulimit -n 64 && exec "$@"' sh \
+        timeout 60 "$KGATE_BIN" run $force -- sh -c "$TMPPROG" >"$out" 2>"$err" || rc=$?
+    check "$where: TMPDIR: the run happened with ulimit -n 64 (exit 0, got $rc)" \
+        sh -c "[ $rc -eq 0 ] && grep -qx M-start '$out' && grep -qx M-end '$out'"
+    check "$where: TMPDIR: the tree is 200 deep" grep -qx 'DEPTH 200' "$out"
+    local tmp
+    tmp=$(sed -n 's/^TMP //p' "$out")
+    if [ "$where" != bwrap ]; then
+        check "$where: TMPDIR: a private one was given ($tmp)" \
+            sh -c "case '$tmp' in /tmp/kgate-landlock.*) true;; *) false;; esac"
+        check "$where: TMPDIR: removed after the run, deep tree and all" [ ! -e "$tmp" ]
+    fi
+    check "$where: TMPDIR: the file behind the links is still there" \
+        sh -c "[ \"\$(cat '$outside/file')\" = keep ]"
+    check "$where: TMPDIR: the directory behind the links keeps its mode 755" \
+        sh -c "[ \"\$(stat -c %a '$outside')\" = 755 ]"
+    check "$where: TMPDIR: nothing on stderr" sh -c "! grep -q . '$err' || { cat '$err'; false; }"
+}
+
+# Fail closed: a program that blinds kgate (lowers kgate's open-file
+# limit to 3 with prlimit: same uid, and no PID namespace hides kgate's
+# pid) leaves kgate unable to list the processes.  kgate must not take the
+# run for over: one kgate: line, 125, no check, and the end record says why.
+test_blind() {
+    local where=$1 force
+    force=$(force_for "$where")
+    use_user "$2"
+    printf 'network: off\n' | write_config
+    mkdir -p "$KG_PROJ/w"
+    chown -R "$KG_UID:$KG_GID" "$KG_HOME"
+    local out=$KG_TMP/blind.$where.$2.out err=$KG_TMP/blind.$where.$2.err rc=0
+    # shellcheck disable=SC2086
+    in_where "$where" timeout 60 "$KGATE_BIN" run $force -- sh -c \
+        'echo M-start; prlimit --pid "$PPID" --nofile=3:3 && echo lowered >w/blind' \
+        >"$out" 2>"$err" || rc=$?
+    check "$where: blinded: the run happened (kgate's limit lowered from inside)" \
+        sh -c "grep -qx M-start '$out' && [ -s '$KG_PROJ/w/blind' ]"
+    check "$where: blinded: kgate fails closed (125, got $rc)" [ "$rc" -eq 125 ]
+    check "$where: blinded: one kgate: line that says the checks were not run" \
+        sh -c "[ \$(wc -l <'$err') -eq 1 ] && grep -q '^kgate: .*the end-of-run checks were not run' '$err' || { cat '$err'; false; }"
+    check "$where: blinded: the end record has 125 and the reason" \
+        python3 -c 'import json,sys; e=[json.loads(l) for l in open(sys.argv[1])][-1]; sys.exit(0 if e["kind"]=="end" and e["exit"]==125 and "not run" in e.get("reason","") else 1)' "$KG_HOME/.kgate/audit.log"
+}
+
+BWRAP=
+if command -v bwrap >/dev/null &&
+    { [ "$(id -u)" -ne 0 ] || setpriv --reuid="$KG_TEST_UID" --regid="$KG_TEST_GID" --clear-groups \
+        bwrap --ro-bind / / --unshare-user --unshare-pid -- /bin/true 2>/dev/null; } &&
+    bwrap --ro-bind / / --unshare-user --unshare-pid -- /bin/true 2>/dev/null; then
+    BWRAP=yes
+fi
+
+places="host disable seccomp"
+[ -n "$BWRAP" ] && places="$places bwrap"
+for who in $(test_users); do
+    for where in $places; do
+        test_procs "$where" "$who"
+        test_tmpdir "$where" "$who"
+        [ "$where" = bwrap ] || test_blind "$where" "$who"
+    done
+done
+finish
