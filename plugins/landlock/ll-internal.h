@@ -9,6 +9,7 @@
 
 #include "kgate/kgate-plugin.h"
 #include "kgate/kgate-linux.h"
+#include "kgate/kgate-unotify.h"
 
 /* Kernel ABI constants (include/uapi/linux/landlock.h), spelled out:
  * Debian 12's headers (linux-libc-dev 6.1) stop at ABI 2, and these values
@@ -59,6 +60,12 @@
 #define LL_FACT_NNP "nnp"         /* prctl(PR_SET_NO_NEW_PRIVS) known */
 #define LL_FACT_SECCOMP "seccomp" /* seccomp filters can be loaded */
 #define LL_FACT_USERNS "userns"   /* 1 works, 0 refused, -1 not tried */
+/* 1: seccomp user notification (with ADDFD_FLAG_SEND, Linux 5.14) works,
+ * so the supervisor gives the split directories back (ll-unotify.c). */
+#define LL_FACT_UNOTIFY "unotify"
+/* Set in the environment, the supervisor is not used (the tests' way to
+ * show the box without it, and a way out if it misbehaves somewhere). */
+#define LL_ENV_NO_UNOTIFY "KGATE_LANDLOCK_NO_SUPERVISOR"
 
 /* Fills p from what was found (tests feed any kernel). */
 void ll_probe_from_facts(kgate_probe *p, int abi, int nnp, int seccomp,
@@ -111,6 +118,14 @@ size_t ll_project_split_dirs(const kgate_policy *pol, char *buf, size_t len);
 
 /* 1 when path is dir or lies below it. */
 int ll_path_under(const char *path, const char *dir);
+
+/* The supervisor's policy from the rules: the split directories inside
+ * the project and allow_paths become managed, deny_read and protected
+ * paths pinned; *sup gets the supervisor's rules (r's plus read-write on
+ * each managed directory; its paths borrowed from r, free only sup->v).
+ * 1 when there is something to manage, 0 when not, -1 with err. */
+int ll_un_build(const kgate_policy *pol, const ll_rules *r, kgl_un_policy *un,
+                ll_rules *sup, kgate_err *err);
 
 /* The sentence for a host allow list (doctor's BLOCKED finding and plan's
  * error say the same). */
