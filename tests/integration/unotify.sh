@@ -64,7 +64,7 @@ echo M-mv-git; mv .git gitx 2>/dev/null && echo LEAK-mv-git
 echo M-mv-hooks; mv .git/hooks .git/h2 2>/dev/null && echo LEAK-mv-hooks
 echo M-race-open; ./unrace open .envrc 3000
 echo M-race-rename; ./unrace rename .envrc 3000
-echo M-race-parent; ./unrace parent .git/hooks 1000
+echo M-race-parent; ./unrace parent .git/hooks 2000
 echo M-end
 '
 
@@ -92,11 +92,12 @@ race_ok() {
 setup_repo() {
     printf 'int main(void){return 3;}\n' >"$KG_PROJ/main.c"
     echo orig >"$KG_PROJ/.envrc"
-    (cd "$KG_PROJ" && git init -q . && git add main.c &&
-        GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t \
-            GIT_COMMITTER_EMAIL=t@t git commit -qm init) >/dev/null
     cp "$KGATE_TEST_UNRACE" "$KG_PROJ/unrace"
     chown -R "$KG_UID:$KG_GID" "$KG_PROJ"
+    # As the user: git refuses a repository another uid owns.
+    as_user sh -c "$GITENV; git init -q . && git add main.c && git commit -qm init" >/dev/null
+    check "control: the repository was made outside (one commit)" \
+        [ "$(as_user git rev-list --count HEAD 2>&1)" = 1 ]
 }
 
 test_work() {
@@ -118,8 +119,9 @@ test_work() {
         check "$where: works at the root: $m" grep -qx "OK-$m" "$OUT"
     done
     check "$where: cc writes prog at the root and it runs" grep -qx "PROG 3" "$OUT"
-    check "$where: three commits made inside" \
-        [ "$(as_user git rev-list --count HEAD 2>/dev/null)" -ge 3 ]
+    local commits
+    commits=$(as_user git rev-list --count HEAD 2>&1)
+    check "$where: the commits made inside are there (count: $commits)" [ "$commits" -eq 3 ]
     for m in w-envrc mv-envrc rm-envrc replace-envrc link-over-envrc w-kgate c-mcp \
         rm-mcp mkdir-claude sym-devc hook gitconfig gitconfig-mv mv-git mv-hooks; do
         check "$where: refused after its marker: $m" \
@@ -129,6 +131,7 @@ test_work() {
     check "$where: .git/config unchanged" [ "$(sha256sum <"$KG_PROJ/.git/config")" = "$cfg_sum" ]
     check "$where: no hook, no .mcp.json, no .kgate.yaml left" \
         sh -c "[ ! -e '$KG_PROJ/.git/hooks/pre-commit' ] && [ ! -e '$KG_PROJ/.mcp.json' ] && [ ! -e '$KG_PROJ/.kgate.yaml' ]"
+    grep '^RACE' "$OUT" | sed "s/^/# $where: /"
     for m in open rename parent; do
         check "$where: race ($m): both ways ran, nothing got through" race_ok "$m" "$OUT"
     done
