@@ -126,6 +126,9 @@ int ll_path_under(const char *path, const char *dir);
  * 1 when there is something to manage, 0 when not, -1 with err. */
 int ll_un_build(const kgate_policy *pol, const ll_rules *r, kgl_un_policy *un,
                 ll_rules *sup, kgate_err *err);
+/* How many split directories the supervisor would manage (the plan's
+ * note). */
+size_t ll_un_managed_count(const kgate_policy *pol, const ll_rules *r);
 
 /* The sentence for a host allow list (doctor's BLOCKED finding and plan's
  * error say the same). */

@@ -42,14 +42,20 @@ static int pin_all(const kgate_policy *pol, kgl_un_policy *un, kgate_err *err)
     return 0;
 }
 
+size_t ll_un_managed_count(const kgate_policy *pol, const ll_rules *r)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < r->n_split; i++)
+        if (in_roots(pol, r->split[i])) k++;
+    return k;
+}
+
 int ll_un_build(const kgate_policy *pol, const ll_rules *r, kgl_un_policy *un,
                 ll_rules *sup, kgate_err *err)
 {
     memset(un, 0, sizeof *un);
     memset(sup, 0, sizeof *sup);
-    size_t k = 0;
-    for (size_t i = 0; i < r->n_split; i++)
-        if (in_roots(pol, r->split[i])) k++;
+    size_t k = ll_un_managed_count(pol, r);
     if (k == 0) return 0;
     *sup = *r;
     sup->v = calloc(r->n + k, sizeof *sup->v);
