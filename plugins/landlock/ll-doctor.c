@@ -51,7 +51,7 @@ static int report_machine(const kgate_host *h, const kgate_probe *pr,
 }
 
 static void report_fs(const kgate_host *h, const kgate_policy *pol, int abi,
-                      kgate_report *rep)
+                      int unotify, kgate_report *rep)
 {
     h->report(rep, KGATE_READY, "fs.home-hidden",
               "home hidden (%s: no rule grants it), system outside it read "
@@ -71,14 +71,33 @@ static void report_fs(const kgate_host *h, const kgate_policy *pol, int abi,
               "unreadable: the directories that hold them are granted entry "
               "by entry",
               nprot, nprot == 1 ? "" : "s", ndeny, ndeny == 1 ? "y" : "ies");
-    if (n)
+    if (n && unotify == 1)
+        h->report(rep, KGATE_READY, "fs.split",
+                  "%s: granted entry by entry, and given back by the "
+                  "supervisor (seccomp user notification): it creates, "
+                  "removes and renames there itself and refuses only the "
+                  "protected and deny_read names%s",
+                  dirs,
+                  pol->deny_read.n ? "; with a deny_read entry inside, "
+                                     "every open passes through it, and a "
+                                     "program made there cannot be executed "
+                                     "by path (Landlock grants no execute "
+                                     "there)"
+                                   : "");
+    else if (n)
         h->report(rep, KGATE_DEGRADED, "fs.split",
                   "nothing can be created, removed or renamed directly in %s "
                   "(Landlock cannot grant a directory and hold back something "
                   "inside it; their existing files stay writable, their "
                   "other subdirectories fully so): git cannot commit here, "
-                  "it writes .git/index.lock",
-                  dirs);
+                  "it writes .git/index.lock%s",
+                  dirs,
+                  unotify == 0 ? " (the supervisor that gives them back "
+                                 "needs seccomp user notification with "
+                                 "SECCOMP_ADDFD_FLAG_SEND, Linux 5.14, and "
+                                 "openat2; not available here or turned off "
+                                 "with " LL_ENV_NO_UNOTIFY ")"
+                               : "");
     h->report(rep, KGATE_READY, "fs.listing",
               "the directories on the way to $HOME (/ among them) cannot be "
               "listed: listing rights would hold for $HOME's names too");
@@ -140,7 +159,18 @@ static void report_network(const kgate_host *h, const kgate_policy *pol,
 static void report_ipc(const kgate_host *h, const kgate_probe *pr,
                        kgate_report *rep)
 {
-    if (kgate_probe_fact(pr, LL_FACT_IPC, 0) == 1)
+    if (kgate_probe_fact(pr, LL_FACT_IPC, 0) == 1 &&
+        kgate_probe_fact(pr, LL_FACT_UNOTIFY, 0) == 1)
+        /* A process's filter chain takes one listener; the filesystem
+         * supervisor's comes first (ll-launch.c). */
+        h->report(rep, KGATE_READY, "ipc.sysv",
+                  "SysV IPC: none in a project the filesystem supervisor "
+                  "serves (every shmget, msgget, semget and call on an id "
+                  "refused, and POSIX queues: a process may have one seccomp "
+                  "listener, and it is that supervisor's); elsewhere only the "
+                  "run's own objects, made by kgate's IPC supervisor; left: "
+                  "one supervisor for both");
+    else if (kgate_probe_fact(pr, LL_FACT_IPC, 0) == 1)
         h->report(rep, KGATE_READY, "ipc.sysv",
                   "SysV IPC: only the run's own objects (no IPC namespace: "
                   "kgate's supervisor makes them through seccomp user "
@@ -209,7 +239,7 @@ int ll_doctor(const kgate_host *h, const kgate_policy *pol,
     if (report_machine(h, pr, rep)) return 0;
     int abi = kgate_probe_fact(pr, LL_FACT_ABI, 0);
     if (abi > LL_ABI_KNOWN) abi = LL_ABI_KNOWN;
-    report_fs(h, pol, abi, rep);
+    report_fs(h, pol, abi, kgate_probe_fact(pr, LL_FACT_UNOTIFY, -1), rep);
     report_network(h, pol, abi, rep);
     report_process(h, pol, abi, rep);
     report_ipc(h, pr, rep);

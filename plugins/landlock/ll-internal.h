@@ -9,6 +9,7 @@
 
 #include "kgate/kgate-plugin.h"
 #include "kgate/kgate-linux.h"
+#include "kgate/kgate-unotify.h"
 
 /* Kernel ABI constants (include/uapi/linux/landlock.h), spelled out:
  * Debian 12's headers (linux-libc-dev 6.1) stop at ABI 2, and these values
@@ -62,6 +63,12 @@
 /* 1: seccomp user notification with continue, so SysV IPC is supervised
  * (the run's own objects); 0 or absent: every SysV IPC call refused. */
 #define LL_FACT_IPC "ipc_notify"
+/* 1: seccomp user notification (with ADDFD_FLAG_SEND, Linux 5.14) works,
+ * so the supervisor gives the split directories back (ll-unotify.c). */
+#define LL_FACT_UNOTIFY "unotify"
+/* Set in the environment, the supervisor is not used (the tests' way to
+ * show the box without it, and a way out if it misbehaves somewhere). */
+#define LL_ENV_NO_UNOTIFY "KGATE_LANDLOCK_NO_SUPERVISOR"
 
 /* Fills p from what was found (tests feed any kernel). */
 void ll_probe_from_facts(kgate_probe *p, int abi, int nnp, int seccomp,
@@ -114,6 +121,17 @@ size_t ll_project_split_dirs(const kgate_policy *pol, char *buf, size_t len);
 
 /* 1 when path is dir or lies below it. */
 int ll_path_under(const char *path, const char *dir);
+
+/* The supervisor's policy from the rules: the split directories inside
+ * the project and allow_paths become managed, deny_read and protected
+ * paths pinned; *sup gets the supervisor's rules (r's plus read-write on
+ * each managed directory; its paths borrowed from r, free only sup->v).
+ * 1 when there is something to manage, 0 when not, -1 with err. */
+int ll_un_build(const kgate_policy *pol, const ll_rules *r, kgl_un_policy *un,
+                ll_rules *sup, kgate_err *err);
+/* How many split directories the supervisor would manage (the plan's
+ * note). */
+size_t ll_un_managed_count(const kgate_policy *pol, const ll_rules *r);
 
 /* The sentence for a host allow list (doctor's BLOCKED finding and plan's
  * error say the same). */

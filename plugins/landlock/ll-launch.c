@@ -57,6 +57,8 @@ struct ll_path_beneath_attr {
 
 typedef struct child_ctx {
     int ruleset;
+    int sup_ruleset;           /* the supervisor's, or -1: no supervisor */
+    const kgl_un_policy *un;
     int nonet;
     int pty;
     int tty;
@@ -86,12 +88,30 @@ static int child_prepare(void *p)
             return -1;
     if (c->pty) (void)ioctl(c->tty, TIOCSCTTY, 0);
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) return -1;
-    if (syscall(SYS_landlock_restrict_self, c->ruleset, 0U) < 0) return -1;
-    close(c->ruleset);
+    /* With a supervisor: first its rights (the program's plus write on
+     * the managed directories), the filters, then the fork; this process
+     * stays as the supervisor (kgl-unotify.c) and the child, nested one
+     * domain below it, goes on to the program's rights and the
+     * notifying filter, installed last. */
+    int sup = c->sup_ruleset >= 0;
+    if (syscall(SYS_landlock_restrict_self, sup ? c->sup_ruleset : c->ruleset, 0U) < 0)
+        return -1;
     if (kgl_seccomp_apply() < 0) return -1;
     if (c->nonet && kgl_seccomp_nonet_apply() < 0) return -1;
+    if (sup) {
+        int sock = kgl_un_fork_supervisor(c->un);
+        if (sock < 0) return -1;
+        if (syscall(SYS_landlock_restrict_self, c->ruleset, 0U) < 0 ||
+            kgl_un_install(sock, c->un->reads) < 0)
+            return -1;
+        close(c->sup_ruleset);
+    }
+    close(c->ruleset);
     /* Last: from here on a SysV IPC call of this process would wait for
-     * the supervisor. */
+     * the IPC supervisor.  With the filesystem supervisor's listener
+     * already in the chain the kernel takes no second one, and
+     * kgl_ipc_apply loads the filter that refuses every SysV IPC call
+     * instead (none, not some: docs/landlock.md). */
     if (kgl_ipc_apply(c->ipc_end, c->ipc_notify) < 0) return -1;
     /* Locked in: the core writes its audit launch line now
      * (kgate_launch.commit), and only then may the program run. */
@@ -152,6 +172,29 @@ static int make_ruleset(const ll_rules *r, kgate_err *err)
         }
     }
     return hi;
+}
+
+/* The supervisor's ruleset in *rs_sup when the kernel has user
+ * notification and the project holds split directories; -1 there (and 0
+ * returned) when the box runs without one, as before it existed. */
+static int use_supervisor(const kgate_host *host, const kgate_policy *pol,
+                          const kgate_probe *pr, const ll_rules *r, kgl_un_policy *un,
+                          ll_rules *sup, int *rs_sup, kgate_err *err)
+{
+    *rs_sup = -1;
+    if (kgate_probe_fact(pr, LL_FACT_UNOTIFY, 0) != 1) return 0;
+    /* Read here as well as in the probe: a probe may come from the core's
+     * cache (docs/plugins.md), which does not know this variable. */
+    const char *off = getenv(LL_ENV_NO_UNOTIFY);
+    if (off && *off && strcmp(off, "0") != 0) return 0;
+    int k = ll_un_build(pol, r, un, sup, err);
+    if (k <= 0) return k;
+    *rs_sup = make_ruleset(sup, err);
+    if (*rs_sup < 0) return -1;
+    host->log(host, KGATE_LOG_DEBUG,
+              "landlock: supervisor for %zu managed directories%s", un->n_managed,
+              un->reads ? " (every open notified: a deny_read entry below one)" : "");
+    return 0;
 }
 
 /* The helper that removes the private TMPDIR once the core ends it
@@ -275,8 +318,9 @@ int ll_launch(const kgate_host *host, const kgate_policy *pol,
     if (!mkdtemp(tmp))
         return kgate_err_set(err, errno, "cannot make the private TMPDIR in /tmp: %s",
                              strerror(errno));
-    ll_rules r;
-    int rs = -1, rc = -1;
+    ll_rules r, sup = {0};
+    kgl_un_policy un = {0};
+    int rs = -1, rs_sup = -1, rc = -1;
     pid_t cleaner = -1;
     char **argv = NULL, **envp = NULL, *tmpvar = NULL;
     kgl_guard guard = {.pid = -1, .wfd = -1};
@@ -287,6 +331,7 @@ int ll_launch(const kgate_host *host, const kgate_policy *pol,
     }
     rs = make_ruleset(&r, err);
     if (rs < 0) goto out;
+    if (use_supervisor(host, pol, pr, &r, &un, &sup, &rs_sup, err) < 0) goto out;
     cleaner = start_cleaner(tmp);
     if (cleaner < 0) {
         kgate_err_set(err, errno, "cannot start the TMPDIR cleaner: %s", strerror(errno));
@@ -307,8 +352,8 @@ int ll_launch(const kgate_host *host, const kgate_policy *pol,
         close_pair(ready);
         goto out;
     }
-    child_ctx ctx = {.ruleset = rs, .nonet = r.nonet, .pty = io->pty,
-                     .ipc_end = ipc.child_end,
+    child_ctx ctx = {.ruleset = rs, .sup_ruleset = rs_sup, .un = &un, .nonet = r.nonet,
+                     .pty = io->pty, .ipc_end = ipc.child_end,
                      .ipc_notify = kgate_probe_fact(pr, LL_FACT_IPC, 0) == 1,
                      .tty = io->stdin_fd, .ready_w = ready[1], .go_r = go[0]};
     const kgl_spawn spawn = {
@@ -352,6 +397,9 @@ out:
     if (cleaner > 0) stop_helper(cleaner);
     else if (rc < 0) rmdir(tmp);
     if (rs >= 0) close(rs);
+    if (rs_sup >= 0) close(rs_sup);
+    free(sup.v);
+    kgl_un_policy_free(&un);
     ll_rules_free(&r);
     free(argv);
     free(envp);

@@ -46,6 +46,19 @@ int ll_plan(const kgate_host *h, const kgate_policy *pol,
                      "directory made at launch and removed after",
                      pol->argv.v[0]) < 0)
         goto oom;
+    /* The table's "split" lines say what Landlock alone does; where the
+     * supervisor runs, launch gives those directories back. */
+    if (kgate_probe_fact(pr, LL_FACT_UNOTIFY, 0) == 1 && ll_un_managed_count(pol, &r) &&
+        h->plan_note(plan,
+                     "the %zu split director%s inside the project are given "
+                     "back by a supervisor (seccomp user notification, "
+                     "sdk/linux/kgl-unotify.c): it creates, removes and "
+                     "renames there itself and refuses the protected and "
+                     "deny_read names; its ruleset is the table's plus "
+                     "read-write on them",
+                     ll_un_managed_count(pol, &r),
+                     ll_un_managed_count(pol, &r) == 1 ? "y" : "ies") < 0)
+        goto oom;
     rc = 0;
     goto out;
 oom:

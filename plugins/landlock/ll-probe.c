@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <linux/seccomp.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -61,5 +63,10 @@ int ll_probe(const kgate_host *host, kgate_probe_depth depth,
     int seccomp = prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0;
     ll_probe_from_facts(probe, (int)abi, nnp, seccomp, kgl_userns_trial());
     kgate_probe_set_fact(probe, LL_FACT_IPC, kgl_ipc_notify_available());
+    char why[160];
+    const char *off = getenv(LL_ENV_NO_UNOTIFY);
+    kgate_probe_set_fact(probe, LL_FACT_UNOTIFY,
+                         (off && *off && strcmp(off, "0")) ? 0
+                                                            : kgl_un_available(why, sizeof why));
     return 0;
 }

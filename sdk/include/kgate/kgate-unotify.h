@@ -1,0 +1,109 @@
+/* kgate-unotify.h: a seccomp user-notification supervisor for a box whose
+ * rules can only grant (Landlock), from the SDK's Linux support library.
+ *
+ * A Landlock rule on a directory holds for everything below it, so a
+ * directory that holds a protected or deny_read name is granted entry by
+ * entry, and nothing can be made, removed or renamed directly in it.  The
+ * supervisor gives those directories back: the calls that make, remove,
+ * rename, link or open for writing (and, where a directory has no read
+ * rights of its own, every open) stop in the kernel and wait for it; it
+ * copies the path once, resolves it itself from the caller's working
+ * directory or descriptor, checks the result against what was pinned at
+ * launch (device and inode, or parent and name for what is absent), and
+ * makes the call itself, handing a descriptor back with
+ * SECCOMP_IOCTL_NOTIF_ADDFD.  It never lets the kernel re-read a path it
+ * checked.  Where the directory is not one it manages, it answers
+ * "continue": the program's own Landlock rules then decide, and they
+ * allow nothing the supervisor would refuse.
+ *
+ * Use, in a launch child (kgl_spawn's prepare), in this order:
+ * kgl_un_fork_supervisor after restricting itself with the supervisor's
+ * ruleset (the program's plus write on the managed directories), then the
+ * program's own ruleset and filters, then kgl_un_install last. */
+#ifndef KGATE_UNOTIFY_H
+#define KGATE_UNOTIFY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kgate/kgate-plugin.h"
+
+typedef struct kgl_un_node {
+    uint64_t dev, ino;
+    int deny; /* a deny_read entry: never opened, even to read */
+} kgl_un_node;
+
+typedef struct kgl_un_name {
+    uint64_t dev, ino; /* the directory that holds it */
+    int deny;
+    char leaf[256];
+} kgl_un_name;
+
+typedef struct kgl_un_policy {
+    kgl_un_node *holes; /* protected and deny_read entries, present */
+    size_t n_holes;
+    kgl_un_name *names; /* the same by directory and name, present or not */
+    size_t n_names;
+    kgl_un_node *managed; /* directories granted entry by entry */
+    size_t n_managed;
+    kgl_un_node *granted; /* their entries at launch, granted by Landlock */
+    size_t n_granted;
+    char **prefixes; /* absolute paths outside all of these: continue */
+    size_t n_prefixes;
+    int reads; /* every open is notified (a managed directory is unreadable) */
+} kgl_un_policy;
+
+/* 1 when this kernel can run the supervisor; 0 with why filled (the
+ * promise that is lost is the caller's to say). */
+int kgl_un_available(char *why, size_t len);
+
+/* Pins path (absolute) as a protected (deny 0) or deny_read (deny 1)
+ * entry: its inode if present, its directory and name if that exists. */
+int kgl_un_add_hole(kgl_un_policy *p, const char *path, int deny, kgate_err *err);
+/* Pins dir as managed, and its present entries as granted. */
+int kgl_un_add_managed(kgl_un_policy *p, const char *dir, kgate_err *err);
+/* A root (the project, an allow_path) below which managed directories lie. */
+int kgl_un_add_prefix(kgl_un_policy *p, const char *path, kgate_err *err);
+void kgl_un_policy_free(kgl_un_policy *p);
+
+/* In the launch child, once restricted to the supervisor's rights: forks
+ * the supervisor (a grandchild, so the program never sees it as its
+ * child) and returns the socket kgl_un_install sends the listener on, or
+ * -1 with errno.  Async-signal-safe; the supervisor allocates nothing. */
+int kgl_un_fork_supervisor(const kgl_un_policy *p);
+/* In the launch child, after its last other restriction: installs the
+ * notifying filter (reads: every open notifies) and hands its listener to
+ * the supervisor over sock.  0, or -1 with errno. */
+int kgl_un_install(int sock, int reads);
+
+/* What the filter sends to the supervisor, and what the supervisor
+ * parses from the program; pure, for the fuzz target. */
+typedef enum kgl_un_kind {
+    KGL_UN_NONE,
+    KGL_UN_OPEN,
+    KGL_UN_MKDIR,
+    KGL_UN_UNLINK,
+    KGL_UN_RENAME,
+    KGL_UN_LINK,
+    KGL_UN_SYMLINK,
+} kgl_un_kind;
+
+typedef struct kgl_un_call {
+    kgl_un_kind kind;
+    int dirfd[2];      /* AT_FDCWD or a descriptor of the program's */
+    uint64_t path[2];  /* addresses in the program; [0] the source */
+    uint64_t flags;    /* open flags, AT_REMOVEDIR, rename or link flags */
+    uint32_t mode;
+} kgl_un_call;
+
+/* Decodes a notified call by its native number; -1 (EINVAL) for a call
+ * or a flag it does not know: refused. */
+int kgl_un_decode(int nr, const uint64_t args[6], kgl_un_call *c);
+/* Splits path (len bytes, no NUL needed) into its directory and last
+ * name; *slash is set when path ended in '/'.  0, or an errno. */
+int kgl_un_split(const char *path, size_t len, char *dir, size_t dirsz,
+                 char *leaf, size_t leafsz, int *slash);
+/* The umask in a /proc/PID/status text; -1 when it has none. */
+int kgl_un_parse_umask(const char *status, size_t len);
+
+#endif

@@ -1,0 +1,909 @@
+/* kgl-unotify.c: the supervisor that lets a Landlock box make, remove and
+ * rename names in the directories Landlock had to grant entry by entry
+ * (kgate-unotify.h says what it promises).
+ *
+ * Who is who.  The launch child P restricts itself to the supervisor's
+ * rights (the program's ruleset plus write on the managed directories),
+ * then forks Q.  Q restricts itself further to the program's ruleset, so
+ * its Landlock domain is nested in P's, installs the notifying filter
+ * last, sends the listener to P and goes on to exec the program.  P stays
+ * and is the supervisor: an ancestor of every process of the program, in
+ * the domain above theirs, so Landlock's ptrace rule and Yama's
+ * ptrace_scope 1 both let it read their memory and their working
+ * directories; and it can never do more than its own rules allow, which
+ * outside the managed directories are the program's.  When Q ends, P ends
+ * the same way (its exit status, or its signal), so the core, which
+ * started P, sees the program's status.  P was forked from a process that
+ * may have threads: from the fork on it calls no allocator and no stdio.
+ *
+ * What it does with a call.  It copies each path once from the program's
+ * memory (process_vm_readv, /proc/PID/mem when that is refused), checks
+ * that the notification is still pending, resolves the parent directory
+ * itself from /proc/PID/cwd or /proc/PID/fd/N with openat2 and
+ * RESOLVE_NO_MAGICLINKS, and walks up from it: below a protected or
+ * deny_read entry it refuses; below an entry Landlock granted at launch, or
+ * outside every managed directory, it answers CONTINUE (the kernel then
+ * makes the call under the program's own rules, which refuse everything
+ * the supervisor would refuse; so the race of a second thread rewriting
+ * the path after the look cannot win more than the program already has);
+ * in a managed directory it checks the final name against the pinned
+ * names and inodes and makes the call itself on the descriptor it
+ * resolved, returning a new descriptor with SECCOMP_IOCTL_NOTIF_ADDFD.
+ * Anything it cannot read is answered CONTINUE for the same reason;
+ * anything it cannot decide is refused. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "kgate/kgate-unotify.h"
+#include "kgate/kgate-linux.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/openat2.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kgl-unotify-program.h"
+
+/* O_TMPFILE's own bit (glibc's KGL_O_TMPFILE_BIT also has O_DIRECTORY's). */
+#define KGL_O_TMPFILE_BIT 020000000
+#define PATH_BUF 4096
+
+/* ---- the policy, pinned at launch (kgate's process) -------------------- */
+
+static int grow(void **v, size_t n, size_t size)
+{
+    void *nv = realloc(*v, (n + 1) * size);
+    if (!nv) return -1;
+    *v = nv;
+    return 0;
+}
+
+int kgl_un_add_hole(kgl_un_policy *p, const char *path, int deny, kgate_err *err)
+{
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        if (grow((void **)&p->holes, p->n_holes, sizeof *p->holes) < 0)
+            return kgate_err_set(err, ENOMEM, "out of memory");
+        p->holes[p->n_holes++] = (kgl_un_node){st.st_dev, st.st_ino, deny};
+    }
+    const char *slash = strrchr(path, '/');
+    if (!slash || strlen(slash + 1) >= sizeof p->names[0].leaf || !slash[1]) return 0;
+    char dir[PATH_BUF];
+    size_t n = slash == path ? 1 : (size_t)(slash - path);
+    if (n >= sizeof dir) return 0;
+    memcpy(dir, path, n);
+    dir[n] = '\0';
+    /* A parent that is not there yet (no .git): nothing to pin; what the
+     * program makes there is its own, as under bubblewrap. */
+    if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) return 0;
+    if (grow((void **)&p->names, p->n_names, sizeof *p->names) < 0)
+        return kgate_err_set(err, ENOMEM, "out of memory");
+    kgl_un_name *nm = &p->names[p->n_names++];
+    memset(nm, 0, sizeof *nm);
+    nm->dev = st.st_dev;
+    nm->ino = st.st_ino;
+    nm->deny = deny;
+    memcpy(nm->leaf, slash + 1, strlen(slash + 1) + 1);
+    return 0;
+}
+
+int kgl_un_add_managed(kgl_un_policy *p, const char *dir, kgate_err *err)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0) {
+        int e = errno;
+        if (fd >= 0) close(fd);
+        return e == ENOENT ? 0
+                           : kgate_err_set(err, e, "cannot pin %s for the supervisor: %s",
+                                           dir, strerror(e));
+    }
+    if (grow((void **)&p->managed, p->n_managed, sizeof *p->managed) < 0) {
+        close(fd);
+        return kgate_err_set(err, ENOMEM, "out of memory");
+    }
+    p->managed[p->n_managed++] = (kgl_un_node){st.st_dev, st.st_ino, 0};
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        close(fd);
+        return kgate_err_set(err, errno, "cannot list %s: %s", dir, strerror(errno));
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) continue;
+        if (grow((void **)&p->granted, p->n_granted, sizeof *p->granted) < 0) {
+            closedir(d);
+            return kgate_err_set(err, ENOMEM, "out of memory");
+        }
+        p->granted[p->n_granted++] = (kgl_un_node){st.st_dev, st.st_ino, 0};
+    }
+    closedir(d);
+    return 0;
+}
+
+int kgl_un_add_prefix(kgl_un_policy *p, const char *path, kgate_err *err)
+{
+    char *c = strdup(path);
+    if (!c || grow((void **)&p->prefixes, p->n_prefixes, sizeof *p->prefixes) < 0) {
+        free(c);
+        return kgate_err_set(err, ENOMEM, "out of memory");
+    }
+    p->prefixes[p->n_prefixes++] = c;
+    return 0;
+}
+
+void kgl_un_policy_free(kgl_un_policy *p)
+{
+    for (size_t i = 0; i < p->n_prefixes; i++) free(p->prefixes[i]);
+    free(p->prefixes);
+    free(p->holes);
+    free(p->names);
+    free(p->managed);
+    free(p->granted);
+    memset(p, 0, sizeof *p);
+}
+
+/* ---- can this kernel do it ------------------------------------------ */
+
+int kgl_un_available(char *why, size_t len)
+{
+    uint32_t act = SECCOMP_RET_USER_NOTIF;
+    struct seccomp_notif_sizes sz;
+    struct utsname u;
+    int major = 0, minor = 0;
+    if (syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &act) < 0) {
+        snprintf(why, len, "seccomp user notification is not available "
+                           "(Linux 5.0 or later): %s", strerror(errno));
+        return 0;
+    }
+    if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0 ||
+        sz.seccomp_notif > 512 || sz.seccomp_notif_resp > 512) {
+        snprintf(why, len, "seccomp notification sizes unknown");
+        return 0;
+    }
+    /* SECCOMP_ADDFD_FLAG_SEND (5.14) cannot be asked for without a
+     * notification: the version says it. */
+    if (uname(&u) < 0 || sscanf(u.release, "%d.%d", &major, &minor) != 2 ||
+        major < 5 || (major == 5 && minor < 14)) {
+        snprintf(why, len, "Linux %s is older than 5.14 (SECCOMP_ADDFD_FLAG_SEND)",
+                 u.release);
+        return 0;
+    }
+    if (syscall(SYS_openat2, -1, "", NULL, 0) < 0 && errno == ENOSYS) {
+        snprintf(why, len, "openat2 is refused or missing here");
+        return 0;
+    }
+    return 1;
+}
+
+/* ---- small helpers without allocation (the supervisor's side) ------- */
+
+/* "/proc/<pid>/<tail>[<n>]" into out (64 bytes are enough). */
+static void proc_path(char *out, pid_t pid, const char *tail, int n)
+{
+    char num[2][16];
+    long v[2] = {pid, n};
+    for (int k = 0; k < 2; k++) {
+        char tmp[16];
+        int i = 0;
+        unsigned long x = v[k] < 0 ? 0 : (unsigned long)v[k];
+        do tmp[i++] = (char)('0' + x % 10);
+        while ((x /= 10) && i < 15);
+        for (int j = 0; j < i; j++) num[k][j] = tmp[i - 1 - j];
+        num[k][i] = '\0';
+    }
+    size_t o = 0;
+    const char *parts[5] = {"/proc/", num[0], "/", tail, n >= 0 ? num[1] : ""};
+    for (int k = 0; k < 5; k++)
+        for (const char *s = parts[k]; *s && o < 63; s++) out[o++] = *s;
+    out[o] = '\0';
+}
+
+static int same(const struct stat *st, const kgl_un_node *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[i].dev == (uint64_t)st->st_dev && v[i].ino == (uint64_t)st->st_ino)
+            return (int)i + 1;
+    return 0;
+}
+
+/* ---- the supervisor ---------------------------------------------------- */
+
+typedef struct sv {
+    const kgl_un_policy *p;
+    int listener;
+    pid_t pid;   /* the calling thread */
+    uint64_t id; /* its notification */
+} sv;
+
+enum { R_VAL, R_ERR, R_FD, R_CONT };
+typedef struct result {
+    int kind, val, fd, cloexec;
+} result;
+
+static result res_err(int e)
+{
+    return (result){R_ERR, e, -1, 0};
+}
+static const result CONT = {R_CONT, 0, -1, 0};
+
+static int still_valid(const sv *s)
+{
+    uint64_t id = s->id;
+    return ioctl(s->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+}
+
+/* Copies a NUL-terminated string from the program, once.  0, or an
+ * errno (the caller then lets the kernel decide). */
+static int copy_string(const sv *s, uint64_t addr, char *buf, size_t size)
+{
+    if (!addr) return EFAULT;
+    size_t got = 0;
+    int memfd = -1;
+    while (got < size) {
+        uint64_t at = addr + got;
+        size_t chunk = 4096 - (size_t)(at & 4095);
+        if (chunk > size - got) chunk = size - got;
+        struct iovec l = {buf + got, chunk}, r = {(void *)(uintptr_t)at, chunk};
+        ssize_t n = process_vm_readv(s->pid, &l, 1, &r, 1, 0);
+        if (n < 0 && (errno == ENOSYS || errno == EPERM)) {
+            /* Refused by a container's seccomp profile: the same through
+             * /proc (a ptrace read check too). */
+            if (memfd < 0) {
+                char mp[64];
+                proc_path(mp, s->pid, "mem", -1);
+                memfd = open(mp, O_RDONLY | O_CLOEXEC);
+            }
+            n = memfd >= 0 ? pread(memfd, buf + got, chunk, (off_t)at) : -1;
+        }
+        if (n <= 0) break;
+        if (memchr(buf + got, '\0', (size_t)n)) {
+            if (memfd >= 0) close(memfd);
+            /* The thread may have died and its id been reused: what was
+             * read must belong to the call still waiting. */
+            return still_valid(s) ? 0 : ESRCH;
+        }
+        got += (size_t)n;
+    }
+    if (memfd >= 0) close(memfd);
+    return got >= size ? ENAMETOOLONG : EFAULT;
+}
+
+/* The directory a relative path starts from: the caller's working
+ * directory or descriptor, as the kernel would use it; "/" for an
+ * absolute one (chroot is refused by the filter, so the program's root is
+ * the supervisor's). */
+static int open_base(const sv *s, int dirfd, const char *path)
+{
+    if (path[0] == '/') return open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    char pp[64];
+    if (dirfd == AT_FDCWD) proc_path(pp, s->pid, "cwd", -1);
+    else if (dirfd < 0) return errno = EBADF, -1;
+    else proc_path(pp, s->pid, "fd/", dirfd);
+    int fd = open(pp, O_PATH | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) errno = EBADF;
+    return fd;
+}
+
+typedef struct where {
+    int dfd;                /* the parent directory, resolved by us */
+    struct stat dst;        /* its inode */
+    char leaf[256 + 2];     /* the last name, with a '/' when it had one */
+    char name[256];         /* the last name alone */
+    int slash;
+} where;
+
+/* Splits path and resolves its parent from base, without magic links. */
+static int resolve(int base, const char *path, where *w)
+{
+    char dir[PATH_BUF];
+    int e = kgl_un_split(path, strlen(path), dir, sizeof dir, w->name,
+                         sizeof w->name, &w->slash);
+    if (e) return e;
+    size_t n = strlen(w->name);
+    memcpy(w->leaf, w->name, n);
+    if (w->slash) w->leaf[n++] = '/';
+    w->leaf[n] = '\0';
+    struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                           .resolve = RESOLVE_NO_MAGICLINKS};
+    w->dfd = (int)syscall(SYS_openat2, base, dir, &how, sizeof how);
+    if (w->dfd < 0) return errno;
+    if (fstat(w->dfd, &w->dst) < 0) {
+        e = errno;
+        close(w->dfd);
+        w->dfd = -1;
+        return e;
+    }
+    return 0;
+}
+
+enum { C_KERNEL, C_MANAGED, C_HOLE };
+
+/* Where a directory lies: in or below a protected or deny_read entry, in a
+ * managed directory (or something made in one during the run), or where
+ * Landlock's own grant decides (an entry granted at launch, or outside). */
+static int classify(const sv *s, int dfd, const struct stat *dst)
+{
+    const kgl_un_policy *p = s->p;
+    struct stat st = *dst, up;
+    int cur = -1, verdict = C_HOLE; /* too deep to tell: refused */
+    for (int depth = 0; depth < 4096; depth++) {
+        if (same(&st, p->holes, p->n_holes)) break;
+        if (same(&st, p->managed, p->n_managed)) {
+            verdict = C_MANAGED;
+            break;
+        }
+        if (same(&st, p->granted, p->n_granted)) {
+            verdict = C_KERNEL;
+            break;
+        }
+        int next = openat(cur >= 0 ? cur : dfd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (next < 0 || fstat(next, &up) < 0) {
+            if (next >= 0) close(next);
+            break;
+        }
+        if (cur >= 0) close(cur);
+        cur = next;
+        if (up.st_dev == st.st_dev && up.st_ino == st.st_ino) {
+            verdict = C_KERNEL; /* "/" */
+            break;
+        }
+        st = up;
+    }
+    if (cur >= 0) close(cur);
+    return verdict;
+}
+
+/* The pinned name (directory, name) or inode at the final name: 0 none,
+ * 1 protected, 2 deny_read, 3 a managed directory. */
+static int pinned_at(const sv *s, const where *w, struct stat *st, int *exists)
+{
+    const kgl_un_policy *p = s->p;
+    for (size_t i = 0; i < p->n_names; i++)
+        if (p->names[i].dev == (uint64_t)w->dst.st_dev &&
+            p->names[i].ino == (uint64_t)w->dst.st_ino &&
+            strcmp(p->names[i].leaf, w->name) == 0)
+            return p->names[i].deny ? 2 : 1;
+    *exists = fstatat(w->dfd, w->name, st, AT_SYMLINK_NOFOLLOW) == 0;
+    if (!*exists) return 0;
+    int h = same(st, p->holes, p->n_holes);
+    if (h) return p->holes[h - 1].deny ? 2 : 1;
+    return same(st, p->managed, p->n_managed) ? 3 : 0;
+}
+
+static int dots(const char *name)
+{
+    return !strcmp(name, ".") || !strcmp(name, "..");
+}
+
+/* The caller's umask, from /proc/PID/status; -1 when unreadable. */
+static int caller_umask(const sv *s)
+{
+    char pp[64], buf[2048];
+    proc_path(pp, s->pid, "status", -1);
+    int fd = open(pp, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t n = read(fd, buf, sizeof buf);
+    close(fd);
+    return n > 0 ? kgl_un_parse_umask(buf, (size_t)n) : -1;
+}
+
+/* A path argument copied and its parent resolved; fills w and *cls, or
+ * answers CONTINUE (outside every managed root, or unreadable: the
+ * kernel decides under the program's rules) or an error. */
+static int locate(const sv *s, int dirfd, uint64_t addr, char *path, where *w,
+                  int *cls, result *out, int shortcut)
+{
+    w->dfd = -1;
+    if (copy_string(s, addr, path, PATH_BUF) != 0) return *out = CONT, -1;
+    /* Two-name calls resolve both names wherever they are: a move from
+     * TMPDIR into the project root must reach the supervisor. */
+    if (path[0] == '/' && shortcut) {
+        int inside = 0;
+        for (size_t i = 0; !inside && i < s->p->n_prefixes; i++) {
+            size_t n = strlen(s->p->prefixes[i]);
+            inside = !strncmp(path, s->p->prefixes[i], n) &&
+                     (path[n] == '/' || path[n] == '\0');
+        }
+        if (!inside) return *out = CONT, -1;
+    }
+    int base = open_base(s, dirfd, path);
+    if (base < 0) return *out = CONT, -1;
+    int e = resolve(base, path, w);
+    close(base);
+    if (e) return *out = CONT, -1;
+    *cls = classify(s, w->dfd, &w->dst);
+    return 0;
+}
+
+
+static result made(void)
+{
+    return (result){R_VAL, 0, -1, 0};
+}
+
+/* ---- open, creat ------------------------------------------------------ */
+
+static int is_reading(uint64_t f)
+{
+    return (f & O_ACCMODE) == O_RDONLY && !(f & (O_CREAT | O_TRUNC | KGL_O_TMPFILE_BIT));
+}
+
+/* A FIFO would block the supervisor (and every other call waiting for
+ * it) until its other end opens: opened without blocking, retried while
+ * the caller still waits, for at most 5 s. */
+static int open_fifo(const sv *s, int dfd, const char *leaf, int flags)
+{
+    for (int i = 0; i < 500; i++) {
+        int fd = openat(dfd, leaf, flags | O_NONBLOCK);
+        if (fd >= 0 || errno != ENXIO || !still_valid(s)) return fd;
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    errno = ENXIO;
+    return -1;
+}
+
+/* The mode a new file or directory gets: the caller's umask applied (the
+ * supervisor's own is 0). */
+static int new_mode(const sv *s, uint32_t mode, int *out)
+{
+    int um = caller_umask(s);
+    if (um < 0) return -1;
+    *out = (int)(mode & 07777 & ~(uint32_t)um);
+    return 0;
+}
+
+/* Opens the final name of w as the caller asked, once checked; a
+ * symbolic link there sets *follow and leaves its target in path. */
+static result open_checked(const sv *s, const kgl_un_call *c, const where *w,
+                           const struct stat *st, int exists)
+{
+    int flags = (int)c->flags, mode = 0;
+    if ((flags & (O_CREAT | KGL_O_TMPFILE_BIT)) && new_mode(s, c->mode, &mode) < 0)
+        return res_err(EACCES);
+    if (exists && (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
+        return res_err(EEXIST);
+    /* O_TRUNC after the check, on the descriptor: truncating first would
+     * empty a protected file swapped in between look and open. */
+    int of = (flags & ~(O_TRUNC | O_CLOEXEC)) | O_NOFOLLOW | O_CLOEXEC;
+    int fifo = exists && S_ISFIFO(st->st_mode);
+    int fd = fifo ? open_fifo(s, w->dfd, w->leaf, of) : openat(w->dfd, w->leaf, of, mode);
+    if (fd < 0) return res_err(errno);
+    struct stat fst;
+    int e = fstat(fd, &fst) < 0 ? errno : 0;
+    if (!e && same(&fst, s->p->holes, s->p->n_holes)) e = EACCES;
+    /* O_RDONLY|O_TRUNC truncates on Linux; the supervisor cannot on a
+     * read-only descriptor, and refuses rather than skip it. */
+    if (!e && (flags & O_TRUNC) && S_ISREG(fst.st_mode))
+        e = (flags & O_ACCMODE) == O_RDONLY ? EACCES : ftruncate(fd, 0) < 0 ? errno : 0;
+    if (!e && fifo && !(flags & O_NONBLOCK))
+        e = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0 ? errno : 0;
+    if (e) {
+        close(fd);
+        return res_err(e);
+    }
+    return (result){R_FD, 0, fd, (flags & O_CLOEXEC) != 0};
+}
+
+static result open_in(const sv *s, const kgl_un_call *c, const where *w, int cls,
+                      char *path, int *follow)
+{
+    int flags = (int)c->flags, reading = is_reading(c->flags);
+    if (cls == C_KERNEL) return CONT;
+    /* Below a protected entry reading is Landlock's to allow, below a
+     * deny_read one to refuse; writing is refused in both. */
+    if (cls == C_HOLE) return reading ? CONT : res_err(EACCES);
+    if (dots(w->name) && !((flags & KGL_O_TMPFILE_BIT) && !strcmp(w->name, "."))) return CONT;
+    struct stat st;
+    int exists = 0, pin = pinned_at(s, w, &st, &exists);
+    if (pin == 2 || (pin && !reading)) return res_err(EACCES);
+    if (pin) return CONT; /* reading a protected entry: granted read by Landlock */
+    if (exists && S_ISLNK(st.st_mode)) {
+        if (flags & O_NOFOLLOW) return res_err(ELOOP);
+        if ((flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL)) return res_err(EEXIST);
+        ssize_t n = readlinkat(w->dfd, w->name, path, PATH_BUF - 1);
+        if (n <= 0) return res_err(n < 0 ? errno : ENOENT);
+        path[n] = '\0';
+        *follow = 1;
+        return CONT;
+    }
+    /* Entries present at launch are readable under their own rule. */
+    if (reading && exists && same(&st, s->p->granted, s->p->n_granted)) return CONT;
+    if (!exists && !(flags & (O_CREAT | KGL_O_TMPFILE_BIT))) return res_err(ENOENT);
+    result r = open_checked(s, c, w, &st, exists);
+    if (r.kind == R_ERR && r.val == ELOOP && !(flags & O_NOFOLLOW)) {
+        /* A link put there since the look: look again. */
+        memcpy(path, w->name, strlen(w->name) + 1);
+        *follow = 1;
+        return CONT;
+    }
+    return r;
+}
+
+static result do_open(const sv *s, const kgl_un_call *c)
+{
+    char path[PATH_BUF];
+    where w;
+    int cls;
+    result r;
+    /* O_PATH ignores every other flag and reads nothing (Landlock does not
+     * even look); and ADDFD cannot pass such a descriptor (EBADF). */
+    if (c->flags & O_PATH) return CONT;
+    if (locate(s, c->dirfd[0], c->path[0], path, &w, &cls, &r, 1) < 0) return r;
+    for (int hops = 0;; hops++) {
+        int follow = 0;
+        r = open_in(s, c, &w, cls, path, &follow);
+        if (!follow) break;
+        if (hops >= 40) {
+            r = res_err(ELOOP);
+            break;
+        }
+        /* A relative target starts from the link's directory. */
+        int base = path[0] == '/' ? open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)
+                                  : fcntl(w.dfd, F_DUPFD_CLOEXEC, 0);
+        close(w.dfd);
+        w.dfd = -1;
+        int e = base < 0 ? errno : resolve(base, path, &w);
+        if (base >= 0) close(base);
+        if (e) {
+            /* The kernel resolves the link itself, under the program's
+             * rules (it re-reads the program's path: nothing was
+             * checked that it could change). */
+            r = CONT;
+            break;
+        }
+        cls = classify(s, w.dfd, &w.dst);
+    }
+    if (w.dfd >= 0) close(w.dfd);
+    return r;
+}
+
+/* ---- mkdir, unlink, rmdir, symlink ----------------------------------- */
+
+static result make_in(const sv *s, const kgl_un_call *c, const where *w, int cls,
+                      const char *target)
+{
+    if (cls == C_KERNEL || dots(w->name)) return CONT;
+    if (cls == C_HOLE) return res_err(EACCES);
+    struct stat st;
+    int exists = 0;
+    if (pinned_at(s, w, &st, &exists)) return res_err(exists ? EEXIST : EACCES);
+    if (c->kind == KGL_UN_SYMLINK)
+        return symlinkat(target, w->dfd, w->leaf) < 0 ? res_err(errno) : made();
+    int mode = 0;
+    if (new_mode(s, c->mode, &mode) < 0) return res_err(EACCES);
+    return mkdirat(w->dfd, w->leaf, (mode_t)mode) < 0 ? res_err(errno) : made();
+}
+
+static result remove_in(const sv *s, const kgl_un_call *c, const where *w, int cls)
+{
+    if (cls == C_KERNEL || dots(w->name)) return CONT;
+    if (cls == C_HOLE) return res_err(EACCES);
+    struct stat st;
+    int exists = 0;
+    if (pinned_at(s, w, &st, &exists)) return res_err(EACCES);
+    return unlinkat(w->dfd, w->leaf, (int)(c->flags & AT_REMOVEDIR)) < 0 ? res_err(errno)
+                                                                         : made();
+}
+
+static result do_one_name(const sv *s, const kgl_un_call *c)
+{
+    char path[PATH_BUF], target[PATH_BUF];
+    where w;
+    int cls, k = c->kind == KGL_UN_SYMLINK;
+    result r;
+    /* symlink's target is text, copied once and never resolved here. */
+    if (k && copy_string(s, c->path[0], target, sizeof target) != 0) return CONT;
+    if (locate(s, c->dirfd[1], c->path[k], path, &w, &cls, &r, 1) < 0) return r;
+    r = c->kind == KGL_UN_UNLINK ? remove_in(s, c, &w, cls) : make_in(s, c, &w, cls, target);
+    close(w.dfd);
+    return r;
+}
+
+/* ---- rename, link ---------------------------------------------------- */
+
+static result rename_in(const sv *s, const kgl_un_call *c, const where *w, const int *cls)
+{
+    if (cls[0] == C_HOLE || cls[1] == C_HOLE) return res_err(EACCES);
+    if (cls[0] == C_KERNEL && cls[1] == C_KERNEL) return CONT;
+    if (dots(w[0].name) || dots(w[1].name)) return CONT;
+    struct stat st;
+    int exists = 0;
+    /* Neither name may be protected, deny_read or a managed directory:
+     * not moved away, not replaced, not exchanged. */
+    if (pinned_at(s, &w[0], &st, &exists) || pinned_at(s, &w[1], &st, &exists))
+        return res_err(EACCES);
+    return syscall(SYS_renameat2, w[0].dfd, w[0].leaf, w[1].dfd, w[1].leaf,
+                   (unsigned)c->flags) < 0
+               ? res_err(errno)
+               : made();
+}
+
+/* The inode to link, held: linked by descriptor, so what was checked is
+ * what gets the new name. */
+static int link_source(const sv *s, const kgl_un_call *c, const char *path,
+                       const where *w, int *cls)
+{
+    if ((c->flags & AT_EMPTY_PATH) && !path[0]) {
+        *cls = C_KERNEL;
+        return open_base(s, c->dirfd[0], "x");
+    }
+    int nofollow = (c->flags & AT_SYMLINK_FOLLOW) ? 0 : O_NOFOLLOW;
+    return openat(w->dfd, w->name, O_PATH | O_CLOEXEC | nofollow);
+}
+
+static result link_in(const sv *s, const where *w, const int *cls, int sfd, int by_name)
+{
+    struct stat st;
+    int exists = 0;
+    if (cls[0] == C_HOLE || cls[1] == C_HOLE) return res_err(EACCES);
+    /* A deny_read or protected file gets no second name, anywhere. */
+    if (fstat(sfd, &st) < 0) return res_err(errno);
+    if (same(&st, s->p->holes, s->p->n_holes)) return res_err(EACCES);
+    if (by_name && pinned_at(s, &w[0], &st, &exists)) return res_err(EACCES);
+    if (cls[0] == C_KERNEL && cls[1] == C_KERNEL) return CONT;
+    if (dots(w[1].name)) return CONT;
+    if (pinned_at(s, &w[1], &st, &exists)) return res_err(exists ? EEXIST : EACCES);
+    char pp[64];
+    proc_path(pp, getpid(), "fd/", sfd);
+    return linkat(AT_FDCWD, pp, w[1].dfd, w[1].leaf, AT_SYMLINK_FOLLOW) < 0 ? res_err(errno)
+                                                                           : made();
+}
+
+static result do_two_names(const sv *s, const kgl_un_call *c)
+{
+    char path[2][PATH_BUF];
+    where w[2] = {{.dfd = -1}, {.dfd = -1}};
+    int cls[2] = {C_KERNEL, C_KERNEL}, sfd = -1;
+    result r;
+    int empty = c->kind == KGL_UN_LINK && (c->flags & AT_EMPTY_PATH) &&
+                copy_string(s, c->path[0], path[0], PATH_BUF) == 0 && !path[0][0];
+    if (!empty && locate(s, c->dirfd[0], c->path[0], path[0], &w[0], &cls[0], &r, 0) < 0)
+        return r;
+    if (locate(s, c->dirfd[1], c->path[1], path[1], &w[1], &cls[1], &r, 0) == 0) {
+        if (c->kind == KGL_UN_RENAME) {
+            r = rename_in(s, c, w, cls);
+        } else if ((sfd = link_source(s, c, empty ? "" : path[0], &w[0], &cls[0])) < 0) {
+            r = CONT; /* the kernel's answer (ENOENT, ...), under Landlock */
+        } else {
+            r = link_in(s, w, cls, sfd, !empty);
+            close(sfd);
+        }
+    }
+    for (int i = 0; i < 2; i++)
+        if (w[i].dfd >= 0) close(w[i].dfd);
+    return r;
+}
+
+static result handle(const sv *s, const struct seccomp_notif *n)
+{
+    kgl_un_call c;
+    uint64_t args[6];
+    for (int i = 0; i < 6; i++) args[i] = n->data.args[i];
+    if (kgl_un_decode(n->data.nr, args, &c) < 0) return res_err(EINVAL);
+    switch (c.kind) {
+    case KGL_UN_OPEN: return do_open(s, &c);
+    case KGL_UN_MKDIR:
+    case KGL_UN_UNLINK:
+    case KGL_UN_SYMLINK: return do_one_name(s, &c);
+    case KGL_UN_RENAME:
+    case KGL_UN_LINK: return do_two_names(s, &c);
+    default: return res_err(EINVAL);
+    }
+}
+
+/* ---- the loop, and the supervisor's life ----------------------------- */
+
+static void respond(const sv *s, result r, size_t resp_size)
+{
+    if (r.kind == R_FD) {
+        struct seccomp_notif_addfd a = {.id = s->id,
+                                        .flags = SECCOMP_ADDFD_FLAG_SEND,
+                                        .srcfd = (uint32_t)r.fd,
+                                        .newfd = 0,
+                                        .newfd_flags = r.cloexec ? O_CLOEXEC : 0};
+        int rc = ioctl(s->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &a);
+        int e = errno;
+        close(r.fd);
+        if (rc >= 0 || e == ENOENT) return; /* answered, or the caller is gone */
+        r = res_err(e);
+    }
+    union {
+        struct seccomp_notif_resp r;
+        char b[512];
+    } resp;
+    memset(&resp, 0, resp_size);
+    resp.r.id = s->id;
+    if (r.kind == R_CONT) resp.r.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+    else if (r.kind == R_ERR) resp.r.error = -r.val;
+    else resp.r.val = r.val;
+    (void)ioctl(s->listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+}
+
+/* Answers notifications until the program (pidfd) ends. */
+static void serve(const kgl_un_policy *p, int listener, int pidfd)
+{
+    struct seccomp_notif_sizes sz;
+    if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0 ||
+        sz.seccomp_notif > 512 || sz.seccomp_notif_resp > 512)
+        return;
+    union {
+        struct seccomp_notif n;
+        char b[512];
+    } req;
+    sv s = {p, listener, 0, 0};
+    for (;;) {
+        struct pollfd pf[2] = {{listener, POLLIN, 0}, {pidfd, POLLIN, 0}};
+        if (poll(pf, 2, -1) < 0) {
+            if (errno == EINTR) continue;
+            return;
+        }
+        if (pf[1].revents) return;
+        if (!(pf[0].revents & POLLIN)) {
+            if (pf[0].revents & (POLLHUP | POLLERR | POLLNVAL)) return;
+            continue;
+        }
+        memset(&req, 0, sz.seccomp_notif);
+        if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0) {
+            if (errno == EINTR || errno == ENOENT) continue;
+            return;
+        }
+        s.pid = (pid_t)req.n.pid;
+        s.id = req.n.id;
+        respond(&s, handle(&s, &req.n), sz.seccomp_notif_resp);
+    }
+}
+
+/* Ends the supervisor the way the program ended, so the core reads the
+ * program's status from the process it started. */
+static _Noreturn void end_like(int status)
+{
+    if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        struct rlimit none = {0, 0};
+        setrlimit(RLIMIT_CORE, &none); /* the program dumped, if it did */
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = SIG_DFL;
+        sigaction(sig, &sa, NULL);
+        sigset_t m;
+        sigemptyset(&m);
+        sigaddset(&m, sig);
+        sigprocmask(SIG_UNBLOCK, &m, NULL);
+        kill(getpid(), sig);
+    }
+    _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 125);
+}
+
+static int recv_fd(int sock)
+{
+    char byte;
+    union {
+        struct cmsghdr h;
+        char b[CMSG_SPACE(sizeof(int))];
+    } u;
+    struct iovec io = {&byte, 1};
+    struct msghdr m = {.msg_iov = &io, .msg_iovlen = 1, .msg_control = u.b,
+                       .msg_controllen = sizeof u.b};
+    ssize_t n;
+    while ((n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {}
+    struct cmsghdr *c = n == 1 ? CMSG_FIRSTHDR(&m) : NULL;
+    if (!c || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int))) return -1;
+    int fd;
+    memcpy(&fd, CMSG_DATA(c), sizeof fd);
+    return fd;
+}
+
+/* Closes every descriptor but keep[0..1]: the supervisor must hold none
+ * of kgate's (the output pipe would never see its end). */
+static void close_all_but(int a, int b)
+{
+    int lo = a < b ? a : b, hi = a < b ? b : a;
+    if (lo > 0) syscall(SYS_close_range, 0U, (unsigned)lo - 1, 0U);
+    if (hi > lo + 1) syscall(SYS_close_range, (unsigned)lo + 1, (unsigned)hi - 1, 0U);
+    syscall(SYS_close_range, (unsigned)hi + 1, ~0U, 0U);
+}
+
+static _Noreturn void supervise(const kgl_un_policy *p, int sock, pid_t q)
+{
+    int pidfd = (int)syscall(SYS_pidfd_open, q, 0);
+    int st = 0;
+    if (pidfd >= 0) {
+        close_all_but(sock, pidfd);
+        umask(0);
+        int listener = recv_fd(sock);
+        close(sock);
+        if (listener >= 0) {
+            serve(p, listener, pidfd);
+            /* From here a notified call of what is left returns ENOSYS. */
+            close(listener);
+        }
+    } else {
+        /* Without a supervisor the program must not run: its calls would
+         * wait for ever. */
+        kill(q, SIGKILL);
+    }
+    while (waitpid(q, &st, 0) < 0)
+        if (errno != EINTR) _exit(125);
+    end_like(st);
+}
+
+int kgl_un_fork_supervisor(const kgl_un_policy *p)
+{
+    int sp[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) return -1;
+    pid_t self = getpid();
+    pid_t q = fork();
+    if (q < 0) {
+        close(sp[0]);
+        close(sp[1]);
+        return -1;
+    }
+    if (q > 0) {
+        close(sp[1]);
+        supervise(p, sp[0], q);
+    }
+    close(sp[0]);
+    /* The supervisor's end is the program's: a supervisor that dies takes
+     * it along. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != self) {
+        close(sp[1]);
+        errno = ESRCH;
+        return -1;
+    }
+    return sp[1];
+}
+
+int kgl_un_install(int sock, int reads)
+{
+    const unsigned char *prog = reads ? kgl_unotify_reads_program : kgl_unotify_writes_program;
+    size_t len = reads ? sizeof kgl_unotify_reads_program : sizeof kgl_unotify_writes_program;
+    struct sock_fprog fp = {
+        .len = (unsigned short)(len / sizeof(struct sock_filter)),
+        .filter = (struct sock_filter *)(uintptr_t)prog,
+    };
+    int l = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+                         SECCOMP_FILTER_FLAG_NEW_LISTENER, &fp);
+    if (l < 0) return -1;
+    char byte = 'L';
+    union {
+        struct cmsghdr h;
+        char b[CMSG_SPACE(sizeof(int))];
+    } u;
+    memset(&u, 0, sizeof u);
+    struct iovec io = {&byte, 1};
+    struct msghdr m = {.msg_iov = &io, .msg_iovlen = 1, .msg_control = u.b,
+                       .msg_controllen = sizeof u.b};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &l, sizeof l);
+    ssize_t n;
+    while ((n = sendmsg(sock, &m, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
+    int e = errno;
+    close(l);
+    close(sock);
+    errno = e;
+    return n == 1 ? 0 : -1;
+}
