@@ -139,7 +139,7 @@ struct sup {
     size_t n_before;
     /* Why processes of the run may still be alive after it ended, or "":
      * the run then fails closed (kg_supervise_opts.outlived). */
-    char outlived[200];
+    char outlived[320]; /* room for the longest sentence below and 96 bytes of pids */
     char helper_gone[160]; /* why the run was ended early, or "" */
     int status;  /* its wait status */
     int wait_errno;
