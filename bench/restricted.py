@@ -12,7 +12,7 @@ import common
 
 common.require_built()
 runs = int(sys.argv[1]) if len(sys.argv) > 1 else 40
-env, proj = common.sandbox_env("network: restricted\nallow_hosts: [localhost]\n")
+env, proj = common.sandbox_env("network: restricted\nallow_hosts: [example.test]\n")
 off_env, off_proj = common.sandbox_env("network: off\n")
 probe = subprocess.run([common.KGATE, "run", "--no-pty", "--dry-run", "--", "true"], env=env,
                        cwd=proj, stdin=subprocess.DEVNULL, capture_output=True, text=True)

@@ -215,7 +215,7 @@ for who in $(test_users); do
         fi
         continue
     fi
-    printf 'network: restricted\nallow_hosts: [localhost]\n' | write_config
+    printf 'network: restricted\nallow_hosts: [example.test]\n' | write_config
     check "slirp4netns killed mid-run: the run ends (143), one kgate: line, nothing left" \
         slirp_killed
 done

@@ -267,7 +267,7 @@ for who in $(test_users); do
         fi
         continue
     fi
-    printf 'network: restricted\nallow_hosts: [localhost]\n' | write_config
+    printf 'network: restricted\nallow_hosts: [example.test]\n' | write_config
     check "restricted: 20 runs under a subreaper: no zombie" \
         no_zombies_after_20_runs
     check "restricted: kgate SIGKILLed at random moments of start-up: nothing survives" \
