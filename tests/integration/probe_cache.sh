@@ -22,13 +22,17 @@ not_hit() { hasnt "^kgate: probe cache: $1: hit$" "$ERR" && has "^kgate: probe c
 
 # A copy of the plugins in a directory only root can write, so one can be
 # replaced (the build's own are left alone).
-PLUG=$KG_TMP/plugins
+# Not $KG_TMP/plugins: lib.sh already keeps its copies there when the
+# clone is one the unprivileged uid cannot read (/root/...).
+PLUG=$KG_TMP/plugcopy
 mkdir -p "$PLUG"
 IFS=: read -r -a dirs <<<"$KGATE_PLUGIN_PATH"
-for d in "${dirs[@]}"; do cp -r "$d" "$PLUG/"; done
+n=0
+for d in "${dirs[@]}"; do n=$((n + 1)); cp -r "$d" "$PLUG/$n"; done
 KGATE_PLUGIN_PATH=$(printf '%s:' "$PLUG"/* | sed 's/:$//')
-chmod -R go-w "$PLUG"
-BW=$(ls "$PLUG"/bubblewrap/*.so)
+chmod -R go-w,a+rX "$PLUG"
+BW=$(ls "$PLUG"/*/*bubblewrap*.so | head -1)
+[ -f "$BW" ] || { echo "not ok - no bubblewrap plugin in $KGATE_PLUGIN_PATH"; exit 1; }
 
 for who in $(test_users); do
     use_user "$who"
