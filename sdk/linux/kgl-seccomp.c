@@ -127,6 +127,12 @@ static const sc_rule rules[] = {
      "flags like ADDR_NO_RANDOMIZE or READ_IMPLIES_EXEC weaken the program's "
      "own defences for an exploit (gdb warns that it cannot disable ASLR and "
      "goes on)"},
+    {"process limits", "prlimit64", EPERM, R_NOT_IN, 0, 0, 0, {0}, 1,
+     "pid is not 0 (the caller itself)",
+     "another process's limits: where no PID namespace hides kgate (the "
+     "Landlock box), a program of the same uid could lower kgate's open-file "
+     "limit and blind its end-of-run kill (setrlimit and ulimit use pid 0 "
+     "and work)"},
     FLAG("terminal", "ioctl", EPERM, 1, 0xffffffffu, K_TIOCSTI,
          "request is TIOCSTI",
          "pushes bytes into a terminal's input as if typed: with a terminal "
@@ -174,7 +180,7 @@ size_t kgl_seccomp_rule_count(void)
 const char *kgl_seccomp_groups(void)
 {
     return "keyring, user namespaces, mount API, kernel modules, kernel "
-           "interfaces, io_uring, clock, legacy, personality, terminal "
+           "interfaces, io_uring, clock, legacy, personality, process limits, terminal "
            "(TIOCSTI, TIOCLINUX, TIOCSETD), vsock, AF_ALG";
 }
 
