@@ -154,12 +154,6 @@ struct kg_denyexec {
 
 /* ---- small helpers ----------------------------------------------------- */
 
-const char *kg_dx_base(const char *p)
-{
-    const char *s = strrchr(p, '/');
-    return s ? s + 1 : p;
-}
-
 static bool is_multicall_name(const char *b)
 {
     return strncmp(b, "busybox", 7) == 0 || strcmp(b, "toybox") == 0;
@@ -171,25 +165,6 @@ static bool is_loader_name(const char *b)
 {
     return strncmp(b, "ld-linux", 8) == 0 || strncmp(b, "ld-musl-", 8) == 0 ||
            strncmp(b, "ld.so", 5) == 0 || strncmp(b, "ld64.so", 7) == 0;
-}
-
-char *kg_dx_strdup(const char *s)
-{
-    char *r = strdup(s);
-    if (!r) kg_oom(); /* the core treats allocation failure as fatal */
-    return r;
-}
-
-char *kg_dx_join(const char *dir, const char *name)
-{
-    size_t a = strlen(dir), b = strlen(name);
-    char *r = malloc(a + b + 2);
-    if (!r) kg_oom();
-    memcpy(r, dir, a);
-    size_t o = a;
-    if (a == 0 || dir[a - 1] != '/') r[o++] = '/';
-    memcpy(r + o, name, b + 1);
-    return r;
 }
 
 /* Regular and executable by us: what execve would accept. */
