@@ -27,6 +27,18 @@
 #define MAX_DEPTH 40
 #define MAX_SCRIPTS 64
 
+/* What the shell walker (denyexec_sh.c) hands each command it finds to. */
+static const kg_dx_visitor dx_visitor = {
+    .command = kg_dx_check_argv,
+    .name = kg_dx_check_name,
+    .source = kg_dx_check_source,
+    .block = kg_dx_block,
+    .enter = kg_dx_enter,
+    .leave = kg_dx_leave,
+    .take_stdin_args = kg_dx_take_stdin_args,
+    .is_cd = kg_dx_is_cd,
+};
+
 /* ---- what a command word can be ---------------------------------------- */
 
 typedef enum {
@@ -702,7 +714,7 @@ static int check_shell_file(chk *c, const char *path, const struct stat *st,
     if (!buf) return 0; /* unreadable: the shell cannot read it either */
     char where[PATH_MAX + 32];
     snprintf(where, sizeof where, "in script %s", shown);
-    int r = kg_dx_check_string(c, buf, len, sc, where, pos, npos);
+    int r = kg_dx_check_string(&dx_visitor, c, buf, len, sc, where, pos, npos);
     free(buf);
     return r;
 }
@@ -837,7 +849,7 @@ static int shell_string(chk *c, const char *str, scope sc, const char *what,
     char wh[PATH_MAX + 64];
     if (*where) snprintf(wh, sizeof wh, "in the %s string %s", what, where);
     else snprintf(wh, sizeof wh, "in the %s string", what);
-    return kg_dx_check_string(c, str, strlen(str), sc, wh, pos, npos);
+    return kg_dx_check_string(&dx_visitor, c, str, strlen(str), sc, wh, pos, npos);
 }
 
 /* sh [options] [-c string [name [arg...]] | file [arg...]] */

@@ -4,7 +4,8 @@
  * in command position.  Expansions are not performed; a word whose text
  * depends on one is "dynamic" and is looked up in the assignments the
  * string itself makes.  Every simple command found goes back to
- * kg_dx_check_argv(), which knows the wrappers and the deny list. */
+ * the visitor it is given (kg_dx_visitor: kg_dx_check_argv() and its
+ * kin in denyexec.c, which know the wrappers and the deny list). */
 #include "denyexec_int.h"
 
 #include <limits.h>
@@ -20,6 +21,7 @@ typedef enum { ST_CMD, ST_ARGS, ST_SKIP, ST_FOR, ST_CASE_WORD, ST_CASE_IN,
                ST_CASE_PAT, ST_DBRACKET, ST_FUNCNAME } wstate;
 
 typedef struct walker {
+    const kg_dx_visitor *vis; /* the deny list: each command found goes there */
     chk *c;
     scope sc;
     char *path_own, *cwd_own;
@@ -206,7 +208,7 @@ static void check_split(walker *w, const char *value, char **rest, size_t nrest)
     for (size_t i = 0; i < nrest; i++) kg_strv_push(nv, rest[i]);
     char **nvv = kg_strv_nullterm(nv);
     if (kg_strv_len(nv) && w->result == 0)
-        w->result = kg_dx_check_argv(w->c, nvv, kg_strv_len(nv), w->sc, w->where, 0);
+        w->result = w->vis->command(w->c, nvv, kg_strv_len(nv), w->sc, w->where, 0);
     free(nvv);
     kg_strv_free(nv);
 }
@@ -289,7 +291,7 @@ static void walker_flush(walker *w)
         const char *cw = v[skip];
         int dyn = *(int *)utarray_eltptr(w->dyn, (unsigned)skip);
         const char *b = kg_dx_base(cw);
-        if (kg_dx_is_cd(b) && n - skip == 2 && !*(int *)utarray_eltptr(w->dyn, (unsigned)skip + 1))
+        if (w->vis->is_cd(b) && n - skip == 2 && !*(int *)utarray_eltptr(w->dyn, (unsigned)skip + 1))
             walker_cd(w, v[skip + 1]);
         if ((strcmp(cw, "export") == 0 || strcmp(cw, "local") == 0 ||
              strcmp(cw, "readonly") == 0 || strcmp(cw, "declare") == 0 ||
@@ -313,7 +315,7 @@ static void walker_flush(walker *w)
             if (nl && !*rest) {
                 bool positional = *p == '@' || *p == '*' || (*p >= '0' && *p <= '9');
                 if (positional && w->stdin_args && !(*p == '0')) {
-                    w->result = kg_dx_block(w->c, NULL, w->where, "xargs would supply the command as %s", cw);
+                    w->result = w->vis->block(w->c, NULL, w->where, "xargs would supply the command as %s", cw);
                     goto done;
                 }
                 if (*p == '@' || *p == '*') {
@@ -321,7 +323,7 @@ static void walker_flush(walker *w)
                     for (size_t i = 1; i < w->npos; i++) kg_strv_push(nv, w->pos[i]);
                     for (size_t i = skip + 1; i < n; i++) kg_strv_push(nv, v[i]);
                     char **nvv = kg_strv_nullterm(nv);
-                    if (kg_strv_len(nv)) w->result = kg_dx_check_argv(w->c, nvv, kg_strv_len(nv), w->sc, w->where, 0);
+                    if (kg_strv_len(nv)) w->result = w->vis->command(w->c, nvv, kg_strv_len(nv), w->sc, w->where, 0);
                     free(nvv);
                     kg_strv_free(nv);
                 } else if (*p >= '0' && *p <= '9') {
@@ -329,7 +331,7 @@ static void walker_flush(walker *w)
                     if (k < w->npos) {
                         char *save = v[skip];
                         v[skip] = w->pos[k];
-                        w->result = kg_dx_check_argv(w->c, v + skip, n - skip, w->sc, w->where, 0);
+                        w->result = w->vis->command(w->c, v + skip, n - skip, w->sc, w->where, 0);
                         v[skip] = save;
                     }
                 } else {
@@ -370,12 +372,12 @@ static void walker_flush(walker *w)
                 free(x);
             }
             char **evv = kg_strv_nullterm(ev);
-            if (kg_strv_len(ev)) w->result = kg_dx_check_argv(w->c, evv, kg_strv_len(ev), w->sc, w->where, 0);
+            if (kg_strv_len(ev)) w->result = w->vis->command(w->c, evv, kg_strv_len(ev), w->sc, w->where, 0);
             free(evv);
             kg_strv_free(ev);
             if (w->result) goto done;
         }
-        w->result = kg_dx_check_argv(w->c, v + skip, n - skip, w->sc, w->where, 0);
+        w->result = w->vis->command(w->c, v + skip, n - skip, w->sc, w->where, 0);
     }
 done:
     free(v);
@@ -392,7 +394,7 @@ static void walker_word(walker *w, const char *word, bool dyn, bool quoted)
     if (w->redir_target) {
         /* cat < /usr/bin/curl > x: the file read is checked like cp's
          * operand (a literal name only). */
-        if (w->redir_in && !dyn) w->result = kg_dx_check_source(w->c, "<", word, w->sc, w->where);
+        if (w->redir_in && !dyn) w->result = w->vis->source(w->c, "<", word, w->sc, w->where);
         w->redir_target = w->redir_in = false;
         return;
     }
@@ -546,7 +548,7 @@ static int lex_list(lexer *lx, bool stop_at_paren);
 static int nested_string(lexer *lx, const char *s, size_t len)
 {
     walker *w = lx->w;
-    int r = kg_dx_check_string(w->c, s, len, w->sc, w->where, w->pos, w->npos);
+    int r = kg_dx_check_string(w->vis, w->c, s, len, w->sc, w->where, w->pos, w->npos);
     if (r && !w->result) w->result = r;
     return r;
 }
@@ -559,9 +561,9 @@ static void nested_paren(lexer *lx)
     /* Each level is a few C stack frames: counted with every other kind of
      * nesting, so "$($($(..." refuses at the limit instead of overflowing
      * the stack. */
-    if (!kg_dx_enter(outer->c)) {
+    if (!outer->vis->enter(outer->c)) {
         if (!outer->result)
-            outer->result = kg_dx_block(outer->c, NULL, outer->where,
+            outer->result = outer->vis->block(outer->c, NULL, outer->where,
                                         "commands nested too deeply to check");
         lx->failed = true;
         return;
@@ -592,7 +594,7 @@ static void nested_paren(lexer *lx)
     free(inner.for_var);
     kg_strv_free(inner.pos_own);
     free(inner.pos_vec);
-    kg_dx_leave(outer->c);
+    outer->vis->leave(outer->c);
 }
 
 /* Skips a balanced region opened by open (already consumed). */
@@ -992,7 +994,7 @@ static int lex_list(lexer *lx, bool stop_at_paren)
 
 /* When the string cannot be parsed, every word in it is treated as a
  * possible command name: fail towards blocking, not towards running. */
-static int check_all_words(chk *c, const char *s, size_t len, scope sc, const char *where)
+static int check_all_words(const kg_dx_visitor *vis, chk *c, const char *s, size_t len, scope sc, const char *where)
 {
     char *buf = strndup(s, len);
     if (!buf) kg_oom();
@@ -1002,18 +1004,18 @@ static int check_all_words(chk *c, const char *s, size_t len, scope sc, const ch
          t = strtok_r(NULL, " \t\r\n;&|<>()`$\"'{}\\", &save)) {
         char wh[PATH_MAX + 64];
         snprintf(wh, sizeof wh, "%s, which could not be parsed", where);
-        r = kg_dx_check_name(c, t, sc, wh);
+        r = vis->name(c, t, sc, wh);
     }
     free(buf);
     return r;
 }
 
-int kg_dx_check_string(chk *c, const char *s, size_t len, scope sc,
+int kg_dx_check_string(const kg_dx_visitor *vis, chk *c, const char *s, size_t len, scope sc,
                         const char *where, char **pos, size_t npos)
 {
-    if (!kg_dx_enter(c)) return kg_dx_block(c, NULL, where, "commands nested too deeply to check");
-    walker w = {.c = c, .sc = sc, .where = where, .pos = pos, .npos = npos,
-                .stdin_args = kg_dx_take_stdin_args(c), .st = ST_CMD};
+    if (!vis->enter(c)) return vis->block(c, NULL, where, "commands nested too deeply to check");
+    walker w = {.vis = vis, .c = c, .sc = sc, .where = where, .pos = pos, .npos = npos,
+                .stdin_args = vis->take_stdin_args(c), .st = ST_CMD};
     w.words = kg_strv_new();
     utarray_new(w.dyn, &ut_int_icd);
     w.vars = kg_strv_new();
@@ -1022,7 +1024,7 @@ int kg_dx_check_string(chk *c, const char *s, size_t len, scope sc,
     if (!lx.failed) walker_flush(&w);
     for (int h = 0; h < lx.nhd; h++) free(lx.hd[h].delim);
     int r = w.result;
-    if (r == 0 && lx.failed) r = check_all_words(c, s, len, sc, where);
+    if (r == 0 && lx.failed) r = check_all_words(vis, c, s, len, sc, where);
     kg_strv_free(w.words);
     utarray_free(w.dyn);
     kg_strv_free(w.vars);
@@ -1031,6 +1033,6 @@ int kg_dx_check_string(chk *c, const char *s, size_t len, scope sc,
     free(w.for_var);
     kg_strv_free(w.pos_own);
     free(w.pos_vec);
-    kg_dx_leave(c);
+    vis->leave(c);
     return r;
 }
