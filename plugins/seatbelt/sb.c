@@ -46,10 +46,10 @@ static int sb_doctor(const kgate_host *host, const kgate_policy *pol,
         host->report(rep, KGATE_BLOCKED, "host.nested-sandbox", "%s",
                      sb_nested_sentence());
     else if (hs == SB_HOST_NO_TOOL || !probe->available)
-        host->report(rep, KGATE_BLOCKED, "tool.missing", "sandbox-exec missing: %s",
+        host->report(rep, KGATE_BLOCKED, KGATE_FINDING_TOOL_MISSING, "sandbox-exec missing: %s",
                      probe->reason[0] ? probe->reason : SB_TOOL " not found");
     else
-        host->report(rep, KGATE_READY, "fs.home-hidden",
+        host->report(rep, KGATE_READY, KGATE_FINDING_FS_HOME_HIDDEN,
                      "filesystem: Seatbelt profile (%s base): $HOME hidden, "
                      "project read-write, writes elsewhere denied",
                      base);
@@ -62,12 +62,12 @@ static int sb_doctor(const kgate_host *host, const kgate_policy *pol,
      * made-up policy in a test cannot read better than plan would.  net_id
      * is kept: plan's own refusal of the same thing, below, has that id and
      * is not reported twice. */
-    const char *net_id = "net.off";
+    const char *net_id = KGATE_FINDING_NET_OFF;
     if (pol->network == KGATE_NET_RESTRICTED && pol->allow_hosts.n > 0) {
         net_id = KGATE_FINDING_NET_HOSTS_UNSUPPORTED;
         host->report(rep, KGATE_BLOCKED, net_id, "%s", sb_restricted_hosts_sentence());
     } else if (pol->network == KGATE_NET_OPEN) {
-        net_id = "net.open";
+        net_id = KGATE_FINDING_NET_OPEN;
         host->report(rep, KGATE_DEGRADED, net_id,
                      "network open: no network rules, the filesystem box "
                      "still holds");
@@ -103,7 +103,7 @@ static int sb_doctor(const kgate_host *host, const kgate_policy *pol,
     } else {
         sb_profile_clear(&prof);
     }
-    host->report(rep, KGATE_READY, "sockets.unix",
+    host->report(rep, KGATE_READY, KGATE_FINDING_SOCKETS_UNIX,
                  "host Unix sockets: none reachable (network-outbound to "
                  "unix-socket denied)%s, %zu allow_sockets entr%s",
                  pol->network == KGATE_NET_OPEN ? " except mDNSResponder's" : "",
