@@ -271,6 +271,79 @@ static void walker_setpos(walker *w, char **v, size_t n, size_t skip, const int 
     }
 }
 
+/* The command word is one variable ($NAME, ${NAME}, $1, "$@"): what the
+ * string assigned, or the positional parameters it was given, is checked.
+ * False when the word is more than a variable. */
+static bool flush_variable(walker *w, char **v, size_t n, size_t skip)
+{
+    const char *cw = v[skip];
+    const char *p = cw + 1;
+    bool brace = *p == '{';
+    if (brace) p++;
+    size_t nl = 0;
+    if (*p == '@' || *p == '*' || (*p >= '0' && *p <= '9')) nl = 1;
+    else while (is_name_char(p[nl])) nl++;
+    const char *rest = p + nl;
+    if (brace && *rest == '}') rest++;
+    if (!nl || *rest) return false;
+    bool positional = *p == '@' || *p == '*' || (*p >= '0' && *p <= '9');
+    if (positional && w->stdin_args && !(*p == '0')) {
+        w->result = w->vis->block(w->c, NULL, w->where, "xargs would supply the command as %s", cw);
+        return true;
+    }
+    if (*p == '@' || *p == '*') {
+        kg_strv *nv = kg_strv_new();
+        for (size_t i = 1; i < w->npos; i++) kg_strv_push(nv, w->pos[i]);
+        for (size_t i = skip + 1; i < n; i++) kg_strv_push(nv, v[i]);
+        char **nvv = kg_strv_nullterm(nv);
+        if (kg_strv_len(nv)) w->result = w->vis->command(w->c, nvv, kg_strv_len(nv), w->sc, w->where, 0);
+        free(nvv);
+        kg_strv_free(nv);
+    } else if (*p >= '0' && *p <= '9') {
+        size_t k = (size_t)(*p - '0');
+        if (k < w->npos) {
+            char *save = v[skip];
+            v[skip] = w->pos[k];
+            w->result = w->vis->command(w->c, v + skip, n - skip, w->sc, w->where, 0);
+            v[skip] = save;
+        }
+    } else {
+        /* Every value the string gives the variable. */
+        size_t from = 0;
+        const char *val;
+        while (w->result == 0 && (val = var_value(w, p, nl, &from)))
+            check_split(w, val, v + skip + 1, n - skip - 1);
+    }
+    return true;
+}
+
+/* The whole command with every expansion guessed, so that a variable
+ * behind a wrapper (exec $c, env "$@") is seen too. */
+static void flush_guessed(walker *w, char **v, size_t n, size_t skip)
+{
+    bool any = false;
+    for (size_t i = skip; i < n; i++)
+        if (*(int *)utarray_eltptr(w->dyn, (unsigned)i) && strchr(v[i], '$')) any = true;
+    if (!any) return;
+    /* Only the expanded words are split; a quoted literal stays one word,
+     * and a variable the string does not set stays as written, so a
+     * wrapper's operands keep their places. */
+    kg_strv *ev = kg_strv_new();
+    for (size_t i = skip; i < n; i++) {
+        if (!*(int *)utarray_eltptr(w->dyn, (unsigned)i)) { kg_strv_push(ev, v[i]); continue; }
+        char *x = expand_simple(w, v[i], true), *sv = NULL;
+        if (strcmp(x, v[i]) == 0) kg_strv_push(ev, v[i]);
+        else
+            for (char *t = strtok_r(x, " \t\n", &sv); t; t = strtok_r(NULL, " \t\n", &sv))
+                kg_strv_push(ev, t);
+        free(x);
+    }
+    char **evv = kg_strv_nullterm(ev);
+    if (kg_strv_len(ev)) w->result = w->vis->command(w->c, evv, kg_strv_len(ev), w->sc, w->where, 0);
+    free(evv);
+    kg_strv_free(ev);
+}
+
 /* Runs the collected simple command through check_argv. */
 static void walker_flush(walker *w)
 {
@@ -301,49 +374,7 @@ static void walker_flush(walker *w)
         }
         if (!dyn && (strcmp(cw, "set") == 0 || strcmp(cw, "shift") == 0))
             walker_setpos(w, v, n, skip, dv);
-        if (dyn && cw[0] == '$') {
-            /* $NAME, ${NAME}, $1, "$@": what the string assigned, or the
-             * positional parameters it was given. */
-            const char *p = cw + 1;
-            bool brace = *p == '{';
-            if (brace) p++;
-            size_t nl = 0;
-            if (*p == '@' || *p == '*' || (*p >= '0' && *p <= '9')) nl = 1;
-            else while (is_name_char(p[nl])) nl++;
-            const char *rest = p + nl;
-            if (brace && *rest == '}') rest++;
-            if (nl && !*rest) {
-                bool positional = *p == '@' || *p == '*' || (*p >= '0' && *p <= '9');
-                if (positional && w->stdin_args && !(*p == '0')) {
-                    w->result = w->vis->block(w->c, NULL, w->where, "xargs would supply the command as %s", cw);
-                    goto done;
-                }
-                if (*p == '@' || *p == '*') {
-                    kg_strv *nv = kg_strv_new();
-                    for (size_t i = 1; i < w->npos; i++) kg_strv_push(nv, w->pos[i]);
-                    for (size_t i = skip + 1; i < n; i++) kg_strv_push(nv, v[i]);
-                    char **nvv = kg_strv_nullterm(nv);
-                    if (kg_strv_len(nv)) w->result = w->vis->command(w->c, nvv, kg_strv_len(nv), w->sc, w->where, 0);
-                    free(nvv);
-                    kg_strv_free(nv);
-                } else if (*p >= '0' && *p <= '9') {
-                    size_t k = (size_t)(*p - '0');
-                    if (k < w->npos) {
-                        char *save = v[skip];
-                        v[skip] = w->pos[k];
-                        w->result = w->vis->command(w->c, v + skip, n - skip, w->sc, w->where, 0);
-                        v[skip] = save;
-                    }
-                } else {
-                    /* Every value the string gives the variable. */
-                    size_t from = 0;
-                    const char *val;
-                    while (w->result == 0 && (val = var_value(w, p, nl, &from)))
-                        check_split(w, val, v + skip + 1, n - skip - 1);
-                }
-                goto done;
-            }
-        }
+        if (dyn && cw[0] == '$' && flush_variable(w, v, n, skip)) goto done;
         /* The command word with unknown variables taken as empty:
          * ${PREFIX}curl is curl. */
         if (dyn && strchr(cw, '$')) {
@@ -352,31 +383,8 @@ static void walker_flush(walker *w)
             free(x);
             if (w->result) goto done;
         }
-        /* The whole command with every expansion guessed, so that a
-         * variable behind a wrapper (exec $c, env "$@") is seen too. */
-        bool any = false;
-        for (size_t i = skip; i < n; i++)
-            if (*(int *)utarray_eltptr(w->dyn, (unsigned)i) && strchr(v[i], '$')) any = true;
-        if (any) {
-            /* Only the expanded words are split; a quoted literal stays one
-             * word, and a variable the string does not set stays as written,
-             * so a wrapper's operands keep their places. */
-            kg_strv *ev = kg_strv_new();
-            for (size_t i = skip; i < n; i++) {
-                if (!*(int *)utarray_eltptr(w->dyn, (unsigned)i)) { kg_strv_push(ev, v[i]); continue; }
-                char *x = expand_simple(w, v[i], true), *sv = NULL;
-                if (strcmp(x, v[i]) == 0) kg_strv_push(ev, v[i]);
-                else
-                    for (char *t = strtok_r(x, " \t\n", &sv); t; t = strtok_r(NULL, " \t\n", &sv))
-                        kg_strv_push(ev, t);
-                free(x);
-            }
-            char **evv = kg_strv_nullterm(ev);
-            if (kg_strv_len(ev)) w->result = w->vis->command(w->c, evv, kg_strv_len(ev), w->sc, w->where, 0);
-            free(evv);
-            kg_strv_free(ev);
-            if (w->result) goto done;
-        }
+        flush_guessed(w, v, n, skip);
+        if (w->result) goto done;
         w->result = w->vis->command(w->c, v + skip, n - skip, w->sc, w->where, 0);
     }
 done:
@@ -387,6 +395,35 @@ done:
 }
 
 static bool kw_is(const char *word, int dyn, const char *kw) { return !dyn && strcmp(word, kw) == 0; }
+
+/* for NAME in WORDS; do: each word is a value NAME takes in the body (for
+ * c in curl; do $c; done); without "in", the positional parameters.  d:
+ * the word cannot be a keyword. */
+static void for_word(walker *w, const char *word, bool dyn, int d)
+{
+    if (kw_is(word, d, "do")) {
+        if (w->for_var && !w->for_in)
+            for (size_t i = 1; i < w->npos; i++) {
+                char *a = NULL;
+                if (asprintf(&a, "%s=%s", w->for_var, w->pos[i]) < 0) kg_oom();
+                walker_assign_one(w, a);
+                free(a);
+            }
+        free(w->for_var);
+        w->for_var = NULL;
+        w->for_in = false;
+        w->st = ST_CMD;
+    } else if (!w->for_var) {
+        w->for_var = kg_dx_strdup(word);
+    } else if (!w->for_in && kw_is(word, d, "in")) {
+        w->for_in = true;
+    } else if (w->for_in) {
+        char *a = NULL;
+        if (asprintf(&a, "%s=%s", w->for_var, word) < 0) kg_oom();
+        walker_assign(w, a, dyn);
+        free(a);
+    }
+}
 
 static void walker_word(walker *w, const char *word, bool dyn, bool quoted)
 {
@@ -402,33 +439,7 @@ static void walker_word(walker *w, const char *word, bool dyn, bool quoted)
     int d = dyn || quoted; /* a quoted or expanded word is never a keyword */
     switch (w->st) {
     case ST_SKIP: return;
-    case ST_FOR:
-        /* for NAME in WORDS; do: each word is a value NAME takes in the
-         * body (for c in curl; do $c; done); without "in", the positional
-         * parameters. */
-        if (kw_is(word, d, "do")) {
-            if (w->for_var && !w->for_in)
-                for (size_t i = 1; i < w->npos; i++) {
-                    char *a = NULL;
-                    if (asprintf(&a, "%s=%s", w->for_var, w->pos[i]) < 0) kg_oom();
-                    walker_assign_one(w, a);
-                    free(a);
-                }
-            free(w->for_var);
-            w->for_var = NULL;
-            w->for_in = false;
-            w->st = ST_CMD;
-        } else if (!w->for_var) {
-            w->for_var = kg_dx_strdup(word);
-        } else if (!w->for_in && kw_is(word, d, "in")) {
-            w->for_in = true;
-        } else if (w->for_in) {
-            char *a = NULL;
-            if (asprintf(&a, "%s=%s", w->for_var, word) < 0) kg_oom();
-            walker_assign(w, a, dyn);
-            free(a);
-        }
-        return;
+    case ST_FOR: for_word(w, word, dyn, d); return;
     case ST_CASE_WORD: w->st = ST_CASE_IN; return;
     case ST_CASE_IN: if (kw_is(word, d, "in")) w->st = ST_CASE_PAT; return;
     case ST_CASE_PAT:
