@@ -896,6 +896,42 @@ static void heredoc_bodies(lexer *lx)
     }
 }
 
+/* A redirection operator at lx->i: a here-document's delimiter is read
+ * and queued (its body comes after the line), any other operator goes to
+ * the walker, which checks the file a "<" reads.  lit is scratch. */
+static void lex_redirect(lexer *lx, UT_string *lit)
+{
+    const char *s = lx->s;
+    const char *p = s + lx->i;
+    size_t left = lx->n - lx->i;
+    bool here = left >= 2 && p[0] == '<' && p[1] == '<' && !(left >= 3 && p[2] == '<');
+    bool strip = here && left >= 3 && p[2] == '-';
+    size_t k = 1;
+    if (left >= 2 && strchr("<>&|", p[1])) k = 2;
+    if (left >= 3 && p[0] == '<' && p[1] == '<' && (p[2] == '<' || p[2] == '-')) k = 3;
+    lx->i += k;
+    if (here) {
+        while (lx->i < lx->n && (s[lx->i] == ' ' || s[lx->i] == '\t')) lx->i++;
+        utstring_clear(lit);
+        bool dyn, quoted;
+        if (!read_word(lx, lit, &dyn, &quoted)) {
+            lx->failed = true;
+            return;
+        }
+        if (lx->nhd < 16) {
+            heredoc *hd = &lx->hd[lx->nhd++];
+            hd->delim = kg_dx_strdup(utstring_body(lit));
+            hd->quoted = quoted;
+            hd->strip = strip;
+        }
+        return;
+    }
+    /* "<" and "<>" read the file; "<&", "<<<" and the rest do not
+     * name one to read. */
+    bool reads = p[0] == '<' && (k == 1 || (k == 2 && p[1] == '>'));
+    walker_op(lx->w, reads ? OP_REDIR_IN : OP_REDIR);
+}
+
 static int lex_list(lexer *lx, bool stop_at_paren)
 {
     const char *s = lx->s;
@@ -961,29 +997,7 @@ static int lex_list(lexer *lx, bool stop_at_paren)
             continue;
         }
         if (ch == '<' || ch == '>') {
-            bool here = left >= 2 && p[0] == '<' && p[1] == '<' && !(left >= 3 && p[2] == '<');
-            bool strip = here && left >= 3 && p[2] == '-';
-            size_t k = 1;
-            if (left >= 2 && strchr("<>&|", p[1])) k = 2;
-            if (left >= 3 && p[0] == '<' && p[1] == '<' && (p[2] == '<' || p[2] == '-')) k = 3;
-            lx->i += k;
-            if (here) {
-                while (lx->i < lx->n && (s[lx->i] == ' ' || s[lx->i] == '\t')) lx->i++;
-                utstring_clear(lit);
-                bool dyn, quoted;
-                if (!read_word(lx, lit, &dyn, &quoted)) { lx->failed = true; break; }
-                if (lx->nhd < 16) {
-                    heredoc *hd = &lx->hd[lx->nhd++];
-                    hd->delim = kg_dx_strdup(utstring_body(lit));
-                    hd->quoted = quoted;
-                    hd->strip = strip;
-                }
-                continue;
-            }
-            /* "<" and "<>" read the file; "<&", "<<<" and the rest do not
-             * name one to read. */
-            bool reads = p[0] == '<' && (k == 1 || (k == 2 && p[1] == '>'));
-            walker_op(lx->w, reads ? OP_REDIR_IN : OP_REDIR);
+            lex_redirect(lx, lit);
             continue;
         }
         utstring_clear(lit);
