@@ -27,7 +27,7 @@ DIRS = ('core', 'plugins', 'sdk')
 NAME = re.compile(r'([A-Za-z_]\w*)\s*\(')
 # A definition whose '{' ends the declarator's line: not the house style.
 INLINE_OPEN = re.compile(r'^[A-Za-z_][\w\s\*]*\b([A-Za-z_]\w*)\s*\([^;]*\)\s*\{\s*$')
-KEYWORDS = {'if', 'while', 'for', 'switch', 'return', 'sizeof', 'do'}
+KEYWORDS = {'if', 'while', 'for', 'switch', 'return', 'sizeof', 'do', '__attribute__'}
 
 
 def sources(root):
