@@ -98,3 +98,9 @@ void kg_msg_line(FILE *f, const char *prefix, const char *fmt, ...)
     kg_msg_vline(f, prefix, fmt, ap);
     va_end(ap);
 }
+
+bool kg_debug(void)
+{
+    const char *d = getenv("KGATE_DEBUG");
+    return d && *d && strcmp(d, "0") != 0;
+}

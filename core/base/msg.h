@@ -37,6 +37,11 @@ void kg_msg_line(FILE *f, const char *prefix, const char *fmt, ...)
 void kg_msg_vline(FILE *f, const char *prefix, const char *fmt, va_list ap)
     __attribute__((format(printf, 3, 0)));
 
+/* The one debug switch: KGATE_DEBUG set, not empty and not "0" (kgate(1)).
+ * Read here only, so that every debug line of the core follows the same
+ * reading of it. */
+bool kg_debug(void);
+
 /* kg_msg_line(stderr, "kgate: ", ...): the one-line refusal or note. */
 #define kg_say(...) kg_msg_line(stderr, "kgate: ", __VA_ARGS__)
 

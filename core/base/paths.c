@@ -9,6 +9,8 @@
  * two differ: the message names both, and the user writes the real one. */
 #include "paths.h"
 
+#include <kgate/kgate-path.h>
+
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -208,10 +210,7 @@ fail:
 
 bool kg_path_is_within(const char *path, const char *dir)
 {
-    if (!path || !dir) return false;
-    if (strcmp(dir, "/") == 0) return path[0] == '/';
-    size_t n = strlen(dir);
-    return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+    return kgate_path_under(path, dir);
 }
 
 bool kg_path_inside_by_id(const char *path, const char *dir)

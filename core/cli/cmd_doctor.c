@@ -234,6 +234,38 @@ static void env_detail(kg_host *host, const kg_policy *pol, kgate_report *rep)
     kg_strv_free(withheld);
 }
 
+/* doctor --json: the verdict, the backend, the findings, the policy. */
+static void print_doctor_json(const kg_plugin *cand, const kg_choice *choice,
+                              const env_policy *e, const kgate_report *rep,
+                              const kg_registry *r)
+{
+    UT_string *o;
+    utstring_new(o);
+    utstring_printf(o, "{\"verdict\":");
+    kg_json_str(o, kg_verdict_name(rep->verdict));
+    utstring_printf(o, ",\"backend\":");
+    if (cand) kg_json_str(o, choice->stage ? choice->name : cand->name);
+    else utstring_printf(o, "null");
+    utstring_printf(o, ",\"stage\":");
+    if (choice->stage) kg_json_str(o, choice->stage->name);
+    else utstring_printf(o, "null");
+    utstring_printf(o, ",\"file\":");
+    if (cand) kg_json_str(o, cand->path);
+    else utstring_printf(o, "null");
+    utstring_printf(o, ",\"version\":");
+    if (cand) kg_json_str(o, cand->probe.version);
+    else utstring_printf(o, "null");
+    json_report(o, rep);
+    utstring_printf(o, ",\"policy\":");
+    if (e->pol) kg_policy_to_json(e->pol, o);
+    else utstring_printf(o, "null");
+    utstring_printf(o, ",\"plugins_refused\":");
+    json_refused(o, r);
+    utstring_printf(o, "}\n");
+    fputs(utstring_body(o), stdout);
+    utstring_free(o);
+}
+
 int kg_cmd_doctor(int argc, char **argv)
 {
     int json = 0;
@@ -303,35 +335,10 @@ int kg_cmd_doctor(int argc, char **argv)
     if (rep->n_items == 0)
         host.pub.report(rep, KGATE_BLOCKED, "core.nothing-to-report", "nothing to report");
 
-    if (json) {
-        UT_string *o;
-        utstring_new(o);
-        utstring_printf(o, "{\"verdict\":");
-        kg_json_str(o, kg_verdict_name(rep->verdict));
-        utstring_printf(o, ",\"backend\":");
-        if (cand) kg_json_str(o, choice.stage ? choice.name : cand->name);
-        else utstring_printf(o, "null");
-        utstring_printf(o, ",\"stage\":");
-        if (choice.stage) kg_json_str(o, choice.stage->name);
-        else utstring_printf(o, "null");
-        utstring_printf(o, ",\"file\":");
-        if (cand) kg_json_str(o, cand->path);
-        else utstring_printf(o, "null");
-        utstring_printf(o, ",\"version\":");
-        if (cand) kg_json_str(o, cand->probe.version);
-        else utstring_printf(o, "null");
-        json_report(o, rep);
-        utstring_printf(o, ",\"policy\":");
-        if (e.pol) kg_policy_to_json(e.pol, o);
-        else utstring_printf(o, "null");
-        utstring_printf(o, ",\"plugins_refused\":");
-        json_refused(o, r);
-        utstring_printf(o, "}\n");
-        fputs(utstring_body(o), stdout);
-        utstring_free(o);
-    } else {
+    if (json)
+        print_doctor_json(cand, &choice, &e, rep, r);
+    else
         print_doctor_text(cand, choice.stage, choice.name, &e, rep);
-    }
     status = rep->verdict == KGATE_BLOCKED ? KG_EXIT_FAIL : KG_EXIT_OK;
     kg_report_free(rep);
     kg_report_free(brep);
@@ -365,6 +372,96 @@ static void json_probe(UT_string *o, const kg_plugin *p)
         utstring_printf(o, ":%d", p->probe.facts[i].value);
     }
     utstring_printf(o, "}}");
+}
+
+/* plugins --json: every plugin with its probe, the refused, the pick. */
+static void print_plugins_json(const kg_registry *r, const kg_plugin *pick,
+                               const kg_plugin *pick_stage, const char *picked,
+                               const char *why_none)
+{
+    UT_string *o;
+    utstring_new(o);
+    utstring_printf(o, "{\"plugins\":[");
+    kg_plugin *p, *tmp;
+    int first = 1;
+    HASH_ITER(hh, r->by_name, p, tmp) {
+        utstring_printf(o, "%s{\"name\":", first ? "" : ",");
+        first = 0;
+        kg_json_str(o, p->name);
+        utstring_printf(o, ",\"file\":");
+        kg_json_str(o, p->path);
+        utstring_printf(o, ",\"description\":");
+        kg_json_str(o, p->be.description ? p->be.description : "");
+        utstring_printf(o, ",\"kind\":");
+        kg_json_str(o, p->be.kind == KGATE_KIND_NETWORK ? "network" : "box");
+        utstring_printf(o, ",\"abi\":\"%d.%u\",\"abi_major\":%d,\"abi_minor\":%u",
+                        KGATE_ABI_MAJOR, (unsigned)p->abi_minor, KGATE_ABI_MAJOR,
+                        (unsigned)p->abi_minor);
+        utstring_printf(o, ",\"probe\":");
+        json_probe(o, p);
+        utstring_printf(o, ",\"selected\":%s}", p == pick || p == pick_stage ? "true" : "false");
+    }
+    utstring_printf(o, "],\"refused\":");
+    json_refused(o, r);
+    utstring_printf(o, ",\"searched\":");
+    kg_json_strv(o, r->searched);
+    utstring_printf(o, ",\"selected\":");
+    if (picked) kg_json_str(o, picked);
+    else utstring_printf(o, "null");
+    utstring_printf(o, ",\"selection_error\":");
+    if (why_none) kg_json_str(o, why_none);
+    else utstring_printf(o, "null");
+    utstring_printf(o, "}\n");
+    fputs(utstring_body(o), stdout);
+    utstring_free(o);
+}
+
+/* One plugin in the text of `kgate plugins`. */
+static void print_plugin_text(const kg_plugin *p, bool selected)
+{
+    kg_msg_line(stdout, NULL, "%s%s (ABI %d.%u) %s", selected ? "* " : "  ", p->name,
+                KGATE_ABI_MAJOR, (unsigned)p->abi_minor, p->path);
+    if (p->be.description) kg_msg_line(stdout, NULL, "    %s", p->be.description);
+    if (p->probe_failed)
+        kg_msg_line(stdout, NULL, "    probe failed: %s", p->probe_error);
+    else if (p->be.kind == KGATE_KIND_NETWORK) {
+        /* A stage is never picked by score: it is composed with the
+         * box it names when the policy needs it (select.c). */
+        UT_string *b;
+        utstring_new(b);
+        for (const char *const *n = p->be.boxes; n && *n; n++)
+            utstring_printf(b, "%s%s", n == p->be.boxes ? "" : ", ", *n);
+        kg_msg_line(stdout, NULL, "    %s, network stage for %s, version %s%s%s",
+                    p->probe.available ? "available" : "not available",
+                    utstring_len(b) ? utstring_body(b) : "no box",
+                    p->probe.version[0] ? p->probe.version : "unknown",
+                    p->probe.reason[0] ? ": " : "", p->probe.reason);
+        utstring_free(b);
+    } else
+        kg_msg_line(stdout, NULL, "    %s, score %d, version %s%s%s",
+                    p->probe.available ? "available" : "not available",
+                    p->probe.score, p->probe.version[0] ? p->probe.version : "unknown",
+                    p->probe.reason[0] ? ": " : "", p->probe.reason);
+}
+
+static void print_plugins_text(const kg_registry *r, const kg_plugin *pick,
+                               const kg_plugin *pick_stage, const char *picked,
+                               const char *why_none)
+{
+    kg_plugin *p, *tmp;
+    HASH_ITER(hh, r->by_name, p, tmp) print_plugin_text(p, p == pick || p == pick_stage);
+    if (!r->by_name) kg_msg_line(stdout, NULL, "no plugin found");
+    for (size_t i = 0; i < kg_strv_len(r->refusals); i++)
+        kg_msg_line(stdout, NULL, "refused: %s", kg_strv_get(r->refusals, i));
+    UT_string *searched;
+    utstring_new(searched);
+    utstring_printf(searched, "searched:");
+    for (size_t i = 0; i < kg_strv_len(r->searched); i++)
+        utstring_printf(searched, " %s", kg_strv_get(r->searched, i));
+    kg_msg_line(stdout, NULL, "%s", utstring_body(searched));
+    utstring_free(searched);
+    if (picked) kg_msg_line(stdout, NULL, "run would pick: %s", picked);
+    else kg_msg_line(stdout, NULL, "run would pick: none (%s)", why_none ? why_none : "unknown");
 }
 
 int kg_cmd_plugins(int argc, char **argv)
@@ -404,82 +501,9 @@ int kg_cmd_plugins(int argc, char **argv)
         }
     }
 
-    if (json) {
-        UT_string *o;
-        utstring_new(o);
-        utstring_printf(o, "{\"plugins\":[");
-        kg_plugin *p, *tmp;
-        int first = 1;
-        HASH_ITER(hh, r->by_name, p, tmp) {
-            utstring_printf(o, "%s{\"name\":", first ? "" : ",");
-            first = 0;
-            kg_json_str(o, p->name);
-            utstring_printf(o, ",\"file\":");
-            kg_json_str(o, p->path);
-            utstring_printf(o, ",\"description\":");
-            kg_json_str(o, p->be.description ? p->be.description : "");
-            utstring_printf(o, ",\"kind\":");
-            kg_json_str(o, p->be.kind == KGATE_KIND_NETWORK ? "network" : "box");
-            utstring_printf(o, ",\"abi\":\"%d.%u\",\"abi_major\":%d,\"abi_minor\":%u",
-                            KGATE_ABI_MAJOR, (unsigned)p->abi_minor, KGATE_ABI_MAJOR,
-                            (unsigned)p->abi_minor);
-            utstring_printf(o, ",\"probe\":");
-            json_probe(o, p);
-            utstring_printf(o, ",\"selected\":%s}", p == pick || p == pick_stage ? "true" : "false");
-        }
-        utstring_printf(o, "],\"refused\":");
-        json_refused(o, r);
-        utstring_printf(o, ",\"searched\":");
-        kg_json_strv(o, r->searched);
-        utstring_printf(o, ",\"selected\":");
-        if (pick) kg_json_str(o, pick_c.name);
-        else utstring_printf(o, "null");
-        utstring_printf(o, ",\"selection_error\":");
-        if (why_none) kg_json_str(o, why_none);
-        else utstring_printf(o, "null");
-        utstring_printf(o, "}\n");
-        fputs(utstring_body(o), stdout);
-        utstring_free(o);
-    } else {
-        kg_plugin *p, *tmp;
-        HASH_ITER(hh, r->by_name, p, tmp) {
-            kg_msg_line(stdout, NULL, "%s%s (ABI %d.%u) %s", p == pick || p == pick_stage ? "* " : "  ", p->name,
-                        KGATE_ABI_MAJOR, (unsigned)p->abi_minor, p->path);
-            if (p->be.description) kg_msg_line(stdout, NULL, "    %s", p->be.description);
-            if (p->probe_failed)
-                kg_msg_line(stdout, NULL, "    probe failed: %s", p->probe_error);
-            else if (p->be.kind == KGATE_KIND_NETWORK) {
-                /* A stage is never picked by score: it is composed with the
-                 * box it names when the policy needs it (select.c). */
-                UT_string *b;
-                utstring_new(b);
-                for (const char *const *n = p->be.boxes; n && *n; n++)
-                    utstring_printf(b, "%s%s", n == p->be.boxes ? "" : ", ", *n);
-                kg_msg_line(stdout, NULL, "    %s, network stage for %s, version %s%s%s",
-                            p->probe.available ? "available" : "not available",
-                            utstring_len(b) ? utstring_body(b) : "no box",
-                            p->probe.version[0] ? p->probe.version : "unknown",
-                            p->probe.reason[0] ? ": " : "", p->probe.reason);
-                utstring_free(b);
-            } else
-                kg_msg_line(stdout, NULL, "    %s, score %d, version %s%s%s",
-                            p->probe.available ? "available" : "not available",
-                            p->probe.score, p->probe.version[0] ? p->probe.version : "unknown",
-                            p->probe.reason[0] ? ": " : "", p->probe.reason);
-        }
-        if (!r->by_name) kg_msg_line(stdout, NULL, "no plugin found");
-        for (size_t i = 0; i < kg_strv_len(r->refusals); i++)
-            kg_msg_line(stdout, NULL, "refused: %s", kg_strv_get(r->refusals, i));
-        UT_string *searched;
-        utstring_new(searched);
-        utstring_printf(searched, "searched:");
-        for (size_t i = 0; i < kg_strv_len(r->searched); i++)
-            utstring_printf(searched, " %s", kg_strv_get(r->searched, i));
-        kg_msg_line(stdout, NULL, "%s", utstring_body(searched));
-        utstring_free(searched);
-        if (pick) kg_msg_line(stdout, NULL, "run would pick: %s", pick_c.name);
-        else kg_msg_line(stdout, NULL, "run would pick: none (%s)", why_none ? why_none : "unknown");
-    }
+    const char *picked = pick ? pick_c.name : NULL;
+    if (json) print_plugins_json(r, pick, pick_stage, picked, why_none);
+    else print_plugins_text(r, pick, pick_stage, picked, why_none);
     free(why_none);
     env_policy_free(&e);
     kg_registry_free(r);

@@ -18,6 +18,7 @@
 
 #include "audit.h"
 #include "auditrun.h"
+#include "cleanup.h"
 #include "commands.h"
 #include "config.h"
 #include "denyexec.h"
@@ -124,7 +125,9 @@ static void free_args(run_args *a)
     kg_strv_free(a->flags.allow_hosts);
 }
 
-/* Everything an audit line needs that is known so far. */
+/* Everything an audit line needs that is known so far, and what the
+ * steps of run() hand on to one another (released by run_release,
+ * whichever step stopped the run). */
 typedef struct run_ctx {
     run_args args;
     char *home;
@@ -136,6 +139,15 @@ typedef struct run_ctx {
     kg_events *events;  /* the caller's refusal channel, or NULL */
     bool started;       /* the program ran (for the events summary) */
     size_t masked;      /* secrets the mask replaced */
+    const char *path_env;   /* PATH as the deny list and the lookup read it */
+    kg_gitguard *gg;        /* the host's git, from before the launch to after */
+    kg_placeholders *ph;    /* missing protected paths, made for the run */
+    bool use_pty;
+    kg_host host;           /* set up by step_choose; zero before */
+    kg_registry *reg;
+    kg_choice chosen;
+    kg_plugin *launcher;    /* the stage of a composed run, else the box */
+    kgate_plan *plan;
 } run_ctx;
 
 /* The code a harness switches on for a run that did not start. */
@@ -266,11 +278,9 @@ static bool want_pty(int forced)
     return isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 }
 
-static int run(run_ctx *c)
+/* Where the run's own records go, and its id: nothing else is known yet. */
+static int step_setup(run_ctx *c)
 {
-    kg_error err = {0};
-    char msg[1200];
-
     const char *home = getenv("HOME");
     if (!home || home[0] != '/') {
         kg_say("HOME is not set to an absolute path: nothing to hide, refusing to guess");
@@ -286,19 +296,29 @@ static int run(run_ctx *c)
     }
     if (!c->home || !c->cwd || !c->log_path || !c->runs_dir)
         return refuse(c, "refuse", KG_EXIT_REFUSED, "cannot determine the working directory");
-    /* The channel the caller asked for, or nothing starts: a harness
-     * waiting for objects that never come would misread the run. */
-    if (c->args.events_fd) {
-        c->events = kg_events_open(c->args.events_fd, &err);
-        if (!c->events) return refuse(c, "refuse", KG_EXIT_REFUSED, err.msg);
-        kg_events_begin(c->events, c->run_id, (const char *const *)c->args.cmd,
-                        (size_t)c->args.cmd_argc);
-    }
+    return 0;
+}
 
+/* The channel the caller asked for, or nothing starts: a harness waiting
+ * for objects that never come would misread the run. */
+static int step_events(run_ctx *c)
+{
+    kg_error err = {0};
+    if (!c->args.events_fd) return 0;
+    c->events = kg_events_open(c->args.events_fd, &err);
+    if (!c->events) return refuse(c, "refuse", KG_EXIT_REFUSED, err.msg);
+    kg_events_begin(c->events, c->run_id, (const char *const *)c->args.cmd,
+                    (size_t)c->args.cmd_argc);
+    return 0;
+}
+
+static int step_policy(run_ctx *c)
+{
+    kg_error err = {0};
+    char msg[1200] = "";
     c->policy = kg_policy_load(c->home, c->cwd, &c->args.flags, &err);
     if (!c->policy) return refuse(c, "refuse", KG_EXIT_REFUSED, err.msg);
     const kgate_policy *pub = &c->policy->pub;
-
     if (kg_path_covers_home(pub->project, pub->home)) {
         snprintf(msg, sizeof msg,
                  "refusing to run in %s: it is the home directory %s or one of its "
@@ -306,18 +326,23 @@ static int run(run_ctx *c)
                  pub->project, pub->home);
         return refuse(c, "refuse", KG_EXIT_REFUSED, msg);
     }
+    return 0;
+}
 
-    const char *path_env = getenv("PATH");
-    if (!path_env) path_env = "/usr/local/bin:/usr/bin:/bin";
-    /* The deny list first: a denied name is blocked (126, an audit line of
-     * kind block) whether or not it is installed here, so the attempt is on
-     * record and the answer does not depend on the machine. */
-    char *cache_dir = NULL;
+/* The deny list first: a denied name is blocked (126, an audit line of
+ * kind block) whether or not it is installed here, so the attempt is on
+ * record and the answer does not depend on the machine. */
+static int step_deny(run_ctx *c)
+{
+    kg_error err = {0};
+    char msg[1200] = "", reason[512] = "";
+    const kgate_policy *pub = &c->policy->pub;
+    c->path_env = getenv("PATH");
+    if (!c->path_env) c->path_env = "/usr/local/bin:/usr/bin:/bin";
+    kg_autofree char *cache_dir = NULL;
     if (asprintf(&cache_dir, "%s/.kgate/cache", pub->home) < 0) cache_dir = NULL;
-    kg_denyexec *deny = kg_denyexec_new(c->policy->deny_exec, path_env, cache_dir, &err);
-    free(cache_dir);
+    kg_denyexec *deny = kg_denyexec_new(c->policy->deny_exec, c->path_env, cache_dir, &err);
     if (!deny) return refuse(c, "refuse", KG_EXIT_REFUSED, err.msg);
-    char reason[512] = "";
     int blocked = kg_denyexec_check(deny, (const char *const *)c->args.cmd,
                                     (size_t)c->args.cmd_argc, pub->project, reason,
                                     sizeof reason, &err);
@@ -340,8 +365,15 @@ static int run(run_ctx *c)
         snprintf(msg, sizeof msg, "blocked: %s", reason);
         return refuse(c, "block", KG_EXIT_BLOCKED, msg);
     }
+    return 0;
+}
 
-    char *command_path = kg_exec_resolve(c->args.cmd[0], path_env, pub->project);
+/* The command as a file: the policy records it for the plan. */
+static int step_resolve(run_ctx *c)
+{
+    char msg[1200] = "";
+    kg_autofree char *command_path =
+        kg_exec_resolve(c->args.cmd[0], c->path_env, c->policy->pub.project);
     if (!command_path) {
         /* Still 127 (126 means the deny list), but say what is wrong with
          * a path that is there. */
@@ -354,245 +386,336 @@ static int run(run_ctx *c)
     }
     kg_policy_set_command(c->policy, (const char *const *)c->args.cmd,
                           (size_t)c->args.cmd_argc, command_path);
-    free(command_path);
+    return 0;
+}
 
+/* Before a refusal of step_guard's own: the project is as it was when
+ * the refusal is told. */
+static void guard_release(run_ctx *c)
+{
+    kg_placeholders_release(c->ph);
+    c->ph = NULL;
+    kg_gitguard_free(c->gg);
+    c->gg = NULL;
+}
+
+/* What the run must leave as it was (the host's git, the protected
+ * paths), guarded from here to after the run; and the terminal. */
+static int step_guard(run_ctx *c)
+{
+    kg_error err = {0};
+    const kgate_policy *pub = &c->policy->pub;
     /* A repository that already sends git elsewhere is refused; else a
      * snapshot, to find what the run planted for the host's git. */
-    kg_gitguard *gg = kg_gitguard_begin(pub->project, !c->args.dry_run, &err);
-    if (!gg) return refuse(c, "refuse", KG_EXIT_REFUSED, err.msg);
+    c->gg = kg_gitguard_begin(pub->project, !c->args.dry_run, &err);
+    if (!c->gg) return refuse(c, "refuse", KG_EXIT_REFUSED, err.msg);
     /* A missing protected path gets an empty placeholder for the length of
      * the run, so that no backend leaves it creatable (protected.c); a dry
      * run makes none. */
-    kg_placeholders *ph = NULL;
     if (!c->args.dry_run &&
-        !(ph = kg_placeholders_make(pub->project, c->policy->protect_paths, &err))) {
-        kg_gitguard_free(gg);
+        !(c->ph = kg_placeholders_make(pub->project, c->policy->protect_paths, &err))) {
+        guard_release(c);
         return refuse(c, "refuse", KG_EXIT_REFUSED, err.msg);
     }
-
     /* Decided before the plan: a program with a terminal of its own needs a
      * different session layout from one on pipes. */
-    bool use_pty = want_pty(c->args.pty);
-    c->policy->pub.pty = use_pty;
+    c->use_pty = want_pty(c->args.pty);
+    c->policy->pub.pty = c->use_pty;
     /* The pty copies its modes and size from fd 0 and makes fd 0 raw; a
      * pipe there has neither.  Refused here, before the audit line says
      * launch.  --dry-run only prints the plan a pty would get. */
-    if (use_pty && !c->args.dry_run && !isatty(STDIN_FILENO)) {
-        kg_placeholders_release(ph);
-        kg_gitguard_free(gg);
+    if (c->use_pty && !c->args.dry_run && !isatty(STDIN_FILENO)) {
+        guard_release(c);
         return refuse(c, "refuse", KG_EXIT_REFUSED,
                       "--pty needs a terminal on standard input");
     }
+    return 0;
+}
 
-    kg_host host;
-    kg_host_init(&host);
+/* The plugins, and what enforces this policy: a box, and the network
+ * stage it runs in when the box cannot filter hosts itself. */
+static int step_choose(run_ctx *c)
+{
+    kg_error err = {0};
+    char msg[1200] = "";
+    const kgate_policy *pub = &c->policy->pub;
+    kg_host_init(&c->host);
     /* The quick probes of the last run, where nothing they depend on has
      * changed: kgate's own directory, which no box can see or write. */
-    char *probe_dir = NULL;
+    kg_autofree char *probe_dir = NULL;
     if (asprintf(&probe_dir, "%s/.kgate/cache", pub->home) < 0) kg_oom();
-    host.probes = kg_probecache_new(probe_dir, host.debug);
-    free(probe_dir);
-    kg_registry *reg = kg_registry_load_for(c->policy->allow_paths, 0);
-    if (!reg) kg_oom();
-    kg_choice chosen;
-    int status;
-    if (!reg) return refuse(c, "refuse", KG_EXIT_REFUSED, "out of memory");
+    c->host.probes = kg_probecache_new(probe_dir, c->host.debug);
+    c->reg = kg_registry_load_for(c->policy->allow_paths, 0);
+    if (!c->reg) kg_oom();
     /* A box that could write a directory kgate loads plugins from would
      * have its code run by the user's next kgate command, outside every
      * box: such a box is not started (docs/plugins.md). */
-    if (kg_strv_len(reg->exposed) > 0) {
+    if (kg_strv_len(c->reg->exposed) > 0) {
         snprintf(msg, sizeof msg, "refusing to run: plugin %s: move it out or take it "
-                 "off KGATE_PLUGIN_PATH", kg_strv_get(reg->exposed, 0));
-        status = refuse(c, "refuse", KG_EXIT_REFUSED, msg);
-        goto out_registry;
+                 "off KGATE_PLUGIN_PATH", kg_strv_get(c->reg->exposed, 0));
+        return refuse(c, "refuse", KG_EXIT_REFUSED, msg);
     }
     /* A plugin that was asked for and not loaded is news, even for run. */
-    for (size_t i = 0; i < kg_strv_len(reg->refusals); i++)
-        fprintf(stderr, "kgate: plugin %s\n", kg_strv_get(reg->refusals, i));
-    if (kg_select_choose(reg, &host, pub, c->args.backend, KGATE_PROBE_QUICK, &chosen,
-                         &err) < 0) {
+    for (size_t i = 0; i < kg_strv_len(c->reg->refusals); i++)
+        fprintf(stderr, "kgate: plugin %s\n", kg_strv_get(c->reg->refusals, i));
+    if (kg_select_choose(c->reg, &c->host, pub, c->args.backend, KGATE_PROBE_QUICK,
+                         &c->chosen, &err) < 0) {
         /* A backend named with --backend may still show what it would
          * install, even where it cannot install it (the seatbelt profile
          * on Linux): a dry run starts nothing, so nothing is weakened. */
-        if (!(c->args.dry_run && c->args.backend && chosen.box)) {
-            kg_report_free(chosen.rep);
-            status = refuse(c, "refuse", KG_EXIT_REFUSED, err.msg);
-            goto out_registry;
+        if (!(c->args.dry_run && c->args.backend && c->chosen.box)) {
+            kg_report_free(c->chosen.rep);
+            c->chosen.rep = NULL;
+            return refuse(c, "refuse", KG_EXIT_REFUSED, err.msg);
         }
         kg_say("note: %s; showing its plan anyway (dry run)", err.msg);
     }
-    kg_report_free(chosen.rep);
-    kg_events_set_backend(c->events, chosen.name);
+    kg_report_free(c->chosen.rep);
+    c->chosen.rep = NULL;
+    kg_events_set_backend(c->events, c->chosen.name);
     /* A composed run is started by its network stage, inside the network
      * it builds; the box's plan is what it starts (kgate-plugin.h). */
-    kg_plugin *launcher = chosen.stage ? chosen.stage : chosen.box;
-    host.current = launcher->name;
+    c->launcher = c->chosen.stage ? c->chosen.stage : c->chosen.box;
+    c->host.current = c->launcher->name;
+    return 0;
+}
 
-    kgate_plan *plan = kg_plan_new();
+static int step_plan(run_ctx *c)
+{
+    char msg[1200] = "";
     kgate_err perr = {0};
-    const char *who = chosen.box->name;
-    if (kg_select_plan(&chosen, &host, pub, plan, &who, &perr) < 0) {
+    const char *who = c->chosen.box->name;
+    c->plan = kg_plan_new();
+    if (kg_select_plan(&c->chosen, &c->host, &c->policy->pub, c->plan, &who, &perr) < 0) {
         snprintf(msg, sizeof msg, "%s: %s", who,
                  perr.msg[0] ? perr.msg : "could not build a plan");
-        status = refuse(c, "refuse", KG_EXIT_REFUSED, msg);
-        goto out_plan;
+        return refuse(c, "refuse", KG_EXIT_REFUSED, msg);
     }
+    return 0;
+}
 
-    if (c->args.dry_run) {
-        /* The whole plan first, then one write: running out of memory
-         * half-way must not leave half a plan on stdout (kg_oom). */
-        char *text = NULL;
-        size_t len = 0;
-        FILE *m = open_memstream(&text, &len);
-        if (!m) kg_oom();
-        kg_plan_print(plan, m);
-        if (fclose(m) != 0 || !text) kg_oom();
-        status = fwrite(text, 1, len, stdout) == len && fflush(stdout) == 0 ? KG_EXIT_OK
-                                                                           : KG_EXIT_FAIL;
-        free(text);
-        goto out_plan;
-    }
+/* --dry-run: the whole plan first, then one write: running out of memory
+ * half-way must not leave half a plan on stdout (kg_oom). */
+static int print_plan(const run_ctx *c)
+{
+    kg_autofree char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    if (!m) kg_oom();
+    kg_plan_print(c->plan, m);
+    if (fclose(m) != 0 || !text) kg_oom();
+    return fwrite(text, 1, len, stdout) == len && fflush(stdout) == 0 ? KG_EXIT_OK
+                                                                      : KG_EXIT_FAIL;
+}
 
-    kg_strv *env = kg_strv_new(), *withheld = kg_strv_new();
-    kg_env_filter(environ, c->policy->pass_env, c->policy->deny_env, env, withheld);
+/* What the steps of a launch hand on to one another. */
+typedef struct launch_state {
+    kg_strv *env;        /* what the program gets */
+    kg_strv *withheld;   /* names kept from it, for the launch record */
+    kg_audit_event ev;   /* the launch record */
+    kg_audit_event nev;  /* the base of every net record (the netlog keeps it) */
+    kg_audit_log *alog;
+    bool deferred;       /* the backend commits: it has the launch record written */
+    launch_commit lc;
+    kg_netlog *net;
+    bool outlived;       /* processes of the run could not all be ended */
+    int exit_status;
+    struct timespec stop;
+    kg_error err;
+} launch_state;
 
-    kg_audit_event ev;
-    audit_base(c, &ev, "launch");
-    ev.backend = chosen.name;
-    ev.network = kg_network_name(pub->network);
-    ev.withheld_env = withheld;
+/* The program's environment, and the log open with the launch record
+ * written (or, for a backend that commits, ready to be). */
+static int launch_open_log(run_ctx *c, launch_state *l)
+{
+    l->env = kg_strv_new();
+    l->withheld = kg_strv_new();
+    kg_env_filter(environ, c->policy->pass_env, c->policy->deny_env, l->env, l->withheld);
+    audit_base(c, &l->ev, "launch");
+    l->ev.backend = c->chosen.name;
+    l->ev.network = kg_network_name(c->policy->pub.network);
+    l->ev.withheld_env = l->withheld;
     /* One descriptor for the launch line and for the net lines written
      * while the program runs: a log that cannot take the first is refused
      * before anything starts, and the others need no second open. */
-    kg_audit_log *alog = kg_audit_open_sink(c->log_path, c->policy->audit_sink, &err);
+    l->alog = kg_audit_open_sink(c->log_path, c->policy->audit_sink, &l->err);
     /* A backend that commits (ABI 2.1) has the line written from inside
      * its launch, once all that can fail is in place: a launch refused on
      * the way then leaves a refusal line, not a launch line. */
-    bool deferred = KGATE_HAS_FIELD(&launcher->be, kgate_backend, commits) &&
-                    launcher->be.commits;
-    launch_commit lc = {.log = alog, .ev = &ev, .path = c->log_path,
-                        .runs_dir = c->runs_dir};
+    l->deferred = KGATE_HAS_FIELD(&c->launcher->be, kgate_backend, commits) &&
+                  c->launcher->be.commits;
+    l->lc = (launch_commit){.log = l->alog, .ev = &l->ev, .path = c->log_path,
+                            .runs_dir = c->runs_dir};
     /* Runs whose kgate was killed get their end records first. */
-    if (alog && kg_run_recover(c->runs_dir, alog, &err) < 0) {
-        kg_audit_close(alog);
-        alog = NULL;
+    if (l->alog && kg_run_recover(c->runs_dir, l->alog, &l->err) < 0) {
+        kg_audit_close(l->alog);
+        l->alog = NULL;
     }
-    if (alog && !deferred && launch_record(&lc) < 0) {
-        err = lc.err;
-        kg_audit_close(alog);
-        alog = NULL;
+    if (l->alog && !l->deferred && launch_record(&l->lc) < 0) {
+        l->err = l->lc.err;
+        kg_audit_close(l->alog);
+        l->alog = NULL;
     }
-    if (!alog) {
-        if (c->policy->audit_sink) /* the message names the sink */
-            kg_say("%s: nothing was started", err.msg);
-        else
-            kg_say("audit log %s: %s: nothing was started", c->log_path, err.msg);
-        status = KG_EXIT_REFUSED;
-        goto out_env;
-    }
+    if (l->alog) return 0;
+    if (c->policy->audit_sink) /* the message names the sink */
+        kg_say("%s: nothing was started", l->err.msg);
+    else
+        kg_say("audit log %s: %s: nothing was started", c->log_path, l->err.msg);
+    return KG_EXIT_REFUSED;
+}
 
-    /* What the backend refuses while the program runs: a line of kind net
-     * each, as it happens. */
-    kg_audit_event nev;
-    audit_base(c, &nev, "net");
-    nev.backend = chosen.name;
-    nev.allow_paths = nev.allow_hosts = NULL; /* on the launch line */
-    kg_netlog *net = kg_netlog_new(alog, &nev);
-    kg_netlog_set_events(net, c->events);
+/* A launch that failed: whatever the probes said, the next run asks again
+ * (a cached answer must never keep a failing choice); and the run's one
+ * line, which is its audit record when nothing was recorded yet. */
+static void launch_failed(run_ctx *c, launch_state *l)
+{
+    const char *name = c->launcher->name;
+    kg_probecache_forget(c->host.probes, c->chosen.box->name);
+    if (c->chosen.stage) kg_probecache_forget(c->host.probes, c->chosen.stage->name);
+    /* A run whose processes could not all be ended did run. */
+    c->started = l->outlived;
+    if (l->outlived) {
+        /* Its one line; the checks below are not run. */
+        kg_say("%s: %s", name, l->err.msg);
+    } else if (l->lc.failed) {
+        /* The same line as a log that refuses before the launch. */
+        kg_say("audit log %s: %s: nothing was started", c->log_path, l->lc.err.msg);
+    } else if (l->deferred && !l->lc.written) {
+        /* Nothing ran: the refusal is the run's one audit line. */
+        kg_autofree char *why = NULL;
+        if (asprintf(&why, "%s: %s", name, l->err.msg) < 0) kg_oom();
+        kg_audit_event rev = {0};
+        audit_base(c, &rev, "refuse");
+        rev.backend = c->chosen.name;
+        rev.network = l->ev.network;
+        refuse_event(c, &rev, KG_EXIT_REFUSED, why);
+    } else {
+        kg_say("%s: %s", name, l->err.msg);
+    }
+}
 
-    char **envp = kg_strv_nullterm(env);
-    bool outlived = false;
+/* The program, supervised to its end; what the backend refuses while it
+ * runs becomes a record of kind net each, as it happens. */
+static void launch_supervise(run_ctx *c, launch_state *l)
+{
+    audit_base(c, &l->nev, "net");
+    l->nev.backend = c->chosen.name;
+    l->nev.allow_paths = l->nev.allow_hosts = NULL; /* on the launch line */
+    l->net = kg_netlog_new(l->alog, &l->nev);
+    kg_netlog_set_events(l->net, c->events);
+    kg_autofree char **envp = kg_strv_nullterm(l->env);
     kg_supervise_opts opts = {
         .mask_prefixes = c->policy->mask_prefixes,
-        .use_pty = use_pty,
+        .use_pty = c->use_pty,
         .max_processes = c->policy->max_processes,
-        .net = net,
-        .commit = deferred ? write_launch_line : NULL,
-        .commit_ctx = &lc,
+        .net = l->net,
+        .commit = l->deferred ? write_launch_line : NULL,
+        .commit_ctx = &l->lc,
         .masked = &c->masked,
-        .outlived = &outlived,
+        .outlived = &l->outlived,
     };
-    int exit_status = KG_EXIT_REFUSED;
+    l->exit_status = KG_EXIT_REFUSED;
     if (!envp) kg_oom();
-    if (kg_supervise(&launcher->be, &host, pub, &launcher->probe, plan,
-                     (const char *const *)envp, &opts, &exit_status, &err) == 0) {
+    if (kg_supervise(&c->launcher->be, &c->host, &c->policy->pub, &c->launcher->probe,
+                     c->plan, (const char *const *)envp, &opts, &l->exit_status,
+                     &l->err) == 0) {
         c->started = true;
     } else {
-        exit_status = KG_EXIT_REFUSED;
-        /* The launch failed: whatever the probes said, the next run asks
-         * again (a cached answer must never keep a failing choice). */
-        kg_probecache_forget(host.probes, chosen.box->name);
-        if (chosen.stage) kg_probecache_forget(host.probes, chosen.stage->name);
-        /* A run whose processes could not all be ended did run. */
-        c->started = outlived;
-        if (outlived) {
-            /* Its one line; the checks below are not run. */
-            kg_say("%s: %s", launcher->name, err.msg);
-        } else if (lc.failed) {
-            /* The same line as a log that refuses before the launch. */
-            kg_say("audit log %s: %s: nothing was started", c->log_path, lc.err.msg);
-        } else if (deferred && !lc.written) {
-            /* Nothing ran: the refusal is the run's one audit line. */
-            char *why = NULL;
-            if (asprintf(&why, "%s: %s", launcher->name, err.msg) < 0) kg_oom();
-            kg_audit_event rev;
-            audit_base(c, &rev, "refuse");
-            rev.backend = chosen.name;
-            rev.network = ev.network;
-            refuse_event(c, &rev, KG_EXIT_REFUSED, why);
-            free(why);
-        } else {
-            kg_say("%s: %s", launcher->name, err.msg);
-        }
+        l->exit_status = KG_EXIT_REFUSED;
+        launch_failed(c, l);
     }
-    struct timespec stop;
-    clock_gettime(CLOCK_MONOTONIC, &stop);
-    free(envp);
-    status = exit_status;
-    /* One line, after the program's own output: why a lookup failed or a
-     * connection was refused, which the program itself cannot tell. */
-    UT_string *sum;
-    utstring_new(sum);
-    if (kg_netlog_summary(net, sum) && !c->args.quiet) kg_say("%s", utstring_body(sum));
-    utstring_free(sum);
-    kg_netlog_free(net);
-    /* Also after a failed launch: bwrap may have run part of the way.
-     * A finding leaves the exit status alone; its line says what moved,
-     * and the audit log keeps it. */
-    kg_placeholders_release(ph); /* before git's check: they are not the run's */
-    ph = NULL;
-    kg_strv *found = kg_strv_new();
+    clock_gettime(CLOCK_MONOTONIC, &l->stop);
+}
+
+/* What the run left for the host's git: one line, one event and one audit
+ * record each.  A finding leaves the exit status alone. */
+static void launch_check_git(run_ctx *c, launch_state *l)
+{
+    kg_autostrv kg_strv *found = kg_strv_new();
     /* A process of the run may still be writing: a check now could say
      * clean and be wrong a moment later, so none is made (fail closed). */
-    if (!outlived) kg_gitguard_end(gg, found);
+    if (!l->outlived) kg_gitguard_end(c->gg, found);
     for (size_t i = 0; i < kg_strv_len(found); i++) {
         const char *f = kg_strv_get(found, i);
         kg_say("git: %s", f); /* names files the program chose: escaped */
         kg_events_blocked(c->events, &(kg_event_block){
             .code = "git_neutralised", .resource_type = "file", .operation = "write",
             .rule_key = "git_check", .description = f});
-        kg_audit_event gev;
+        kg_audit_event gev = {0};
         audit_base(c, &gev, "git");
-        gev.backend = chosen.name;
+        gev.backend = c->chosen.name;
         gev.reason = f;
         kg_error aerr = {0};
-        if (kg_audit_append(alog, &gev, &aerr) < 0)
+        if (kg_audit_append(l->alog, &gev, &aerr) < 0)
             kg_say("audit log %s: %s", c->log_path, aerr.msg);
     }
-    kg_strv_free(found);
-    /* Last of the run's records: every launch record gets its end. */
-    if (lc.marker) end_record(c, &lc, chosen.name, status, &stop, outlived ? err.msg : NULL);
-    kg_audit_close(alog);
-out_env:
-    kg_strv_free(env);
-    kg_strv_free(withheld);
-out_plan:
-    kg_plan_free(plan);
-out_registry:
-    kg_registry_free(reg);
-    kg_probecache_free(host.probes);
-    kg_placeholders_release(ph);
-    kg_gitguard_free(gg);
+}
+
+/* After the program, also after a failed launch (bwrap may have run part
+ * of the way): the network summary, the placeholders, git's check, and
+ * last of the run's records the end record every launch record gets. */
+static void launch_finish(run_ctx *c, launch_state *l)
+{
+    /* One line, after the program's own output: why a lookup failed or a
+     * connection was refused, which the program itself cannot tell. */
+    UT_string *sum;
+    utstring_new(sum);
+    if (kg_netlog_summary(l->net, sum) && !c->args.quiet) kg_say("%s", utstring_body(sum));
+    utstring_free(sum);
+    kg_netlog_free(l->net);
+    l->net = NULL;
+    kg_placeholders_release(c->ph); /* before git's check: they are not the run's */
+    c->ph = NULL;
+    launch_check_git(c, l);
+    if (l->lc.marker)
+        end_record(c, &l->lc, c->chosen.name, l->exit_status, &l->stop,
+                   l->outlived ? l->err.msg : NULL);
+}
+
+/* The launch, from the program's environment to its end record. */
+static int run_launch(run_ctx *c)
+{
+    launch_state l = {.exit_status = KG_EXIT_REFUSED};
+    int status = launch_open_log(c, &l);
+    if (status == 0) {
+        launch_supervise(c, &l);
+        launch_finish(c, &l);
+        status = l.exit_status;
+    }
+    kg_audit_close(l.alog);
+    kg_strv_free(l.env);
+    kg_strv_free(l.withheld);
+    return status;
+}
+
+static void run_release(run_ctx *c)
+{
+    kg_plan_free(c->plan);
+    kg_registry_free(c->reg);
+    kg_probecache_free(c->host.probes);
+    kg_placeholders_release(c->ph);
+    kg_gitguard_free(c->gg);
+    c->plan = NULL;
+    c->reg = NULL;
+    c->host.probes = NULL;
+    c->ph = NULL;
+    c->gg = NULL;
+}
+
+/* kgate run, as the steps of the contract at the top of this file: each
+ * returns 0 to go on, or the status the run ends with (a refusal has
+ * said why by then).  The last prints the plan or launches. */
+static int run(run_ctx *c)
+{
+    static int (*const steps[])(run_ctx *) = {
+        step_setup, step_events, step_policy, step_deny,
+        step_resolve, step_guard, step_choose, step_plan,
+    };
+    int status = KG_EXIT_OK;
+    for (size_t i = 0; status == KG_EXIT_OK && i < sizeof steps / sizeof steps[0]; i++)
+        status = steps[i](c);
+    if (status == KG_EXIT_OK) status = c->args.dry_run ? print_plan(c) : run_launch(c);
+    run_release(c);
     return status;
 }
 

@@ -7,6 +7,7 @@
  * cached by fpcache.c. */
 #include "denyexec.h"
 #include "denyexec_int.h"
+#include "cleanup.h"
 #include "fpcache.h"
 #include "os.h"
 
@@ -26,6 +27,18 @@
 #define SCRIPT_MAX (64 * 1024)
 #define MAX_DEPTH 40
 #define MAX_SCRIPTS 64
+
+/* What the shell walker (denyexec_sh.c) hands each command it finds to. */
+static const kg_dx_visitor dx_visitor = {
+    .command = kg_dx_check_argv,
+    .name = kg_dx_check_name,
+    .source = kg_dx_check_source,
+    .block = kg_dx_block,
+    .enter = kg_dx_enter,
+    .leave = kg_dx_leave,
+    .take_stdin_args = kg_dx_take_stdin_args,
+    .is_cd = kg_dx_is_cd,
+};
 
 /* ---- what a command word can be ---------------------------------------- */
 
@@ -154,12 +167,6 @@ struct kg_denyexec {
 
 /* ---- small helpers ----------------------------------------------------- */
 
-const char *kg_dx_base(const char *p)
-{
-    const char *s = strrchr(p, '/');
-    return s ? s + 1 : p;
-}
-
 static bool is_multicall_name(const char *b)
 {
     return strncmp(b, "busybox", 7) == 0 || strcmp(b, "toybox") == 0;
@@ -171,25 +178,6 @@ static bool is_loader_name(const char *b)
 {
     return strncmp(b, "ld-linux", 8) == 0 || strncmp(b, "ld-musl-", 8) == 0 ||
            strncmp(b, "ld.so", 5) == 0 || strncmp(b, "ld64.so", 7) == 0;
-}
-
-char *kg_dx_strdup(const char *s)
-{
-    char *r = strdup(s);
-    if (!r) kg_oom(); /* the core treats allocation failure as fatal */
-    return r;
-}
-
-char *kg_dx_join(const char *dir, const char *name)
-{
-    size_t a = strlen(dir), b = strlen(name);
-    char *r = malloc(a + b + 2);
-    if (!r) kg_oom();
-    memcpy(r, dir, a);
-    size_t o = a;
-    if (a == 0 || dir[a - 1] != '/') r[o++] = '/';
-    memcpy(r + o, name, b + 1);
-    return r;
 }
 
 /* Regular and executable by us: what execve would accept. */
@@ -727,7 +715,7 @@ static int check_shell_file(chk *c, const char *path, const struct stat *st,
     if (!buf) return 0; /* unreadable: the shell cannot read it either */
     char where[PATH_MAX + 32];
     snprintf(where, sizeof where, "in script %s", shown);
-    int r = kg_dx_check_string(c, buf, len, sc, where, pos, npos);
+    int r = kg_dx_check_string(&dx_visitor, c, buf, len, sc, where, pos, npos);
     free(buf);
     return r;
 }
@@ -862,7 +850,7 @@ static int shell_string(chk *c, const char *str, scope sc, const char *what,
     char wh[PATH_MAX + 64];
     if (*where) snprintf(wh, sizeof wh, "in the %s string %s", what, where);
     else snprintf(wh, sizeof wh, "in the %s string", what);
-    return kg_dx_check_string(c, str, strlen(str), sc, wh, pos, npos);
+    return kg_dx_check_string(&dx_visitor, c, str, strlen(str), sc, wh, pos, npos);
 }
 
 /* sh [options] [-c string [name [arg...]] | file [arg...]] */
@@ -930,6 +918,250 @@ static int check_find(chk *c, char **w, size_t n, scope sc, const char *where)
     return 0;
 }
 
+/* One command of a kind (word_info.k) that runs another, as the checks
+ * below see it: the words, where they are looked up, and the command's
+ * own name (tool) for the reason. */
+typedef struct cmd_view {
+    chk *c;
+    char **w;
+    size_t n;
+    scope sc;
+    const char *where;
+    int flags;
+    const char *tool;
+    const word_info *wi;
+} cmd_view;
+
+static int inner_at(const cmd_view *v, size_t i, scope sc, int flags)
+{
+    return inner(v->c, v->w, v->n, i, sc, v->tool, v->where, flags);
+}
+
+static int shell_at(const cmd_view *v, const char *str, scope sc, const char *what)
+{
+    return shell_string(v->c, str, sc, what, v->where, NULL, 0);
+}
+
+/* env's one option: the letter (u, C, S or P) and its value, NULL when
+ * the option takes none or it is missing; *i moves past what was read. */
+static char env_option(char **w, size_t n, size_t *i, const char **val)
+{
+    const char *a = w[*i];
+    char opt = 0;
+    *val = NULL;
+    if (a[1] == '-') {
+        /* GNU accepts any unambiguous prefix of a long option. */
+        const char *eq = strchr(a, '=');
+        size_t l = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+        if (l >= 2 && strncmp("chdir", a + 2, l) == 0) opt = 'C';
+        else if (l >= 2 && strncmp("split-string", a + 2, l) == 0) opt = 'S';
+        else if (l >= 2 && strncmp("unset", a + 2, l) == 0) opt = 'u';
+        if (opt) *val = eq ? eq + 1 : (*i + 1 < n ? w[++*i] : NULL);
+    } else {
+        for (const char *p = a + 1; *p; p++) {
+            if (*p == 'u' || *p == 'C' || *p == 'S' || *p == 'P') {
+                opt = *p;
+                *val = p[1] ? p + 1 : (*i + 1 < n ? w[++*i] : NULL);
+                break;
+            }
+        }
+    }
+    ++*i;
+    return opt;
+}
+
+/* env [-C DIR] [-P PATH] [-S STRING] [NAME=VALUE]... COMMAND: walked by
+ * hand, since -C and -S change what runs, not just how. */
+static int check_env(const cmd_view *v)
+{
+    char **w = v->w;
+    size_t n = v->n, i = 1;
+    scope in = v->sc;
+    kg_autofree char *cwd_own = NULL;
+    kg_autofree char *path_own = NULL;
+    int r = 0;
+    while (i < n && !r) {
+        const char *a = w[i];
+        if (strcmp(a, "--") == 0) { i++; break; }
+        if (strcmp(a, "-") == 0) { i++; continue; } /* "env -" is env -i */
+        if (a[0] != '-' || !a[1]) break;
+        const char *val = NULL;
+        char opt = env_option(w, n, &i, &val);
+        if (!val) continue;
+        if (opt == 'C') {
+            /* Joined before the old one is freed: a second -C is
+             * relative to the first (found by fuzz-denyexec). */
+            char *nc = val[0] == '/' ? kg_dx_strdup(val) : kg_dx_join(in.cwd ? in.cwd : ".", val);
+            free(cwd_own);
+            cwd_own = nc;
+            in.cwd = cwd_own;
+        } else if (opt == 'P') {
+            free(path_own);
+            path_own = kg_dx_strdup(val);
+            in.path = path_own;
+        } else if (opt == 'S') {
+            r = shell_string(v->c, val, in, "env -S", v->where, NULL, 0);
+        }
+    }
+    for (; i < n && !r && strchr(w[i], '='); i++) {
+        if (strncmp(w[i], "PATH=", 5) == 0) {
+            free(path_own);
+            path_own = kg_dx_strdup(w[i] + 5);
+            in.path = path_own;
+        }
+    }
+    if (!r) r = inner_at(v, i, in, v->flags);
+    return r;
+}
+
+static int check_wrap(const cmd_view *v)
+{
+    const tool_spec *t = v->wi->t;
+    size_t i = skip_opts(v->w, v->n, 1, t->shorts, t->longs, t->digits) + t->npos;
+    while (t->assigns && i < v->n && strchr(v->w[i], '=')) i++;
+    return inner_at(v, i, v->sc, v->flags);
+}
+
+static int check_xargs(const cmd_view *v)
+{
+    size_t i = skip_opts(v->w, v->n, 1, v->wi->t->shorts, v->wi->t->longs, false);
+    return i < v->n ? inner_at(v, i, v->sc, v->flags | F_XARGS) : 0; /* echo */
+}
+
+static int check_command(const cmd_view *v)
+{
+    size_t i = skip_opts(v->w, v->n, 1, NULL, NULL, false);
+    /* command -v / -V only look the name up. */
+    if (has_short(v->w, 1, i, 'v') || has_short(v->w, 1, i, 'V')) return 0;
+    return inner_at(v, i, v->sc, v->flags);
+}
+
+/* su and runuser take -c anywhere (GNU getopt permutes). */
+static int check_cstring(const cmd_view *v)
+{
+    char **w = v->w;
+    size_t n = v->n, i = 1;
+    int r = 0;
+    char what[64] = "";
+    snprintf(what, sizeof what, "%s -c", v->tool);
+    for (i = 1; i < n && !r; i++) {
+        const char *val = NULL;
+        if (strcmp(w[i], "--") == 0) break;
+        if (strcmp(w[i], "-c") == 0 || strcmp(w[i], "--command") == 0) val = i + 1 < n ? w[++i] : NULL;
+        else if (strncmp(w[i], "--command=", 10) == 0) val = w[i] + 10;
+        else if (w[i][0] == '-' && w[i][1] != '-' && strchr(w[i], 'c')) {
+            const char *cp = strchr(w[i], 'c');
+            val = cp[1] ? cp + 1 : (i + 1 < n ? w[++i] : NULL);
+        }
+        if (val) r = shell_at(v, val, v->sc, what);
+    }
+    /* runuser -u USER COMMAND... */
+    const tool_spec *t = v->wi->t;
+    if (!r && strcmp(t ? t->name : "", "runuser") == 0 && has_short(w, 1, n, 'u')) {
+        i = skip_opts(w, n, 1, t->shorts, t->longs, false);
+        r = inner_at(v, i, v->sc, v->flags);
+    }
+    return r;
+}
+
+static int check_loader(const cmd_view *v)
+{
+    size_t i = skip_opts(v->w, v->n, 1, NULL,
+                         " library-path preload argv0 audit inhibit-rpath glibc-hwcaps-prepend glibc-hwcaps-mask ",
+                         false);
+    return inner_at(v, i, v->sc, v->flags);
+}
+
+static int check_flock(const cmd_view *v)
+{
+    char **w = v->w;
+    size_t n = v->n;
+    const tool_spec *t = v->wi->t ? v->wi->t : tool_by_name("flock");
+    size_t i = skip_opts(w, n, 1, t->shorts, t->longs, false) + 1; /* after the lock file */
+    if (i < n && (strcmp(w[i], "-c") == 0 || strcmp(w[i], "--command") == 0))
+        return i + 1 < n ? shell_at(v, w[i + 1], v->sc, "flock -c") : 0;
+    return inner_at(v, skip_opts(w, n, i, t->shorts, t->longs, false), v->sc, v->flags);
+}
+
+static int check_watch(const cmd_view *v)
+{
+    const tool_spec *t = v->wi->t ? v->wi->t : tool_by_name("watch");
+    size_t i = skip_opts(v->w, v->n, 1, t->shorts, t->longs, false);
+    if (has_short(v->w, 1, i, 'x')) return inner_at(v, i, v->sc, v->flags);
+    if (i >= v->n) return 0;
+    kg_autofree char *s = join_words(v->w + i, v->n - i); /* watch runs sh -c */
+    return shell_at(v, s, v->sc, "watch");
+}
+
+static int check_eval(const cmd_view *v)
+{
+    if (v->n <= 1) return 0;
+    kg_autofree char *s = join_words(v->w + 1, v->n - 1);
+    return shell_at(v, s, v->sc, "eval");
+}
+
+static int check_alias(const cmd_view *v)
+{
+    int r = 0;
+    for (size_t i = 1; i < v->n && !r; i++) {
+        const char *eq = strchr(v->w[i], '=');
+        if (eq) r = shell_at(v, eq + 1, v->sc, "alias");
+    }
+    return r;
+}
+
+/* The file ". FILE" or "source FILE" reads: found on PATH when it has no
+ * slash, or beside us; it does not need the execute bit.  NULL: none. */
+static char *sourced_file(chk *c, const char *name, scope sc, struct stat *st)
+{
+    char *p = NULL;
+    if (!strchr(name, '/')) {
+        p = resolve_in(c->d, name, sc.path, sc.cwd, st);
+        if (p) return p;
+    }
+    char *j = name[0] == '/' ? kg_dx_strdup(name) : kg_dx_join(sc.cwd ? sc.cwd : ".", name);
+    if (stat(j, st) == 0 && S_ISREG(st->st_mode)) return j;
+    free(j);
+    return NULL;
+}
+
+static int check_source(const cmd_view *v)
+{
+    if (v->n <= 1) return 0;
+    struct stat st;
+    kg_autofree char *p = sourced_file(v->c, v->w[1], v->sc, &st);
+    return p ? check_shell_file(v->c, p, &st, v->sc, v->w[1], v->w + 1, v->n - 1) : 0;
+}
+
+/* What runs inside a command of a kind that runs others: one check each. */
+static int check_by_kind(const cmd_view *v)
+{
+    switch (v->wi->k) {
+    case K_NONE: return 0;
+    case K_SHELL: return check_shell(v->c, v->w, v->n, v->sc, v->where, v->flags);
+    case K_ENV: return check_env(v);
+    case K_WRAP: return check_wrap(v);
+    case K_XARGS: return check_xargs(v);
+    case K_COMMAND: return check_command(v);
+    case K_CSTRING: return check_cstring(v);
+    case K_LOADER: return check_loader(v);
+    case K_FLOCK: return check_flock(v);
+    case K_WATCH: return check_watch(v);
+    case K_FIND: return check_find(v->c, v->w, v->n, v->sc, v->where);
+    /* busybox APPLET args: the applet is chosen by name. */
+    case K_BUSYBOX: return v->n > 1 && v->w[1][0] != '-' ? inner_at(v, 1, v->sc, v->flags) : 0;
+    case K_EVAL: return check_eval(v);
+    case K_TRAP:
+        return v->n > 2 && strcmp(v->w[1], "-") != 0 && v->w[1][0] != '-'
+                   ? shell_at(v, v->w[1], v->sc, "trap") : 0;
+    case K_ALIAS: return check_alias(v);
+    case K_SOURCE: return check_source(v);
+    case K_CD: return 0;
+    case K_COPY: return check_copy(v->c, v->w, v->n, v->sc, v->where);
+    }
+    return 0;
+}
+
 int kg_dx_check_argv(chk *c, char **w, size_t n, scope sc, const char *where, int flags)
 {
     if (n == 0) return 0;
@@ -947,185 +1179,15 @@ int kg_dx_check_argv(chk *c, char **w, size_t n, scope sc, const char *where, in
         c->depth--;
         return 0;
     }
-    word_info wi;
+    word_info wi = {0};
     int r = check_word(c, w[0], sc, where, &wi);
-    if (r) goto out;
-    size_t i;
-    const char *tool = kg_dx_base(w[0]);
     /* Whatever its name says, a script is also read (fakeroot, for one,
      * is a shell script that runs its arguments). */
-    if (wi.path) r = check_exec_file(c, &wi, w, n, sc, where);
-    if (r) goto out;
-    switch (wi.k) {
-    case K_NONE: break;
-    case K_SHELL: r = check_shell(c, w, n, sc, where, flags); break;
-    case K_ENV: {
-        scope in = sc;
-        char *cwd_own = NULL, *path_own = NULL;
-        /* Walked by hand: -C and -S change what runs, not just how. */
-        for (i = 1; i < n && !r;) {
-            const char *a = w[i];
-            if (strcmp(a, "--") == 0) { i++; break; }
-            if (strcmp(a, "-") == 0) { i++; continue; } /* "env -" is env -i */
-            if (a[0] != '-' || !a[1]) break;
-            const char *val = NULL;
-            char opt = 0;
-            if (a[1] == '-') {
-                /* GNU accepts any unambiguous prefix of a long option. */
-                const char *eq = strchr(a, '=');
-                size_t l = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
-                if (l >= 2 && strncmp("chdir", a + 2, l) == 0) opt = 'C';
-                else if (l >= 2 && strncmp("split-string", a + 2, l) == 0) opt = 'S';
-                else if (l >= 2 && strncmp("unset", a + 2, l) == 0) opt = 'u';
-                if (opt) val = eq ? eq + 1 : (i + 1 < n ? w[++i] : NULL);
-            } else {
-                for (const char *p = a + 1; *p; p++) {
-                    if (*p == 'u' || *p == 'C' || *p == 'S' || *p == 'P') {
-                        opt = *p;
-                        val = p[1] ? p + 1 : (i + 1 < n ? w[++i] : NULL);
-                        break;
-                    }
-                }
-            }
-            i++;
-            if (!val) continue;
-            if (opt == 'C') {
-                /* Joined before the old one is freed: a second -C is
-                 * relative to the first (found by fuzz-denyexec). */
-                char *nc = val[0] == '/' ? kg_dx_strdup(val) : kg_dx_join(in.cwd ? in.cwd : ".", val);
-                free(cwd_own);
-                cwd_own = nc;
-                in.cwd = cwd_own;
-            } else if (opt == 'P') {
-                free(path_own);
-                path_own = kg_dx_strdup(val);
-                in.path = path_own;
-            } else if (opt == 'S') {
-                r = shell_string(c, val, in, "env -S", where, NULL, 0);
-            }
-        }
-        for (; i < n && !r && strchr(w[i], '='); i++) {
-            if (strncmp(w[i], "PATH=", 5) == 0) {
-                free(path_own);
-                path_own = kg_dx_strdup(w[i] + 5);
-                in.path = path_own;
-            }
-        }
-        if (!r) r = inner(c, w, n, i, in, tool, where, flags);
-        free(cwd_own);
-        free(path_own);
-        break;
-    }
-    case K_WRAP: {
-        const tool_spec *t = wi.t;
-        i = skip_opts(w, n, 1, t->shorts, t->longs, t->digits) + t->npos;
-        while (t->assigns && i < n && strchr(w[i], '=')) i++;
-        r = inner(c, w, n, i, sc, tool, where, flags);
-        break;
-    }
-    case K_XARGS:
-        i = skip_opts(w, n, 1, wi.t->shorts, wi.t->longs, false);
-        r = i < n ? inner(c, w, n, i, sc, tool, where, flags | F_XARGS) : 0; /* echo */
-        break;
-    case K_COMMAND:
-        i = skip_opts(w, n, 1, NULL, NULL, false);
-        /* command -v / -V only look the name up. */
-        if (!has_short(w, 1, i, 'v') && !has_short(w, 1, i, 'V'))
-            r = inner(c, w, n, i, sc, tool, where, flags);
-        break;
-    case K_CSTRING: {
-        /* su and runuser take -c anywhere (GNU getopt permutes). */
-        char what[64];
-        snprintf(what, sizeof what, "%s -c", tool);
-        for (i = 1; i < n && !r; i++) {
-            const char *val = NULL;
-            if (strcmp(w[i], "--") == 0) break;
-            if (strcmp(w[i], "-c") == 0 || strcmp(w[i], "--command") == 0) val = i + 1 < n ? w[++i] : NULL;
-            else if (strncmp(w[i], "--command=", 10) == 0) val = w[i] + 10;
-            else if (w[i][0] == '-' && w[i][1] != '-' && strchr(w[i], 'c')) {
-                const char *cp = strchr(w[i], 'c');
-                val = cp[1] ? cp + 1 : (i + 1 < n ? w[++i] : NULL);
-            }
-            if (val) r = shell_string(c, val, sc, what, where, NULL, 0);
-        }
-        /* runuser -u USER COMMAND... */
-        if (!r && strcmp(wi.t ? wi.t->name : "", "runuser") == 0 && has_short(w, 1, n, 'u')) {
-            i = skip_opts(w, n, 1, wi.t->shorts, wi.t->longs, false);
-            r = inner(c, w, n, i, sc, tool, where, flags);
-        }
-        break;
-    }
-    case K_LOADER: {
-        i = skip_opts(w, n, 1, NULL,
-                      " library-path preload argv0 audit inhibit-rpath glibc-hwcaps-prepend glibc-hwcaps-mask ",
-                      false);
-        r = inner(c, w, n, i, sc, tool, where, flags);
-        break;
-    }
-    case K_FLOCK: {
-        const tool_spec *t = wi.t ? wi.t : tool_by_name("flock");
-        i = skip_opts(w, n, 1, t->shorts, t->longs, false) + 1; /* after the lock file */
-        if (i < n && (strcmp(w[i], "-c") == 0 || strcmp(w[i], "--command") == 0))
-            r = i + 1 < n ? shell_string(c, w[i + 1], sc, "flock -c", where, NULL, 0) : 0;
-        else
-            r = inner(c, w, n, skip_opts(w, n, i, t->shorts, t->longs, false), sc, tool, where, flags);
-        break;
-    }
-    case K_WATCH: {
-        const tool_spec *t = wi.t ? wi.t : tool_by_name("watch");
-        i = skip_opts(w, n, 1, t->shorts, t->longs, false);
-        if (has_short(w, 1, i, 'x')) r = inner(c, w, n, i, sc, tool, where, flags);
-        else if (i < n) {
-            char *s = join_words(w + i, n - i); /* watch runs sh -c */
-            r = shell_string(c, s, sc, "watch", where, NULL, 0);
-            free(s);
-        }
-        break;
-    }
-    case K_FIND: r = check_find(c, w, n, sc, where); break;
-    case K_BUSYBOX:
-        /* busybox APPLET args: the applet is chosen by name. */
-        if (n > 1 && w[1][0] != '-') r = inner(c, w, n, 1, sc, tool, where, flags);
-        break;
-    case K_EVAL:
-        if (n > 1) {
-            char *s = join_words(w + 1, n - 1);
-            r = shell_string(c, s, sc, "eval", where, NULL, 0);
-            free(s);
-        }
-        break;
-    case K_TRAP:
-        if (n > 2 && strcmp(w[1], "-") != 0 && w[1][0] != '-')
-            r = shell_string(c, w[1], sc, "trap", where, NULL, 0);
-        break;
-    case K_ALIAS:
-        for (i = 1; i < n && !r; i++) {
-            const char *eq = strchr(w[i], '=');
-            if (eq) r = shell_string(c, eq + 1, sc, "alias", where, NULL, 0);
-        }
-        break;
-    case K_SOURCE:
-        if (n > 1) {
-            struct stat st;
-            char *p = NULL;
-            if (!strchr(w[1], '/')) {
-                p = resolve_in(c->d, w[1], sc.path, sc.cwd, &st);
-                if (!p) { /* sourcing does not need the execute bit */
-                    char *j = kg_dx_join(sc.cwd ? sc.cwd : ".", w[1]);
-                    if (stat(j, &st) == 0 && S_ISREG(st.st_mode)) p = j;
-                    else free(j);
-                }
-            } else {
-                char *j = w[1][0] == '/' ? kg_dx_strdup(w[1]) : kg_dx_join(sc.cwd ? sc.cwd : ".", w[1]);
-                if (stat(j, &st) == 0 && S_ISREG(st.st_mode)) p = j;
-                else free(j);
-            }
-            if (p) r = check_shell_file(c, p, &st, sc, w[1], w + 1, n - 1);
-            free(p);
-        }
-        break;
-    case K_CD: break;
-    case K_COPY: r = check_copy(c, w, n, sc, where); break;
+    if (!r && wi.path) r = check_exec_file(c, &wi, w, n, sc, where);
+    if (!r) {
+        cmd_view v = {.c = c, .w = w, .n = n, .sc = sc, .where = where, .flags = flags,
+                      .tool = kg_dx_base(w[0]), .wi = &wi};
+        r = check_by_kind(&v);
     }
     if (r == 0 && wi.k == K_NONE) {
         m = calloc(1, sizeof *m);
@@ -1134,7 +1196,6 @@ int kg_dx_check_argv(chk *c, char **w, size_t n, scope sc, const char *where, in
         key = NULL;
         HASH_ADD_KEYPTR(hh, c->memo, m->key, strlen(m->key), m);
     }
-out:
     free(key);
     free(wi.path);
     c->depth--;

@@ -4,7 +4,8 @@
  * in command position.  Expansions are not performed; a word whose text
  * depends on one is "dynamic" and is looked up in the assignments the
  * string itself makes.  Every simple command found goes back to
- * kg_dx_check_argv(), which knows the wrappers and the deny list. */
+ * the visitor it is given (kg_dx_visitor: kg_dx_check_argv() and its
+ * kin in denyexec.c, which know the wrappers and the deny list). */
 #include "denyexec_int.h"
 
 #include <limits.h>
@@ -20,6 +21,7 @@ typedef enum { ST_CMD, ST_ARGS, ST_SKIP, ST_FOR, ST_CASE_WORD, ST_CASE_IN,
                ST_CASE_PAT, ST_DBRACKET, ST_FUNCNAME } wstate;
 
 typedef struct walker {
+    const kg_dx_visitor *vis; /* the deny list: each command found goes there */
     chk *c;
     scope sc;
     char *path_own, *cwd_own;
@@ -206,7 +208,7 @@ static void check_split(walker *w, const char *value, char **rest, size_t nrest)
     for (size_t i = 0; i < nrest; i++) kg_strv_push(nv, rest[i]);
     char **nvv = kg_strv_nullterm(nv);
     if (kg_strv_len(nv) && w->result == 0)
-        w->result = kg_dx_check_argv(w->c, nvv, kg_strv_len(nv), w->sc, w->where, 0);
+        w->result = w->vis->command(w->c, nvv, kg_strv_len(nv), w->sc, w->where, 0);
     free(nvv);
     kg_strv_free(nv);
 }
@@ -269,6 +271,79 @@ static void walker_setpos(walker *w, char **v, size_t n, size_t skip, const int 
     }
 }
 
+/* The command word is one variable ($NAME, ${NAME}, $1, "$@"): what the
+ * string assigned, or the positional parameters it was given, is checked.
+ * False when the word is more than a variable. */
+static bool flush_variable(walker *w, char **v, size_t n, size_t skip)
+{
+    const char *cw = v[skip];
+    const char *p = cw + 1;
+    bool brace = *p == '{';
+    if (brace) p++;
+    size_t nl = 0;
+    if (*p == '@' || *p == '*' || (*p >= '0' && *p <= '9')) nl = 1;
+    else while (is_name_char(p[nl])) nl++;
+    const char *rest = p + nl;
+    if (brace && *rest == '}') rest++;
+    if (!nl || *rest) return false;
+    bool positional = *p == '@' || *p == '*' || (*p >= '0' && *p <= '9');
+    if (positional && w->stdin_args && !(*p == '0')) {
+        w->result = w->vis->block(w->c, NULL, w->where, "xargs would supply the command as %s", cw);
+        return true;
+    }
+    if (*p == '@' || *p == '*') {
+        kg_strv *nv = kg_strv_new();
+        for (size_t i = 1; i < w->npos; i++) kg_strv_push(nv, w->pos[i]);
+        for (size_t i = skip + 1; i < n; i++) kg_strv_push(nv, v[i]);
+        char **nvv = kg_strv_nullterm(nv);
+        if (kg_strv_len(nv)) w->result = w->vis->command(w->c, nvv, kg_strv_len(nv), w->sc, w->where, 0);
+        free(nvv);
+        kg_strv_free(nv);
+    } else if (*p >= '0' && *p <= '9') {
+        size_t k = (size_t)(*p - '0');
+        if (k < w->npos) {
+            char *save = v[skip];
+            v[skip] = w->pos[k];
+            w->result = w->vis->command(w->c, v + skip, n - skip, w->sc, w->where, 0);
+            v[skip] = save;
+        }
+    } else {
+        /* Every value the string gives the variable. */
+        size_t from = 0;
+        const char *val;
+        while (w->result == 0 && (val = var_value(w, p, nl, &from)))
+            check_split(w, val, v + skip + 1, n - skip - 1);
+    }
+    return true;
+}
+
+/* The whole command with every expansion guessed, so that a variable
+ * behind a wrapper (exec $c, env "$@") is seen too. */
+static void flush_guessed(walker *w, char **v, size_t n, size_t skip)
+{
+    bool any = false;
+    for (size_t i = skip; i < n; i++)
+        if (*(int *)utarray_eltptr(w->dyn, (unsigned)i) && strchr(v[i], '$')) any = true;
+    if (!any) return;
+    /* Only the expanded words are split; a quoted literal stays one word,
+     * and a variable the string does not set stays as written, so a
+     * wrapper's operands keep their places. */
+    kg_strv *ev = kg_strv_new();
+    for (size_t i = skip; i < n; i++) {
+        if (!*(int *)utarray_eltptr(w->dyn, (unsigned)i)) { kg_strv_push(ev, v[i]); continue; }
+        char *x = expand_simple(w, v[i], true), *sv = NULL;
+        if (strcmp(x, v[i]) == 0) kg_strv_push(ev, v[i]);
+        else
+            for (char *t = strtok_r(x, " \t\n", &sv); t; t = strtok_r(NULL, " \t\n", &sv))
+                kg_strv_push(ev, t);
+        free(x);
+    }
+    char **evv = kg_strv_nullterm(ev);
+    if (kg_strv_len(ev)) w->result = w->vis->command(w->c, evv, kg_strv_len(ev), w->sc, w->where, 0);
+    free(evv);
+    kg_strv_free(ev);
+}
+
 /* Runs the collected simple command through check_argv. */
 static void walker_flush(walker *w)
 {
@@ -289,7 +364,7 @@ static void walker_flush(walker *w)
         const char *cw = v[skip];
         int dyn = *(int *)utarray_eltptr(w->dyn, (unsigned)skip);
         const char *b = kg_dx_base(cw);
-        if (kg_dx_is_cd(b) && n - skip == 2 && !*(int *)utarray_eltptr(w->dyn, (unsigned)skip + 1))
+        if (w->vis->is_cd(b) && n - skip == 2 && !*(int *)utarray_eltptr(w->dyn, (unsigned)skip + 1))
             walker_cd(w, v[skip + 1]);
         if ((strcmp(cw, "export") == 0 || strcmp(cw, "local") == 0 ||
              strcmp(cw, "readonly") == 0 || strcmp(cw, "declare") == 0 ||
@@ -299,49 +374,7 @@ static void walker_flush(walker *w)
         }
         if (!dyn && (strcmp(cw, "set") == 0 || strcmp(cw, "shift") == 0))
             walker_setpos(w, v, n, skip, dv);
-        if (dyn && cw[0] == '$') {
-            /* $NAME, ${NAME}, $1, "$@": what the string assigned, or the
-             * positional parameters it was given. */
-            const char *p = cw + 1;
-            bool brace = *p == '{';
-            if (brace) p++;
-            size_t nl = 0;
-            if (*p == '@' || *p == '*' || (*p >= '0' && *p <= '9')) nl = 1;
-            else while (is_name_char(p[nl])) nl++;
-            const char *rest = p + nl;
-            if (brace && *rest == '}') rest++;
-            if (nl && !*rest) {
-                bool positional = *p == '@' || *p == '*' || (*p >= '0' && *p <= '9');
-                if (positional && w->stdin_args && !(*p == '0')) {
-                    w->result = kg_dx_block(w->c, NULL, w->where, "xargs would supply the command as %s", cw);
-                    goto done;
-                }
-                if (*p == '@' || *p == '*') {
-                    kg_strv *nv = kg_strv_new();
-                    for (size_t i = 1; i < w->npos; i++) kg_strv_push(nv, w->pos[i]);
-                    for (size_t i = skip + 1; i < n; i++) kg_strv_push(nv, v[i]);
-                    char **nvv = kg_strv_nullterm(nv);
-                    if (kg_strv_len(nv)) w->result = kg_dx_check_argv(w->c, nvv, kg_strv_len(nv), w->sc, w->where, 0);
-                    free(nvv);
-                    kg_strv_free(nv);
-                } else if (*p >= '0' && *p <= '9') {
-                    size_t k = (size_t)(*p - '0');
-                    if (k < w->npos) {
-                        char *save = v[skip];
-                        v[skip] = w->pos[k];
-                        w->result = kg_dx_check_argv(w->c, v + skip, n - skip, w->sc, w->where, 0);
-                        v[skip] = save;
-                    }
-                } else {
-                    /* Every value the string gives the variable. */
-                    size_t from = 0;
-                    const char *val;
-                    while (w->result == 0 && (val = var_value(w, p, nl, &from)))
-                        check_split(w, val, v + skip + 1, n - skip - 1);
-                }
-                goto done;
-            }
-        }
+        if (dyn && cw[0] == '$' && flush_variable(w, v, n, skip)) goto done;
         /* The command word with unknown variables taken as empty:
          * ${PREFIX}curl is curl. */
         if (dyn && strchr(cw, '$')) {
@@ -350,32 +383,9 @@ static void walker_flush(walker *w)
             free(x);
             if (w->result) goto done;
         }
-        /* The whole command with every expansion guessed, so that a
-         * variable behind a wrapper (exec $c, env "$@") is seen too. */
-        bool any = false;
-        for (size_t i = skip; i < n; i++)
-            if (*(int *)utarray_eltptr(w->dyn, (unsigned)i) && strchr(v[i], '$')) any = true;
-        if (any) {
-            /* Only the expanded words are split; a quoted literal stays one
-             * word, and a variable the string does not set stays as written,
-             * so a wrapper's operands keep their places. */
-            kg_strv *ev = kg_strv_new();
-            for (size_t i = skip; i < n; i++) {
-                if (!*(int *)utarray_eltptr(w->dyn, (unsigned)i)) { kg_strv_push(ev, v[i]); continue; }
-                char *x = expand_simple(w, v[i], true), *sv = NULL;
-                if (strcmp(x, v[i]) == 0) kg_strv_push(ev, v[i]);
-                else
-                    for (char *t = strtok_r(x, " \t\n", &sv); t; t = strtok_r(NULL, " \t\n", &sv))
-                        kg_strv_push(ev, t);
-                free(x);
-            }
-            char **evv = kg_strv_nullterm(ev);
-            if (kg_strv_len(ev)) w->result = kg_dx_check_argv(w->c, evv, kg_strv_len(ev), w->sc, w->where, 0);
-            free(evv);
-            kg_strv_free(ev);
-            if (w->result) goto done;
-        }
-        w->result = kg_dx_check_argv(w->c, v + skip, n - skip, w->sc, w->where, 0);
+        flush_guessed(w, v, n, skip);
+        if (w->result) goto done;
+        w->result = w->vis->command(w->c, v + skip, n - skip, w->sc, w->where, 0);
     }
 done:
     free(v);
@@ -386,13 +396,42 @@ done:
 
 static bool kw_is(const char *word, int dyn, const char *kw) { return !dyn && strcmp(word, kw) == 0; }
 
+/* for NAME in WORDS; do: each word is a value NAME takes in the body (for
+ * c in curl; do $c; done); without "in", the positional parameters.  d:
+ * the word cannot be a keyword. */
+static void for_word(walker *w, const char *word, bool dyn, int d)
+{
+    if (kw_is(word, d, "do")) {
+        if (w->for_var && !w->for_in)
+            for (size_t i = 1; i < w->npos; i++) {
+                char *a = NULL;
+                if (asprintf(&a, "%s=%s", w->for_var, w->pos[i]) < 0) kg_oom();
+                walker_assign_one(w, a);
+                free(a);
+            }
+        free(w->for_var);
+        w->for_var = NULL;
+        w->for_in = false;
+        w->st = ST_CMD;
+    } else if (!w->for_var) {
+        w->for_var = kg_dx_strdup(word);
+    } else if (!w->for_in && kw_is(word, d, "in")) {
+        w->for_in = true;
+    } else if (w->for_in) {
+        char *a = NULL;
+        if (asprintf(&a, "%s=%s", w->for_var, word) < 0) kg_oom();
+        walker_assign(w, a, dyn);
+        free(a);
+    }
+}
+
 static void walker_word(walker *w, const char *word, bool dyn, bool quoted)
 {
     if (w->result) return;
     if (w->redir_target) {
         /* cat < /usr/bin/curl > x: the file read is checked like cp's
          * operand (a literal name only). */
-        if (w->redir_in && !dyn) w->result = kg_dx_check_source(w->c, "<", word, w->sc, w->where);
+        if (w->redir_in && !dyn) w->result = w->vis->source(w->c, "<", word, w->sc, w->where);
         w->redir_target = w->redir_in = false;
         return;
     }
@@ -400,33 +439,7 @@ static void walker_word(walker *w, const char *word, bool dyn, bool quoted)
     int d = dyn || quoted; /* a quoted or expanded word is never a keyword */
     switch (w->st) {
     case ST_SKIP: return;
-    case ST_FOR:
-        /* for NAME in WORDS; do: each word is a value NAME takes in the
-         * body (for c in curl; do $c; done); without "in", the positional
-         * parameters. */
-        if (kw_is(word, d, "do")) {
-            if (w->for_var && !w->for_in)
-                for (size_t i = 1; i < w->npos; i++) {
-                    char *a = NULL;
-                    if (asprintf(&a, "%s=%s", w->for_var, w->pos[i]) < 0) kg_oom();
-                    walker_assign_one(w, a);
-                    free(a);
-                }
-            free(w->for_var);
-            w->for_var = NULL;
-            w->for_in = false;
-            w->st = ST_CMD;
-        } else if (!w->for_var) {
-            w->for_var = kg_dx_strdup(word);
-        } else if (!w->for_in && kw_is(word, d, "in")) {
-            w->for_in = true;
-        } else if (w->for_in) {
-            char *a = NULL;
-            if (asprintf(&a, "%s=%s", w->for_var, word) < 0) kg_oom();
-            walker_assign(w, a, dyn);
-            free(a);
-        }
-        return;
+    case ST_FOR: for_word(w, word, dyn, d); return;
     case ST_CASE_WORD: w->st = ST_CASE_IN; return;
     case ST_CASE_IN: if (kw_is(word, d, "in")) w->st = ST_CASE_PAT; return;
     case ST_CASE_PAT:
@@ -546,7 +559,7 @@ static int lex_list(lexer *lx, bool stop_at_paren);
 static int nested_string(lexer *lx, const char *s, size_t len)
 {
     walker *w = lx->w;
-    int r = kg_dx_check_string(w->c, s, len, w->sc, w->where, w->pos, w->npos);
+    int r = kg_dx_check_string(w->vis, w->c, s, len, w->sc, w->where, w->pos, w->npos);
     if (r && !w->result) w->result = r;
     return r;
 }
@@ -559,9 +572,9 @@ static void nested_paren(lexer *lx)
     /* Each level is a few C stack frames: counted with every other kind of
      * nesting, so "$($($(..." refuses at the limit instead of overflowing
      * the stack. */
-    if (!kg_dx_enter(outer->c)) {
+    if (!outer->vis->enter(outer->c)) {
         if (!outer->result)
-            outer->result = kg_dx_block(outer->c, NULL, outer->where,
+            outer->result = outer->vis->block(outer->c, NULL, outer->where,
                                         "commands nested too deeply to check");
         lx->failed = true;
         return;
@@ -592,7 +605,7 @@ static void nested_paren(lexer *lx)
     free(inner.for_var);
     kg_strv_free(inner.pos_own);
     free(inner.pos_vec);
-    kg_dx_leave(outer->c);
+    outer->vis->leave(outer->c);
 }
 
 /* Skips a balanced region opened by open (already consumed). */
@@ -883,6 +896,42 @@ static void heredoc_bodies(lexer *lx)
     }
 }
 
+/* A redirection operator at lx->i: a here-document's delimiter is read
+ * and queued (its body comes after the line), any other operator goes to
+ * the walker, which checks the file a "<" reads.  lit is scratch. */
+static void lex_redirect(lexer *lx, UT_string *lit)
+{
+    const char *s = lx->s;
+    const char *p = s + lx->i;
+    size_t left = lx->n - lx->i;
+    bool here = left >= 2 && p[0] == '<' && p[1] == '<' && !(left >= 3 && p[2] == '<');
+    bool strip = here && left >= 3 && p[2] == '-';
+    size_t k = 1;
+    if (left >= 2 && strchr("<>&|", p[1])) k = 2;
+    if (left >= 3 && p[0] == '<' && p[1] == '<' && (p[2] == '<' || p[2] == '-')) k = 3;
+    lx->i += k;
+    if (here) {
+        while (lx->i < lx->n && (s[lx->i] == ' ' || s[lx->i] == '\t')) lx->i++;
+        utstring_clear(lit);
+        bool dyn, quoted;
+        if (!read_word(lx, lit, &dyn, &quoted)) {
+            lx->failed = true;
+            return;
+        }
+        if (lx->nhd < 16) {
+            heredoc *hd = &lx->hd[lx->nhd++];
+            hd->delim = kg_dx_strdup(utstring_body(lit));
+            hd->quoted = quoted;
+            hd->strip = strip;
+        }
+        return;
+    }
+    /* "<" and "<>" read the file; "<&", "<<<" and the rest do not
+     * name one to read. */
+    bool reads = p[0] == '<' && (k == 1 || (k == 2 && p[1] == '>'));
+    walker_op(lx->w, reads ? OP_REDIR_IN : OP_REDIR);
+}
+
 static int lex_list(lexer *lx, bool stop_at_paren)
 {
     const char *s = lx->s;
@@ -948,29 +997,7 @@ static int lex_list(lexer *lx, bool stop_at_paren)
             continue;
         }
         if (ch == '<' || ch == '>') {
-            bool here = left >= 2 && p[0] == '<' && p[1] == '<' && !(left >= 3 && p[2] == '<');
-            bool strip = here && left >= 3 && p[2] == '-';
-            size_t k = 1;
-            if (left >= 2 && strchr("<>&|", p[1])) k = 2;
-            if (left >= 3 && p[0] == '<' && p[1] == '<' && (p[2] == '<' || p[2] == '-')) k = 3;
-            lx->i += k;
-            if (here) {
-                while (lx->i < lx->n && (s[lx->i] == ' ' || s[lx->i] == '\t')) lx->i++;
-                utstring_clear(lit);
-                bool dyn, quoted;
-                if (!read_word(lx, lit, &dyn, &quoted)) { lx->failed = true; break; }
-                if (lx->nhd < 16) {
-                    heredoc *hd = &lx->hd[lx->nhd++];
-                    hd->delim = kg_dx_strdup(utstring_body(lit));
-                    hd->quoted = quoted;
-                    hd->strip = strip;
-                }
-                continue;
-            }
-            /* "<" and "<>" read the file; "<&", "<<<" and the rest do not
-             * name one to read. */
-            bool reads = p[0] == '<' && (k == 1 || (k == 2 && p[1] == '>'));
-            walker_op(lx->w, reads ? OP_REDIR_IN : OP_REDIR);
+            lex_redirect(lx, lit);
             continue;
         }
         utstring_clear(lit);
@@ -992,7 +1019,7 @@ static int lex_list(lexer *lx, bool stop_at_paren)
 
 /* When the string cannot be parsed, every word in it is treated as a
  * possible command name: fail towards blocking, not towards running. */
-static int check_all_words(chk *c, const char *s, size_t len, scope sc, const char *where)
+static int check_all_words(const kg_dx_visitor *vis, chk *c, const char *s, size_t len, scope sc, const char *where)
 {
     char *buf = strndup(s, len);
     if (!buf) kg_oom();
@@ -1002,18 +1029,18 @@ static int check_all_words(chk *c, const char *s, size_t len, scope sc, const ch
          t = strtok_r(NULL, " \t\r\n;&|<>()`$\"'{}\\", &save)) {
         char wh[PATH_MAX + 64];
         snprintf(wh, sizeof wh, "%s, which could not be parsed", where);
-        r = kg_dx_check_name(c, t, sc, wh);
+        r = vis->name(c, t, sc, wh);
     }
     free(buf);
     return r;
 }
 
-int kg_dx_check_string(chk *c, const char *s, size_t len, scope sc,
+int kg_dx_check_string(const kg_dx_visitor *vis, chk *c, const char *s, size_t len, scope sc,
                         const char *where, char **pos, size_t npos)
 {
-    if (!kg_dx_enter(c)) return kg_dx_block(c, NULL, where, "commands nested too deeply to check");
-    walker w = {.c = c, .sc = sc, .where = where, .pos = pos, .npos = npos,
-                .stdin_args = kg_dx_take_stdin_args(c), .st = ST_CMD};
+    if (!vis->enter(c)) return vis->block(c, NULL, where, "commands nested too deeply to check");
+    walker w = {.vis = vis, .c = c, .sc = sc, .where = where, .pos = pos, .npos = npos,
+                .stdin_args = vis->take_stdin_args(c), .st = ST_CMD};
     w.words = kg_strv_new();
     utarray_new(w.dyn, &ut_int_icd);
     w.vars = kg_strv_new();
@@ -1022,7 +1049,7 @@ int kg_dx_check_string(chk *c, const char *s, size_t len, scope sc,
     if (!lx.failed) walker_flush(&w);
     for (int h = 0; h < lx.nhd; h++) free(lx.hd[h].delim);
     int r = w.result;
-    if (r == 0 && lx.failed) r = check_all_words(c, s, len, sc, where);
+    if (r == 0 && lx.failed) r = check_all_words(vis, c, s, len, sc, where);
     kg_strv_free(w.words);
     utarray_free(w.dyn);
     kg_strv_free(w.vars);
@@ -1031,6 +1058,6 @@ int kg_dx_check_string(chk *c, const char *s, size_t len, scope sc,
     free(w.for_var);
     kg_strv_free(w.pos_own);
     free(w.pos_vec);
-    kg_dx_leave(c);
+    vis->leave(c);
     return r;
 }

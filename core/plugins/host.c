@@ -277,6 +277,5 @@ void kg_host_init(kg_host *host)
         .report = host_report,
         .report_detail = host_report_detail,
     };
-    const char *d = getenv("KGATE_DEBUG");
-    host->debug = d && *d && strcmp(d, "0") != 0;
+    host->debug = kg_debug();
 }

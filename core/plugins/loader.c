@@ -84,12 +84,6 @@ static char *one_line(const char *s)
     return d;
 }
 
-static int debug_enabled(void)
-{
-    const char *d = getenv("KGATE_DEBUG");
-    return d && *d && strcmp(d, "0") != 0;
-}
-
 void kg_registry_refuse(kg_registry *r, const char *file, const char *reason,
                         int print)
 {
@@ -366,7 +360,7 @@ kg_registry *kg_registry_load_dirs_in(const kg_strv *dirs, const kg_strv *untrus
     r->untrusted = kg_strv_new();
     for (size_t i = 0; r->untrusted && i < kg_strv_len(untrusted); i++)
         kg_strv_push(r->untrusted, kg_strv_get(untrusted, i));
-    int print = verbose || debug_enabled();
+    int print = verbose || kg_debug();
     /* The same directory twice (KGATE_PLUGIN_PATH naming the installed one)
      * would only turn every plugin in it into a duplicate-name refusal. */
     dev_t *seen_dev = calloc(kg_strv_len(dirs) + 1, sizeof *seen_dev);

@@ -10,6 +10,7 @@
  * Fails closed: anything unreadable, unresolvable or widening is an error,
  * and no partial policy is returned. */
 #include "policy.h"
+#include "cleanup.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -467,6 +468,59 @@ void kg_policy_free(kg_policy *p)
     free(p);
 }
 
+/* Where the policy is about: HOME and the project resolved, the
+ * temporary directory, the two config files' names. */
+static int policy_paths(kg_policy *p, const char *home, const char *cwd, kg_error *err)
+{
+    if (!home || home[0] != '/')
+        return kg_err_set(err, EINVAL, "HOME is not set to an absolute path");
+    /* HOME and the working directory are where the user already is; a
+     * symlink in them is not something a config file wrote, so they are
+     * resolved, not refused. */
+    p->home = realpath(home, NULL);
+    if (!p->home) return kg_err_set(err, errno, "HOME (%s): %s", home, strerror(errno));
+    p->project = realpath(cwd, NULL);
+    if (!p->project)
+        return kg_err_set(err, errno, "working directory %s: %s", cwd, strerror(errno));
+    p->tmpdir = resolved_tmpdir();
+    if (asprintf(&p->user_file, "%s/.kgate/config.yaml", p->home) < 0 ||
+        asprintf(&p->project_file, "%s/.kgate.yaml", p->project) < 0)
+        return kg_err_set(err, ENOMEM, "out of memory");
+    return 0;
+}
+
+/* The two layers merged: the project's value where it sets one, lists
+ * joined (the project only narrows: kg_policy_check_narrowing), and the
+ * built-in protected paths added.  *net gets the network mode. */
+static int merge_layers(kg_policy *p, const kg_config *user, const kg_config *proj,
+                        kgate_network *net, kg_error *err)
+{
+    *net = proj && proj->has_network ? proj->network : user->network;
+    p->pub.configured_network = *net;
+    p->pub.macos_profile = proj && proj->has_macos_profile ? proj->macos_profile
+                                                           : user->macos_profile;
+    p->audit_sink = user->has_audit_sink ? user->audit_sink : 0;
+    p->max_processes = proj && proj->has_max_processes ? proj->max_processes
+                       : user->has_max_processes       ? user->max_processes
+                                                       : KG_DEFAULT_MAX_PROCESSES;
+    merge_key(p->allow_hosts, user, proj, KG_KEY_ALLOW_HOSTS);
+    merge_key(p->allow_paths, user, proj, KG_KEY_ALLOW_PATHS);
+    merge_key(p->read_paths, user, proj, KG_KEY_READ_PATHS);
+    merge_key(p->deny_read, user, proj, KG_KEY_DENY_READ);
+    merge_key(p->deny_exec, user, proj, KG_KEY_DENY_EXEC);
+    merge_key(p->mask_prefixes, user, proj, KG_KEY_MASK_PREFIXES);
+    merge_key(p->pass_env, user, proj, KG_KEY_PASS_ENV);
+    merge_key(p->deny_env, user, proj, KG_KEY_DENY_ENV);
+    merge_key(p->protect_paths, user, proj, KG_KEY_PROTECT_PATHS);
+    merge_key(p->allow_sockets, user, proj, KG_KEY_ALLOW_SOCKETS);
+    merge_key(p->macos_allow_mach, user, proj, KG_KEY_MACOS_ALLOW_MACH);
+    kg_autostrv kg_strv *unprotect = kg_strv_new();
+    merge_key(unprotect, user, proj, KG_KEY_UNPROTECT_PATHS);
+    if (add_builtin_protected(p, unprotect, err) < 0) return -1;
+    sort_unique(p->protect_paths);
+    return 0;
+}
+
 kg_policy *kg_policy_load(const char *home, const char *cwd, const kg_flags *flags,
                           kg_error *err)
 {
@@ -476,29 +530,7 @@ kg_policy *kg_policy_load(const char *home, const char *cwd, const kg_flags *fla
         kg_err_set(err, ENOMEM, "out of memory");
         return NULL;
     }
-    if (!home || home[0] != '/') {
-        kg_err_set(err, EINVAL, "HOME is not set to an absolute path");
-        goto fail;
-    }
-    /* HOME and the working directory are where the user already is; a
-     * symlink in them is not something a config file wrote, so they are
-     * resolved, not refused. */
-    p->home = realpath(home, NULL);
-    if (!p->home) {
-        kg_err_set(err, errno, "HOME (%s): %s", home, strerror(errno));
-        goto fail;
-    }
-    p->project = realpath(cwd, NULL);
-    if (!p->project) {
-        kg_err_set(err, errno, "working directory %s: %s", cwd, strerror(errno));
-        goto fail;
-    }
-    p->tmpdir = resolved_tmpdir();
-    if (asprintf(&p->user_file, "%s/.kgate/config.yaml", p->home) < 0 ||
-        asprintf(&p->project_file, "%s/.kgate.yaml", p->project) < 0) {
-        kg_err_set(err, ENOMEM, "out of memory");
-        goto fail;
-    }
+    if (policy_paths(p, home, cwd, err) < 0) goto fail;
 
     user = kg_config_defaults();
     struct stat st;
@@ -524,32 +556,8 @@ kg_policy *kg_policy_load(const char *home, const char *cwd, const kg_flags *fla
     if (proj && resolve_layer(proj, p->project, p->project, p->home, err) < 0) goto fail;
     if (proj && kg_policy_check_narrowing(user, proj, err) < 0) goto fail;
 
-    kgate_network net = proj && proj->has_network ? proj->network : user->network;
-    p->pub.configured_network = net;
-    p->pub.macos_profile = proj && proj->has_macos_profile ? proj->macos_profile
-                                                           : user->macos_profile;
-    p->audit_sink = user->has_audit_sink ? user->audit_sink : 0;
-    p->max_processes = proj && proj->has_max_processes ? proj->max_processes
-                       : user->has_max_processes       ? user->max_processes
-                                                       : KG_DEFAULT_MAX_PROCESSES;
-    merge_key(p->allow_hosts, user, proj, KG_KEY_ALLOW_HOSTS);
-    merge_key(p->allow_paths, user, proj, KG_KEY_ALLOW_PATHS);
-    merge_key(p->read_paths, user, proj, KG_KEY_READ_PATHS);
-    merge_key(p->deny_read, user, proj, KG_KEY_DENY_READ);
-    merge_key(p->deny_exec, user, proj, KG_KEY_DENY_EXEC);
-    merge_key(p->mask_prefixes, user, proj, KG_KEY_MASK_PREFIXES);
-    merge_key(p->pass_env, user, proj, KG_KEY_PASS_ENV);
-    merge_key(p->deny_env, user, proj, KG_KEY_DENY_ENV);
-    merge_key(p->protect_paths, user, proj, KG_KEY_PROTECT_PATHS);
-    merge_key(p->allow_sockets, user, proj, KG_KEY_ALLOW_SOCKETS);
-    merge_key(p->macos_allow_mach, user, proj, KG_KEY_MACOS_ALLOW_MACH);
-    kg_strv *unprotect = kg_strv_new();
-    merge_key(unprotect, user, proj, KG_KEY_UNPROTECT_PATHS);
-    int rc = add_builtin_protected(p, unprotect, err);
-    kg_strv_free(unprotect);
-    if (rc < 0) goto fail;
-    sort_unique(p->protect_paths);
-
+    kgate_network net = KGATE_NET_OFF;
+    if (merge_layers(p, user, proj, &net, err) < 0) goto fail;
     if (apply_flags(p, flags, &net, err) < 0) goto fail;
     if (refuse_own_dir(p, err) < 0) goto fail;
     p->pub.network =

@@ -905,6 +905,298 @@ static int commit_once(void *ctx, kgate_err *err)
     return g->fn(g->ctx, err);
 }
 
+/* The pipes of one launch: the program's stdout (po), stderr (pe) and
+ * stdin (pi, only for a terminal on fd 0 without a pty), and the events
+ * pipe of a backend that reports (pev).  -1 where not open; each end is
+ * closed as soon as its holder has it, and what is left at the end. */
+typedef struct sup_fds {
+    int po[2], pe[2], pev[2], pi[2];
+} sup_fds;
+
+static void sup_init(sup *s, const kg_supervise_opts *opts)
+{
+    *s = (sup){.sig_r = -1, .sig_w = -1, .in_fd = -1, .kill_at = -1, .in_pipe = -1,
+               .tty_fd = -1, .ev_fd = -1,
+               .out = {.rfd = -1, .out_fd = STDOUT_FILENO, .scratch_r = -1,
+                       .scratch_w = -1},
+               .err = {.rfd = -1, .out_fd = STDERR_FILENO, .scratch_r = -1,
+                       .scratch_w = -1}};
+    s->out.s = s->err.s = s;
+    s->net = opts ? opts->net : NULL;
+}
+
+static int make_masks(sup *s, const kg_supervise_opts *opts, kg_error *err)
+{
+    const kg_strv *extra = opts ? opts->mask_prefixes : NULL;
+    s->out.mask = kg_mask_new(extra, sink, &s->out);
+    s->err.mask = kg_mask_new(extra, sink, &s->err);
+    if (!s->out.mask || !s->err.mask) return kg_err_set(err, ENOMEM, "out of memory");
+    return 0;
+}
+
+/* The program's terminal, if any, and the user's kept safe. */
+static int open_terminal(sup *s, const kg_supervise_opts *opts, sup_fds *f, kg_error *err)
+{
+    /* A pseudo-terminal when asked for, opened like the user's terminal
+     * (fd 0) before that one goes raw.  No falling back to pipes when it
+     * cannot be had: the caller planned for a pty (the backend then starts
+     * no new session), and the program must not get the real terminal. */
+    if (opts && opts->use_pty) {
+        s->pty = kg_pty_open(STDIN_FILENO, err);
+        if (!s->pty) return -1;
+        s->out.term = kg_termfilter_new(term_sink, &s->out);
+        if (!s->out.term) return kg_err_set(err, ENOMEM, "out of memory");
+    }
+    /* Without a pty the program must not get the user's terminal: a
+     * terminal on fd 0 becomes a pipe that kgate fills (fds 1 and 2 are
+     * always pipes).  Whatever happens, the terminal's settings are put
+     * back at the end. */
+    for (int fd = 0; fd <= 2; fd++)
+        if (s->tty_fd < 0 && isatty(fd) && tcgetattr(fd, &s->tty) == 0) {
+            s->tty_fd = fd;
+            s->tty_saved = true;
+        }
+    if (!s->pty && isatty(STDIN_FILENO)) {
+        if (kg_os_pipe(f->pi, false) < 0)
+            return kg_err_set(err, errno, "pipe: %s", strerror(errno));
+        fcntl(f->pi[1], F_SETFL, fcntl(f->pi[1], F_GETFL) | O_NONBLOCK);
+        s->in_pipe = f->pi[1];
+    }
+    return 0;
+}
+
+static int open_pipes(sup *s, const kgate_backend *be, sup_fds *f, kg_error *err)
+{
+    /* Handlers first: a Ctrl-C during launch is then forwarded, not lost. */
+    if (install_signals(s, err) < 0) return -1;
+    if (!s->pty && (make_pipe(f->po, err) < 0 || make_pipe(f->pe, err) < 0)) return -1;
+    /* The events pipe, for a backend that knows the field (ABI 2.1): an
+     * older one never reads it, and would never close our write end
+     * either.  Both ends close-on-exec and non-blocking: the backend dups
+     * the write end for the helpers it hands it to, the program gets
+     * neither, and no writer ever waits for kgate. */
+    if (s->net && be->abi_minor >= 1 && kg_os_pipe(f->pev, true) < 0)
+        return kg_err_set(err, errno, "pipe: %s", strerror(errno));
+    return 0;
+}
+
+/* What the backend's launch gets: descriptors, environment, the commit. */
+static int prepare_io(sup *s, sup_fds *f, commit_gate *cg, const char *const *envp,
+                      kgate_launch *io, kg_error *err)
+{
+    *io = (kgate_launch){.struct_size = sizeof *io,
+                         .commit = cg->fn ? commit_once : NULL,
+                         .commit_ctx = cg,
+                         .stdin_fd = f->pi[0] >= 0 ? f->pi[0] : STDIN_FILENO,
+                         .stdout_fd = f->po[1],
+                         .stderr_fd = f->pe[1],
+                         .envp = envp,
+                         .events_fd = f->pev[1]};
+    kg_sigstart_ignored(io->sig_ignored_at_start);
+    if (!s->pty) return 0;
+    int slave = kg_pty_slave(s->pty);
+    io->stdin_fd = io->stdout_fd = io->stderr_fd = slave;
+    io->pty = 1;
+    f->po[0] = fcntl(kg_pty_master(s->pty), F_DUPFD_CLOEXEC, 3);
+    if (f->po[0] < 0) return kg_err_set(err, errno, "dup: %s", strerror(errno));
+    fcntl(f->po[0], F_SETFL, fcntl(f->po[0], F_GETFL) | O_NONBLOCK);
+    return kg_pty_make_raw(s->pty, err);
+}
+
+/* The bound on the run's processes, and every orphan of the run ours. */
+static int bound_and_adopt(sup *s, const kg_supervise_opts *opts, kg_error *err)
+{
+    /* The bound on the box's processes, on us and so on all we start now
+     * (proclimit.h).  Fail closed: a bound that cannot be set launches
+     * nothing. */
+    kg_proclimit lim;
+    if (opts && kg_proclimit_apply(opts->max_processes, &lim) < 0)
+        return kg_err_set(err, errno, "cannot bound the number of processes "
+                                      "(max_processes): %s", strerror(errno));
+    /* Every process of the run that loses its parent (a daemon's
+     * double fork, bwrap's pid 1 after the outer bwrap) is reparented to
+     * us, not to an init outside our tree that may never reap it or end
+     * it, and ended before we return (end_tree).  Not on macOS (os.h).
+     * Fail closed: a subreaper that cannot tell its earlier children from
+     * the run's could not end the run's, so nothing starts. */
+    s->subreaper = kg_os_subreaper(true);
+    s->before = kg_os_children(&s->n_before);
+    if (s->subreaper && !s->before)
+        return kg_err_set(err, errno ? errno : EIO,
+                          "cannot list kgate's own processes in /proc (%s), so the "
+                          "run's could not be ended after it: nothing was started",
+                          errno == ESRCH ? "not this PID namespace's" : strerror(errno));
+    return 0;
+}
+
+static void kill_and_reap(pid_t pid)
+{
+    kill(pid, SIGKILL);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
+}
+
+/* The backend's launch, and what its contract promises checked. */
+static int launch_program(sup *s, const kgate_backend *be, const kg_host *host,
+                          const kgate_policy *policy, const kgate_probe *probe,
+                          const kgate_plan *plan, const kgate_launch *io,
+                          const commit_gate *cg, sup_fds *f, const char *name,
+                          kg_error *err)
+{
+    s->proc = (kgate_proc){.struct_size = sizeof s->proc};
+    kgate_err kerr = {0};
+    int launched = be->launch(&host->pub, policy, probe, plan, io, &s->proc, &kerr);
+    /* Only the program holds the read end of its stdin pipe now, and only
+     * the backend's helpers the write end of the events pipe: EOF there
+     * means they are all gone. */
+    if (f->pi[0] >= 0) close(f->pi[0]);
+    f->pi[0] = -1;
+    if (f->pev[1] >= 0) close(f->pev[1]);
+    f->pev[1] = -1;
+    s->ev_fd = f->pev[0];
+    f->pev[0] = -1;
+    if (launched < 0) {
+        kg_err_set(err, kerr.code, "backend %s: %s", name,
+                   kerr.msg[0] ? kerr.msg : "launch failed");
+        /* The contract says nothing is left; make it so anyway. */
+        if (s->proc.pid > 0) kill_and_reap(s->proc.pid);
+        stop_helpers(s);
+        return -1;
+    }
+    if (s->proc.pid <= 0) {
+        kg_err_set(err, 0, "backend %s: launch returned no pid", name);
+        stop_helpers(s);
+        return -1;
+    }
+    if (cg->fn && cg->calls != 1) {
+        /* The program may be running with no launch line in the log. */
+        kg_err_set(err, 0, "backend %s: launched without writing the audit "
+                           "launch line (commit called %d times); stopped",
+                   name, cg->calls);
+        kill_and_reap(s->proc.pid);
+        stop_helpers(s);
+        return -1;
+    }
+    return 0;
+}
+
+/* The program's output to the relay, from here to its end; then every
+ * process of the run ended, and the helpers. */
+static void relay_to_end(sup *s, sup_fds *f)
+{
+    /* Only the program holds the write ends now: EOF means it is done. */
+    if (f->po[1] >= 0) close(f->po[1]);
+    if (f->pe[1] >= 0) close(f->pe[1]);
+    f->po[1] = f->pe[1] = -1;
+    if (s->pty) {
+        kg_pty_close_slave(s->pty);
+        s->in_fd = STDIN_FILENO;
+    } else if (s->in_pipe >= 0) {
+        s->in_fd = STDIN_FILENO;
+    }
+    s->out.rfd = f->po[0];
+    s->err.rfd = f->pe[0];
+    f->po[0] = f->pe[0] = -1;
+
+    grow_output_pipe(STDOUT_FILENO);
+    grow_output_pipe(STDERR_FILENO);
+    if (!s->pty) {
+        zc_setup(&s->out);
+        zc_setup(&s->err);
+    }
+    relay(s);
+    while (!s->exited) { /* both pipes closed early: wait for the end */
+        struct pollfd p[2] = {{.fd = s->sig_r, .events = POLLIN},
+                              {.fd = s->ev_fd, .events = POLLIN}};
+        poll(p, s->ev_fd >= 0 ? 2 : 1, kill_timeout(s));
+        events_pump(s);
+        handle_signals(s);
+    }
+    /* Every process of the run ended before the helpers are: the
+     * backend's cleanup (the Landlock box's TMPDIR) then races nothing. */
+    end_tree(s, true);
+    stop_helpers(s);
+    events_drain(s);
+}
+
+static int program_status(const sup *s, const char *name, int *exit_status, kg_error *err)
+{
+    if (s->wait_errno)
+        return kg_err_set(err, s->wait_errno, "backend %s: cannot wait for pid %ld: %s",
+                          name, (long)s->proc.pid, strerror(s->wait_errno));
+    if (WIFSIGNALED(s->status)) *exit_status = 128 + WTERMSIG(s->status);
+    else *exit_status = WEXITSTATUS(s->status);
+    return 0;
+}
+
+/* In every case the settings the terminal had when kgate started: nothing
+ * the program did (it had no descriptor of it) or kgate did stays. */
+static void restore_tty(const sup *s)
+{
+    if (!s->tty_saved) return;
+    struct termios now;
+    memset(&now, 0, sizeof now);
+    if (tcgetattr(s->tty_fd, &now) == 0 &&
+        (now.c_iflag != s->tty.c_iflag || now.c_oflag != s->tty.c_oflag ||
+         now.c_cflag != s->tty.c_cflag || now.c_lflag != s->tty.c_lflag ||
+         memcmp(now.c_cc, s->tty.c_cc, sizeof now.c_cc) != 0)) {
+        /* From the background tcsetattr would stop kgate (SIGTTOU):
+         * blocked for this one call; nothing is exec'd after it. */
+        sigset_t ttou, old;
+        sigemptyset(&ttou);
+        sigaddset(&ttou, SIGTTOU);
+        sigprocmask(SIG_BLOCK, &ttou, &old);
+        tcsetattr(s->tty_fd, TCSANOW, &s->tty);
+        sigprocmask(SIG_SETMASK, &old, NULL);
+    }
+}
+
+/* Whatever step stopped: the run's processes, the descriptors, the
+ * terminal and the signals put back; ret, or -1 for a run that outlived
+ * its end. */
+static int sup_finish(sup *s, sup_fds *f, const kg_supervise_opts *opts, int ret,
+                      kg_error *err)
+{
+    /* And what the helpers left, or a failed launch. */
+    if (s->before) end_tree(s, false);
+    if (s->subreaper) kg_os_subreaper(false);
+    s->subreaper = false;
+    free(s->before);
+    for (int i = 0; i < 2; i++) {
+        if (f->po[i] >= 0) close(f->po[i]);
+        if (f->pe[i] >= 0) close(f->pe[i]);
+        if (f->pev[i] >= 0) close(f->pev[i]);
+    }
+    if (f->pi[0] >= 0) close(f->pi[0]); /* a launch that never came */
+    /* A failed launch may still have reported something. */
+    events_drain(s);
+    if (s->net) kg_netlog_finish(s->net);
+    stream_close(&s->out);
+    stream_close(&s->err);
+    if (s->in_pipe >= 0) close(s->in_pipe);
+    /* The terminal first: with the supervisor's handlers gone, a SIGINT
+     * would end kgate before it was restored. */
+    kg_pty_free(s->pty); /* the user's terminal back as it was */
+    restore_tty(s);
+    restore_signals(s);
+    if (s->outlived[0]) {
+        /* Fail closed: nothing says the run is over, so no check may
+         * treat it as over (cmd_run.c). */
+        kg_err_set(err, EBUSY, "%s", s->outlived);
+        if (opts && opts->outlived) *opts->outlived = true;
+        ret = -1;
+    }
+    if (s->helper_gone[0]) kg_say("%s", s->helper_gone);
+    if (s->killed)
+        kg_say("the program did not end within %d s of the signal forwarded to it: killed",
+               STOP_GRACE_MS / 1000);
+    if (opts->masked)
+        *opts->masked = kg_mask_count(s->out.mask) + kg_mask_count(s->err.mask);
+    kg_mask_free(s->out.mask);
+    kg_mask_free(s->err.mask);
+    kg_termfilter_free(s->out.term);
+    return ret;
+}
+
 int kg_supervise(const kgate_backend *be, const kg_host *host,
                  const kgate_policy *policy, const kgate_probe *probe,
                  const kgate_plan *plan,
@@ -914,257 +1206,19 @@ int kg_supervise(const kgate_backend *be, const kg_host *host,
     const char *name = be && be->name ? be->name : "?";
     if (!be || !be->launch)
         return kg_err_set(err, ENOSYS, "backend %s: cannot launch", name);
-
-    sup s = {.sig_r = -1, .sig_w = -1, .in_fd = -1, .kill_at = -1, .in_pipe = -1,
-             .tty_fd = -1, .ev_fd = -1,
-             .out = {.rfd = -1, .out_fd = STDOUT_FILENO, .scratch_r = -1,
-                     .scratch_w = -1},
-             .err = {.rfd = -1, .out_fd = STDERR_FILENO, .scratch_r = -1,
-                     .scratch_w = -1}};
-    s.out.s = s.err.s = &s;
-    int po[2] = {-1, -1}, pe[2] = {-1, -1}, pev[2] = {-1, -1};
-    int ret = -1;
-    s.net = opts ? opts->net : NULL;
-
-    const kg_strv *extra = opts ? opts->mask_prefixes : NULL;
-    s.out.mask = kg_mask_new(extra, sink, &s.out);
-    s.err.mask = kg_mask_new(extra, sink, &s.err);
-    if (!s.out.mask || !s.err.mask) {
-        kg_err_set(err, ENOMEM, "out of memory");
-        goto out;
-    }
-    /* A pseudo-terminal when asked for, opened like the user's terminal
-     * (fd 0) before that one goes raw.  No falling back to pipes when it
-     * cannot be had: the caller planned for a pty (the backend then starts
-     * no new session), and the program must not get the real terminal. */
-    if (opts && opts->use_pty) {
-        s.pty = kg_pty_open(STDIN_FILENO, err);
-        if (!s.pty) goto out;
-        s.out.term = kg_termfilter_new(term_sink, &s.out);
-        if (!s.out.term) {
-            kg_err_set(err, ENOMEM, "out of memory");
-            goto out;
-        }
-    }
-    /* Without a pty the program must not get the user's terminal: a
-     * terminal on fd 0 becomes a pipe that kgate fills (fds 1 and 2 are
-     * always pipes).  Whatever happens, the terminal's settings are put
-     * back at the end. */
-    int pi[2] = {-1, -1};
-    for (int fd = 0; fd <= 2; fd++)
-        if (s.tty_fd < 0 && isatty(fd) && tcgetattr(fd, &s.tty) == 0) {
-            s.tty_fd = fd;
-            s.tty_saved = true;
-        }
-    if (!s.pty && isatty(STDIN_FILENO)) {
-        if (kg_os_pipe(pi, false) < 0) {
-            kg_err_set(err, errno, "pipe: %s", strerror(errno));
-            goto out;
-        }
-        fcntl(pi[1], F_SETFL, fcntl(pi[1], F_GETFL) | O_NONBLOCK);
-        s.in_pipe = pi[1];
-    }
-    /* Handlers first: a Ctrl-C during launch is then forwarded, not lost. */
-    if (install_signals(&s, err) < 0) {
-        if (pi[0] >= 0) close(pi[0]);
-        goto out;
-    }
-    if (!s.pty && (make_pipe(po, err) < 0 || make_pipe(pe, err) < 0)) {
-        if (pi[0] >= 0) close(pi[0]);
-        goto out;
-    }
-
-    /* The events pipe, for a backend that knows the field (ABI 2.1): an
-     * older one never reads it, and would never close our write end
-     * either.  Both ends close-on-exec and non-blocking: the backend dups
-     * the write end for the helpers it hands it to, the program gets
-     * neither, and no writer ever waits for kgate. */
-    if (s.net && be->abi_minor >= 1 && kg_os_pipe(pev, true) < 0) {
-        kg_err_set(err, errno, "pipe: %s", strerror(errno));
-        if (pi[0] >= 0) close(pi[0]);
-        goto out;
-    }
+    sup s;
+    sup_init(&s, opts);
+    sup_fds f = {.po = {-1, -1}, .pe = {-1, -1}, .pev = {-1, -1}, .pi = {-1, -1}};
     commit_gate cg = {.fn = opts ? opts->commit : NULL,
                       .ctx = opts ? opts->commit_ctx : NULL};
-    kgate_launch io = {.struct_size = sizeof io,
-                       .commit = cg.fn ? commit_once : NULL,
-                       .commit_ctx = &cg,
-                       .stdin_fd = pi[0] >= 0 ? pi[0] : STDIN_FILENO,
-                       .stdout_fd = po[1],
-                       .stderr_fd = pe[1],
-                       .envp = envp,
-                       .events_fd = pev[1]};
-    kg_sigstart_ignored(io.sig_ignored_at_start);
-    if (s.pty) {
-        int slave = kg_pty_slave(s.pty);
-        io.stdin_fd = io.stdout_fd = io.stderr_fd = slave;
-        io.pty = 1;
-        po[0] = fcntl(kg_pty_master(s.pty), F_DUPFD_CLOEXEC, 3);
-        if (po[0] < 0) {
-            kg_err_set(err, errno, "dup: %s", strerror(errno));
-            goto out;
-        }
-        fcntl(po[0], F_SETFL, fcntl(po[0], F_GETFL) | O_NONBLOCK);
-        if (kg_pty_make_raw(s.pty, err) < 0) goto out;
+    kgate_launch io = {.struct_size = sizeof io};
+    int ret = -1;
+    if (make_masks(&s, opts, err) == 0 && open_terminal(&s, opts, &f, err) == 0 &&
+        open_pipes(&s, be, &f, err) == 0 && prepare_io(&s, &f, &cg, envp, &io, err) == 0 &&
+        bound_and_adopt(&s, opts, err) == 0 &&
+        launch_program(&s, be, host, policy, probe, plan, &io, &cg, &f, name, err) == 0) {
+        relay_to_end(&s, &f);
+        ret = program_status(&s, name, exit_status, err);
     }
-    /* The bound on the box's processes, on us and so on all we start now
-     * (proclimit.h).  Fail closed: a bound that cannot be set launches
-     * nothing. */
-    kg_proclimit lim;
-    if (opts && kg_proclimit_apply(opts->max_processes, &lim) < 0) {
-        kg_err_set(err, errno, "cannot bound the number of processes "
-                               "(max_processes): %s", strerror(errno));
-        goto out;
-    }
-    /* Every process of the run that loses its parent (a daemon's
-     * double fork, bwrap's pid 1 after the outer bwrap) is reparented to
-     * us, not to an init outside our tree that may never reap it or end
-     * it, and ended before we return (end_tree).  Not on macOS (os.h).
-     * Fail closed: a subreaper that cannot tell its earlier children from
-     * the run's could not end the run's, so nothing starts. */
-    s.subreaper = kg_os_subreaper(true);
-    s.before = kg_os_children(&s.n_before);
-    if (s.subreaper && !s.before) {
-        kg_err_set(err, errno ? errno : EIO,
-                   "cannot list kgate's own processes in /proc (%s), so the "
-                   "run's could not be ended after it: nothing was started",
-                   errno == ESRCH ? "not this PID namespace's" : strerror(errno));
-        goto out;
-    }
-    s.proc = (kgate_proc){.struct_size = sizeof s.proc};
-    kgate_err kerr = {0};
-    int launched = be->launch(&host->pub, policy, probe, plan, &io, &s.proc, &kerr);
-    /* Only the program holds the read end of its stdin pipe now, and only
-     * the backend's helpers the write end of the events pipe: EOF there
-     * means they are all gone. */
-    if (pi[0] >= 0) close(pi[0]);
-    if (pev[1] >= 0) close(pev[1]);
-    pev[1] = -1;
-    s.ev_fd = pev[0];
-    pev[0] = -1;
-    if (launched < 0) {
-        kg_err_set(err, kerr.code, "backend %s: %s", name,
-                   kerr.msg[0] ? kerr.msg : "launch failed");
-        /* The contract says nothing is left; make it so anyway. */
-        if (s.proc.pid > 0) {
-            kill(s.proc.pid, SIGKILL);
-            while (waitpid(s.proc.pid, NULL, 0) < 0 && errno == EINTR) {}
-        }
-        stop_helpers(&s);
-        goto out;
-    }
-    if (s.proc.pid <= 0) {
-        kg_err_set(err, 0, "backend %s: launch returned no pid", name);
-        stop_helpers(&s);
-        goto out;
-    }
-    if (cg.fn && cg.calls != 1) {
-        /* The program may be running with no launch line in the log. */
-        kg_err_set(err, 0, "backend %s: launched without writing the audit "
-                           "launch line (commit called %d times); stopped",
-                   name, cg.calls);
-        kill(s.proc.pid, SIGKILL);
-        while (waitpid(s.proc.pid, NULL, 0) < 0 && errno == EINTR) {}
-        stop_helpers(&s);
-        goto out;
-    }
-    /* Only the program holds the write ends now: EOF means it is done. */
-    if (po[1] >= 0) close(po[1]);
-    if (pe[1] >= 0) close(pe[1]);
-    po[1] = pe[1] = -1;
-    if (s.pty) {
-        kg_pty_close_slave(s.pty);
-        s.in_fd = STDIN_FILENO;
-    } else if (s.in_pipe >= 0) {
-        s.in_fd = STDIN_FILENO;
-    }
-    s.out.rfd = po[0];
-    s.err.rfd = pe[0];
-    po[0] = pe[0] = -1;
-
-    grow_output_pipe(STDOUT_FILENO);
-    grow_output_pipe(STDERR_FILENO);
-    if (!s.pty) {
-        zc_setup(&s.out);
-        zc_setup(&s.err);
-    }
-    relay(&s);
-    while (!s.exited) { /* both pipes closed early: wait for the end */
-        struct pollfd p[2] = {{.fd = s.sig_r, .events = POLLIN},
-                              {.fd = s.ev_fd, .events = POLLIN}};
-        poll(p, s.ev_fd >= 0 ? 2 : 1, kill_timeout(&s));
-        events_pump(&s);
-        handle_signals(&s);
-    }
-    /* Every process of the run ended before the helpers are: the
-     * backend's cleanup (the Landlock box's TMPDIR) then races nothing. */
-    end_tree(&s, true);
-    stop_helpers(&s);
-    events_drain(&s);
-
-    if (s.wait_errno) {
-        kg_err_set(err, s.wait_errno, "backend %s: cannot wait for pid %ld: %s",
-                   name, (long)s.proc.pid, strerror(s.wait_errno));
-        goto out;
-    }
-    if (WIFSIGNALED(s.status)) *exit_status = 128 + WTERMSIG(s.status);
-    else *exit_status = WEXITSTATUS(s.status);
-    ret = 0;
-out:
-    /* And what the helpers left, or a failed launch. */
-    if (s.before) end_tree(&s, false);
-    if (s.subreaper) kg_os_subreaper(false);
-    s.subreaper = false;
-    free(s.before);
-    for (int i = 0; i < 2; i++) {
-        if (po[i] >= 0) close(po[i]);
-        if (pe[i] >= 0) close(pe[i]);
-        if (pev[i] >= 0) close(pev[i]);
-    }
-    /* A failed launch may still have reported something. */
-    events_drain(&s);
-    if (s.net) kg_netlog_finish(s.net);
-    stream_close(&s.out);
-    stream_close(&s.err);
-    if (s.in_pipe >= 0) close(s.in_pipe);
-    /* The terminal first: with the supervisor's handlers gone, a SIGINT
-     * would end kgate before it was restored. */
-    kg_pty_free(s.pty); /* the user's terminal back as it was */
-    /* And in every case the settings it had when kgate started: nothing
-     * the program did (it had no descriptor of it) or kgate did stays. */
-    if (s.tty_saved) {
-        struct termios now;
-        memset(&now, 0, sizeof now);
-        if (tcgetattr(s.tty_fd, &now) == 0 &&
-            (now.c_iflag != s.tty.c_iflag || now.c_oflag != s.tty.c_oflag ||
-             now.c_cflag != s.tty.c_cflag || now.c_lflag != s.tty.c_lflag ||
-             memcmp(now.c_cc, s.tty.c_cc, sizeof now.c_cc) != 0)) {
-            /* From the background tcsetattr would stop kgate (SIGTTOU):
-             * blocked for this one call; nothing is exec'd after it. */
-            sigset_t ttou, old;
-            sigemptyset(&ttou);
-            sigaddset(&ttou, SIGTTOU);
-            sigprocmask(SIG_BLOCK, &ttou, &old);
-            tcsetattr(s.tty_fd, TCSANOW, &s.tty);
-            sigprocmask(SIG_SETMASK, &old, NULL);
-        }
-    }
-    restore_signals(&s);
-    if (s.outlived[0]) {
-        /* Fail closed: nothing says the run is over, so no check may
-         * treat it as over (cmd_run.c). */
-        kg_err_set(err, EBUSY, "%s", s.outlived);
-        if (opts && opts->outlived) *opts->outlived = true;
-        ret = -1;
-    }
-    if (s.helper_gone[0]) kg_say("%s", s.helper_gone);
-    if (s.killed)
-        kg_say("the program did not end within %d s of the signal forwarded to it: killed",
-               STOP_GRACE_MS / 1000);
-    if (opts->masked)
-        *opts->masked = kg_mask_count(s.out.mask) + kg_mask_count(s.err.mask);
-    kg_mask_free(s.out.mask);
-    kg_mask_free(s.err.mask);
-    kg_termfilter_free(s.out.term);
-    return ret;
+    return sup_finish(&s, &f, opts, ret, err);
 }

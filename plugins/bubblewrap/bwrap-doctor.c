@@ -12,11 +12,11 @@ static int report_machine(const kgate_host *h, const kgate_probe *pr,
 {
     int blocked = 0;
     if (!kgate_probe_fact(pr, BWRAP_FACT_LINUX, 0)) {
-        h->report(rep, KGATE_BLOCKED, "host.not-linux", "bubblewrap needs Linux");
+        h->report(rep, KGATE_BLOCKED, KGATE_FINDING_HOST_NOT_LINUX, "bubblewrap needs Linux");
         return 1;
     }
     if (!kgate_probe_fact(pr, BWRAP_FACT_BWRAP, 0)) {
-        h->report(rep, KGATE_BLOCKED, "tool.missing",
+        h->report(rep, KGATE_BLOCKED, KGATE_FINDING_TOOL_MISSING,
                   "bwrap not found in PATH or /usr/bin: install bubblewrap "
                   "(Debian and Ubuntu: apt-get install bubblewrap)");
         blocked = 1;
@@ -45,7 +45,7 @@ static int report_machine(const kgate_host *h, const kgate_probe *pr,
                       "an AppArmor profile that lets bwrap use them, or set "
                       "that sysctl to 0");
         else
-            h->report(rep, KGATE_BLOCKED, "userns.unavailable",
+            h->report(rep, KGATE_BLOCKED, KGATE_FINDING_USERNS_UNAVAILABLE,
                       "bwrap could not create a user namespace (in a "
                       "container? it must allow nested user namespaces; try: "
                       "bwrap --unshare-user --ro-bind / / true)");
@@ -65,13 +65,13 @@ static void report_network(const kgate_host *h, const kgate_policy *pol,
 {
     switch (pol->network) {
     case KGATE_NET_OFF:
-        h->report(rep, KGATE_READY, "net.off", "network off (--unshare-net)%s",
+        h->report(rep, KGATE_READY, KGATE_FINDING_NET_OFF, "network off (--unshare-net)%s",
                   pol->configured_network == KGATE_NET_RESTRICTED
                       ? ": restricted with an empty host list"
                       : "");
         break;
     case KGATE_NET_OPEN:
-        h->report(rep, KGATE_DEGRADED, "net.open",
+        h->report(rep, KGATE_DEGRADED, KGATE_FINDING_NET_OPEN,
                   "network open: the filesystem box is installed, the network "
                   "box is not");
         break;
@@ -80,10 +80,10 @@ static void report_network(const kgate_host *h, const kgate_policy *pol,
             h->report(rep, KGATE_BLOCKED, KGATE_FINDING_NET_HOSTS_UNSUPPORTED, "%s",
                       bwrap_hosts_sentence());
         else /* the core maps this to OFF; never read it as open */
-            h->report(rep, KGATE_READY, "net.off", "network off (--unshare-net)");
+            h->report(rep, KGATE_READY, KGATE_FINDING_NET_OFF, "network off (--unshare-net)");
         break;
     default:
-        h->report(rep, KGATE_BLOCKED, "net.mode-unknown", "unknown network mode %d",
+        h->report(rep, KGATE_BLOCKED, KGATE_FINDING_NET_MODE_UNKNOWN, "unknown network mode %d",
                   (int)pol->network);
         break;
     }
@@ -97,7 +97,7 @@ static void report_escapes(const kgate_host *h, const kgate_policy *pol,
     size_t ndirs;
     bwrap_socket_dirs(&ndirs);
     if (pol->allow_sockets.n == 0) {
-        h->report(rep, KGATE_READY, "sockets.unix",
+        h->report(rep, KGATE_READY, KGATE_FINDING_SOCKETS_UNIX,
                   "host Unix sockets: none reachable (/run, /var/run and %zu "
                   "daemon directories covered by an empty tmpfs; /tmp and "
                   "$HOME are private)",
@@ -111,31 +111,31 @@ static void report_escapes(const kgate_host *h, const kgate_policy *pol,
             if (n < 0) break;
             used += (size_t)n;
         }
-        h->report(rep, KGATE_READY, "sockets.unix",
+        h->report(rep, KGATE_READY, KGATE_FINDING_SOCKETS_UNIX,
                   "host Unix sockets: only allow_sockets (%s); /run, /var/run "
                   "and %zu daemon directories covered by an empty tmpfs",
                   list, ndirs - 2);
     }
     if (pol->network == KGATE_NET_OPEN)
-        h->report(rep, KGATE_DEGRADED, "sockets.abstract",
+        h->report(rep, KGATE_DEGRADED, KGATE_FINDING_SOCKETS_ABSTRACT,
                   "abstract Unix sockets: network open shares the host's "
                   "network namespace, so abstract sockets (X11, some D-Bus "
                   "buses) are reachable");
     else
-        h->report(rep, KGATE_READY, "sockets.abstract",
+        h->report(rep, KGATE_READY, KGATE_FINDING_SOCKETS_ABSTRACT,
                   "abstract Unix sockets: unreachable (own network namespace)");
 
     size_t nprot = pol->protect_paths.n;
-    h->report(rep, KGATE_READY, "fs.protect-paths",
+    h->report(rep, KGATE_READY, KGATE_FINDING_FS_PROTECT_PATHS,
               "planted hooks: %zu protected path%s read-only inside the "
               "project (a missing one is an empty placeholder for the run)",
               nprot, nprot == 1 ? "" : "s");
     int pty = KGATE_HAS_FIELD(pol, kgate_policy, pty) && pol->pty;
-    h->report(rep, KGATE_READY, "tty.isolated",
+    h->report(rep, KGATE_READY, KGATE_FINDING_TTY_ISOLATED,
               "terminal: %s; ioctl TIOCSTI and TIOCLINUX refused by seccomp",
               pty ? "a pseudo-terminal of its own"
                   : "no controlling terminal (--new-session)");
-    h->report(rep, KGATE_READY, "seccomp.filter",
+    h->report(rep, KGATE_READY, KGATE_FINDING_SECCOMP_FILTER,
               "seccomp filter: %zu rules (%s), refused with an errno, not a "
               "kill",
               kgl_seccomp_rule_count(), kgl_seccomp_groups());
@@ -145,7 +145,7 @@ int bwrap_doctor(const kgate_host *h, const kgate_policy *pol,
                 const kgate_probe *pr, kgate_report *rep)
 {
     report_machine(h, pr, rep);
-    h->report(rep, KGATE_READY, "fs.home-hidden",
+    h->report(rep, KGATE_READY, KGATE_FINDING_FS_HOME_HIDDEN,
               "home hidden (tmpfs on %s), project writable (%s), %zu read "
               "path%s, %zu extra writable path%s, %zu deny_read entr%s, "
               "private /tmp, /dev and /proc; new user, pid, ipc and uts "

@@ -9,6 +9,7 @@
 /* The seccomp filter, the mount pins and the guard (the SDK's Linux
  * support library). */
 #include "kgate/kgate-linux.h"
+#include "kgate/kgate-path.h" /* kgate_path_under: plan and sockets */
 
 /* The one sentence that says why a host allow list is not this backend's
  * job.  plan() fails with it and doctor() reports it (BLOCKED, id
@@ -52,10 +53,6 @@ int bwrap_launch(const kgate_host *host, const kgate_policy *policy,
 #define BWRAP_PTY_SHIM_NAME "kgate-pty-shim"
 char *bwrap_pty_shim_find(kgate_err *err);
 void bwrap_pty_shim_set_override(const char *path);
-
-/* 1 when path is dir or lies below it (both absolute, no trailing slash;
- * "/" contains everything). */
-int bwrap_path_under(const char *path, const char *dir);
 
 /* Host Unix sockets (bwrap-sockets.c).  The directories the socket stage
  * covers with an empty tmpfs (each only when it is a real directory the

@@ -67,83 +67,99 @@ static int exit_code_of(int st, const char **kind)
     return st < 0 ? -1 : WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st);
 }
 
-int bwrap_launch(const kgate_host *host, const kgate_policy *policy,
-                const kgate_probe *probe, const kgate_plan *plan,
-                const kgate_launch *io, kgate_proc *proc, kgate_err *err)
+/* One start of bwrap, from the plan to the program let go: what the steps
+ * below hand on to one another, released by start_release whichever step
+ * stopped.  -1 (or empty) where not open. */
+typedef struct bw_start {
+    const kgate_host *host;
+    const kgate_policy *policy;
+    const kgate_launch *io;
+    const char *const *pargv; /* the plan's argv */
+    size_t argc;
+    int info_r, info_w;       /* bwrap's --info-fd */
+    int filter, filter_w;     /* --seccomp: empty until the mounts are checked */
+    kgl_gate gate;            /* --block-fd */
+    kgl_pins pins;
+    kgl_guard guard;
+    char infonum[16], blocknum[16], filternum[16];
+    char **argv;              /* the plan's, with the descriptors added */
+    int *pass;                /* the descriptors bwrap inherits */
+    size_t n_pass;
+    pid_t pid;                /* the outer bwrap */
+    pid_t sandbox;            /* its pid 1, once bwrap names it */
+} bw_start;
+
+static int start_failed(kgate_err *err)
 {
-    /* The plan carries all launch needs; bubblewrap keeps no state. */
-    (void)probe;
-    size_t argc = 0;
-    const char *const *pargv = host->plan_argv(plan, &argc);
-    int info_r = -1, info_w = -1, filter = -1, filter_w = -1, fds[2];
-    kgl_gate gate = {.ours = -1, .theirs = -1};
-    kgl_pins pins = {0};
-    kgl_guard guard = {.pid = -1, .wfd = -1};
-    char **argv = NULL;
-    int *pass = NULL;
-    int r = -1;
-    pid_t pid = -1;
+    return kgate_err_set(err, errno, "cannot start bwrap: %s", strerror(errno));
+}
 
-    if (argc < 2 || !pargv[0] || pargv[0][0] != '/')
-        return kgate_err_set(err, EINVAL, "the plan does not start with an "
-                                          "absolute bwrap path");
-    if (!policy->project || policy->project[0] != '/')
-        return kgate_err_set(err, EINVAL, "no project directory");
-
-    if (pipe2(fds, O_CLOEXEC) < 0) goto sys_fail;
-    info_r = fds[0];
+/* The info pipe, the pins, the filter and the gate: everything bwrap is
+ * handed as a descriptor. */
+static int open_descriptors(bw_start *b, kgate_err *err)
+{
+    int fds[2] = {-1, -1};
+    if (pipe2(fds, O_CLOEXEC) < 0) return start_failed(err);
+    b->info_r = fds[0];
     /* Numbers >= 10 stay clear of the 0, 1, 2 the child is about to fill,
      * even when the core runs with one of those closed. */
-    info_w = fcntl(fds[1], F_DUPFD_CLOEXEC, 10);
+    b->info_w = fcntl(fds[1], F_DUPFD_CLOEXEC, 10);
     close(fds[1]);
-    if (info_w < 0) goto sys_fail;
+    if (b->info_w < 0) return start_failed(err);
 
     /* Every bind source becomes a descriptor opened here (kgl-pin.c). */
-    if (kgl_pins_open(pargv, argc, &pins, err) < 0) goto out;
+    if (kgl_pins_open(b->pargv, b->argc, &b->pins, err) < 0) return -1;
 
     /* Fail closed: a sandbox without its filter does not start.  Through a
      * pipe that stays empty until the mounts are checked: bwrap waits for
      * it after its last mount, before the program. */
-    filter = kgl_seccomp_pipe(&filter_w, err);
-    if (filter < 0) goto out;
+    b->filter = kgl_seccomp_pipe(&b->filter_w, err);
+    if (b->filter < 0) return -1;
 
     /* The gate says when the mounts are done, which is when they can be
      * checked; without it they cannot, and nothing starts. */
-    if (kgl_gate_open(&gate) < 0) {
-        kgate_err_set(err, ENOTSUP,
-                      "cannot tell when bwrap has made its mounts on this "
-                      "kernel, so they cannot be checked; nothing was started");
-        goto out;
-    }
+    if (kgl_gate_open(&b->gate) < 0)
+        return kgate_err_set(err, ENOTSUP,
+                             "cannot tell when bwrap has made its mounts on this "
+                             "kernel, so they cannot be checked; nothing was started");
+    return 0;
+}
 
-    char infonum[16], blocknum[16], filternum[16];
-    snprintf(infonum, sizeof infonum, "%d", info_w);
-    snprintf(blocknum, sizeof blocknum, "%d", gate.theirs);
-    snprintf(filternum, sizeof filternum, "%d", filter);
-    argv = calloc(pins.argc + 7, sizeof *argv);
-    pass = calloc(pins.n_fds + 3, sizeof *pass);
-    if (!argv || !pass) goto sys_fail;
+/* bwrap's argv: the plan's with the three descriptors in front of its
+ * options and the pinned sources; and the descriptors to pass. */
+static int build_argv(bw_start *b, kgate_err *err)
+{
+    snprintf(b->infonum, sizeof b->infonum, "%d", b->info_w);
+    snprintf(b->blocknum, sizeof b->blocknum, "%d", b->gate.theirs);
+    snprintf(b->filternum, sizeof b->filternum, "%d", b->filter);
+    b->argv = calloc(b->pins.argc + 7, sizeof *b->argv);
+    b->pass = calloc(b->pins.n_fds + 3, sizeof *b->pass);
+    if (!b->argv || !b->pass) return start_failed(err);
     size_t k = 0;
-    argv[k++] = (char *)pargv[0];
-    argv[k++] = (char *)"--info-fd";
-    argv[k++] = infonum;
-    argv[k++] = (char *)"--block-fd";
-    argv[k++] = blocknum;
+    b->argv[k++] = (char *)b->pargv[0];
+    b->argv[k++] = (char *)"--info-fd";
+    b->argv[k++] = b->infonum;
+    b->argv[k++] = (char *)"--block-fd";
+    b->argv[k++] = b->blocknum;
     /* bwrap loads it last, just before it execs the program, so bwrap's
      * own setup (mounts, pivot_root) is not subject to it. */
-    argv[k++] = (char *)"--seccomp";
-    argv[k++] = filternum;
-    for (size_t i = 1; i < pins.argc; i++) argv[k++] = (char *)pins.argv[i];
-    size_t n_pass = 0;
-    pass[n_pass++] = info_w;
-    pass[n_pass++] = gate.theirs;
-    pass[n_pass++] = filter;
-    for (size_t i = 0; i < pins.n_fds; i++) pass[n_pass++] = pins.fds[i];
+    b->argv[k++] = (char *)"--seccomp";
+    b->argv[k++] = b->filternum;
+    for (size_t i = 1; i < b->pins.argc; i++) b->argv[k++] = (char *)b->pins.argv[i];
+    b->pass[b->n_pass++] = b->info_w;
+    b->pass[b->n_pass++] = b->gate.theirs;
+    b->pass[b->n_pass++] = b->filter;
+    for (size_t i = 0; i < b->pins.n_fds; i++) b->pass[b->n_pass++] = b->pins.fds[i];
+    return 0;
+}
 
+/* The guard, then bwrap in the guard's group. */
+static int spawn_bwrap(bw_start *b, kgate_err *err)
+{
     /* The guard holds our end of the gate too: if kgate dies before it
      * queued the record, bwrap's pid 1 waits at the block fd (no EOF) until
      * the guard kills it. */
-    if (kgl_guard_start(&guard, gate.ours, err) < 0) goto out;
+    if (kgl_guard_start(&b->guard, b->gate.ours, err) < 0) return -1;
 
     /* The group: out of the terminal's foreground group, so a Ctrl-C
      * reaches kgate, which forwards it to the program's group, and not
@@ -156,106 +172,143 @@ int bwrap_launch(const kgate_host *host, const kgate_policy *policy,
      * signal: bwrap's --die-with-parent is armed only after bwrap has
      * started, and a kgate dying before that must take the child too. */
     const kgl_spawn spawn = {
-        .path = pargv[0],
-        .argv = argv,
-        .envp = (char *const *)io->envp,
-        .stdio = {io->stdin_fd, io->stdout_fd, io->stderr_fd},
-        .pass = pass,
-        .n_pass = n_pass,
-        .dir = policy->project,
-        .group = guard.pid,
+        .path = b->pargv[0],
+        .argv = b->argv,
+        .envp = (char *const *)b->io->envp,
+        .stdio = {b->io->stdin_fd, b->io->stdout_fd, b->io->stderr_fd},
+        .pass = b->pass,
+        .n_pass = b->n_pass,
+        .dir = b->policy->project,
+        .group = b->guard.pid,
         .pdeathsig = 1,
-        .ignored = kgl_launch_ignored(io),
+        .ignored = kgl_launch_ignored(b->io),
     };
-    pid = kgl_spawn_run(&spawn, err);
-    if (pid < 0) goto out;
-    close_fd(&info_w);
-    close_fd(&filter);
-    for (size_t i = 0; i < pins.n_fds; i++) close_fd(&pins.fds[i]);
+    b->pid = kgl_spawn_run(&spawn, err);
+    if (b->pid < 0) return -1;
+    close_fd(&b->info_w);
+    close_fd(&b->filter);
+    for (size_t i = 0; i < b->pins.n_fds; i++) close_fd(&b->pins.fds[i]);
     /* gate.theirs stays open here until the gate is decided: while we hold
      * the peer too, bwrap closing or dying does not purge the record (that
      * would look like a read); only bwrap reading it does. */
+    return 0;
+}
 
+static void kill_sandbox(bw_start *b)
+{
+    /* While filter_w is open bwrap is still waiting: nothing ran. */
+    kill(b->sandbox, SIGKILL);
+    kill(b->pid, SIGKILL);
+    reap(b->pid);
+}
+
+/* Until bwrap is past its last mount: its pid 1 from the info, then the
+ * gate.  A bwrap that failed on the way is reaped and its status named. */
+static int await_setup(bw_start *b, kgate_err *err)
+{
     /* bwrap writes the info and closes it right after it created the
      * namespaces, before the mounts; a bwrap that fails earlier (no user
      * namespaces, a bad option) closes it with nothing written. */
-    char info[1024];
-    ssize_t n = read_full(info_r, info, sizeof info - 1);
+    char info[1024] = "";
+    ssize_t n = read_full(b->info_r, info, sizeof info - 1);
     info[n > 0 ? n : 0] = '\0';
-    pid_t sandbox = kgl_info_child_pid(info);
-    if (sandbox) kgl_guard_tell(&guard, sandbox);
-    if (sandbox && kgl_gate_arm(&gate) < 0) {
+    b->sandbox = kgl_info_child_pid(info);
+    if (b->sandbox) kgl_guard_tell(&b->guard, b->sandbox);
+    if (b->sandbox && kgl_gate_arm(&b->gate) < 0) {
         int e = errno;
-        kill(pid, SIGKILL);
-        reap(pid);
-        kgate_err_set(err, e, "cannot open bwrap's setup gate: %s", strerror(e));
-        goto out;
+        kill(b->pid, SIGKILL);
+        reap(b->pid);
+        return kgate_err_set(err, e, "cannot open bwrap's setup gate: %s", strerror(e));
     }
-    const char *kind;
-    if (!sandbox) {
-        int code = exit_code_of(reap(pid), &kind);
-        kgate_err_set(err, 0,
-                      "bwrap could not create the sandbox (%s %d); its "
-                      "message is above",
-                      kind, code);
-        goto out;
+    const char *kind = NULL;
+    if (!b->sandbox) {
+        int code = exit_code_of(reap(b->pid), &kind);
+        return kgate_err_set(err, 0,
+                             "bwrap could not create the sandbox (%s %d); its "
+                             "message is above",
+                             kind, code);
     }
-    int gated = kgl_gate_wait(&gate, pid);
+    int gated = kgl_gate_wait(&b->gate, b->pid);
     if (gated == KGL_GATE_FAILED) {
-        int code = exit_code_of(reap(pid), &kind);
-        kgate_err_set(err, 0,
-                      "bwrap could not set up the sandbox (%s %d); its "
-                      "message is above",
-                      kind, code);
-        goto out;
+        int code = exit_code_of(reap(b->pid), &kind);
+        return kgate_err_set(err, 0,
+                             "bwrap could not set up the sandbox (%s %d); its "
+                             "message is above",
+                             kind, code);
     }
     /* bwrap is past its last mount and waits for the filter: the program
-     * has not started.  Check what it would see, then let it go. */
+     * has not started. */
     if (gated == KGL_GATE_UNKNOWN) {
         kgate_err_set(err, errno,
                       "cannot tell when bwrap has made its mounts (%s), so "
                       "they cannot be checked; nothing was started",
                       strerror(errno));
-        goto kill_sandbox;
+        kill_sandbox(b);
+        return -1;
     }
+    return 0;
+}
+
+/* Check what the program would see, then let it go; the core gets the
+ * processes to signal and end. */
+static int let_run(bw_start *b, kgate_proc *proc, kgate_err *err)
+{
     /* The mounts are checked and the program waits for its filter: the
      * last moment before it runs, so the audit launch line goes now. */
-    if (kgl_pins_verify(&pins, sandbox, err) < 0 ||
-        kgate_launch_commit(io, err) < 0 ||
-        kgl_seccomp_send(filter_w, err) < 0)
-        goto kill_sandbox;
-    close_fd(&filter_w);
-    proc->pid = pid;
+    if (kgl_pins_verify(&b->pins, b->sandbox, err) < 0 ||
+        kgate_launch_commit(b->io, err) < 0 ||
+        kgl_seccomp_send(b->filter_w, err) < 0) {
+        kill_sandbox(b);
+        return -1;
+    }
+    close_fd(&b->filter_w);
+    proc->pid = b->pid;
     /* In pty mode the program leaves this group for a session of its own
      * (the shim); the core then signals it through the pty, and this group
      * is only the fallback for a signal that comes before the shim ran. */
-    proc->signal_pid = -sandbox;
-    proc->helpers[0] = guard.pid;
+    proc->signal_pid = -b->sandbox;
+    proc->helpers[0] = b->guard.pid;
     proc->n_helpers = 1;
-    guard.pid = -1; /* the core's to end now */
-    host->log(host, KGATE_LOG_DEBUG, "bwrap pid %ld, sandbox pid 1 is %ld",
-              (long)pid, (long)sandbox);
-    r = 0;
-    goto out;
+    b->guard.pid = -1; /* the core's to end now */
+    b->host->log(b->host, KGATE_LOG_DEBUG, "bwrap pid %ld, sandbox pid 1 is %ld",
+                 (long)b->pid, (long)b->sandbox);
+    return 0;
+}
 
-kill_sandbox:
-    /* While filter_w is open bwrap is still waiting: nothing ran. */
-    kill(sandbox, SIGKILL);
-    kill(pid, SIGKILL);
-    reap(pid);
-    goto out;
+static void start_release(bw_start *b)
+{
+    kgl_guard_stop(&b->guard);
+    close_fd(&b->filter_w);
+    kgl_pins_free(&b->pins);
+    close_fd(&b->filter);
+    kgl_gate_close(&b->gate);
+    close_fd(&b->info_r);
+    close_fd(&b->info_w);
+    free(b->argv);
+    free(b->pass);
+}
 
-sys_fail:
-    kgate_err_set(err, errno, "cannot start bwrap: %s", strerror(errno));
-out:
-    kgl_guard_stop(&guard);
-    close_fd(&filter_w);
-    kgl_pins_free(&pins);
-    close_fd(&filter);
-    kgl_gate_close(&gate);
-    close_fd(&info_r);
-    close_fd(&info_w);
-    free(argv);
-    free(pass);
+int bwrap_launch(const kgate_host *host, const kgate_policy *policy,
+                const kgate_probe *probe, const kgate_plan *plan,
+                const kgate_launch *io, kgate_proc *proc, kgate_err *err)
+{
+    /* The plan carries all launch needs; bubblewrap keeps no state. */
+    (void)probe;
+    bw_start b = {.host = host, .policy = policy, .io = io,
+                  .info_r = -1, .info_w = -1, .filter = -1, .filter_w = -1,
+                  .gate = {.ours = -1, .theirs = -1},
+                  .guard = {.pid = -1, .wfd = -1},
+                  .pid = -1};
+    b.pargv = host->plan_argv(plan, &b.argc);
+    if (b.argc < 2 || !b.pargv[0] || b.pargv[0][0] != '/')
+        return kgate_err_set(err, EINVAL, "the plan does not start with an "
+                                          "absolute bwrap path");
+    if (!policy->project || policy->project[0] != '/')
+        return kgate_err_set(err, EINVAL, "no project directory");
+    int r = -1;
+    if (open_descriptors(&b, err) == 0 && build_argv(&b, err) == 0 &&
+        spawn_bwrap(&b, err) == 0 && await_setup(&b, err) == 0 && let_run(&b, proc, err) == 0)
+        r = 0;
+    start_release(&b);
     return r;
 }

@@ -31,13 +31,6 @@ const char *bwrap_hosts_sentence(void)
            "and nftables)";
 }
 
-int bwrap_path_under(const char *path, const char *dir)
-{
-    size_t n = strlen(dir);
-    if (n == 1 && dir[0] == '/') return path[0] == '/';
-    return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
 /* One path the policy gives back. */
 typedef struct giveback {
     const char *path;
@@ -96,13 +89,13 @@ static int check_list(planner *pl, const char *key, const kgate_strlist *l)
 static int visible(const planner *pl, const char *p)
 {
     for (size_t i = 0; i < pl->n_gb; i++)
-        if (bwrap_path_under(p, pl->gb[i].path)) return 1;
+        if (kgate_path_under(p, pl->gb[i].path)) return 1;
     /* allow_sockets bring things back too, and deny_read must still win */
     for (size_t i = 0; i < pl->pol->allow_sockets.n; i++)
         if (pl->pol->allow_sockets.v[i] &&
-            bwrap_path_under(p, pl->pol->allow_sockets.v[i]))
+            kgate_path_under(p, pl->pol->allow_sockets.v[i]))
             return 1;
-    return !bwrap_path_under(p, pl->pol->home) && !bwrap_path_under(p, "/tmp") &&
+    return !kgate_path_under(p, pl->pol->home) && !kgate_path_under(p, "/tmp") &&
            !bwrap_socket_hidden(p, pl->pol->uid);
 }
 
@@ -110,7 +103,7 @@ static int visible(const planner *pl, const char *p)
 static int writable(const planner *pl, const char *p)
 {
     for (size_t i = 0; i < pl->n_gb; i++)
-        if (pl->gb[i].writable && bwrap_path_under(p, pl->gb[i].path)) return 1;
+        if (pl->gb[i].writable && kgate_path_under(p, pl->gb[i].path)) return 1;
     return 0;
 }
 
@@ -138,7 +131,7 @@ static int collect_givebacks(planner *pl)
             const char *p = lists[k]->v[i];
             /* A bind of $HOME or of one of its ancestors would show the
              * real home again, on top of the tmpfs that hides it. */
-            if (bwrap_path_under(pol->home, p))
+            if (kgate_path_under(pol->home, p))
                 return kgate_err_set(pl->err, EPERM,
                                      "%s entry %s would show the whole home "
                                      "directory %s again",
@@ -183,7 +176,7 @@ static const giveback *innermost(const planner *pl, const char *p)
 {
     const giveback *best = NULL;
     for (size_t i = 0; i < pl->n_gb; i++)
-        if (bwrap_path_under(p, pl->gb[i].path) &&
+        if (kgate_path_under(p, pl->gb[i].path) &&
             (!best || strlen(pl->gb[i].path) > strlen(best->path)))
             best = &pl->gb[i];
     return best;
@@ -375,7 +368,7 @@ static int check_policy(planner *pl, const kgate_probe *probe)
                              pol->project ? pol->project : "(null)");
     /* The core refuses this before any backend runs; a plan that would
      * bind the whole home writable must not exist even if it did not. */
-    if (bwrap_path_under(pol->home, pol->project))
+    if (kgate_path_under(pol->home, pol->project))
         return kgate_err_set(pl->err, EPERM,
                              "the project %s covers the home directory %s",
                              pol->project, pol->home);

@@ -62,7 +62,7 @@ static int coverable(const char *dir, uid_t uid)
 int bwrap_socket_hidden(const char *path, uid_t uid)
 {
     for (size_t i = 0; i < sizeof socket_dirs / sizeof socket_dirs[0]; i++)
-        if (bwrap_path_under(path, socket_dirs[i]) && coverable(socket_dirs[i], uid))
+        if (kgate_path_under(path, socket_dirs[i]) && coverable(socket_dirs[i], uid))
             return 1;
     return 0;
 }
@@ -132,7 +132,7 @@ int bwrap_plan_allow_sockets(const kgate_host *h, const kgate_policy *pol,
                                  "allow_sockets entry \"%s\" is not an "
                                  "absolute path",
                                  p ? p : "(null)");
-        if (bwrap_path_under(pol->home, p))
+        if (kgate_path_under(pol->home, p))
             return kgate_err_set(err, EPERM,
                                  "allow_sockets entry %s would show the whole "
                                  "home directory %s again",

@@ -399,10 +399,9 @@ static void doors_section(sb_ctx *c)
     buf_adds(&c->out, ")\n");
 }
 
-int sb_build(const kgate_policy *pol, sb_form form, sb_profile *out,
-             kgate_err *err)
+/* What the profile cannot express, or a policy it must not be built for. */
+static int check_policy(const kgate_policy *pol, kgate_err *err)
 {
-    *out = (sb_profile){0};
     if (pol->network == KGATE_NET_RESTRICTED && pol->allow_hosts.n > 0)
         return kgate_err_set(err, ENOTSUP, "%s", sb_restricted_hosts_sentence());
     if (check_path("the project", pol->project, err) < 0 ||
@@ -423,6 +422,93 @@ int sb_build(const kgate_policy *pol, sb_form form, sb_profile *out,
             return kgate_err_set(err, EINVAL,
                                  "macos_allow_mach: a mach service name may "
                                  "only use letters, digits, '.', '_' and '-'");
+    return 0;
+}
+
+/* The file rules: nothing writable but what the policy gives back, $HOME
+ * hidden, then the policy's lists, the denials last. */
+static void files_section(sb_ctx *c, const kgate_policy *pol)
+{
+    line(c, "; nothing is writable unless a rule below gives it back");
+    line(c, "(deny file-write*)");
+    line(c, "; writing to these opens nothing: the bit bucket, the terminal "
+             "the program already has, a descriptor it already holds");
+    line(c, "(allow file-write* (literal \"/dev/null\") (literal \"/dev/zero\") "
+             "(literal \"/dev/tty\") (subpath \"/dev/fd\"))");
+    line(c, "; a pseudo-terminal the program opens itself (script, expect, "
+             "tmux): a new master, and only a slave the kernel tagged as made "
+             "in here, never another terminal window");
+    line(c, "(allow file-write* (literal \"/dev/ptmx\") (require-all "
+             "(regex #\"^/dev/ttys[0-9]+$\") "
+             "(extension \"com.apple.sandbox.pty\")))");
+    line(c, "; $HOME is hidden");
+    path_rule(c, "deny", "file-read*", "subpath", pol->home);
+    line(c, "; temp directories are writable (the kernel sees /tmp as "
+             "/private/tmp)");
+    line(c, "(allow file-write* (subpath \"/private/tmp\"))");
+    if (pol->tmpdir) path_rule(c, "allow", "file-write*", "subpath", pol->tmpdir);
+    line(c, "; again after the temp allows: a temp tree must not reopen home");
+    path_rule(c, "deny", "file-write*", "subpath", pol->home);
+    line(c, "; the project");
+    path_rule(c, "allow", "file-read*", "subpath", pol->project);
+    path_rule(c, "allow", "file-write*", "subpath", pol->project);
+    if (pol->read_paths.n) line(c, "; read_paths");
+    for (size_t i = 0; i < pol->read_paths.n; i++)
+        path_rule(c, "allow", "file-read*", "subpath", pol->read_paths.v[i]);
+    if (pol->allow_paths.n) line(c, "; allow_paths");
+    for (size_t i = 0; i < pol->allow_paths.n; i++) {
+        path_rule(c, "allow", "file-read*", "subpath", pol->allow_paths.v[i]);
+        path_rule(c, "allow", "file-write*", "subpath", pol->allow_paths.v[i]);
+    }
+    /* After every allow, so nothing can give them back.  subpath matches the
+     * path itself and everything below it, so one rule covers a file, a
+     * directory and an entry that does not exist yet. */
+    if (pol->deny_read.n)
+        line(c, "; deny_read: hidden (and not writable, as on Linux)");
+    for (size_t i = 0; i < pol->deny_read.n; i++) {
+        path_rule(c, "deny", "file-read*", "subpath", pol->deny_read.v[i]);
+        path_rule(c, "deny", "file-write*", "subpath", pol->deny_read.v[i]);
+    }
+    if (pol->protect_paths.n) line(c, "; protect_paths: read-only");
+    for (size_t i = 0; i < pol->protect_paths.n; i++)
+        path_rule(c, "deny", "file-write*", "subpath", pol->protect_paths.v[i]);
+    /* The project's .git itself, not below it: it cannot be renamed,
+     * removed or replaced, so no git directory of the program's choosing
+     * takes its place (docs/escapes.md, "Host git").  Only when there is
+     * one: a literal on a missing .git would refuse git init. */
+    char *dotgit = NULL;
+    struct stat st;
+    if (asprintf(&dotgit, "%s/.git", pol->project) < 0) {
+        dotgit = NULL;
+        c->failed = 1;
+    } else if (lstat(dotgit, &st) == 0) {
+        path_rule(c, "deny", "file-write*", "literal", dotgit);
+    }
+    free(dotgit);
+}
+
+static void network_section(sb_ctx *c, const kgate_policy *pol, int strict)
+{
+    switch (pol->network) {
+    case KGATE_NET_OPEN:
+        if (strict) strict_open_network(c);
+        else line(c, "; network open: no network rules");
+        break;
+    default:
+        /* Never (local ip ...): on a real Mac it matched the machine's
+         * public address and let a connection out (design note 001). */
+        line(c, "; network off: outbound denied except to localhost");
+        line(c, "(deny network-outbound)");
+        line(c, "(allow network-outbound (remote ip \"localhost:*\"))");
+        break;
+    }
+}
+
+int sb_build(const kgate_policy *pol, sb_form form, sb_profile *out,
+             kgate_err *err)
+{
+    *out = (sb_profile){0};
+    if (check_policy(pol, err) < 0) return -1;
 
     sb_ctx c = {.form = form};
     int strict = pol->macos_profile == KGATE_MACOS_STRICT;
@@ -433,77 +519,8 @@ int sb_build(const kgate_policy *pol, sb_form form, sb_profile *out,
     if (strict) strict_base(&c, pol);
     else line(&c, "(allow default)");
 
-    line(&c, "; nothing is writable unless a rule below gives it back");
-    line(&c, "(deny file-write*)");
-    line(&c, "; writing to these opens nothing: the bit bucket, the terminal "
-             "the program already has, a descriptor it already holds");
-    line(&c, "(allow file-write* (literal \"/dev/null\") (literal \"/dev/zero\") "
-             "(literal \"/dev/tty\") (subpath \"/dev/fd\"))");
-    line(&c, "; a pseudo-terminal the program opens itself (script, expect, "
-             "tmux): a new master, and only a slave the kernel tagged as made "
-             "in here, never another terminal window");
-    line(&c, "(allow file-write* (literal \"/dev/ptmx\") (require-all "
-             "(regex #\"^/dev/ttys[0-9]+$\") "
-             "(extension \"com.apple.sandbox.pty\")))");
-    line(&c, "; $HOME is hidden");
-    path_rule(&c, "deny", "file-read*", "subpath", pol->home);
-    line(&c, "; temp directories are writable (the kernel sees /tmp as "
-             "/private/tmp)");
-    line(&c, "(allow file-write* (subpath \"/private/tmp\"))");
-    if (pol->tmpdir) path_rule(&c, "allow", "file-write*", "subpath", pol->tmpdir);
-    line(&c, "; again after the temp allows: a temp tree must not reopen home");
-    path_rule(&c, "deny", "file-write*", "subpath", pol->home);
-    line(&c, "; the project");
-    path_rule(&c, "allow", "file-read*", "subpath", pol->project);
-    path_rule(&c, "allow", "file-write*", "subpath", pol->project);
-    if (pol->read_paths.n) line(&c, "; read_paths");
-    for (size_t i = 0; i < pol->read_paths.n; i++)
-        path_rule(&c, "allow", "file-read*", "subpath", pol->read_paths.v[i]);
-    if (pol->allow_paths.n) line(&c, "; allow_paths");
-    for (size_t i = 0; i < pol->allow_paths.n; i++) {
-        path_rule(&c, "allow", "file-read*", "subpath", pol->allow_paths.v[i]);
-        path_rule(&c, "allow", "file-write*", "subpath", pol->allow_paths.v[i]);
-    }
-    /* After every allow, so nothing can give them back.  subpath matches the
-     * path itself and everything below it, so one rule covers a file, a
-     * directory and an entry that does not exist yet. */
-    if (pol->deny_read.n)
-        line(&c, "; deny_read: hidden (and not writable, as on Linux)");
-    for (size_t i = 0; i < pol->deny_read.n; i++) {
-        path_rule(&c, "deny", "file-read*", "subpath", pol->deny_read.v[i]);
-        path_rule(&c, "deny", "file-write*", "subpath", pol->deny_read.v[i]);
-    }
-    if (pol->protect_paths.n) line(&c, "; protect_paths: read-only");
-    for (size_t i = 0; i < pol->protect_paths.n; i++)
-        path_rule(&c, "deny", "file-write*", "subpath", pol->protect_paths.v[i]);
-    /* The project's .git itself, not below it: it cannot be renamed,
-     * removed or replaced, so no git directory of the program's choosing
-     * takes its place (docs/escapes.md, "Host git").  Only when there is
-     * one: a literal on a missing .git would refuse git init. */
-    char *dotgit = NULL;
-    struct stat st;
-    if (asprintf(&dotgit, "%s/.git", pol->project) < 0) {
-        dotgit = NULL;
-        c.failed = 1;
-    } else if (lstat(dotgit, &st) == 0) {
-        path_rule(&c, "deny", "file-write*", "literal", dotgit);
-    }
-    free(dotgit);
-
-    switch (pol->network) {
-    case KGATE_NET_OPEN:
-        if (strict) strict_open_network(&c);
-        else line(&c, "; network open: no network rules");
-        break;
-    default:
-        /* Never (local ip ...): on a real Mac it matched the machine's
-         * public address and let a connection out (design note 001). */
-        line(&c, "; network off: outbound denied except to localhost");
-        line(&c, "(deny network-outbound)");
-        line(&c, "(allow network-outbound (remote ip \"localhost:*\"))");
-        break;
-    }
-
+    files_section(&c, pol);
+    network_section(&c, pol, strict);
     unix_sockets_section(&c, pol);
     doors_section(&c);
     if (pol->macos_allow_mach.n)

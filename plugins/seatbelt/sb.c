@@ -46,10 +46,10 @@ static int sb_doctor(const kgate_host *host, const kgate_policy *pol,
         host->report(rep, KGATE_BLOCKED, "host.nested-sandbox", "%s",
                      sb_nested_sentence());
     else if (hs == SB_HOST_NO_TOOL || !probe->available)
-        host->report(rep, KGATE_BLOCKED, "tool.missing", "sandbox-exec missing: %s",
+        host->report(rep, KGATE_BLOCKED, KGATE_FINDING_TOOL_MISSING, "sandbox-exec missing: %s",
                      probe->reason[0] ? probe->reason : SB_TOOL " not found");
     else
-        host->report(rep, KGATE_READY, "fs.home-hidden",
+        host->report(rep, KGATE_READY, KGATE_FINDING_FS_HOME_HIDDEN,
                      "filesystem: Seatbelt profile (%s base): $HOME hidden, "
                      "project read-write, writes elsewhere denied",
                      base);
@@ -62,12 +62,12 @@ static int sb_doctor(const kgate_host *host, const kgate_policy *pol,
      * made-up policy in a test cannot read better than plan would.  net_id
      * is kept: plan's own refusal of the same thing, below, has that id and
      * is not reported twice. */
-    const char *net_id = "net.off";
+    const char *net_id = KGATE_FINDING_NET_OFF;
     if (pol->network == KGATE_NET_RESTRICTED && pol->allow_hosts.n > 0) {
         net_id = KGATE_FINDING_NET_HOSTS_UNSUPPORTED;
         host->report(rep, KGATE_BLOCKED, net_id, "%s", sb_restricted_hosts_sentence());
     } else if (pol->network == KGATE_NET_OPEN) {
-        net_id = "net.open";
+        net_id = KGATE_FINDING_NET_OPEN;
         host->report(rep, KGATE_DEGRADED, net_id,
                      "network open: no network rules, the filesystem box "
                      "still holds");
@@ -103,7 +103,7 @@ static int sb_doctor(const kgate_host *host, const kgate_policy *pol,
     } else {
         sb_profile_clear(&prof);
     }
-    host->report(rep, KGATE_READY, "sockets.unix",
+    host->report(rep, KGATE_READY, KGATE_FINDING_SOCKETS_UNIX,
                  "host Unix sockets: none reachable (network-outbound to "
                  "unix-socket denied)%s, %zu allow_sockets entr%s",
                  pol->network == KGATE_NET_OPEN ? " except mDNSResponder's" : "",
@@ -182,6 +182,84 @@ static void start_signals(const kgate_launch *io)
     }
 }
 
+/* The child, between fork and exec: stdio, a session, the signals kgate
+ * was started with, the project, then the go byte and sandbox-exec.  A
+ * step that fails is reported on errp (step, errno) and ends the child. */
+__attribute__((noreturn)) static void sb_child(const kgate_policy *pol, const kgate_launch *io,
+                                               int want_pty, char **av, int go_r, int errp_w)
+{
+    int step = SB_STEP_STDIO;
+    int fds[3] = {io->stdin_fd, io->stdout_fd, io->stderr_fd};
+    /* Move the sources above 2 first so one dup2 cannot clobber a
+     * source another one still needs. */
+    for (int i = 0; i < 3; i++)
+        if (fds[i] >= 0 && fds[i] <= 2) {
+            fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
+            if (fds[i] < 0) goto fail;
+        }
+    for (int i = 0; i < 3; i++)
+        if (fds[i] >= 0 && dup2(fds[i], i) < 0) goto fail;
+    /* A session of its own, as bubblewrap's --new-session gives: its
+     * process group is what the core signals and the watcher kills.
+     * With a pty, that becomes the program's controlling terminal, so
+     * Ctrl-C and job control reach it and not the user's terminal;
+     * without one, the program has no controlling terminal. */
+    step = SB_STEP_SESSION;
+    if (setsid() < 0 || (want_pty && ioctl(0, TIOCSCTTY, 0) < 0)) goto fail;
+    /* The program starts with the dispositions kgate's caller gave
+     * kgate (the core's own handlers say nothing about those), and
+     * no signal blocked, whatever the core was doing while it forked. */
+    start_signals(io);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    step = SB_STEP_CHDIR;
+    if (chdir(pol->project) < 0) goto fail;
+    char b;
+    ssize_t n;
+    do {
+        n = read(go_r, &b, 1);
+    } while (n < 0 && errno == EINTR);
+    if (n != 1) _exit(125); /* launch gave up: nobody reads a report */
+    step = SB_STEP_EXEC;
+    execve(av[0], av, (char *const *)io->envp);
+fail:;
+    int report[2] = {step, errno};
+    (void)!write(errp_w, report, sizeof report);
+    _exit(125);
+}
+
+/* After the watcher is in place: the go byte, then the child's report,
+ * EOF when sandbox-exec runs.  0, or -1 with the step that failed (the
+ * child and the watcher then reaped). */
+static int sb_release_child(const kgate_policy *pol, const char *tool, pid_t pid,
+                            pid_t watch, int go_w, int errp_r, kgate_err *err)
+{
+    /* A child that failed before reading (its _exit(127) is the answer)
+     * must not kill kgate with SIGPIPE: ignored for this one write, which
+     * discards the signal, then put back as it was. */
+    struct sigaction ign = {.sa_handler = SIG_IGN}, old;
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGPIPE, &ign, &old);
+    (void)!write(go_w, "g", 1);
+    sigaction(SIGPIPE, &old, NULL);
+    close(go_w);
+    int report[2];
+    ssize_t got;
+    do {
+        got = read(errp_r, report, sizeof report);
+    } while (got < 0 && errno == EINTR);
+    close(errp_r);
+    if (got != (ssize_t)sizeof report) return 0;
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
+    kill(watch, SIGTERM);
+    while (waitpid(watch, NULL, 0) < 0 && errno == EINTR) {}
+    const char *what;
+    const char *step = sb_step_name(report[0], pol->project, tool, &what);
+    return kgate_err_set(err, report[1], "could not %s%s: %s", step, what,
+                         strerror(report[1]));
+}
+
 static int sb_launch(const kgate_host *host, const kgate_policy *pol,
                      const kgate_probe *probe, const kgate_plan *plan,
                      const kgate_launch *io, kgate_proc *proc, kgate_err *err)
@@ -237,45 +315,7 @@ static int sb_launch(const kgate_host *host, const kgate_policy *pol,
     if (pid == 0) {
         close(go[1]);
         close(errp[0]);
-        int step = SB_STEP_STDIO;
-        int fds[3] = {io->stdin_fd, io->stdout_fd, io->stderr_fd};
-        /* Move the sources above 2 first so one dup2 cannot clobber a
-         * source another one still needs. */
-        for (int i = 0; i < 3; i++)
-            if (fds[i] >= 0 && fds[i] <= 2) {
-                fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
-                if (fds[i] < 0) goto fail;
-            }
-        for (int i = 0; i < 3; i++)
-            if (fds[i] >= 0 && dup2(fds[i], i) < 0) goto fail;
-        /* A session of its own, as bubblewrap's --new-session gives: its
-         * process group is what the core signals and the watcher kills.
-         * With a pty, that becomes the program's controlling terminal, so
-         * Ctrl-C and job control reach it and not the user's terminal;
-         * without one, the program has no controlling terminal. */
-        step = SB_STEP_SESSION;
-        if (setsid() < 0 || (want_pty && ioctl(0, TIOCSCTTY, 0) < 0)) goto fail;
-        /* The program starts with the dispositions kgate's caller gave
-         * kgate (the core's own handlers say nothing about those), and
-         * no signal blocked, whatever the core was doing while it forked. */
-        start_signals(io);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        step = SB_STEP_CHDIR;
-        if (chdir(pol->project) < 0) goto fail;
-        char b;
-        ssize_t n;
-        do {
-            n = read(go[0], &b, 1);
-        } while (n < 0 && errno == EINTR);
-        if (n != 1) _exit(125); /* launch gave up: nobody reads a report */
-        step = SB_STEP_EXEC;
-        execve(av[0], av, (char *const *)io->envp);
-    fail:;
-        int report[2] = {step, errno};
-        (void)!write(errp[1], report, sizeof report);
-        _exit(125);
+        sb_child(pol, io, want_pty, av, go[0], errp[1]);
     }
     free(av);
     close(go[0]);
@@ -292,30 +332,7 @@ static int sb_launch(const kgate_host *host, const kgate_policy *pol,
                              "could outlive it: %s",
                              strerror(e));
     }
-    /* A child that failed before reading (its _exit(127) is the answer)
-     * must not kill kgate with SIGPIPE: ignored for this one write, which
-     * discards the signal, then put back as it was. */
-    struct sigaction ign = {.sa_handler = SIG_IGN}, old;
-    sigemptyset(&ign.sa_mask);
-    sigaction(SIGPIPE, &ign, &old);
-    (void)!write(go[1], "g", 1);
-    sigaction(SIGPIPE, &old, NULL);
-    close(go[1]);
-    int report[2];
-    ssize_t got;
-    do {
-        got = read(errp[0], report, sizeof report);
-    } while (got < 0 && errno == EINTR);
-    close(errp[0]);
-    if (got == (ssize_t)sizeof report) {
-        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
-        kill(watch, SIGTERM);
-        while (waitpid(watch, NULL, 0) < 0 && errno == EINTR) {}
-        const char *what;
-        const char *step = sb_step_name(report[0], pol->project, argv[0], &what);
-        return kgate_err_set(err, report[1], "could not %s%s: %s", step, what,
-                             strerror(report[1]));
-    }
+    if (sb_release_child(pol, argv[0], pid, watch, go[1], errp[0], err) < 0) return -1;
     proc->pid = pid;
     /* The whole group, as under bubblewrap: the program's children too. */
     proc->signal_pid = -pid;

@@ -77,6 +77,69 @@ static int name_valid(const char *s, size_t len, int *labels, const char **why)
     return 1;
 }
 
+/* Printable ASCII without spaces: 1, or 0 with why. */
+static int chars_valid(const char *entry, size_t len, const char **why)
+{
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)entry[i];
+        if (c < 0x20 || c == 0x7f) {
+            *why = "control character in entry";
+            return 0;
+        }
+        if (c >= 0x80) {
+            *why = "non-ASCII character (write the name in its xn-- form)";
+            return 0;
+        }
+        if (c == ' ') {
+            *why = "white space in entry";
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The port after the entry's one ':' (colon): 1 with *port set to
+ * 1..65535, or 0 with why.  Two colons are an IPv6 address or a typo;
+ * neither is something this list can hold. */
+static int port_valid(const char *entry, const char *colon, unsigned *port, const char **why)
+{
+    if (strchr(colon + 1, ':') || entry[0] == '[') {
+        *why = "IPv6 addresses are not supported (IPv4 addresses and names only)";
+        return 0;
+    }
+    const char *p = colon + 1;
+    if (!*p) {
+        *why = "empty port after ':'";
+        return 0;
+    }
+    if (*p == '+' || *p == '-') {
+        *why = "port with a sign (write 1..65535)";
+        return 0;
+    }
+    if (*p == '0') {
+        *why = is_digit(p[1]) ? "port with a leading zero" : "port 0 (omit the port to allow every port)";
+        return 0;
+    }
+    unsigned v = 0;
+    for (const char *q = p; *q; q++) {
+        if (!is_digit(*q)) {
+            *why = "port is not a number 1..65535";
+            return 0;
+        }
+        if (q - p >= 5) {
+            *why = "port above 65535";
+            return 0;
+        }
+        v = v * 10 + (unsigned)(*q - '0');
+    }
+    if (v > 65535) {
+        *why = "port above 65535";
+        return 0;
+    }
+    *port = v;
+    return 1;
+}
+
 int kgate_hostspec_parse(const char *entry, kgate_hostspec *out, const char **why)
 {
     const char *dummy;
@@ -90,67 +153,18 @@ int kgate_hostspec_parse(const char *entry, kgate_hostspec *out, const char **wh
         *why = "empty entry";
         return -1;
     }
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)entry[i];
-        if (c < 0x20 || c == 0x7f) {
-            *why = "control character in entry";
-            return -1;
-        }
-        if (c >= 0x80) {
-            *why = "non-ASCII character (write the name in its xn-- form)";
-            return -1;
-        }
-        if (c == ' ') {
-            *why = "white space in entry";
-            return -1;
-        }
-    }
+    if (!chars_valid(entry, len, why)) return -1;
 
     if (strstr(entry, "://")) {
         *why = "a URL, not a host entry (write the host name alone)";
         return -1;
     }
 
-    /* The port: after the one ':'.  Two colons are an IPv6 address or a
-     * typo; neither is something this list can hold. */
+    /* The port: after the one ':' (port_valid). */
     const char *colon = strchr(entry, ':');
-    size_t hlen = len;
+    size_t hlen = colon ? (size_t)(colon - entry) : len;
     unsigned port = 0;
-    if (colon) {
-        if (strchr(colon + 1, ':') || entry[0] == '[') {
-            *why = "IPv6 addresses are not supported (IPv4 addresses and names only)";
-            return -1;
-        }
-        hlen = (size_t)(colon - entry);
-        const char *p = colon + 1;
-        if (!*p) {
-            *why = "empty port after ':'";
-            return -1;
-        }
-        if (*p == '+' || *p == '-') {
-            *why = "port with a sign (write 1..65535)";
-            return -1;
-        }
-        if (*p == '0') {
-            *why = is_digit(p[1]) ? "port with a leading zero" : "port 0 (omit the port to allow every port)";
-            return -1;
-        }
-        for (const char *q = p; *q; q++) {
-            if (!is_digit(*q)) {
-                *why = "port is not a number 1..65535";
-                return -1;
-            }
-            if (q - p >= 5) {
-                *why = "port above 65535";
-                return -1;
-            }
-            port = port * 10 + (unsigned)(*q - '0');
-        }
-        if (port > 65535) {
-            *why = "port above 65535";
-            return -1;
-        }
-    }
+    if (colon && !port_valid(entry, colon, &port, why)) return -1;
 
     const char *host = entry;
     int wildcard = 0;

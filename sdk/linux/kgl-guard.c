@@ -135,16 +135,12 @@ int kgl_guard_start(kgl_guard *g, int hold, kgate_err *err)
         return kgate_err_set(err, errno, "cannot start the guard: %s",
                              strerror(errno));
     pid_t self = getpid();
-    sigset_t all, old;
-    sigfillset(&all);
-    sigprocmask(SIG_SETMASK, &all, &old);
-    pid_t pid = fork();
+    pid_t pid = kgl_fork_blocked();
     int e = errno;
     if (pid == 0) {
         close(p[1]);
         guard_main(p[0], hold, self);
     }
-    sigprocmask(SIG_SETMASK, &old, NULL);
     close(p[0]);
     if (pid < 0) {
         close(p[1]);

@@ -434,16 +434,12 @@ int kgl_ipc_start(kgl_ipc *s, kgate_err *err)
         return kgate_err_set(err, errno, "cannot start the SysV IPC supervisor: %s",
                              strerror(errno));
     pid_t self = getpid();
-    sigset_t all, old;
-    sigfillset(&all);
-    sigprocmask(SIG_SETMASK, &all, &old);
-    pid_t pid = fork();
+    pid_t pid = kgl_fork_blocked();
     int e = errno;
     if (pid == 0) {
         close(sv[1]);
         supervisor_main(sv[0], self);
     }
-    sigprocmask(SIG_SETMASK, &old, NULL);
     close(sv[0]);
     if (pid < 0) {
         close(sv[1]);

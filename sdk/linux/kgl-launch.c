@@ -290,16 +290,12 @@ int kgl_spawn_start(const kgl_spawn *s, kgl_child *c, kgate_err *err)
     if (pipe2(rep, O_CLOEXEC) < 0) goto sys_fail;
 
     pid_t self = getpid();
-    sigset_t all, old;
-    sigfillset(&all);
-    sigprocmask(SIG_SETMASK, &all, &old);
-    pid_t pid = fork();
+    pid_t pid = kgl_fork_blocked();
     if (pid == 0) {
         close(rep[0]);
         child(s, hi, rep[1], self);
     }
     int fork_errno = errno;
-    sigprocmask(SIG_SETMASK, &old, NULL);
     close_fd(&rep[1]);
     for (int i = 0; i < 3; i++) close_fd(&hi[i]);
     if (pid < 0) {

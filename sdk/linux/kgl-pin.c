@@ -47,6 +47,7 @@
  * After the check a rename changes nothing inside this sandbox: a mount
  * follows the directory entry it sits on. */
 #include "kgate/kgate-linux.h"
+#include "kgate/kgate-path.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -153,15 +154,6 @@ static int mount_arity(const char *a, int *makes_mount)
     return -1;
 }
 
-/* path is dir or lies below it (the same test as the bubblewrap backend's
- * bwrap_path_under, which lives with its plan: the SDK has no plan). */
-static int under(const char *path, const char *dir)
-{
-    size_t n = strlen(dir);
-    if (n == 1 && dir[0] == '/') return 1;
-    return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
 static int add_fd(kgl_pins *p, int fd, char **num_out)
 {
     int *f = realloc(p->fds, (p->n_fds + 1) * sizeof *f);
@@ -197,7 +189,7 @@ static int covered_later(const char *const *pargv, size_t argc, size_t i,
          i += (size_t)n + 1) {
         n = mount_arity(pargv[i], &mounts);
         if (n < 0 || i + (size_t)n >= argc) return 0; /* refused below */
-        if (mounts && under(dest, pargv[i + (size_t)n])) return 1;
+        if (mounts && kgate_path_under(dest, pargv[i + (size_t)n])) return 1;
     }
     return 0;
 }

@@ -16,13 +16,9 @@
 
 int kgl_userns_trial(void)
 {
-    sigset_t all, old;
-    sigfillset(&all);
     /* The core's handlers must not run in the child. */
-    sigprocmask(SIG_SETMASK, &all, &old);
-    pid_t pid = fork();
+    pid_t pid = kgl_fork_blocked();
     if (pid == 0) _exit(unshare(CLONE_NEWUSER) == 0 ? 0 : 1);
-    sigprocmask(SIG_SETMASK, &old, NULL);
     if (pid < 0) return -1;
     int st = 0;
     while (waitpid(pid, &st, 0) < 0)

@@ -92,6 +92,14 @@ char *kgl_ipc_describe(int notify);
  * first; a box without namespaces (Landlock) scores itself by it. */
 int kgl_userns_trial(void);
 
+/* fork(2) with every signal blocked across it (kgl-fork.c), so that no
+ * handler of the caller's runs in the child: the child gets 0 and keeps
+ * every signal blocked until it sets its own mask (or execs, or exits);
+ * the parent gets the pid, or -1 with fork's errno, and its mask as it
+ * was.  The guard, the IPC supervisor, the launch and the user-namespace
+ * trial all fork this way. */
+pid_t kgl_fork_blocked(void);
+
 /* Mount sources as descriptors, destinations checked (kgl-pin.c): every
  * backend that execs bwrap does this at launch. */
 typedef enum {

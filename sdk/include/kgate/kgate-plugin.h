@@ -291,6 +291,22 @@ static inline int kgate_probe_fact(const kgate_probe *p, const char *name,
  * any other BLOCKED finding keeps the box out. */
 #define KGATE_FINDING_NET_HOSTS_UNSUPPORTED "net.hosts-unsupported"
 
+/* The ids more than one backend reports, each meaning the same thing
+ * whichever backend says it: named once, so that no backend can spell one
+ * another way. */
+#define KGATE_FINDING_HOST_NOT_LINUX     "host.not-linux"
+#define KGATE_FINDING_TOOL_MISSING       "tool.missing"
+#define KGATE_FINDING_USERNS_UNAVAILABLE "userns.unavailable"
+#define KGATE_FINDING_FS_HOME_HIDDEN     "fs.home-hidden"
+#define KGATE_FINDING_FS_PROTECT_PATHS   "fs.protect-paths"
+#define KGATE_FINDING_NET_OFF            "net.off"
+#define KGATE_FINDING_NET_OPEN           "net.open"
+#define KGATE_FINDING_NET_MODE_UNKNOWN   "net.mode-unknown"
+#define KGATE_FINDING_SOCKETS_UNIX       "sockets.unix"
+#define KGATE_FINDING_SOCKETS_ABSTRACT   "sockets.abstract"
+#define KGATE_FINDING_TTY_ISOLATED       "tty.isolated"
+#define KGATE_FINDING_SECCOMP_FILTER     "seccomp.filter"
+
 /* Owned by the core; a plugin only adds to them through kgate_host. */
 typedef struct kgate_plan kgate_plan;
 typedef struct kgate_report kgate_report;

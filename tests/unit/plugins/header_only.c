@@ -4,6 +4,8 @@
 #include <kgate/kgate-plugin.h>
 /* The host entry parser's declarations, for a backend that checks its list. */
 #include <kgate/kgate-hostspec.h>
+/* The path predicate every backend and the core share. */
+#include <kgate/kgate-path.h>
 
 static int probe(const kgate_host *host, kgate_probe_depth depth,
                  kgate_probe *p, kgate_err *err)
