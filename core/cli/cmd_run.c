@@ -52,6 +52,7 @@ typedef struct run_args {
 static const char run_usage[] =
     "usage: kgate run [--allow-path PATH]... [--allow-net HOST]... [--backend NAME]\n"
     "                 [--dry-run] [--events-fd N] [--pty | --no-pty] [--quiet]\n"
+    "                 [--publish [127.0.0.1:]HOSTPORT:PORT]...\n"
     "                 -- COMMAND [ARG...]\n";
 
 /* Accepts "--opt VALUE" and "--opt=VALUE".  Returns the value or NULL. */
@@ -72,6 +73,7 @@ static int parse_args(int argc, char **argv, run_args *a, int *status)
     *a = (run_args){.pty = -1};
     a->flags.allow_paths = kg_strv_new();
     a->flags.allow_hosts = kg_strv_new();
+    a->flags.publish = kg_strv_new();
     int i;
     for (i = 1; i < argc; i++) {
         const char *arg = argv[i], *v;
@@ -84,6 +86,9 @@ static int parse_args(int argc, char **argv, run_args *a, int *status)
             kg_strv_push(a->flags.allow_paths, v);
         } else if ((v = opt_value("--allow-net", argc, argv, &i))) {
             kg_strv_push(a->flags.allow_hosts, v);
+        } else if ((v = opt_value("--publish", argc, argv, &i))) {
+            /* Checked with the policy (publish.c): a bad one is a refusal. */
+            kg_strv_push(a->flags.publish, v);
         } else if ((v = opt_value("--backend", argc, argv, &i))) {
             a->backend = v;
         } else if ((v = opt_value("--events-fd", argc, argv, &i))) {
@@ -122,6 +127,7 @@ static void free_args(run_args *a)
 {
     kg_strv_free(a->flags.allow_paths);
     kg_strv_free(a->flags.allow_hosts);
+    kg_strv_free(a->flags.publish);
 }
 
 /* Everything an audit line needs that is known so far. */
@@ -161,6 +167,7 @@ static void audit_base(const run_ctx *c, kg_audit_event *ev, const char *kind)
      * be built (they may be why). */
     ev->allow_paths = c->policy ? c->policy->oneshot_paths : c->args.flags.allow_paths;
     ev->allow_hosts = c->policy ? c->policy->oneshot_hosts : c->args.flags.allow_hosts;
+    ev->publish = c->policy ? c->policy->published : c->args.flags.publish;
 }
 
 /* A refusal: a best-effort audit line, one line on stderr, the status.
@@ -233,6 +240,7 @@ static void end_record(const run_ctx *c, launch_commit *lc, const char *backend,
     audit_base(c, &ev, "end");
     ev.reason = reason; /* why the run could not be ended cleanly, or NULL */
     ev.allow_paths = ev.allow_hosts = NULL; /* on the launch record */
+    ev.publish = NULL;
     ev.backend = backend;
     ev.has_exit = true;
     ev.exit_status = status;
@@ -497,6 +505,7 @@ static int run(run_ctx *c)
     audit_base(c, &nev, "net");
     nev.backend = chosen.name;
     nev.allow_paths = nev.allow_hosts = NULL; /* on the launch line */
+    nev.publish = NULL;
     kg_netlog *net = kg_netlog_new(alog, &nev);
     kg_netlog_set_events(net, c->events);
 
