@@ -45,7 +45,7 @@ for who in $(test_users); do
     check "valid plugin: name, ABI, file" has_line "* good (ABI 2.2) $PDIR/a-good$SUF"
     check "its description" has_line "    a valid test backend"
     check "its thorough probe" has_line "    available, score 7, version unknown"
-    check "a later minor is listed with its ABI" has_line "  newer (ABI 2.2) $PDIR/d-newer$SUF"
+    check "a later minor is listed with its ABI" has_line "  newer (ABI 2.3) $PDIR/d-newer$SUF"
     check "a plugin that cannot launch is listed" has_line "  partial (ABI 2.2) $PDIR/e-partial$SUF"
     check "duplicate refused" has_line \
         "refused: $PDIR/b-dup$SUF: duplicate name good (already loaded from $PDIR/a-good$SUF)"
