@@ -33,6 +33,7 @@ typedef struct kg_audit_event {
     const kg_strv *allow_paths;  /* one-shot --allow-path */
     const kg_strv *allow_hosts;  /* one-shot --allow-net */
     const kg_strv *withheld_env; /* names only */
+    const kg_strv *publish;      /* --publish, "127.0.0.1:8080:80" each */
     /* kind "end": has_exit writes exit and duration_ms; recovered marks an
      * end written by a later kgate for a run whose kgate was killed. */
     bool has_exit;

@@ -44,6 +44,7 @@ void kg_audit_format(const kg_audit_event *ev, UT_string *out)
     opt_strv(out, "allow_paths", ev->allow_paths);
     opt_strv(out, "allow_hosts", ev->allow_hosts);
     opt_strv(out, "withheld_env", ev->withheld_env);
+    opt_strv(out, "publish", ev->publish);
     if (ev->has_exit)
         utstring_printf(out, ",\"exit\":%d,\"duration_ms\":%lld", ev->exit_status,
                         ev->duration_ms);

@@ -53,6 +53,7 @@ typedef struct run_args {
 static const char run_usage[] =
     "usage: kgate run [--allow-path PATH]... [--allow-net HOST]... [--backend NAME]\n"
     "                 [--dry-run] [--events-fd N] [--pty | --no-pty] [--quiet]\n"
+    "                 [--publish [127.0.0.1:]HOSTPORT:PORT]...\n"
     "                 -- COMMAND [ARG...]\n";
 
 /* Accepts "--opt VALUE" and "--opt=VALUE".  Returns the value or NULL. */
@@ -73,6 +74,7 @@ static int parse_args(int argc, char **argv, run_args *a, int *status)
     *a = (run_args){.pty = -1};
     a->flags.allow_paths = kg_strv_new();
     a->flags.allow_hosts = kg_strv_new();
+    a->flags.publish = kg_strv_new();
     int i;
     for (i = 1; i < argc; i++) {
         const char *arg = argv[i], *v;
@@ -85,6 +87,9 @@ static int parse_args(int argc, char **argv, run_args *a, int *status)
             kg_strv_push(a->flags.allow_paths, v);
         } else if ((v = opt_value("--allow-net", argc, argv, &i))) {
             kg_strv_push(a->flags.allow_hosts, v);
+        } else if ((v = opt_value("--publish", argc, argv, &i))) {
+            /* Checked with the policy (publish.c): a bad one is a refusal. */
+            kg_strv_push(a->flags.publish, v);
         } else if ((v = opt_value("--backend", argc, argv, &i))) {
             a->backend = v;
         } else if ((v = opt_value("--events-fd", argc, argv, &i))) {
@@ -123,6 +128,7 @@ static void free_args(run_args *a)
 {
     kg_strv_free(a->flags.allow_paths);
     kg_strv_free(a->flags.allow_hosts);
+    kg_strv_free(a->flags.publish);
 }
 
 /* Everything an audit line needs that is known so far, and what the
@@ -173,6 +179,7 @@ static void audit_base(const run_ctx *c, kg_audit_event *ev, const char *kind)
      * be built (they may be why). */
     ev->allow_paths = c->policy ? c->policy->oneshot_paths : c->args.flags.allow_paths;
     ev->allow_hosts = c->policy ? c->policy->oneshot_hosts : c->args.flags.allow_hosts;
+    ev->publish = c->policy ? c->policy->published : c->args.flags.publish;
 }
 
 /* A refusal: a best-effort audit line, one line on stderr, the status.
@@ -245,6 +252,7 @@ static void end_record(const run_ctx *c, launch_commit *lc, const char *backend,
     audit_base(c, &ev, "end");
     ev.reason = reason; /* why the run could not be ended cleanly, or NULL */
     ev.allow_paths = ev.allow_hosts = NULL; /* on the launch record */
+    ev.publish = NULL;
     ev.backend = backend;
     ev.has_exit = true;
     ev.exit_status = status;
@@ -601,6 +609,7 @@ static void launch_supervise(run_ctx *c, launch_state *l)
     audit_base(c, &l->nev, "net");
     l->nev.backend = c->chosen.name;
     l->nev.allow_paths = l->nev.allow_hosts = NULL; /* on the launch line */
+    l->nev.publish = NULL;
     l->net = kg_netlog_new(l->alog, &l->nev);
     kg_netlog_set_events(l->net, c->events);
     kg_autofree char **envp = kg_strv_nullterm(l->env);

@@ -384,6 +384,77 @@ static void fill_name(kg_choice *c)
     else snprintf(c->name, sizeof c->name, "%s+%s", c->box->name, c->stage->name);
 }
 
+/* 1 when the one that would launch c (its stage, else the box) forwards
+ * kgate_policy.publish.  A plugin older than ABI 2.2 has no such field: its
+ * bytes there are padding, never a promise. */
+static int launcher_publishes(const kg_plugin *p)
+{
+    return p->abi_minor >= 2 && p->be.publishes == 1;
+}
+
+static int cand_publishes(const sel_cand *c)
+{
+    return launcher_publishes(c->stage ? c->stage->p : c->p);
+}
+
+/* --publish in a network mode where no box can keep its promise.  Off has
+ * no network to forward into (and a forward would need one); open shares
+ * the host's, where the program's port already is the host's, on whatever
+ * address it binds, which kgate cannot narrow to the loopback. */
+static int publish_refusal(const kgate_policy *policy, kg_error *err)
+{
+    if (policy->network == KGATE_NET_OFF)
+        return kg_err_set(err, 0, "--publish needs network: restricted with at least one "
+                          "host (the port is forwarded by the network stage); with "
+                          "network: %s the box has no network to forward it into",
+                          policy->configured_network == KGATE_NET_RESTRICTED ? "restricted "
+                          "and no hosts" : "off");
+    if (policy->network == KGATE_NET_OPEN)
+        return kg_err_set(err, 0, "--publish cannot be used with network: open: the "
+                          "program shares the host's network, so a port it listens on is "
+                          "already the host's, on whatever address it binds, and kgate "
+                          "cannot keep it to the loopback");
+    return 0;
+}
+
+/* Each box's verdict: its own, or, when all it lacks is a host filter
+ * and composing is allowed, its own without that finding joined with the
+ * best stage that can start it. */
+static void compose_verdicts(sel_cand *boxes, size_t nb, sel_cand *stages, size_t ns,
+                             int compose)
+{
+    for (size_t i = 0; i < nb; i++) {
+        sel_cand *b = &boxes[i];
+        b->verdict = b->rep->verdict;
+        /* A box BLOCKED for anything else is not composed. */
+        if (!compose || !kg_report_needs_stage(b->rep) ||
+            kg_report_composed_verdict(b->rep) == KGATE_BLOCKED)
+            continue;
+        for (size_t k = 0; k < ns; k++)
+            if (stage_takes(stages[k].p, b->p) &&
+                (!b->stage || better(stages[k].p, stages[k].verdict, b->stage->p,
+                                     b->stage->verdict)))
+                b->stage = &stages[k];
+        if (!b->stage) continue; /* stays BLOCKED with its own reasons */
+        kgate_verdict v = kg_report_composed_verdict(b->rep);
+        b->verdict = v > b->stage->verdict ? v : b->stage->verdict;
+    }
+}
+
+/* The best box.  With ports to publish, only a launcher that forwards them
+ * is a candidate; when none is, the best one is taken (and refused by the
+ * caller, by name). */
+static sel_cand *pick_best(sel_cand *boxes, size_t nb, int publishing)
+{
+    sel_cand *best = NULL;
+    for (int pass = publishing ? 0 : 1; pass < 2 && !best; pass++)
+        for (size_t i = 0; i < nb; i++)
+            if ((pass == 1 || cand_publishes(&boxes[i])) &&
+                (!best || better(boxes[i].p, boxes[i].verdict, best->p, best->verdict)))
+                best = &boxes[i];
+    return best;
+}
+
 int kg_select_choose(kg_registry *r, kg_host *host, const kgate_policy *policy,
                      const char *forced, kgate_probe_depth depth, kg_choice *out,
                      kg_error *err)
@@ -397,6 +468,7 @@ int kg_select_choose(kg_registry *r, kg_host *host, const kgate_policy *policy,
         return -1;
     }
     int hosts = policy->network == KGATE_NET_RESTRICTED;
+    if (policy->n_publish > 0 && publish_refusal(policy, err) < 0) return -1;
     if (fstage && !hosts)
         return kg_err_set(err, 0, "backend %s is a network stage: it only runs for "
                           "network: restricted with hosts", fstage->name);
@@ -420,29 +492,8 @@ int kg_select_choose(kg_registry *r, kg_host *host, const kgate_policy *policy,
                                  KGATE_BLOCKED};
         }
     }
-    /* Each box's verdict: its own, or, when all it lacks is a host filter
-     * and composing is allowed, its own without that finding joined with
-     * the best stage that can start it. */
-    for (size_t i = 0; i < nb; i++) {
-        sel_cand *b = &boxes[i];
-        b->verdict = b->rep->verdict;
-        /* A box BLOCKED for anything else is not composed. */
-        if (!hosts || alone || !kg_report_needs_stage(b->rep) ||
-            kg_report_composed_verdict(b->rep) == KGATE_BLOCKED)
-            continue;
-        for (size_t k = 0; k < ns; k++)
-            if (stage_takes(stages[k].p, b->p) &&
-                (!b->stage || better(stages[k].p, stages[k].verdict, b->stage->p,
-                                     b->stage->verdict)))
-                b->stage = &stages[k];
-        if (!b->stage) continue; /* stays BLOCKED with its own reasons */
-        kgate_verdict v = kg_report_composed_verdict(b->rep);
-        b->verdict = v > b->stage->verdict ? v : b->stage->verdict;
-    }
-    sel_cand *best = NULL;
-    for (size_t i = 0; i < nb; i++)
-        if (!best || better(boxes[i].p, boxes[i].verdict, best->p, best->verdict))
-            best = &boxes[i];
+    compose_verdicts(boxes, nb, stages, ns, hosts && !alone);
+    sel_cand *best = pick_best(boxes, nb, policy->n_publish > 0);
 
     int rc = 0;
     if (!best) {
@@ -454,7 +505,11 @@ int kg_select_choose(kg_registry *r, kg_host *host, const kgate_policy *policy,
         out->stage = best->stage ? best->stage->p : NULL;
         out->rep = best->stage ? kg_compose_report(host, best->rep, best->stage->rep) : best->rep;
         fill_name(out);
-        if (out->rep->verdict == KGATE_BLOCKED && forced) {
+        if (policy->n_publish > 0 && !cand_publishes(best)) {
+            rc = kg_err_set(err, 0, "--publish: %s cannot forward a port from the host "
+                            "into its box; only a network stage that publishes can "
+                            "(bubblewrap+slirp-filter, docs/network.md)", out->name);
+        } else if (out->rep->verdict == KGATE_BLOCKED && forced) {
             char *why = joined_reasons(out->rep);
             rc = kg_err_set(err, 0, "backend %s cannot enforce this policy: %s", out->name,
                             why ? why : "BLOCKED");

@@ -25,6 +25,7 @@
 #include "json.h"
 #include "paths.h"
 #include "protected.h"
+#include "publish.h"
 
 typedef enum narrow_rule {
     MAY_DROP, /* widens the box: the project keeps or drops entries */
@@ -293,6 +294,8 @@ static void refresh_pub(kg_policy *p)
     q->macos_allow_mach = kg_strv_list(p->macos_allow_mach);
     q->argv = kg_strv_list(p->argv);
     q->command_path = p->command_path;
+    q->publish = p->publish;
+    q->n_publish = p->n_publish;
 }
 
 static char *resolved_tmpdir(void)
@@ -383,6 +386,12 @@ static int apply_flags(kg_policy *p, const kg_flags *flags, kgate_network *net,
      * list; open already reaches it. */
     if (kg_strv_len(flags->allow_hosts) > 0 && *net == KGATE_NET_OFF)
         *net = KGATE_NET_RESTRICTED;
+    /* Ports to publish are checked here, with the rest of the policy: a
+     * bad one refuses the run before anything is probed or started.  The
+     * network mode is left alone (select.c says which boxes can publish). */
+    if (flags->publish &&
+        kg_publish_list(flags->publish, &p->publish, &p->n_publish, p->published, err) < 0)
+        return -1;
     sort_unique(p->allow_paths);
     sort_unique(p->allow_hosts);
     sort_unique(p->oneshot_paths);
@@ -445,7 +454,7 @@ static kg_policy *policy_new(void)
                          &p->deny_read,    &p->protect_paths, &p->allow_sockets,
                          &p->macos_allow_mach, &p->argv,      &p->deny_exec,
                          &p->mask_prefixes, &p->pass_env,     &p->deny_env,
-                         &p->oneshot_paths, &p->oneshot_hosts};
+                         &p->oneshot_paths, &p->oneshot_hosts, &p->published};
     for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) *lists[i] = kg_strv_new();
     return p;
 }
@@ -457,7 +466,7 @@ void kg_policy_free(kg_policy *p)
                         p->deny_read,    p->protect_paths, p->allow_sockets,
                         p->macos_allow_mach, p->argv,      p->deny_exec,
                         p->mask_prefixes, p->pass_env,     p->deny_env,
-                        p->oneshot_paths, p->oneshot_hosts};
+                        p->oneshot_paths, p->oneshot_hosts, p->published};
     for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) kg_strv_free(lists[i]);
     free(p->user_file);
     free(p->project_file);
@@ -465,6 +474,7 @@ void kg_policy_free(kg_policy *p)
     free(p->home);
     free(p->tmpdir);
     free(p->command_path);
+    free(p->publish);
     free(p);
 }
 

@@ -13,6 +13,7 @@
 typedef struct kg_flags {
     kg_strv *allow_paths; /* --allow-path, as typed */
     kg_strv *allow_hosts; /* --allow-net, as typed */
+    kg_strv *publish;     /* --publish, as typed (NULL: none) */
 } kg_flags;
 
 typedef struct kg_policy {
@@ -38,6 +39,11 @@ typedef struct kg_policy {
 
     /* What the one-shot flags added, resolved, for the audit line. */
     kg_strv *oneshot_paths, *oneshot_hosts;
+    /* --publish, checked (publish.h): behind pub.publish, and each in its
+     * canonical form for the audit line. */
+    kgate_publish *publish;
+    size_t n_publish;
+    kg_strv *published;
 } kg_policy;
 
 /* Builds the effective policy for a command run in cwd.  home is $HOME.

@@ -185,13 +185,29 @@ typedef struct sf_slirp_argv {
     char ready[32];
     char userns[64];
     char pid[24];
+    char api[160];
 } sf_slirp_argv;
 
 /* host_loopback: the filter has localhost:port entries, so slirp4netns
  * must forward SF_HOST_ADDR to the host's loopback (the nft ruleset then
- * lets exactly those ports through). */
+ * lets exactly those ports through).  api_socket: where slirp4netns
+ * listens for the add_hostfwd requests of --publish (NULL: no API socket,
+ * so nothing can ever ask it to listen on the host). */
 void sf_slirp_argv_build(sf_slirp_argv *out, const char *slirp_path,
-                         int ready_fd, pid_t pid, int host_loopback);
+                         int ready_fd, pid_t pid, int host_loopback,
+                         const char *api_socket);
+
+/* The policy's ports to publish (none when the core is older than ABI 2.2),
+ * checked again here, where the host side is bound: a loopback address
+ * and ports 1..65535, or err and -1. */
+int sf_publish_check(const kgate_policy *policy, const kgate_publish **v, size_t *n,
+                     kgate_err *err);
+
+/* The slirp4netns API request that publishes p (one JSON object, its
+ * documented add_hostfwd with every address given: slirp4netns's default
+ * host address is 0.0.0.0).  Returns the length, or -1 when it does not
+ * fit. */
+int sf_hostfwd_request(const kgate_publish *p, char *buf, size_t len);
 
 /* Probe facts this backend records. */
 #define SF_FACT_SLIRP "slirp4netns"

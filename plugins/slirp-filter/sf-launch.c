@@ -58,6 +58,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -563,7 +564,7 @@ static int child_prepare(void *ctx)
  * the program's output.  Its stderr goes to an anonymous file instead, read
  * back only to explain a failure. */
 static pid_t start_slirp(const sf_tools *tools, pid_t helper, int host_loopback,
-                         int *ready_rd, int *log_fd, kgate_err *err)
+                         const char *api_socket, int *ready_rd, int *log_fd, kgate_err *err)
 {
     int ready[2];
     if (pipe2(ready, O_CLOEXEC) < 0) {
@@ -571,7 +572,7 @@ static pid_t start_slirp(const sf_tools *tools, pid_t helper, int host_loopback,
         return -1;
     }
     sf_slirp_argv sa;
-    sf_slirp_argv_build(&sa, tools->slirp, ready[1], helper, host_loopback);
+    sf_slirp_argv_build(&sa, tools->slirp, ready[1], helper, host_loopback, api_socket);
     int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
     *log_fd = memfd_create("kgate-slirp4netns", MFD_CLOEXEC);
     char *const envp[] = {"PATH=/usr/bin:/bin", NULL};
@@ -618,6 +619,78 @@ static const char *slirp_messages(int fd, char *buf, size_t bufsz)
     for (char *p = buf; *p; p++)
         if (*p == '\n' || *p == '\r') *p = ';';
     return buf;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Published ports (--publish)                                               */
+/* ------------------------------------------------------------------------ */
+
+/* Where slirp4netns's API socket lives while the ports are added: a
+ * directory of our own (0700, mkdtemp), removed as soon as they are, so
+ * that nothing else can ever ask slirp4netns for a port, and nothing is
+ * left in /tmp. */
+typedef struct sf_api {
+    char dir[64];
+    char sock[96];
+} sf_api;
+
+static int api_open(sf_api *a, kgate_err *err)
+{
+    snprintf(a->dir, sizeof a->dir, "/tmp/kgate-slirp-XXXXXX");
+    if (!mkdtemp(a->dir)) {
+        a->dir[0] = '\0';
+        return kgate_err_set(err, errno, "--publish: cannot make a directory for "
+                             "slirp4netns's API socket: %s", strerror(errno));
+    }
+    snprintf(a->sock, sizeof a->sock, "%s/api.sock", a->dir);
+    return 0;
+}
+
+static void api_close(sf_api *a)
+{
+    if (!a->dir[0]) return;
+    unlink(a->sock);
+    rmdir(a->dir);
+    a->dir[0] = '\0';
+}
+
+/* One add_hostfwd: its answer is {"return": ...} or {"error": {"desc":
+ * ...}} (slirp4netns(1)); anything but a return refuses the launch. */
+static int api_hostfwd(const char *sock, const kgate_publish *p, kgate_err *err)
+{
+    char req[256], ans[512];
+    int n = sf_hostfwd_request(p, req, sizeof req);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", sock);
+    ssize_t got = -1;
+    if (n > 0 && fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
+        write_all(fd, req, (size_t)n) == 0)
+        got = read_until_eof(fd, ans, sizeof ans, now_ms() + SF_WAIT_SLIRP_MS);
+    int e = errno;
+    if (fd >= 0) close(fd);
+    if (got <= 0)
+        return kgate_err_set(err, e, "--publish %s:%u: slirp4netns did not answer: %s",
+                             p->host_addr, (unsigned)p->host_port,
+                             got == 0 ? "no reply" : strerror(e));
+    if (!strstr(ans, "\"return\"") || strstr(ans, "\"error\"")) {
+        for (char *c = ans; *c; c++)
+            if ((unsigned char)*c < 0x20) *c = ' ';
+        return kgate_err_set(err, 0, "--publish %s:%u: slirp4netns refused it: %s",
+                             p->host_addr, (unsigned)p->host_port, ans);
+    }
+    return 0;
+}
+
+/* Every port, before the program can run: one that cannot be published
+ * (a port the host already uses, one below 1024 for an ordinary user)
+ * starts nothing. */
+static int publish_all(sf_api *a, const kgate_publish *v, size_t n, kgate_err *err)
+{
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) rc = api_hostfwd(a->sock, &v[i], err);
+    api_close(a);
+    return rc;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -794,6 +867,10 @@ static int launch_with(const kgate_host *host, const kgate_policy *policy,
     pid_t slirp = -1;
     int ready_rd = -1, slirp_log = -1;
     char msg[600];
+    sf_api api = {.dir = ""};
+    const kgate_publish *pub = NULL;
+    size_t n_pub = 0;
+    if (sf_publish_check(policy, &pub, &n_pub, err) < 0) goto fail;
     int c1 = read_byte(sv[0], SF_WAIT_UNSHARE_MS);
     if (c1 != 'R') {
         msg[0] = '\0';
@@ -805,7 +882,9 @@ static int launch_with(const kgate_host *host, const kgate_policy *policy,
         }
         goto fail;
     }
-    slirp = start_slirp(tools, hc.pid, flt->n_loop > 0, &ready_rd, &slirp_log, err);
+    if (n_pub > 0 && api_open(&api, err) < 0) goto fail;
+    slirp = start_slirp(tools, hc.pid, flt->n_loop > 0, n_pub > 0 ? api.sock : NULL,
+                        &ready_rd, &slirp_log, err);
     if (slirp < 0) goto fail;
     if (read_byte(ready_rd, SF_WAIT_SLIRP_MS) != '1') {
         kgate_err_set(err, 0, "slirp4netns did not become ready: %s",
@@ -814,6 +893,8 @@ static int launch_with(const kgate_host *host, const kgate_policy *policy,
     }
     close(ready_rd);
     ready_rd = -1;
+    /* slirp4netns listens on its API socket before it says ready. */
+    if (n_pub > 0 && publish_all(&api, pub, n_pub, err) < 0) goto fail;
     if (send(sv[0], "G", 1, MSG_NOSIGNAL) != 1) {
         kgate_err_set(err, errno, "network helper ended early");
         goto fail;
@@ -900,7 +981,8 @@ fail:
     if (slirp_log >= 0) close(slirp_log);
     if (ready_rd >= 0) close(ready_rd);
     kgl_guard_stop(&guard);
-    kill_and_reap(slirp);
+    kill_and_reap(slirp); /* and with it every port it listened on */
+    api_close(&api);
     return -1;
 }
 

@@ -603,7 +603,8 @@ const char *sf_resolv_conf(void)
 }
 
 void sf_slirp_argv_build(sf_slirp_argv *out, const char *slirp_path,
-                         int ready_fd, pid_t pid, int host_loopback)
+                         int ready_fd, pid_t pid, int host_loopback,
+                         const char *api_socket)
 {
     memset(out, 0, sizeof *out);
     if (ready_fd >= 0) snprintf(out->ready, sizeof out->ready, "--ready-fd=%d", ready_fd);
@@ -629,6 +630,10 @@ void sf_slirp_argv_build(sf_slirp_argv *out, const char *slirp_path,
      * Both work unprivileged with --userns-path (measured, 1.2.0). */
     out->v[n++] = "--enable-sandbox";
     out->v[n++] = "--enable-seccomp";
+    if (api_socket) {
+        snprintf(out->api, sizeof out->api, "--api-socket=%s", api_socket);
+        out->v[n++] = out->api;
+    }
     out->v[n++] = out->ready;
     out->v[n++] = "--netns-type=pid";
     out->v[n++] = out->userns;
@@ -761,4 +766,43 @@ int sf_doctor(const kgate_host *host, const kgate_policy *policy,
     for (size_t i = 0; i < policy->allow_hosts.n; i++)
         host->report_detail(rep, "allow_host", policy->allow_hosts.v[i]);
     return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Published ports                                                           */
+/* ------------------------------------------------------------------------ */
+
+int sf_publish_check(const kgate_policy *policy, const kgate_publish **v, size_t *n,
+                     kgate_err *err)
+{
+    *v = NULL;
+    *n = 0;
+    if (!KGATE_HAS_FIELD(policy, kgate_policy, n_publish) || policy->n_publish == 0)
+        return 0;
+    for (size_t i = 0; i < policy->n_publish; i++) {
+        const kgate_publish *p = &policy->publish[i];
+        struct in_addr in;
+        /* The core checked it; this is where it is bound, so it is
+         * checked again: a port offered beyond the loopback is the one
+         * thing this must never do. */
+        if (memchr(p->host_addr, '\0', sizeof p->host_addr) == NULL ||
+            inet_pton(AF_INET, p->host_addr, &in) != 1 || (ntohl(in.s_addr) >> 24) != 127)
+            return kgate_err_set(err, EINVAL, "--publish: the host address is not a "
+                                 "loopback address; nothing was started");
+        if (p->host_port == 0 || p->port == 0)
+            return kgate_err_set(err, EINVAL, "--publish: port 0; nothing was started");
+    }
+    *v = policy->publish;
+    *n = policy->n_publish;
+    return 0;
+}
+
+int sf_hostfwd_request(const kgate_publish *p, char *buf, size_t len)
+{
+    int n = snprintf(buf, len,
+                     "{\"execute\": \"add_hostfwd\", \"arguments\": {\"proto\": \"tcp\", "
+                     "\"host_addr\": \"%s\", \"host_port\": %u, \"guest_addr\": \""
+                     SF_GUEST_ADDR "\", \"guest_port\": %u}}",
+                     p->host_addr, (unsigned)p->host_port, (unsigned)p->port);
+    return n < 0 || (size_t)n >= len ? -1 : n;
 }

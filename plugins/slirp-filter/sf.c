@@ -171,7 +171,13 @@ static int sf_plan(const kgate_host *host, const kgate_policy *policy,
     if (sf_filter_for_policy(&policy->allow_hosts, &f, err) < 0) return -1;
     const char *slirp = probe && probe->tool_path[0] ? probe->tool_path : "slirp4netns";
     sf_slirp_argv sa;
-    sf_slirp_argv_build(&sa, slirp, -1, 0, f.n_loop > 0);
+    const kgate_publish *pub = NULL;
+    size_t n_pub = 0;
+    if (sf_publish_check(policy, &pub, &n_pub, err) < 0) {
+        sf_filter_free(&f);
+        return -1;
+    }
+    sf_slirp_argv_build(&sa, slirp, -1, 0, f.n_loop > 0, n_pub > 0 ? "/tmp/kgate-slirp-XXXXXX/api.sock" : NULL);
     char line[1024];
     size_t off = 0;
     line[0] = '\0';
@@ -196,6 +202,15 @@ static int sf_plan(const kgate_host *host, const kgate_policy *policy,
                           "and network namespace; the program is one user namespace "
                           "deeper and cannot change the filter");
     host->plan_note(plan, "%s", SF_FILTER_WORDS);
+    /* The requests themselves, as launch sends them. */
+    for (size_t i = 0; i < n_pub; i++) {
+        char req[256];
+        if (sf_hostfwd_request(&pub[i], req, sizeof req) < 0) continue;
+        host->plan_note(plan, "published before the program starts, until the run ends: "
+                        "%s:%u on the host -> port %u in the box (slirp4netns API: %s)",
+                        pub[i].host_addr, (unsigned)pub[i].host_port, (unsigned)pub[i].port,
+                        req);
+    }
     return 0;
 }
 
@@ -236,6 +251,7 @@ static const kgate_backend sf_backend = {
     .kind = KGATE_KIND_NETWORK,
     .boxes = sf_boxes,
     .commits = 1,
+    .publishes = 1,
 };
 
 KGATE_PLUGIN_DEFINE(sf_backend)

@@ -580,9 +580,12 @@ START_TEST(abi_layout_frozen)
     OFF(kgate_backend, kind, 72);
     OFF(kgate_backend, boxes, 80);
     OFF(kgate_backend, commits, 88); /* 2.1 */
+    /* 2.2: in what was padding, so the size stays; the core reads it only
+     * from a plugin of minor 2 or later (select.c). */
+    OFF(kgate_backend, publishes, 92);
     ck_assert_uint_eq(KG_BACKEND_MIN_SIZE, 72);
 
-    ck_assert_uint_eq(sizeof(kgate_policy), 200);
+    ck_assert_uint_eq(sizeof(kgate_policy), 216);
     OFF(kgate_policy, network, 8);
     OFF(kgate_policy, configured_network, 12);
     OFF(kgate_policy, allow_hosts, 16);
@@ -601,6 +604,11 @@ START_TEST(abi_layout_frozen)
     OFF(kgate_policy, argv, 168);
     OFF(kgate_policy, command_path, 184);
     OFF(kgate_policy, pty, 192); /* 1.0 as first released (appended) */
+    OFF(kgate_policy, publish, 200); /* 2.2 */
+    OFF(kgate_policy, n_publish, 208);
+    ck_assert_uint_eq(sizeof(kgate_publish), 20); /* 2.2, frozen */
+    OFF(kgate_publish, host_port, 16);
+    OFF(kgate_publish, port, 18);
 
     ck_assert_uint_eq(sizeof(kgate_probe), 1184);
     OFF(kgate_probe, available, 8);

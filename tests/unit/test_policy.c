@@ -558,10 +558,58 @@ START_TEST(test_bad_files)
 }
 END_TEST
 
+/* --publish: checked with the policy, handed to the backend as pub.publish,
+ * the network mode left alone; a bad spec refuses the whole policy. */
+START_TEST(test_publish_flags)
+{
+    kg_error err = {0};
+    kg_flags f = {kg_strv_new(), kg_strv_new(), kg_strv_new()};
+    kg_strv_push(f.publish, "8080:80");
+    kg_strv_push(f.publish, "127.0.0.3:9090:90");
+    write_user("network: restricted\nallow_hosts: [a.com]\n");
+    kg_policy *p = kg_policy_load(home, proj, &f, &err);
+    ck_assert_msg(p != NULL, "%s", err.msg);
+    ck_assert_uint_eq(p->pub.n_publish, 2);
+    ck_assert_ptr_nonnull(p->pub.publish);
+    ck_assert_str_eq(p->pub.publish[0].host_addr, "127.0.0.1");
+    ck_assert_uint_eq(p->pub.publish[0].host_port, 8080);
+    ck_assert_uint_eq(p->pub.publish[0].port, 80);
+    ck_assert_str_eq(p->pub.publish[1].host_addr, "127.0.0.3");
+    ck_assert_str_eq(kg_strv_get(p->published, 1), "127.0.0.3:9090:90");
+    ck_assert(KGATE_HAS_FIELD(&p->pub, kgate_policy, n_publish));
+    ck_assert_int_eq(p->pub.network, KGATE_NET_RESTRICTED);
+    kg_policy_free(p);
+
+    /* off stays off: a port is no reason to open a network */
+    write_user("network: off\n");
+    p = kg_policy_load(home, proj, &f, &err);
+    ck_assert_msg(p != NULL, "%s", err.msg);
+    ck_assert_int_eq(p->pub.network, KGATE_NET_OFF);
+    kg_policy_free(p);
+
+    kg_strv_push(f.publish, "198.18.0.1:80:80");
+    ck_assert_ptr_null(kg_policy_load(home, proj, &f, &err));
+    ck_assert_ptr_nonnull(strstr(err.msg, "--publish '198.18.0.1:80:80'"));
+
+    /* none: nothing handed on */
+    kg_flags g = {kg_strv_new(), kg_strv_new(), NULL};
+    p = kg_policy_load(home, proj, &g, &err);
+    ck_assert_msg(p != NULL, "%s", err.msg);
+    ck_assert_uint_eq(p->pub.n_publish, 0);
+    ck_assert_ptr_null(p->pub.publish);
+    kg_policy_free(p);
+    kg_strv_free(f.allow_paths);
+    kg_strv_free(f.allow_hosts);
+    kg_strv_free(f.publish);
+    kg_strv_free(g.allow_paths);
+    kg_strv_free(g.allow_hosts);
+}
+END_TEST
+
 START_TEST(test_oneshot_flags)
 {
     kg_error err = {0};
-    kg_flags f = {kg_strv_new(), kg_strv_new()};
+    kg_flags f = {kg_strv_new(), kg_strv_new(), NULL};
     kg_strv_push(f.allow_paths, "../c");
     kg_strv_push(f.allow_hosts, "Example.COM");
     write_user("network: off\n");
@@ -719,6 +767,7 @@ int main(void)
     tcase_add_test(tc, test_bad_files);
     tcase_add_test(tc, test_project_messages_name_lines);
     tcase_add_test(tc, test_oneshot_flags);
+    tcase_add_test(tc, test_publish_flags);
     tcase_add_test(tc, test_builtin_protection_edges);
     tcase_add_test(tc, test_tmpdir_and_network_modes);
     tcase_add_test(tc, test_json_and_command);

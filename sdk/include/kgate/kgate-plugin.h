@@ -48,7 +48,7 @@ extern "C" {
 #endif
 
 #define KGATE_ABI_MAJOR 2
-#define KGATE_ABI_MINOR 1
+#define KGATE_ABI_MINOR 2
 
 /* The one symbol a plugin exports.  Its type is kgate_plugin_entry_fn. */
 #define KGATE_PLUGIN_ENTRY_SYMBOL "kgate_plugin_entry"
@@ -86,6 +86,20 @@ typedef struct kgate_strlist {
     const char *const *v;
     size_t n;
 } kgate_strlist;
+
+/* ABI 2.2: one port published for the host (`kgate run --publish`): a TCP
+ * port the program listens on inside the box, reachable on the host at
+ * host_addr:host_port for as long as the run lasts.  host_addr is a
+ * numeric IPv4 address the core has checked: always a loopback address
+ * (127.0.0.0/8), so the port is never offered to another machine.  Both
+ * ports are 1..65535; no two entries share host_addr and host_port.  This
+ * struct is frozen within major 2: anything more is a new field of
+ * kgate_policy. */
+typedef struct kgate_publish {
+    char host_addr[16]; /* dotted quad, NUL-terminated */
+    uint16_t host_port;
+    uint16_t port;      /* inside the box */
+} kgate_publish;
 
 /* One plain data structure: the user config, narrowed by the project file,
  * widened by the one-shot flags, with every path already resolved.
@@ -135,6 +149,15 @@ typedef struct kgate_policy {
      * --new-session and runs the command through a shim that takes the
      * terminal inside the sandbox; docs/interactive.md.) */
     int pty;
+
+    /* ABI 2.2 (check with KGATE_HAS_FIELD): the ports to publish on the
+     * host's loopback, n_publish of them (0: none).  The core hands a
+     * non-empty list only to a launcher that sets kgate_backend.publishes;
+     * such a launcher forwards every entry before the program can run,
+     * refuses the launch when one cannot be forwarded, and stops listening
+     * on the host when the run ends. */
+    const kgate_publish *publish;
+    size_t n_publish;
 } kgate_policy;
 
 /* ------------------------------------------------------------------------ */
@@ -533,6 +556,13 @@ typedef struct kgate_backend {
      * program can run (kgate_launch.commit); the core then writes its
      * audit launch line there instead of before launch. */
     int commits;
+
+    /* ABI 2.2: 1 when this backend's launch forwards kgate_policy.publish
+     * (the launcher: the stage of a composition, else the box).  The core
+     * refuses --publish, with one line and nothing started, for a launcher
+     * that does not set it, and reads it only from a plugin of minor 2 or
+     * later. */
+    int publishes;
 } kgate_backend;
 
 /* Fills the version fields, so a plugin author cannot get them wrong:

@@ -467,7 +467,7 @@ START_TEST(nft_ruleset_host_loopback)
     free(d);
     free(r);
     sf_slirp_argv a;
-    sf_slirp_argv_build(&a, "slirp4netns", 7, 1234, 1);
+    sf_slirp_argv_build(&a, "slirp4netns", 7, 1234, 1, NULL);
     for (size_t i = 0; i < a.n; i++) ck_assert_str_ne(a.v[i], "--disable-host-loopback");
     sf_filter_free(&f);
     /* Without such an entry, nothing reaches 10.0.2.2. */
@@ -645,7 +645,7 @@ END_TEST
 START_TEST(slirp_argv_exact)
 {
     sf_slirp_argv a;
-    sf_slirp_argv_build(&a, "/usr/bin/slirp4netns", 7, 1234, 0);
+    sf_slirp_argv_build(&a, "/usr/bin/slirp4netns", 7, 1234, 0, NULL);
     const char *want[] = {"/usr/bin/slirp4netns", "--configure", "--mtu=65520",
                           "--disable-host-loopback", "--enable-sandbox",
                           "--enable-seccomp", "--ready-fd=7", "--netns-type=pid",
@@ -654,11 +654,65 @@ START_TEST(slirp_argv_exact)
     for (size_t i = 0; i < a.n; i++) ck_assert_str_eq(a.v[i], want[i]);
     ck_assert_ptr_null(a.v[a.n]);
 
-    sf_slirp_argv_build(&a, NULL, -1, 0, 0);
+    sf_slirp_argv_build(&a, NULL, -1, 0, 0, NULL);
     ck_assert_str_eq(a.v[0], "slirp4netns");
     ck_assert_str_eq(a.v[6], "--ready-fd=FD");
     ck_assert_str_eq(a.v[8], "--userns-path=/proc/PID/ns/user");
     ck_assert_str_eq(a.v[9], "PID");
+}
+END_TEST
+
+/* --publish: the API socket only when there is something to publish, and
+ * requests that name every address (slirp4netns's own default host
+ * address is 0.0.0.0: every address of the host). */
+START_TEST(publish_texts)
+{
+    sf_slirp_argv a;
+    sf_slirp_argv_build(&a, "slirp4netns", 7, 1234, 0, "/tmp/kgate-slirp-x/api.sock");
+    int seen = 0;
+    for (size_t i = 0; i < a.n; i++)
+        seen += strcmp(a.v[i], "--api-socket=/tmp/kgate-slirp-x/api.sock") == 0;
+    ck_assert_int_eq(seen, 1);
+    ck_assert_str_eq(a.v[a.n - 1], "tap0");
+    sf_slirp_argv_build(&a, "slirp4netns", 7, 1234, 0, NULL);
+    for (size_t i = 0; i < a.n; i++) ck_assert(strncmp(a.v[i], "--api", 5) != 0);
+
+    kgate_publish pb = {.host_addr = "127.0.0.1", .host_port = 8080, .port = 80};
+    char req[256];
+    ck_assert_int_gt(sf_hostfwd_request(&pb, req, sizeof req), 0);
+    ck_assert_str_eq(req, "{\"execute\": \"add_hostfwd\", \"arguments\": {\"proto\": "
+                          "\"tcp\", \"host_addr\": \"127.0.0.1\", \"host_port\": 8080, "
+                          "\"guest_addr\": \"10.0.2.100\", \"guest_port\": 80}}");
+    ck_assert_int_eq(sf_hostfwd_request(&pb, req, 20), -1);
+
+    /* Checked again where it is bound: never another address. */
+    kgate_policy pol = policy_for(KGATE_NET_RESTRICTED, two_hosts, 2);
+    const kgate_publish *v = NULL;
+    size_t n = 9;
+    kgate_err err = {0};
+    ck_assert_int_eq(sf_publish_check(&pol, &v, &n, &err), 0);
+    ck_assert_uint_eq(n, 0);
+    pol.publish = &pb;
+    pol.n_publish = 1;
+    ck_assert_int_eq(sf_publish_check(&pol, &v, &n, &err), 0);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_ptr_eq(v, &pb);
+    static const char *const bad[] = {"0.0.0.0", "198.18.0.1", "localhost", "", "::1"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        kgate_publish q = {.host_port = 8080, .port = 80};
+        snprintf(q.host_addr, sizeof q.host_addr, "%s", bad[i]);
+        pol.publish = &q;
+        ck_assert_msg(sf_publish_check(&pol, &v, &n, &err) == -1, "%s", bad[i]);
+        ck_assert_ptr_nonnull(strstr(err.msg, "loopback"));
+    }
+    kgate_publish z = {.host_addr = "127.0.0.1", .host_port = 0, .port = 80};
+    pol.publish = &z;
+    ck_assert_int_eq(sf_publish_check(&pol, &v, &n, &err), -1);
+    /* A core older than 2.2 hands a smaller policy: nothing to publish. */
+    pol.publish = &pb;
+    pol.struct_size = offsetof(kgate_policy, publish);
+    ck_assert_int_eq(sf_publish_check(&pol, &v, &n, &err), 0);
+    ck_assert_uint_eq(n, 0);
 }
 END_TEST
 
@@ -1011,6 +1065,9 @@ START_TEST(backend_identity)
     ck_assert_int_eq(be->kind, KGATE_KIND_NETWORK);
     ck_assert_str_eq(be->boxes[0], "bubblewrap");
     ck_assert_ptr_null(be->boxes[1]);
+    /* It forwards --publish (ABI 2.2); the boxes do not. */
+    ck_assert_int_eq(be->publishes, 1);
+    ck_assert_uint_ge(be->abi_minor, 2);
     ck_assert_int_eq(p.score, 0);
     ck_assert_int_ge(kgate_probe_fact(&p, SF_FACT_SLIRP, -1), 0);
     /* The tool paths are the probe's state, not a global. */
@@ -1081,6 +1138,7 @@ int main(void)
     tcase_add_test(t, watcher_names);
     tcase_add_test(t, slirp_argv_exact);
     tcase_add_test(t, find_tool_ignores_relative_path);
+    tcase_add_test(t, publish_texts);
     suite_add_tcase(s, t);
     TCase *b = tcase_create("backend");
     tcase_add_checked_fixture(b, setup, NULL);

@@ -30,6 +30,7 @@ static const kgate_backend backend = {
     .kind = KGATE_KIND_BOX,
     .boxes = NULL,
     .commits = 0,
+    .publishes = 0,
 };
 KGATE_PLUGIN_DEFINE(backend)
 
