@@ -60,6 +60,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kgl-unotify-int.h"
 #include "kgl-unotify-program.h"
 
 /* O_TMPFILE's own bit (glibc's KGL_O_TMPFILE_BIT also has O_DIRECTORY's). */
@@ -159,6 +160,8 @@ void kgl_un_policy_free(kgl_un_policy *p)
     free(p->names);
     free(p->managed);
     free(p->granted);
+    free(p->net.hosts);
+    free(p->net.allow);
     memset(p, 0, sizeof *p);
 }
 
@@ -228,18 +231,6 @@ static int same(const struct stat *st, const kgl_un_node *v, size_t n)
 
 /* ---- the supervisor ---------------------------------------------------- */
 
-typedef struct sv {
-    const kgl_un_policy *p;
-    int listener;
-    pid_t pid;   /* the calling thread */
-    uint64_t id; /* its notification */
-} sv;
-
-enum { R_VAL, R_ERR, R_FD, R_CONT };
-typedef struct result {
-    int kind, val, fd, cloexec;
-} result;
-
 static result res_err(int e)
 {
     return (result){R_ERR, e, -1, 0};
@@ -250,6 +241,33 @@ static int still_valid(const sv *s)
 {
     uint64_t id = s->id;
     return ioctl(s->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+}
+
+int kgl_un_valid(const sv *s)
+{
+    return still_valid(s);
+}
+
+void kgl_un_proc_path(char *out, pid_t pid, const char *tail, int n)
+{
+    proc_path(out, pid, tail, n);
+}
+
+int kgl_un_read_mem(const sv *s, uint64_t addr, void *buf, size_t len)
+{
+    if (!addr && len) return EFAULT;
+    struct iovec l = {buf, len}, r = {(void *)(uintptr_t)addr, len};
+    ssize_t n = process_vm_readv(s->pid, &l, 1, &r, 1, 0);
+    if (n < 0 && (errno == ENOSYS || errno == EPERM)) {
+        char mp[64];
+        proc_path(mp, s->pid, "mem", -1);
+        int fd = open(mp, O_RDONLY | O_CLOEXEC);
+        n = fd >= 0 ? pread(fd, buf, len, (off_t)addr) : -1;
+        if (fd >= 0) close(fd);
+    }
+    if (n < 0 || (size_t)n != len) return EFAULT;
+    /* What was read belongs to the call still waiting. */
+    return still_valid(s) ? 0 : ESRCH;
 }
 
 /* Copies a NUL-terminated string from the program, once.  0, or an
@@ -697,6 +715,7 @@ static result do_two_names(const sv *s, const kgl_un_call *c)
 
 static result handle(const sv *s, const struct seccomp_notif *n)
 {
+    if (kgl_un_net_call(n->data.nr)) return kgl_un_net_handle(s, n);
     kgl_un_call c;
     uint64_t args[6];
     for (int i = 0; i < 6; i++) args[i] = n->data.args[i];
@@ -716,6 +735,7 @@ static result handle(const sv *s, const struct seccomp_notif *n)
 
 static void respond(const sv *s, result r, size_t resp_size)
 {
+    if (r.kind == R_NONE) return;
     if (r.kind == R_FD) {
         struct seccomp_notif_addfd a = {.id = s->id,
                                         .flags = SECCOMP_ADDFD_FLAG_SEND,
@@ -740,9 +760,11 @@ static void respond(const sv *s, result r, size_t resp_size)
     (void)ioctl(s->listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
 }
 
-/* Answers notifications until the program (pidfd) ends. */
+/* Answers notifications until the program (pidfd) ends; the network
+ * side's relay and workers are served by the same loop. */
 static void serve(const kgl_un_policy *p, int listener, int pidfd)
 {
+    struct pollfd pf[2 + 80];
     struct seccomp_notif_sizes sz;
     if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0 ||
         sz.seccomp_notif > 512 || sz.seccomp_notif_resp > 512)
@@ -753,12 +775,15 @@ static void serve(const kgl_un_policy *p, int listener, int pidfd)
     } req;
     sv s = {p, listener, 0, 0};
     for (;;) {
-        struct pollfd pf[2] = {{listener, POLLIN, 0}, {pidfd, POLLIN, 0}};
-        if (poll(pf, 2, -1) < 0) {
+        pf[0] = (struct pollfd){listener, POLLIN, 0};
+        pf[1] = (struct pollfd){pidfd, POLLIN, 0};
+        int nn = p->net.on ? kgl_un_net_fds(pf + 2, 80) : 0;
+        if (poll(pf, (nfds_t)(2 + nn), p->net.on ? 1000 : -1) < 0) {
             if (errno == EINTR) continue;
             return;
         }
         if (pf[1].revents) return;
+        if (nn) kgl_un_net_ready(pf + 2, nn);
         if (!(pf[0].revents & POLLIN)) {
             if (pf[0].revents & (POLLHUP | POLLERR | POLLNVAL)) return;
             continue;
@@ -814,14 +839,43 @@ static int recv_fd(int sock)
     return fd;
 }
 
-/* Closes every descriptor but keep[0..1]: the supervisor must hold none
- * of kgate's (the output pipe would never see its end). */
-static void close_all_but(int a, int b)
+/* Closes every descriptor but keep[0..2] (-1: none): the supervisor must
+ * hold none of kgate's (the output pipe would never see its end) but the
+ * events pipe, where the network side writes its refusals. */
+static void close_all_but(int a, int b, int c)
 {
-    int lo = a < b ? a : b, hi = a < b ? b : a;
-    if (lo > 0) syscall(SYS_close_range, 0U, (unsigned)lo - 1, 0U);
-    if (hi > lo + 1) syscall(SYS_close_range, (unsigned)lo + 1, (unsigned)hi - 1, 0U);
-    syscall(SYS_close_range, (unsigned)hi + 1, ~0U, 0U);
+    int k[3] = {a, b, c};
+    for (int i = 0; i < 3; i++)
+        for (int j = i + 1; j < 3; j++)
+            if (k[j] < k[i]) {
+                int t = k[i];
+                k[i] = k[j];
+                k[j] = t;
+            }
+    unsigned from = 0;
+    for (int i = 0; i < 3; i++) {
+        if (k[i] < 0) continue;
+        if ((unsigned)k[i] > from) syscall(SYS_close_range, from, (unsigned)k[i] - 1, 0U);
+        from = (unsigned)k[i] + 1;
+    }
+    syscall(SYS_close_range, from, ~0U, 0U);
+}
+
+/* With the network calls notified, the child cannot sendmsg its listener
+ * (its own filter would stop that call, with no one to answer it yet):
+ * it writes the number, the supervisor takes the descriptor from it with
+ * pidfd_getfd and says so, and only then does the child close it. */
+static int net_listener(int sock, int pidfd, int net)
+{
+    if (!net) return recv_fd(sock);
+    int num = -1;
+    ssize_t n;
+    while ((n = read(sock, &num, sizeof num)) < 0 && errno == EINTR) {}
+    int l = n == (ssize_t)sizeof num ? (int)syscall(SYS_pidfd_getfd, pidfd, num, 0) : -1;
+    if (l >= 0) fcntl(l, F_SETFD, FD_CLOEXEC);
+    char ack = l >= 0 ? 'K' : 'E';
+    (void)!write(sock, &ack, 1);
+    return l;
 }
 
 static _Noreturn void supervise(const kgl_un_policy *p, int sock, pid_t q)
@@ -829,9 +883,10 @@ static _Noreturn void supervise(const kgl_un_policy *p, int sock, pid_t q)
     int pidfd = (int)syscall(SYS_pidfd_open, q, 0);
     int st = 0;
     if (pidfd >= 0) {
-        close_all_but(sock, pidfd);
+        close_all_but(sock, pidfd, p->net.on ? p->net.events_fd : -1);
         umask(0);
-        int listener = recv_fd(sock);
+        if (p->net.on) kgl_un_net_start(p);
+        int listener = net_listener(sock, pidfd, p->net.on);
         close(sock);
         if (listener >= 0) {
             serve(p, listener, pidfd);
@@ -843,7 +898,9 @@ static _Noreturn void supervise(const kgl_un_policy *p, int sock, pid_t q)
          * wait for ever. */
         kill(q, SIGKILL);
     }
-    while (waitpid(q, &st, 0) < 0)
+    int done = 0;
+    if (p->net.on) kgl_un_net_reap(q, &st, &done);
+    while (!done && waitpid(q, &st, 0) < 0)
         if (errno != EINTR) _exit(125);
     end_like(st);
 }
@@ -874,10 +931,15 @@ int kgl_un_fork_supervisor(const kgl_un_policy *p)
     return sp[1];
 }
 
-int kgl_un_install(int sock, int reads)
+int kgl_un_install(int sock, int reads, int net)
 {
     const unsigned char *prog = reads ? kgl_unotify_reads_program : kgl_unotify_writes_program;
     size_t len = reads ? sizeof kgl_unotify_reads_program : sizeof kgl_unotify_writes_program;
+    if (net) {
+        prog = reads ? kgl_unotify_reads_net_program : kgl_unotify_writes_net_program;
+        len = reads ? sizeof kgl_unotify_reads_net_program
+                    : sizeof kgl_unotify_writes_net_program;
+    }
     struct sock_fprog fp = {
         .len = (unsigned short)(len / sizeof(struct sock_filter)),
         .filter = (struct sock_filter *)(uintptr_t)prog,
@@ -885,6 +947,19 @@ int kgl_un_install(int sock, int reads)
     int l = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
                          SECCOMP_FILTER_FLAG_NEW_LISTENER, &fp);
     if (l < 0) return -1;
+    if (net) {
+        /* See net_listener: read and write are never notified. */
+        char ack = 0;
+        ssize_t w, r = -1;
+        while ((w = write(sock, &l, sizeof l)) < 0 && errno == EINTR) {}
+        if (w == (ssize_t)sizeof l)
+            while ((r = read(sock, &ack, 1)) < 0 && errno == EINTR) {}
+        close(l);
+        close(sock);
+        if (r == 1 && ack == 'K') return 0;
+        errno = EPROTO;
+        return -1;
+    }
     char byte = 'L';
     union {
         struct cmsghdr h;
