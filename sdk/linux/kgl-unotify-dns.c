@@ -210,27 +210,54 @@ out:
     return ok;
 }
 
-static pid_t spawn_dnsmasq(const char *bin, int conf)
+static _Noreturn void exec_dnsmasq(const char *bin, int conf)
 {
-    char arg[64];
-    snprintf(arg, sizeof arg, "--conf-file=/proc/self/fd/%d", conf);
+    char arg[] = "--conf-file=/proc/self/fd/3";
     char *const argv[] = {(char *)bin, "--keep-in-foreground", arg, NULL};
     char *const envp[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
-    pid_t pid = fork();
-    if (pid != 0) return pid;
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
     int null = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (null >= 0) {
         dup2(null, 0);
         dup2(null, 1);
         dup2(null, 2);
     }
-    /* Nothing of kgate's but its configuration. */
+    /* Nothing of kgate's but its configuration, as descriptor 3. */
     if (conf == 3 ? fcntl(3, F_SETFD, 0) < 0 : dup2(conf, 3) != 3) _exit(127);
     syscall(SYS_close_range, 4U, ~0U, 0U);
-    snprintf(arg, sizeof arg, "--conf-file=/proc/self/fd/3");
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
     execve(bin, argv, envp);
     _exit(127);
+}
+
+/* dnsmasq behind a shim: dnsmasq started as root changes to nobody, and a
+ * change of credentials clears the parent-death signal, so it would
+ * outlive a kgate killed with SIGKILL.  The shim keeps its own (SIGTERM
+ * when kgate dies, or the core's SIGTERM after the run), ends dnsmasq,
+ * and ends with it.  Forked from a process that may have threads: only
+ * async-signal-safe calls. */
+static pid_t spawn_dnsmasq(const char *bin, int conf)
+{
+    sigset_t set, old;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &set, &old);
+    pid_t pid = fork();
+    if (pid != 0) {
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        return pid;
+    }
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    pid_t d = fork();
+    if (d == 0) exec_dnsmasq(bin, conf);
+    int sig = 0;
+    while (d > 0 && sigwait(&set, &sig) == 0) {
+        if (sig == SIGTERM) kill(d, SIGTERM);
+        if (waitpid(d, NULL, sig == SIGTERM ? 0 : WNOHANG) == d) break;
+    }
+    _exit(0);
 }
 
 int kgl_un_resolver_start(const kgl_un_policy *p, const char *upstream,
