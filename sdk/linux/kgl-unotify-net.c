@@ -357,11 +357,32 @@ static int write_mem(const sv *s, uint64_t addr, const void *buf, size_t len)
     return n == (ssize_t)len ? 0 : EFAULT;
 }
 
-/* The program's descriptor fd, as the notified thread sees it. */
+/* The thread group of thread tid, from /proc/<tid>/status; -1. */
+static pid_t tgid_of(pid_t tid)
+{
+    char pp[64], buf[1024];
+    kgl_un_proc_path(pp, tid, "status", -1);
+    int fd = open(pp, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0) close(fd);
+    if (n <= 0) return -1;
+    buf[n] = '\0';
+    const char *t = strstr(buf, "\nTgid:");
+    long v = -1;
+    return t && sscanf(t + 7, "%ld", &v) == 1 ? (pid_t)v : -1;
+}
+
+/* The program's descriptor fd, as the notified thread sees it (a thread
+ * pidfd from Linux 6.9; before, its thread group's, whose table threads
+ * share). */
 static int take_fd(const sv *s, int fd)
 {
     int pfd = (int)syscall(SYS_pidfd_open, s->pid, PIDFD_THREAD);
     if (pfd < 0) pfd = (int)syscall(SYS_pidfd_open, s->pid, 0);
+    if (pfd < 0) {
+        pid_t g = tgid_of(s->pid);
+        if (g > 0) pfd = (int)syscall(SYS_pidfd_open, g, 0);
+    }
     if (pfd < 0) return -1;
     int d = (int)syscall(SYS_pidfd_getfd, pfd, fd, 0);
     int e = errno;
