@@ -174,43 +174,6 @@ static int make_ruleset(const ll_rules *r, kgate_err *err)
     return hi;
 }
 
-/* The supervisor's ruleset in *rs_sup when the kernel has user
- * notification and the project holds split directories, or the network
- * is restricted to hosts (then it is required); -1 there (and 0
- * returned) when the box runs without one, as before it existed. */
-static int use_supervisor(const kgate_host *host, const kgate_policy *pol,
-                          const kgate_probe *pr, const ll_rules *r, kgl_un_policy *un,
-                          ll_rules *sup, int *rs_sup, kgate_err *err)
-{
-    *rs_sup = -1;
-    char why[128];
-    int net = ll_net_hosts(pol);
-    /* Read here as well as in the probe: a probe may come from the core's
-     * cache (docs/plugins.md), which does not know this variable. */
-    if (!ll_net_ready(pr, why, sizeof why)) {
-        if (net) return kgate_err_set(err, ENOTSUP, "%s (%s)", ll_hosts_sentence(), why);
-        if (kgate_probe_fact(pr, LL_FACT_UNOTIFY, 0) != 1) return 0;
-        const char *off = getenv(LL_ENV_NO_UNOTIFY);
-        if (off && *off && strcmp(off, "0") != 0) return 0;
-    }
-    int k = ll_un_build(pol, r, un, sup, err);
-    if (k < 0 || (k == 0 && !net)) return k;
-    if (k == 0) {
-        /* Nothing to manage: the supervisor's rights are the program's. */
-        *sup = *r;
-        sup->v = calloc(r->n ? r->n : 1, sizeof *sup->v);
-        if (!sup->v) return kgate_err_set(err, ENOMEM, "out of memory");
-        memcpy(sup->v, r->v, r->n * sizeof *r->v);
-    }
-    *rs_sup = make_ruleset(sup, err);
-    if (*rs_sup < 0) return -1;
-    host->log(host, KGATE_LOG_DEBUG,
-              "landlock: supervisor for %zu managed directories%s%s", un->n_managed,
-              un->reads ? " (every open notified: a deny_read entry below one)" : "",
-              net ? " and the network" : "");
-    return 0;
-}
-
 /* The hosts file's text (NULL when unreadable: no addresses from it). */
 static char *read_hosts_file(void)
 {
@@ -240,6 +203,44 @@ static int start_net(const kgate_policy *pol, const kgate_launch *io, kgl_un_pol
     un->net.resolver_port = res.port;
     un->net.events_fd = KGATE_HAS_FIELD(io, kgate_launch, events_fd) ? io->events_fd : -1;
     *resolver = res.pid;
+    return 0;
+}
+
+/* The supervisor's ruleset in *rs_sup when the kernel has user
+ * notification and the project holds split directories, or the network
+ * is restricted to hosts (then it is required); -1 there (and 0
+ * returned) when the box runs without one, as before it existed. */
+static int use_supervisor(const kgate_host *host, const kgate_policy *pol,
+                          const kgate_probe *pr, const kgate_launch *io, const ll_rules *r,
+                          kgl_un_policy *un, ll_rules *sup, int *rs_sup, pid_t *resolver,
+                          kgate_err *err)
+{
+    *rs_sup = -1;
+    char why[128];
+    int net = ll_net_hosts(pol);
+    /* Read here as well as in the probe: a probe may come from the core's
+     * cache (docs/plugins.md), which does not know this variable. */
+    if (!ll_net_ready(pr, why, sizeof why)) {
+        if (net) return kgate_err_set(err, ENOTSUP, "%s (%s)", ll_hosts_sentence(), why);
+        if (kgate_probe_fact(pr, LL_FACT_UNOTIFY, 0) != 1) return 0;
+        const char *off = getenv(LL_ENV_NO_UNOTIFY);
+        if (off && *off && strcmp(off, "0") != 0) return 0;
+    }
+    int k = ll_un_build(pol, r, un, sup, err);
+    if (k < 0 || (k == 0 && !net)) return k;
+    if (k == 0) {
+        /* Nothing to manage: the supervisor's rights are the program's. */
+        *sup = *r;
+        sup->v = calloc(r->n ? r->n : 1, sizeof *sup->v);
+        if (!sup->v) return kgate_err_set(err, ENOMEM, "out of memory");
+        memcpy(sup->v, r->v, r->n * sizeof *r->v);
+    }
+    *rs_sup = make_ruleset(sup, err);
+    if (*rs_sup < 0 || (net && start_net(pol, io, un, resolver, err) < 0)) return -1;
+    host->log(host, KGATE_LOG_DEBUG,
+              "landlock: supervisor for %zu managed directories%s%s", un->n_managed,
+              un->reads ? " (every open notified: a deny_read entry below one)" : "",
+              net ? " and the network" : "");
     return 0;
 }
 
@@ -377,11 +378,7 @@ int ll_launch(const kgate_host *host, const kgate_policy *pol,
     }
     rs = make_ruleset(&r, err);
     if (rs < 0) goto out;
-    if (use_supervisor(host, pol, pr, &r, &un, &sup, &rs_sup, err) < 0) goto out;
-    if (ll_net_hosts(pol) && (rs_sup < 0 || start_net(pol, io, &un, &resolver, err) < 0)) {
-        if (rs_sup < 0) kgate_err_set(err, ENOTSUP, "%s", ll_hosts_sentence());
-        goto out;
-    }
+    if (use_supervisor(host, pol, pr, io, &r, &un, &sup, &rs_sup, &resolver, err) < 0) goto out;
     cleaner = start_cleaner(tmp);
     if (cleaner < 0) {
         kgate_err_set(err, errno, "cannot start the TMPDIR cleaner: %s", strerror(errno));
@@ -438,7 +435,6 @@ int ll_launch(const kgate_host *host, const kgate_policy *pol,
     guard.pid = -1;
     cleaner = -1;
     ipc.pid = -1;
-    resolver = -1;
     host->log(host, KGATE_LOG_DEBUG, "landlock: program pid %ld, %zu rules, ABI %d",
               (long)pid, r.n, r.abi);
     rc = 0;
@@ -446,7 +442,7 @@ out:
     kgl_guard_stop(&guard);
     kgl_ipc_stop(&ipc);
     if (cleaner > 0) stop_helper(cleaner);
-    if (resolver > 0) stop_helper(resolver);
+    if (rc < 0) stop_helper(resolver); /* else the core's helper */
     else if (rc < 0) rmdir(tmp);
     if (rs >= 0) close(rs);
     if (rs_sup >= 0) close(rs_sup);
