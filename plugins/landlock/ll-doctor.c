@@ -119,8 +119,9 @@ static void report_fs(const kgate_host *h, const kgate_policy *pol, int abi,
 }
 
 static void report_network(const kgate_host *h, const kgate_policy *pol,
-                           int abi, kgate_report *rep)
+                           const kgate_probe *pr, int abi, kgate_report *rep)
 {
+    char why[128];
     switch (pol->network) {
     case KGATE_NET_OFF:
         h->report(rep, KGATE_READY, "net.off",
@@ -139,9 +140,17 @@ static void report_network(const kgate_host *h, const kgate_policy *pol,
                   "box is not");
         break;
     case KGATE_NET_RESTRICTED:
-        if (pol->allow_hosts.n > 0)
+        if (pol->allow_hosts.n > 0 && !ll_net_ready(pr, why, sizeof why))
             h->report(rep, KGATE_BLOCKED, KGATE_FINDING_NET_HOSTS_UNSUPPORTED,
-                      "%s", ll_hosts_sentence());
+                      "%s (%s)", ll_hosts_sentence(), why);
+        else if (pol->allow_hosts.n > 0)
+            h->report(rep, KGATE_READY, "net.hosts",
+                      "network restricted by name: the supervisor checks and "
+                      "makes every connect and send (TCP to answered addresses "
+                      "of listed names and listed ports, UDP only to port 53 "
+                      "through dnsmasq, which answers unlisted names NXDOMAIN "
+                      "without asking anyone); not covered: 32-bit network "
+                      "calls (refused), IPv6 (refused)");
         else
             h->report(rep, KGATE_READY, "net.off", "network off");
         break;
@@ -240,7 +249,7 @@ int ll_doctor(const kgate_host *h, const kgate_policy *pol,
     int abi = kgate_probe_fact(pr, LL_FACT_ABI, 0);
     if (abi > LL_ABI_KNOWN) abi = LL_ABI_KNOWN;
     report_fs(h, pol, abi, kgate_probe_fact(pr, LL_FACT_UNOTIFY, -1), rep);
-    report_network(h, pol, abi, rep);
+    report_network(h, pol, pr, abi, rep);
     report_process(h, pol, abi, rep);
     report_ipc(h, pr, rep);
     char v[16];

@@ -136,6 +136,11 @@ size_t ll_un_managed_count(const kgate_policy *pol, const ll_rules *r);
 /* The sentence for a host allow list (doctor's BLOCKED finding and plan's
  * error say the same). */
 const char *ll_hosts_sentence(void);
+/* 1 when the policy is network: restricted with hosts (names on the
+ * network: the supervisor checks every connect and send). */
+int ll_net_hosts(const kgate_policy *pol);
+/* 1 when this host can enforce it (supervisor and dnsmasq); 0 with why. */
+int ll_net_ready(const kgate_probe *pr, char *why, size_t len);
 
 int ll_probe(const kgate_host *host, kgate_probe_depth depth,
              kgate_probe *probe, kgate_err *err);

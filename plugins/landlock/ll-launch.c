@@ -102,7 +102,7 @@ static int child_prepare(void *p)
         int sock = kgl_un_fork_supervisor(c->un);
         if (sock < 0) return -1;
         if (syscall(SYS_landlock_restrict_self, c->ruleset, 0U) < 0 ||
-            kgl_un_install(sock, c->un->reads) < 0)
+            kgl_un_install(sock, c->un->reads, c->un->net.on) < 0)
             return -1;
         close(c->sup_ruleset);
     }
@@ -174,26 +174,73 @@ static int make_ruleset(const ll_rules *r, kgate_err *err)
     return hi;
 }
 
+/* The hosts file's text (NULL when unreadable: no addresses from it). */
+static char *read_hosts_file(void)
+{
+    FILE *f = fopen("/etc/hosts", "re");
+    if (!f) return NULL;
+    char *buf = calloc(1, 1 << 20);
+    size_t n = buf ? fread(buf, 1, (1 << 20) - 1, f) : 0;
+    fclose(f);
+    if (buf) buf[n] = '\0';
+    return buf;
+}
+
+/* Names on the network: the allow list for the supervisor, and the
+ * filtering resolver (its pid in *resolver, a helper the core ends). */
+static int start_net(const kgate_policy *pol, const kgate_launch *io, kgl_un_policy *un,
+                     pid_t *resolver, kgate_err *err)
+{
+    char up[64];
+    char *hosts = read_hosts_file();
+    int rc = kgl_un_net_init(un, (const char *const *)pol->allow_hosts.v, pol->allow_hosts.n,
+                             hosts, err);
+    free(hosts);
+    kgl_un_resolver res = {-1, 0};
+    if (rc < 0 || kgl_un_upstream(up, sizeof up, err) < 0 ||
+        kgl_un_resolver_start(un, up, &res, err) < 0)
+        return -1;
+    un->net.resolver_port = res.port;
+    un->net.events_fd = KGATE_HAS_FIELD(io, kgate_launch, events_fd) ? io->events_fd : -1;
+    *resolver = res.pid;
+    return 0;
+}
+
 /* The supervisor's ruleset in *rs_sup when the kernel has user
- * notification and the project holds split directories; -1 there (and 0
+ * notification and the project holds split directories, or the network
+ * is restricted to hosts (then it is required); -1 there (and 0
  * returned) when the box runs without one, as before it existed. */
 static int use_supervisor(const kgate_host *host, const kgate_policy *pol,
-                          const kgate_probe *pr, const ll_rules *r, kgl_un_policy *un,
-                          ll_rules *sup, int *rs_sup, kgate_err *err)
+                          const kgate_probe *pr, const kgate_launch *io, const ll_rules *r,
+                          kgl_un_policy *un, ll_rules *sup, int *rs_sup, pid_t *resolver,
+                          kgate_err *err)
 {
     *rs_sup = -1;
-    if (kgate_probe_fact(pr, LL_FACT_UNOTIFY, 0) != 1) return 0;
+    char why[128];
+    int net = ll_net_hosts(pol);
     /* Read here as well as in the probe: a probe may come from the core's
      * cache (docs/plugins.md), which does not know this variable. */
-    const char *off = getenv(LL_ENV_NO_UNOTIFY);
-    if (off && *off && strcmp(off, "0") != 0) return 0;
+    if (!ll_net_ready(pr, why, sizeof why)) {
+        if (net) return kgate_err_set(err, ENOTSUP, "%s (%s)", ll_hosts_sentence(), why);
+        if (kgate_probe_fact(pr, LL_FACT_UNOTIFY, 0) != 1) return 0;
+        const char *off = getenv(LL_ENV_NO_UNOTIFY);
+        if (off && *off && strcmp(off, "0") != 0) return 0;
+    }
     int k = ll_un_build(pol, r, un, sup, err);
-    if (k <= 0) return k;
+    if (k < 0 || (k == 0 && !net)) return k;
+    if (k == 0) {
+        /* Nothing to manage: the supervisor's rights are the program's. */
+        *sup = *r;
+        sup->v = calloc(r->n ? r->n : 1, sizeof *sup->v);
+        if (!sup->v) return kgate_err_set(err, ENOMEM, "out of memory");
+        memcpy(sup->v, r->v, r->n * sizeof *r->v);
+    }
     *rs_sup = make_ruleset(sup, err);
-    if (*rs_sup < 0) return -1;
+    if (*rs_sup < 0 || (net && start_net(pol, io, un, resolver, err) < 0)) return -1;
     host->log(host, KGATE_LOG_DEBUG,
-              "landlock: supervisor for %zu managed directories%s", un->n_managed,
-              un->reads ? " (every open notified: a deny_read entry below one)" : "");
+              "landlock: supervisor for %zu managed directories%s%s", un->n_managed,
+              un->reads ? " (every open notified: a deny_read entry below one)" : "",
+              net ? " and the network" : "");
     return 0;
 }
 
@@ -321,7 +368,7 @@ int ll_launch(const kgate_host *host, const kgate_policy *pol,
     ll_rules r, sup = {0};
     kgl_un_policy un = {0};
     int rs = -1, rs_sup = -1, rc = -1;
-    pid_t cleaner = -1;
+    pid_t cleaner = -1, resolver = -1;
     char **argv = NULL, **envp = NULL, *tmpvar = NULL;
     kgl_guard guard = {.pid = -1, .wfd = -1};
     kgl_ipc ipc = {.pid = -1, .child_end = -1};
@@ -331,7 +378,7 @@ int ll_launch(const kgate_host *host, const kgate_policy *pol,
     }
     rs = make_ruleset(&r, err);
     if (rs < 0) goto out;
-    if (use_supervisor(host, pol, pr, &r, &un, &sup, &rs_sup, err) < 0) goto out;
+    if (use_supervisor(host, pol, pr, io, &r, &un, &sup, &rs_sup, &resolver, err) < 0) goto out;
     cleaner = start_cleaner(tmp);
     if (cleaner < 0) {
         kgate_err_set(err, errno, "cannot start the TMPDIR cleaner: %s", strerror(errno));
@@ -383,7 +430,7 @@ int ll_launch(const kgate_host *host, const kgate_policy *pol,
     if (kgl_spawn_finish(&spawn, &child, err) < 0) goto out;
     pid_t pid = child.pid;
     kgl_guard_tell(&guard, pid);
-    const pid_t helpers[] = {guard.pid, cleaner, ipc.pid};
+    const pid_t helpers[] = {guard.pid, cleaner, ipc.pid, resolver};
     hand_over(proc, pid, helpers, sizeof helpers / sizeof helpers[0]);
     guard.pid = -1;
     cleaner = -1;
@@ -395,6 +442,7 @@ out:
     kgl_guard_stop(&guard);
     kgl_ipc_stop(&ipc);
     if (cleaner > 0) stop_helper(cleaner);
+    if (rc < 0) stop_helper(resolver); /* else the core's helper */
     else if (rc < 0) rmdir(tmp);
     if (rs >= 0) close(rs);
     if (rs_sup >= 0) close(rs_sup);

@@ -12,8 +12,9 @@
 int ll_plan(const kgate_host *h, const kgate_policy *pol,
             const kgate_probe *pr, kgate_plan *plan, kgate_err *err)
 {
-    if (pol->network == KGATE_NET_RESTRICTED && pol->allow_hosts.n > 0)
-        return kgate_err_set(err, ENOTSUP, "%s", ll_hosts_sentence());
+    char why[128];
+    if (ll_net_hosts(pol) && !ll_net_ready(pr, why, sizeof why))
+        return kgate_err_set(err, ENOTSUP, "%s (%s)", ll_hosts_sentence(), why);
     if (!pol->command_path || pol->command_path[0] != '/' || pol->argv.n < 1)
         return kgate_err_set(err, EINVAL, "no command to run");
     int abi = kgate_probe_fact(pr, LL_FACT_ABI, 0);
@@ -58,6 +59,17 @@ int ll_plan(const kgate_host *h, const kgate_policy *pol,
                      "read-write on them",
                      ll_un_managed_count(pol, &r),
                      ll_un_managed_count(pol, &r) == 1 ? "y" : "ies") < 0)
+        goto oom;
+    if (ll_net_hosts(pol) &&
+        h->plan_note(plan,
+                     "network restricted to %zu host entr%s: the supervisor "
+                     "makes every connect and send itself after checking the "
+                     "address (TCP only to addresses the filtering resolver "
+                     "answered for listed names, on listed ports; UDP only to "
+                     "port 53, relayed to dnsmasq on 127.0.0.1, which answers "
+                     "unlisted names NXDOMAIN itself); IPv6 and other socket "
+                     "families refused",
+                     pol->allow_hosts.n, pol->allow_hosts.n == 1 ? "y" : "ies") < 0)
         goto oom;
     rc = 0;
     goto out;

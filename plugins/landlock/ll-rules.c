@@ -59,10 +59,30 @@ int ll_path_under(const char *path, const char *dir)
 
 const char *ll_hosts_sentence(void)
 {
-    return "a host allow list needs a network namespace to filter in, and "
-           "Landlock makes none (its rules know TCP ports, not hosts); run "
-           "where user namespaces work (bubblewrap+slirp-filter enforces "
-           "it), or use network: off or open";
+    return "a host allow list in the Landlock box needs its supervisor "
+           "(seccomp user notification with SECCOMP_ADDFD_FLAG_SEND, Linux "
+           "5.14) to check every connect and send, and dnsmasq as the "
+           "filtering resolver; run where both are present, or where user "
+           "namespaces work (bubblewrap+slirp-filter), or use network: off "
+           "or open";
+}
+
+int ll_net_hosts(const kgate_policy *pol)
+{
+    return pol->network == KGATE_NET_RESTRICTED && pol->allow_hosts.n > 0;
+}
+
+int ll_net_ready(const kgate_probe *pr, char *why, size_t len)
+{
+    char bin[256];
+    const char *off = getenv(LL_ENV_NO_UNOTIFY);
+    if (kgate_probe_fact(pr, LL_FACT_UNOTIFY, 0) != 1 || (off && *off && strcmp(off, "0")))
+        snprintf(why, len, "the supervisor is not available here");
+    else if (kgl_un_find_dnsmasq(bin, sizeof bin) < 0)
+        snprintf(why, len, "dnsmasq is not installed");
+    else
+        return 1;
+    return 0;
 }
 
 typedef enum { H_HIDE, H_DENY, H_PROTECT } hole_kind;

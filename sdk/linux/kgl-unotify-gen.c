@@ -13,7 +13,18 @@
  * notified and meets the program's own Landlock rules alone: today's box,
  * which refuses what the supervisor would refuse and more.  openat2 hides
  * its flags in memory: ENOSYS, so that its users fall back to openat.
- * chroot is refused so that the program's "/" stays the supervisor's. */
+ * chroot is refused so that the program's "/" stays the supervisor's.
+ *
+ * The "_net" variants add the names-on-the-network calls (kgate-unotify.h,
+ * kgl-unotify-net.c): connect, sendmsg and sendmmsg always notify (their
+ * address is memory), sendto only with an address (a NULL address goes to
+ * the peer connect set, which the supervisor chose), recvfrom only with a
+ * place for the sender's address (the supervisor writes the resolver's
+ * there for its relayed answers).  Sockets of any family but Unix, IPv4
+ * and netlink are refused, IPv6 too (the filtering resolver answers no
+ * AAAA); TCP fast open, which carries an address past connect, is refused.
+ * A 32-bit call cannot be notified by this native-only program, so on
+ * x86-64 the i386 and x32 network calls are refused outright. */
 #include "kgl-gen.h"
 
 #include <errno.h>
@@ -21,6 +32,8 @@
 #include <seccomp.h>
 #include <stdio.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 /* O_TMPFILE's own bit (glibc's KGL_O_TMPFILE_BIT also has O_DIRECTORY's). */
 #define KGL_O_TMPFILE_BIT 020000000
@@ -67,11 +80,85 @@ static int build(scmp_filter_ctx ctx, int reads)
     return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(chroot), 0);
 }
 
-/* Program which (0 writes, 1 reads) as BPF to fd. */
+#define K_MSG_FASTOPEN 0x20000000
+#define K_TCP_FASTOPEN_CONNECT 30
+
+/* libseccomp takes one comparison per argument in a rule: "not one of"
+ * is every other value, one rule each, and one for all above them.  The
+ * kernel reads the family as an int. */
+static int refuse_families(scmp_filter_ctx ctx, int inet)
+{
+    int rc = 0;
+    for (unsigned af = 0; af <= AF_MAX && rc == 0; af++) {
+        if (af == AF_UNIX || (inet && (af == AF_INET || af == AF_NETLINK))) continue;
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
+                              SCMP_A0_32(SCMP_CMP_EQ, af));
+    }
+    if (rc == 0)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
+                              SCMP_A0_32(SCMP_CMP_GT, AF_MAX));
+    return rc;
+}
+
+static int add_net_native(scmp_filter_ctx ctx)
+{
+    int rc;
+    /* socket: only these families; anything else (AF_INET6 too)
+     * EAFNOSUPPORT, which clients take as "use IPv4". */
+    if ((rc = refuse_families(ctx, 1)) < 0) return rc;
+    if ((rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(connect), 0)) < 0 ||
+        (rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(sendmsg), 0)) < 0 ||
+        (rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(sendmmsg), 0)) < 0)
+        return rc;
+    if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EOPNOTSUPP), SCMP_SYS(sendto), 1,
+                               SCMP_A3(SCMP_CMP_MASKED_EQ, K_MSG_FASTOPEN, K_MSG_FASTOPEN))) < 0 ||
+        (rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(sendto), 2,
+                               SCMP_A3(SCMP_CMP_MASKED_EQ, K_MSG_FASTOPEN, 0),
+                               SCMP_A4(SCMP_CMP_NE, 0))) < 0 ||
+        (rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(recvfrom), 1,
+                               SCMP_A4(SCMP_CMP_NE, 0))) < 0)
+        return rc;
+    return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOPROTOOPT), SCMP_SYS(setsockopt), 2,
+                            SCMP_A1(SCMP_CMP_EQ, IPPROTO_TCP),
+                            SCMP_A2(SCMP_CMP_EQ, K_TCP_FASTOPEN_CONNECT));
+}
+
+/* The 32-bit calls of an x86-64 process: no supervisor sees them, so
+ * every call that sends to an address is refused and only Unix sockets
+ * are made. */
+static int add_net_compat(scmp_filter_ctx *ctx)
+{
+#if defined(__x86_64__)
+    scmp_filter_ctx o = seccomp_init(SCMP_ACT_ALLOW);
+    int rc = o ? 0 : -ENOMEM;
+    if (rc == 0) rc = seccomp_attr_set(o, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ALLOW);
+    if (rc == 0) rc = seccomp_arch_remove(o, SCMP_ARCH_NATIVE);
+    if (rc == 0) rc = seccomp_arch_add(o, SCMP_ARCH_X86);
+    if (rc == 0) rc = seccomp_arch_add(o, SCMP_ARCH_X32);
+    static const char *const calls[] = {"connect", "sendto", "sendmsg", "sendmmsg",
+                                        "socketcall"};
+    for (size_t i = 0; rc == 0 && i < sizeof calls / sizeof calls[0]; i++) {
+        int nr = seccomp_syscall_resolve_name(calls[i]);
+        if (nr != __NR_SCMP_ERROR) rc = seccomp_rule_add(o, SCMP_ACT_ERRNO(EACCES), nr, 0);
+    }
+    if (rc == 0) rc = refuse_families(o, 0);
+    if (rc == 0) rc = seccomp_merge(*ctx, o);
+    else if (o) seccomp_release(o);
+    return rc;
+#else
+    (void)ctx;
+    return 0;
+#endif
+}
+
+/* Program which as BPF to fd: bit 0 reads (else writes), bit 1 the
+ * network calls too. */
 static int export(int fd, int which, char *msg, size_t msglen)
 {
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
-    int rc = ctx ? build(ctx, which) : -ENOMEM;
+    int rc = ctx ? build(ctx, which & 1) : -ENOMEM;
+    if (rc == 0 && (which & 2)) rc = add_net_native(ctx);
+    if (rc == 0 && (which & 2)) rc = add_net_compat(&ctx);
     if (rc == 0) rc = seccomp_export_bpf(ctx, fd);
     if (ctx) seccomp_release(ctx);
     if (rc == 0) return 0;
@@ -84,6 +171,8 @@ int main(int argc, char **argv)
     static const kgl_gen_prog progs[] = {
         {"kgl_unotify_writes_program", 0},
         {"kgl_unotify_reads_program", 1},
+        {"kgl_unotify_writes_net_program", 2},
+        {"kgl_unotify_reads_net_program", 3},
     };
     return kgl_gen_main(argc, argv, "unotify-gen",
                         "/* Generated by kgl-unotify-gen. Do not edit. */\n",

@@ -60,6 +60,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kgl-unotify-int.h"
 #include "kgl-unotify-program.h"
 
 /* O_TMPFILE's own bit (glibc's KGL_O_TMPFILE_BIT also has O_DIRECTORY's). */
@@ -159,6 +160,8 @@ void kgl_un_policy_free(kgl_un_policy *p)
     free(p->names);
     free(p->managed);
     free(p->granted);
+    free(p->net.hosts);
+    free(p->net.allow);
     memset(p, 0, sizeof *p);
 }
 
@@ -197,27 +200,6 @@ int kgl_un_available(char *why, size_t len)
 
 /* ---- small helpers without allocation (the supervisor's side) ------- */
 
-/* "/proc/<pid>/<tail>[<n>]" into out (64 bytes are enough). */
-static void proc_path(char *out, pid_t pid, const char *tail, int n)
-{
-    char num[2][16];
-    long v[2] = {pid, n};
-    for (int k = 0; k < 2; k++) {
-        char tmp[16];
-        int i = 0;
-        unsigned long x = v[k] < 0 ? 0 : (unsigned long)v[k];
-        do tmp[i++] = (char)('0' + x % 10);
-        while ((x /= 10) && i < 15);
-        for (int j = 0; j < i; j++) num[k][j] = tmp[i - 1 - j];
-        num[k][i] = '\0';
-    }
-    size_t o = 0;
-    const char *parts[5] = {"/proc/", num[0], "/", tail, n >= 0 ? num[1] : ""};
-    for (int k = 0; k < 5; k++)
-        for (const char *s = parts[k]; *s && o < 63; s++) out[o++] = *s;
-    out[o] = '\0';
-}
-
 static int same(const struct stat *st, const kgl_un_node *v, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -228,29 +210,11 @@ static int same(const struct stat *st, const kgl_un_node *v, size_t n)
 
 /* ---- the supervisor ---------------------------------------------------- */
 
-typedef struct sv {
-    const kgl_un_policy *p;
-    int listener;
-    pid_t pid;   /* the calling thread */
-    uint64_t id; /* its notification */
-} sv;
-
-enum { R_VAL, R_ERR, R_FD, R_CONT };
-typedef struct result {
-    int kind, val, fd, cloexec;
-} result;
-
 static result res_err(int e)
 {
     return (result){R_ERR, e, -1, 0};
 }
 static const result CONT = {R_CONT, 0, -1, 0};
-
-static int still_valid(const sv *s)
-{
-    uint64_t id = s->id;
-    return ioctl(s->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
-}
 
 /* Copies a NUL-terminated string from the program, once.  0, or an
  * errno (the caller then lets the kernel decide). */
@@ -270,7 +234,7 @@ static int copy_string(const sv *s, uint64_t addr, char *buf, size_t size)
              * /proc (a ptrace read check too). */
             if (memfd < 0) {
                 char mp[64];
-                proc_path(mp, s->pid, "mem", -1);
+                kgl_un_proc_path(mp, s->pid, "mem", -1);
                 memfd = open(mp, O_RDONLY | O_CLOEXEC);
             }
             n = memfd >= 0 ? pread(memfd, buf + got, chunk, (off_t)at) : -1;
@@ -280,7 +244,7 @@ static int copy_string(const sv *s, uint64_t addr, char *buf, size_t size)
             if (memfd >= 0) close(memfd);
             /* The thread may have died and its id been reused: what was
              * read must belong to the call still waiting. */
-            return still_valid(s) ? 0 : ESRCH;
+            return kgl_un_valid(s) ? 0 : ESRCH;
         }
         got += (size_t)n;
     }
@@ -296,9 +260,9 @@ static int open_base(const sv *s, int dirfd, const char *path)
 {
     if (path[0] == '/') return open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
     char pp[64];
-    if (dirfd == AT_FDCWD) proc_path(pp, s->pid, "cwd", -1);
+    if (dirfd == AT_FDCWD) kgl_un_proc_path(pp, s->pid, "cwd", -1);
     else if (dirfd < 0) return errno = EBADF, -1;
-    else proc_path(pp, s->pid, "fd/", dirfd);
+    else kgl_un_proc_path(pp, s->pid, "fd/", dirfd);
     int fd = open(pp, O_PATH | O_CLOEXEC);
     if (fd < 0 && errno == ENOENT) errno = EBADF;
     return fd;
@@ -399,7 +363,7 @@ static int dots(const char *name)
 static int caller_umask(const sv *s)
 {
     char pp[64], buf[2048];
-    proc_path(pp, s->pid, "status", -1);
+    kgl_un_proc_path(pp, s->pid, "status", -1);
     int fd = open(pp, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return -1;
     ssize_t n = read(fd, buf, sizeof buf);
@@ -455,7 +419,7 @@ static int open_fifo(const sv *s, int dfd, const char *leaf, int flags)
 {
     for (int i = 0; i < 500; i++) {
         int fd = openat(dfd, leaf, flags | O_NONBLOCK);
-        if (fd >= 0 || errno != ENXIO || !still_valid(s)) return fd;
+        if (fd >= 0 || errno != ENXIO || !kgl_un_valid(s)) return fd;
         struct timespec ts = {0, 10 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
@@ -665,7 +629,7 @@ static result link_in(const sv *s, const where *w, const int *cls, int sfd, int 
     if (dots(w[1].name)) return CONT;
     if (pinned_at(s, &w[1], &st, &exists)) return res_err(exists ? EEXIST : EACCES);
     char pp[64];
-    proc_path(pp, getpid(), "fd/", sfd);
+    kgl_un_proc_path(pp, getpid(), "fd/", sfd);
     return linkat(AT_FDCWD, pp, w[1].dfd, w[1].leaf, AT_SYMLINK_FOLLOW) < 0 ? res_err(errno)
                                                                            : made();
 }
@@ -697,6 +661,7 @@ static result do_two_names(const sv *s, const kgl_un_call *c)
 
 static result handle(const sv *s, const struct seccomp_notif *n)
 {
+    if (kgl_un_net_call(n->data.nr)) return kgl_un_net_handle(s, n);
     kgl_un_call c;
     uint64_t args[6];
     for (int i = 0; i < 6; i++) args[i] = n->data.args[i];
@@ -716,6 +681,7 @@ static result handle(const sv *s, const struct seccomp_notif *n)
 
 static void respond(const sv *s, result r, size_t resp_size)
 {
+    if (r.kind == R_NONE) return;
     if (r.kind == R_FD) {
         struct seccomp_notif_addfd a = {.id = s->id,
                                         .flags = SECCOMP_ADDFD_FLAG_SEND,
@@ -740,9 +706,11 @@ static void respond(const sv *s, result r, size_t resp_size)
     (void)ioctl(s->listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
 }
 
-/* Answers notifications until the program (pidfd) ends. */
+/* Answers notifications until the program (pidfd) ends; the network
+ * side's relay and workers are served by the same loop. */
 static void serve(const kgl_un_policy *p, int listener, int pidfd)
 {
+    struct pollfd pf[2 + 80];
     struct seccomp_notif_sizes sz;
     if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0 ||
         sz.seccomp_notif > 512 || sz.seccomp_notif_resp > 512)
@@ -753,12 +721,15 @@ static void serve(const kgl_un_policy *p, int listener, int pidfd)
     } req;
     sv s = {p, listener, 0, 0};
     for (;;) {
-        struct pollfd pf[2] = {{listener, POLLIN, 0}, {pidfd, POLLIN, 0}};
-        if (poll(pf, 2, -1) < 0) {
+        pf[0] = (struct pollfd){listener, POLLIN, 0};
+        pf[1] = (struct pollfd){pidfd, POLLIN, 0};
+        int nn = p->net.on ? kgl_un_net_fds(pf + 2, 80) : 0;
+        if (poll(pf, (nfds_t)(2 + nn), p->net.on ? 1000 : -1) < 0) {
             if (errno == EINTR) continue;
             return;
         }
         if (pf[1].revents) return;
+        if (nn) kgl_un_net_ready(pf + 2, nn);
         if (!(pf[0].revents & POLLIN)) {
             if (pf[0].revents & (POLLHUP | POLLERR | POLLNVAL)) return;
             continue;
@@ -814,14 +785,43 @@ static int recv_fd(int sock)
     return fd;
 }
 
-/* Closes every descriptor but keep[0..1]: the supervisor must hold none
- * of kgate's (the output pipe would never see its end). */
-static void close_all_but(int a, int b)
+/* Closes every descriptor but keep[0..2] (-1: none): the supervisor must
+ * hold none of kgate's (the output pipe would never see its end) but the
+ * events pipe, where the network side writes its refusals. */
+static void close_all_but(int a, int b, int c)
 {
-    int lo = a < b ? a : b, hi = a < b ? b : a;
-    if (lo > 0) syscall(SYS_close_range, 0U, (unsigned)lo - 1, 0U);
-    if (hi > lo + 1) syscall(SYS_close_range, (unsigned)lo + 1, (unsigned)hi - 1, 0U);
-    syscall(SYS_close_range, (unsigned)hi + 1, ~0U, 0U);
+    int k[3] = {a, b, c};
+    for (int i = 0; i < 3; i++)
+        for (int j = i + 1; j < 3; j++)
+            if (k[j] < k[i]) {
+                int t = k[i];
+                k[i] = k[j];
+                k[j] = t;
+            }
+    unsigned from = 0;
+    for (int i = 0; i < 3; i++) {
+        if (k[i] < 0) continue;
+        if ((unsigned)k[i] > from) syscall(SYS_close_range, from, (unsigned)k[i] - 1, 0U);
+        from = (unsigned)k[i] + 1;
+    }
+    syscall(SYS_close_range, from, ~0U, 0U);
+}
+
+/* With the network calls notified, the child cannot sendmsg its listener
+ * (its own filter would stop that call, with no one to answer it yet):
+ * it writes the number, the supervisor takes the descriptor from it with
+ * pidfd_getfd and says so, and only then does the child close it. */
+static int net_listener(int sock, int pidfd, int net)
+{
+    if (!net) return recv_fd(sock);
+    int num = -1;
+    ssize_t n;
+    while ((n = read(sock, &num, sizeof num)) < 0 && errno == EINTR) {}
+    int l = n == (ssize_t)sizeof num ? (int)syscall(SYS_pidfd_getfd, pidfd, num, 0) : -1;
+    if (l >= 0) fcntl(l, F_SETFD, FD_CLOEXEC);
+    char ack = l >= 0 ? 'K' : 'E';
+    (void)!write(sock, &ack, 1);
+    return l;
 }
 
 static _Noreturn void supervise(const kgl_un_policy *p, int sock, pid_t q)
@@ -829,9 +829,10 @@ static _Noreturn void supervise(const kgl_un_policy *p, int sock, pid_t q)
     int pidfd = (int)syscall(SYS_pidfd_open, q, 0);
     int st = 0;
     if (pidfd >= 0) {
-        close_all_but(sock, pidfd);
+        close_all_but(sock, pidfd, p->net.on ? p->net.events_fd : -1);
         umask(0);
-        int listener = recv_fd(sock);
+        if (p->net.on) kgl_un_net_start(p);
+        int listener = net_listener(sock, pidfd, p->net.on);
         close(sock);
         if (listener >= 0) {
             serve(p, listener, pidfd);
@@ -843,7 +844,9 @@ static _Noreturn void supervise(const kgl_un_policy *p, int sock, pid_t q)
          * wait for ever. */
         kill(q, SIGKILL);
     }
-    while (waitpid(q, &st, 0) < 0)
+    int done = 0;
+    if (p->net.on) kgl_un_net_reap(q, &st, &done);
+    while (!done && waitpid(q, &st, 0) < 0)
         if (errno != EINTR) _exit(125);
     end_like(st);
 }
@@ -874,10 +877,15 @@ int kgl_un_fork_supervisor(const kgl_un_policy *p)
     return sp[1];
 }
 
-int kgl_un_install(int sock, int reads)
+int kgl_un_install(int sock, int reads, int net)
 {
     const unsigned char *prog = reads ? kgl_unotify_reads_program : kgl_unotify_writes_program;
     size_t len = reads ? sizeof kgl_unotify_reads_program : sizeof kgl_unotify_writes_program;
+    if (net) {
+        prog = reads ? kgl_unotify_reads_net_program : kgl_unotify_writes_net_program;
+        len = reads ? sizeof kgl_unotify_reads_net_program
+                    : sizeof kgl_unotify_writes_net_program;
+    }
     struct sock_fprog fp = {
         .len = (unsigned short)(len / sizeof(struct sock_filter)),
         .filter = (struct sock_filter *)(uintptr_t)prog,
@@ -885,6 +893,19 @@ int kgl_un_install(int sock, int reads)
     int l = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
                          SECCOMP_FILTER_FLAG_NEW_LISTENER, &fp);
     if (l < 0) return -1;
+    if (net) {
+        /* See net_listener: read and write are never notified. */
+        char ack = 0;
+        ssize_t w, r = -1;
+        while ((w = write(sock, &l, sizeof l)) < 0 && errno == EINTR) {}
+        if (w == (ssize_t)sizeof l)
+            while ((r = read(sock, &ack, 1)) < 0 && errno == EINTR) {}
+        close(l);
+        close(sock);
+        if (r == 1 && ack == 'K') return 0;
+        errno = EPROTO;
+        return -1;
+    }
     char byte = 'L';
     union {
         struct cmsghdr h;

@@ -15,6 +15,14 @@
 # or a marker printed before it) and, for "never leaves", a control that
 # the same path does reach the log for an allowed name.
 
+# NF_BOX=landlock (meson test name_filter_landlock) runs the same checks
+# against the Landlock box, forced with --backend landlock: no network
+# namespace there, the seccomp supervisor checks every connect and send
+# and relays DNS to its own dnsmasq (docs/landlock.md).  The checks of
+# slirp-filter's own machinery (nftables, its stand-in failures) are
+# skipped there; the ones below NF_BOX's own section are the Landlock
+# box's own.
+NF_BOX=${NF_BOX:-bubblewrap}
 if [ -z "${KG_NETLAB_INNER:-}" ] && [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null; then
     KG_NETLAB_INNER=1 exec unshare --mount --propagation private bash "$0" "$@"
 fi
@@ -22,10 +30,16 @@ fi
 . "$(dirname "$0")/lib.sh"
 
 [ -n "${KG_NETLAB_INNER:-}" ] || skip_all "building test hosts needs root and unshare"
-need_cmd ip slirp4netns bwrap setpriv pgrep
+if [ "$NF_BOX" = landlock ]; then
+    need_cmd ip setpriv pgrep dnsmasq
+    BOX_ARGS=(--backend landlock)
+else
+    need_cmd ip slirp4netns bwrap setpriv pgrep
+    need_bwrap
+    BOX_ARGS=()
+fi
 [ -x /usr/bin/python3 ] || skip_all "/usr/bin/python3 is not installed"
 /usr/bin/python3 -c 'import dnslib' 2>/dev/null || skip_all "python3-dnslib is not installed"
-need_bwrap
 
 # NF_ONLY=REGEX runs only the checks whose description matches it (for
 # debugging one check; the suite itself runs them all).
@@ -42,10 +56,10 @@ ZLOG=$LAB/zone.log
 mkdir -p "$LAB"
 
 TUN_MODE=$(stat -c %a /dev/net/tun 2>/dev/null || echo missing)
-[ "$TUN_MODE" != missing ] || skip_all "/dev/net/tun does not exist"
-restore_tun() { [ "$TUN_MODE" = 666 ] || chmod "$TUN_MODE" /dev/net/tun; }
+[ "$TUN_MODE" != missing ] || [ "$NF_BOX" = landlock ] || skip_all "/dev/net/tun does not exist"
+restore_tun() { [ "$TUN_MODE" = 666 ] || [ "$TUN_MODE" = missing ] || chmod "$TUN_MODE" /dev/net/tun; }
 trap 'namelab_down; netlab_down; restore_tun; rm -rf "$KG_TMP"' EXIT
-[ "$TUN_MODE" = 666 ] || chmod 0666 /dev/net/tun
+[ "$TUN_MODE" = 666 ] || [ "$TUN_MODE" = missing ] || chmod 0666 /dev/net/tun
 
 # What of the resolver and of slirp4netns runs before the test: the test
 # leaves exactly that.
@@ -89,7 +103,7 @@ config_for() {
 sb() {
     config_for "$1"
     shift
-    kg run "${KGATE_ARGS[@]}" -- "$@"
+    kg run "${BOX_ARGS[@]}" "${KGATE_ARGS[@]}" -- "$@"
 }
 
 # --- controls: the lab works, and the log does see what reaches it -------
@@ -460,7 +474,7 @@ scale_launches() {
     local rc
     scale_config 10000
     rm -f "$KG_PROJ/scale-ran"
-    kg run -- /usr/bin/touch scale-ran >/dev/null 2>"$KG_TMP/stderr" &
+    kg run "${BOX_ARGS[@]}" -- /usr/bin/touch scale-ran >/dev/null 2>"$KG_TMP/stderr" &
     wait_bounded 120 $!
     rc=$?
     [ "$rc" -eq 0 ] && [ -e "$KG_PROJ/scale-ran" ] ||
@@ -474,7 +488,7 @@ scale_fails_closed() {
     local rc
     scale_config 45000
     rm -f "$KG_PROJ/scale-ran" "$KG_HOME/.kgate/audit.log"
-    kg run -- /usr/bin/touch scale-ran >/dev/null 2>"$KG_TMP/stderr" &
+    kg run "${BOX_ARGS[@]}" -- /usr/bin/touch scale-ran >/dev/null 2>"$KG_TMP/stderr" &
     wait_bounded 120 $!
     rc=$?
     if [ "$rc" -eq 0 ] && [ -e "$KG_PROJ/scale-ran" ]; then
@@ -503,18 +517,82 @@ load_failure_refuses() {
     mount --bind "$stand" "/usr/sbin/$tool" || { echo "  cannot bind the stand-in"; return 1; }
     config_for allowed.test
     rm -f "$KG_PROJ/load-ran" "$KG_HOME/.kgate/audit.log"
-    kg run -- /usr/bin/touch load-ran >/dev/null 2>"$KG_TMP/stderr" &
+    kg run "${BOX_ARGS[@]}" -- /usr/bin/touch load-ran >/dev/null 2>"$KG_TMP/stderr" &
     wait_bounded 60 $!
     rc=$?
     umount "/usr/sbin/$tool"
     [ "$rc" -eq 125 ] && [ ! -e "$KG_PROJ/load-ran" ] &&
         [ "$(grep -c . "$KG_TMP/stderr")" -eq 1 ] && grep -q '^kgate: ' "$KG_TMP/stderr" &&
         ! grep -q '"kind":"launch"' "$KG_HOME/.kgate/audit.log" 2>/dev/null &&
-        grep -q '"kind":"refuse".*"reason":"slirp-filter: ' "$KG_HOME/.kgate/audit.log" || {
+        grep -q "\"kind\":\"refuse\".*\"reason\":\"$STAGE: " "$KG_HOME/.kgate/audit.log" || {
         echo "  rc=$rc stderr: $(head -c 300 "$KG_TMP/stderr");" \
             "launch lines: $(grep -c '"kind":"launch"' "$KG_HOME/.kgate/audit.log" 2>/dev/null)"
         return 1
     }
+}
+
+# --- the Landlock box's own: its supervisor checks a copy ------------------
+
+# Thread B flips the address buffer between allowed.test's address and
+# an unlisted lab host while thread A connects with it (blocking: the
+# supervisor's worker makes the call).  A connect whose peer is the
+# unlisted host is a race the program won.
+RACE_PY='import ctypes, socket, struct, threading, time
+libc = ctypes.CDLL(None, use_errno=True)
+def sa(ip):
+    return struct.pack("=H", socket.AF_INET) + struct.pack("!H", 8080) + socket.inet_aton(ip) + bytes(8)
+good, bad = socket.gethostbyname("allowed.test"), "198.18.0.3"
+A, B = sa(good), sa(bad)
+buf = ctypes.create_string_buffer(A, 16)
+stop = []
+def flip():
+    while not stop:
+        ctypes.memmove(buf, B, 16)
+        ctypes.memmove(buf, A, 16)
+t = threading.Thread(target=flip)
+t.start()
+won = ok = refused = 0
+end = time.monotonic() + 4
+while time.monotonic() < end:
+    s = socket.socket()
+    if libc.connect(s.fileno(), buf, 16) == 0:
+        if s.getpeername()[0] == bad:
+            won += 1
+        else:
+            ok += 1
+    else:
+        refused += 1
+    s.close()
+stop.append(1)
+t.join()
+print("won=%d ok=%d refused=%d" % (won, ok, refused))'
+
+connect_race() {
+    local out w o r
+    out=$(sb allowed.test "$PY" -c "$RACE_PY" 2>"$KG_TMP/stderr")
+    read -r w o r <<<"$out"
+    [ "$w" = won=0 ] && [ "${o#ok=}" -ge 1 ] 2>/dev/null && [ "${r#refused=}" -ge 1 ] || {
+        echo "  got '$out'; stderr: $(head -c 300 "$KG_TMP/stderr")"
+        return 1
+    }
+}
+
+UDP_PY='import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+try:
+    s.sendto(b"x", ("198.18.0.4", 5353))
+    print("sent")
+except OSError as e:
+    print("refused", e.errno)'
+
+udp_other_port() {
+    local out hits
+    rm -f "$KG_HOME/.kgate/audit.log"
+    out=$(sb allowed.test "$PY" -c "$UDP_PY" 2>"$KG_TMP/stderr")
+    [ "$out" = "refused 13" ] || { echo "  got '$out'"; return 1; }
+    poll 10 test -s "$KG_HOME/.kgate/audit.log"
+    hits=$("$PY" -c "$AUDIT_PY" "$KG_HOME/.kgate/audit.log" "" 198.18.0.4 5353 2>&1)
+    [ "$hits" -ge 1 ] 2>/dev/null || { echo "  audit: $hits"; return 1; }
 }
 
 for who in $(test_users); do
@@ -554,18 +632,30 @@ for who in $(test_users); do
     check "a refused connection to a raw address: audit net line (addr, port)" \
         refused_connection_reported
     check "--quiet: no summary on stderr, the audit line stays" quiet_silences_summary
-    check "iptables -F, nft flush, nft add element from inside fail and change nothing" \
-        filter_holds
-    check "the resolver and slirp4netns cannot be traced from inside" \
-        resolver_untouchable
-    check "10,000 allowed names launch" scale_launches
-    check "45,000 allowed names run, or refuse before the audit launch line" scale_fails_closed
-    # nft or dnsmasq refusing what plan() built: the stage commits the
-    # launch line only once both are in place (kgate_launch.commit).
-    check "nft failing to load the filter refuses before the audit launch line" \
-        load_failure_refuses nft
-    check "dnsmasq failing to start refuses before the audit launch line" \
-        load_failure_refuses dnsmasq
+    if [ "$NF_BOX" = landlock ]; then
+        check "the resolver cannot be traced from inside" resolver_untouchable
+        check "10,000 allowed names launch" scale_launches
+        STAGE=landlock
+        check "dnsmasq failing to start refuses before the audit launch line" \
+            load_failure_refuses dnsmasq
+        check "two threads: the address changed while connect waits never reaches an unlisted host" \
+            connect_race
+        check "UDP to any port but 53 is refused and reported" udp_other_port
+    else
+        check "iptables -F, nft flush, nft add element from inside fail and change nothing" \
+            filter_holds
+        check "the resolver and slirp4netns cannot be traced from inside" \
+            resolver_untouchable
+        check "10,000 allowed names launch" scale_launches
+        check "45,000 allowed names run, or refuse before the audit launch line" scale_fails_closed
+        # nft or dnsmasq refusing what plan() built: the stage commits the
+        # launch line only once both are in place (kgate_launch.commit).
+        STAGE=slirp-filter
+        check "nft failing to load the filter refuses before the audit launch line" \
+            load_failure_refuses nft
+        check "dnsmasq failing to start refuses before the audit launch line" \
+            load_failure_refuses dnsmasq
+    fi
     check "kill -9 of kgate leaves no resolver, slirp4netns or program" kill9_cleans_up
     check "nothing of the resolver or slirp4netns is left after the runs" nothing_left
 done

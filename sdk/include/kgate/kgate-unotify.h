@@ -25,6 +25,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "kgate/kgate-plugin.h"
 
@@ -39,6 +40,38 @@ typedef struct kgl_un_name {
     char leaf[256];
 } kgl_un_name;
 
+/* Names on the network (kgl-unotify-net.c, kgl-unotify-dns.c): what a
+ * program may reach when its allow list names hosts.  Everything is
+ * allocated in kgate's process before the fork; the supervisor only
+ * fills the slots. */
+typedef struct kgl_un_allow {
+    uint32_t addr;  /* IPv4, network byte order; 0: a free slot */
+    uint16_t port;  /* TCP port, 0: every port */
+    uint8_t fixed;  /* 1: from the list itself (a literal, localhost:port,
+                     * /etc/hosts), never replaced */
+    uint64_t until; /* CLOCK_MONOTONIC seconds; answers only */
+} kgl_un_allow;
+
+/* Allowed addresses one run remembers; past that the oldest answer
+ * slot is reused (its address refused again, never another allowed). */
+#define KGL_UN_NET_SLOTS 8192
+
+typedef struct kgl_un_host {
+    char name[254]; /* lower case, without "*." */
+    int wildcard;
+    unsigned port;  /* 0: every TCP port */
+} kgl_un_host;
+
+typedef struct kgl_un_net {
+    int on;            /* 1: the network calls are notified and checked */
+    int events_fd;     /* kgate_launch.events_fd, or -1 */
+    uint16_t resolver_port; /* the filtering resolver on 127.0.0.1 */
+    kgl_un_host *hosts;     /* the allow list's names */
+    size_t n_hosts;
+    kgl_un_allow *allow;    /* KGL_UN_NET_SLOTS slots */
+    size_t n_fixed;         /* the first n_fixed are fixed */
+} kgl_un_net;
+
 typedef struct kgl_un_policy {
     kgl_un_node *holes; /* protected and deny_read entries, present */
     size_t n_holes;
@@ -51,6 +84,7 @@ typedef struct kgl_un_policy {
     char **prefixes; /* absolute paths outside all of these: continue */
     size_t n_prefixes;
     int reads; /* every open is notified (a managed directory is unreadable) */
+    kgl_un_net net;
 } kgl_un_policy;
 
 /* 1 when this kernel can run the supervisor; 0 with why filled (the
@@ -66,6 +100,43 @@ int kgl_un_add_managed(kgl_un_policy *p, const char *dir, kgate_err *err);
 int kgl_un_add_prefix(kgl_un_policy *p, const char *path, kgate_err *err);
 void kgl_un_policy_free(kgl_un_policy *p);
 
+/* Names on the network.  kgl_un_net_init parses the allow list (literal
+ * addresses and localhost:port become fixed slots) and reads the hosts
+ * file text (may be NULL) for listed names, as the program's resolver
+ * reads it before DNS; -1 with err. */
+int kgl_un_net_init(kgl_un_policy *p, const char *const *hosts, size_t n,
+                    const char *hosts_file, kgate_err *err);
+
+/* The filtering resolver: dnsmasq on 127.0.0.1 at a free port, answering
+ * listed names from upstream (an IPv4 address) and NXDOMAIN for every
+ * other name.  Started from kgate's process, outside the box; *pid is the
+ * helper the core ends after the run.  0, or -1 with err. */
+typedef struct kgl_un_resolver {
+    pid_t pid;
+    uint16_t port;
+} kgl_un_resolver;
+int kgl_un_resolver_start(const kgl_un_policy *p, const char *upstream,
+                          kgl_un_resolver *r, kgate_err *err);
+/* The upstream the resolver forwards to: KGATE_LANDLOCK_DNS_UPSTREAM when
+ * set (the tests' lab server), else the first IPv4 nameserver of
+ * /etc/resolv.conf.  0 with out filled, or -1 with err. */
+int kgl_un_upstream(char *out, size_t len, kgate_err *err);
+/* The dnsmasq binary; 0 with out filled, -1 when none. */
+int kgl_un_find_dnsmasq(char *out, size_t len);
+
+/* Pure parsers of the network side, for the fuzz target: the first IPv4
+ * nameserver of a resolv.conf text; the IPv4 addresses a hosts-file text
+ * gives a name (calls add for each); the A records of a DNS answer and
+ * its question (libresolv).  0 / count, or -1 when it cannot parse. */
+int kgl_un_parse_resolv(const char *text, size_t len, char *out, size_t outsz);
+int kgl_un_parse_hosts(const char *text, size_t len, const char *name,
+                       void (*add)(void *ctx, uint32_t addr), void *ctx);
+int kgl_un_parse_answer(const unsigned char *msg, size_t len, char *qname,
+                        size_t qsz, int *rcode,
+                        void (*add)(void *ctx, uint32_t addr, uint32_t ttl), void *ctx);
+/* 1 when name (any case, an optional final dot) is allowed by h. */
+int kgl_un_host_matches(const kgl_un_host *h, const char *name);
+
 /* In the launch child, once restricted to the supervisor's rights: forks
  * the supervisor (a grandchild, so the program never sees it as its
  * child) and returns the socket kgl_un_install sends the listener on, or
@@ -74,7 +145,7 @@ int kgl_un_fork_supervisor(const kgl_un_policy *p);
 /* In the launch child, after its last other restriction: installs the
  * notifying filter (reads: every open notifies) and hands its listener to
  * the supervisor over sock.  0, or -1 with errno. */
-int kgl_un_install(int sock, int reads);
+int kgl_un_install(int sock, int reads, int net);
 
 /* What the filter sends to the supervisor, and what the supervisor
  * parses from the program; pure, for the fuzz target. */

@@ -313,7 +313,20 @@ START_TEST(plan_is_the_command_and_the_tables)
     f.pol.allow_hosts = (kgate_strlist){hosts, 1};
     plan = kg_plan_new();
     ck_assert_int_eq(ll_plan(&f.host.pub, &f.pol, &f.probe, plan, &err), -1);
-    ck_assert_str_eq(err.msg, ll_hosts_sentence());
+    ck_assert_int_eq(strncmp(err.msg, ll_hosts_sentence(), strlen(ll_hosts_sentence())), 0);
+    ck_assert_ptr_nonnull(strstr(err.msg, "(the supervisor is not available here)"));
+    kg_plan_free(plan);
+    /* With the supervisor (and dnsmasq, when installed): planned, and
+     * the plan says how. */
+    kgate_probe_set_fact(&f.probe, LL_FACT_UNOTIFY, 1);
+    char bin[256];
+    plan = kg_plan_new();
+    if (kgl_un_find_dnsmasq(bin, sizeof bin) == 0) {
+        ck_assert_int_eq(ll_plan(&f.host.pub, &f.pol, &f.probe, plan, &err), 0);
+    } else {
+        ck_assert_int_eq(ll_plan(&f.host.pub, &f.pol, &f.probe, plan, &err), -1);
+        ck_assert_ptr_nonnull(strstr(err.msg, "dnsmasq is not installed"));
+    }
     kg_plan_free(plan);
 }
 END_TEST

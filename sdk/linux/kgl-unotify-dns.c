@@ -1,0 +1,291 @@
+/* kgl-unotify-dns.c: the launch-time half of names on the network (the
+ * supervisor's half is kgl-unotify-net.c): the allow list as the
+ * supervisor reads it, and the filtering resolver.
+ *
+ * The resolver is dnsmasq, configured as the slirp-filter stage's is
+ * (docs/network.md): every name NXDOMAIN, answered locally, except the
+ * listed names, which go upstream; no AAAA; upstream answers in private,
+ * loopback and link-local ranges emptied (its rebind guard).  It listens
+ * on 127.0.0.1 at a port free when it starts, and runs from kgate's
+ * process, outside the program's Landlock domain and seccomp filters.
+ * The program never reaches it directly: the supervisor relays what the
+ * program sends to any address's port 53 (kgl-unotify-net.c). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "kgate/kgate-unotify.h"
+#include "kgate/kgate-hostspec.h"
+
+#include <arpa/inet.h>
+#include <arpa/nameser.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <resolv.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define KGL_ENV_UPSTREAM "KGATE_LANDLOCK_DNS_UPSTREAM"
+
+static void add_fixed(kgl_un_net *n, uint32_t addr, unsigned port)
+{
+    for (size_t i = 0; i < n->n_fixed; i++)
+        if (n->allow[i].addr == addr && n->allow[i].port == port) return;
+    /* The slots past n_fixed are the answers': a full list keeps them. */
+    if (n->n_fixed >= KGL_UN_NET_SLOTS / 2) return;
+    n->allow[n->n_fixed++] = (kgl_un_allow){addr, (uint16_t)port, 1, 0};
+}
+
+typedef struct hosts_ctx {
+    kgl_un_net *n;
+    unsigned port;
+} hosts_ctx;
+
+static void add_from_hosts(void *ctx, uint32_t addr)
+{
+    hosts_ctx *h = ctx;
+    /* The hosts file naming loopback for a listed name reaches nothing
+     * of the host's: only localhost:port entries do. */
+    if ((ntohl(addr) >> 24) == 127 || (ntohl(addr) >> 24) == 0) return;
+    add_fixed(h->n, addr, h->port);
+}
+
+int kgl_un_net_init(kgl_un_policy *p, const char *const *hosts, size_t n,
+                    const char *hosts_file, kgate_err *err)
+{
+    kgl_un_net *net = &p->net;
+    net->events_fd = -1;
+    net->hosts = calloc(n ? n : 1, sizeof *net->hosts);
+    net->allow = calloc(KGL_UN_NET_SLOTS, sizeof *net->allow);
+    if (!net->hosts || !net->allow) return kgate_err_set(err, ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        kgate_hostspec h;
+        const char *why = "invalid";
+        struct in_addr a;
+        if (kgate_hostspec_parse(hosts[i], &h, &why) < 0)
+            return kgate_err_set(err, EINVAL,
+                                 "allow_hosts: entry %zu is not a valid host name (%s)",
+                                 i + 1, why);
+        if (h.host_loopback) {
+            add_fixed(net, htonl(INADDR_LOOPBACK), h.port);
+        } else if (!h.wildcard && inet_pton(AF_INET, h.name, &a) == 1) {
+            add_fixed(net, a.s_addr, h.port);
+        } else {
+            kgl_un_host *k = &net->hosts[net->n_hosts++];
+            memcpy(k->name, h.name, sizeof k->name);
+            k->wildcard = h.wildcard;
+            k->port = h.port;
+            hosts_ctx hc = {net, h.port};
+            if (hosts_file && !h.wildcard)
+                kgl_un_parse_hosts(hosts_file, strlen(hosts_file), h.name, add_from_hosts,
+                                   &hc);
+        }
+    }
+    net->on = 1;
+    return 0;
+}
+
+int kgl_un_upstream(char *out, size_t len, kgate_err *err)
+{
+    const char *env = getenv(KGL_ENV_UPSTREAM);
+    struct in_addr a;
+    if (env && *env) {
+        if (inet_pton(AF_INET, env, &a) != 1 || strlen(env) >= len)
+            return kgate_err_set(err, EINVAL, "%s is not an IPv4 address", KGL_ENV_UPSTREAM);
+        memcpy(out, env, strlen(env) + 1);
+        return 0;
+    }
+    char buf[8192];
+    int fd = open("/etc/resolv.conf", O_RDONLY | O_CLOEXEC);
+    ssize_t got = fd >= 0 ? read(fd, buf, sizeof buf) : -1;
+    if (fd >= 0) close(fd);
+    if (got < 0 || kgl_un_parse_resolv(buf, (size_t)got, out, len) < 0)
+        return kgate_err_set(err, ENOENT,
+                             "no IPv4 nameserver in /etc/resolv.conf for the filtering "
+                             "resolver to ask (set %s)", KGL_ENV_UPSTREAM);
+    return 0;
+}
+
+int kgl_un_find_dnsmasq(char *out, size_t len)
+{
+    static const char *const where[] = {"/usr/sbin/dnsmasq", "/usr/bin/dnsmasq",
+                                        "/sbin/dnsmasq", "/usr/local/sbin/dnsmasq"};
+    for (size_t i = 0; i < sizeof where / sizeof where[0]; i++)
+        if (access(where[i], X_OK) == 0 && strlen(where[i]) < len) {
+            memcpy(out, where[i], strlen(where[i]) + 1);
+            return 0;
+        }
+    return -1;
+}
+
+/* 1 when a wildcard entry at or above name (strictly above for "*.")
+ * lets the names under name through. */
+static int covered(const kgl_un_net *n, const char *name)
+{
+    for (const char *up = name; up; up = strchr(up, '.')) {
+        if (*up == '.') up++;
+        for (size_t k = 0; k < n->n_hosts; k++)
+            if (n->hosts[k].wildcard && strcmp(n->hosts[k].name, up) == 0) return 1;
+    }
+    return 0;
+}
+
+/* The configuration; every line is built from parsed names ([a-z0-9.-])
+ * and numbers. */
+static int write_conf(FILE *o, const kgl_un_net *n, const char *up, unsigned port)
+{
+    fprintf(o, "# kgate landlock: the only resolver the program reaches\n"
+               "no-resolv\nno-hosts\nno-poll\n"
+               "listen-address=127.0.0.1\nbind-interfaces\nport=%u\n"
+               "user=nobody\ngroup=\npid-file=\nlog-facility=-\n"
+               "filter-AAAA\nstop-dns-rebind\nmax-cache-ttl=3600\n"
+               "address=/#/\n", port);
+    for (size_t i = 0; i < n->n_hosts; i++) {
+        const kgl_un_host *h = &n->hosts[i];
+        fprintf(o, "server=/%s%s/%s\n", h->wildcard ? "*." : "", h->name, up);
+        /* dnsmasq's /name/ takes the names below it too; an exact entry
+         * does not, unless a wildcard above allows them. */
+        if (!h->wildcard && !covered(n, h->name)) fprintf(o, "local=/*.%s/\n", h->name);
+    }
+    return fflush(o) == 0 ? 0 : -1;
+}
+
+/* A free port on 127.0.0.1 for UDP and TCP, at this moment. */
+static int free_port(void)
+{
+    for (int tries = 0; tries < 20; tries++) {
+        int u = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        int t = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        socklen_t al = sizeof a;
+        int port = -1;
+        if (u >= 0 && t >= 0 && bind(u, (struct sockaddr *)&a, sizeof a) == 0 &&
+            getsockname(u, (struct sockaddr *)&a, &al) == 0 &&
+            bind(t, (struct sockaddr *)&a, sizeof a) == 0)
+            port = ntohs(a.sin_port);
+        if (u >= 0) close(u);
+        if (t >= 0) close(t);
+        if (port > 0) return port;
+    }
+    return -1;
+}
+
+/* Asks the resolver for a name no list holds until it answers (2 s):
+ * it is up, and it is the resolver (an answer to our query id). */
+static int await_ready(unsigned port, pid_t pid)
+{
+    unsigned char q[512], a[512];
+    int ql = res_mkquery(ns_o_query, "kgate-ready.invalid", ns_c_in, ns_t_a, NULL, 0, NULL,
+                         q, sizeof q);
+    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in d = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    int ok = -1;
+    if (ql < 0 || s < 0 || connect(s, (struct sockaddr *)&d, sizeof d) < 0) goto out;
+    /* 3 s, a query every 50 ms: a refusal (ICMP, before it binds) ends
+     * a poll early, so the time is counted, not the tries. */
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (t = t0; ok < 0 && t.tv_sec - t0.tv_sec < 3; clock_gettime(CLOCK_MONOTONIC, &t)) {
+        if (waitpid(pid, NULL, WNOHANG) == pid) break; /* it ended: no resolver */
+        (void)!send(s, q, (size_t)ql, 0);
+        struct pollfd pf = {s, POLLIN, 0};
+        int r = poll(&pf, 1, 50);
+        ssize_t n = r == 1 ? recv(s, a, sizeof a, 0) : -1;
+        if (n >= 2 && a[0] == q[0] && a[1] == q[1]) ok = 0;
+        else if (r == 1) nanosleep(&(struct timespec){0, 50000000}, NULL);
+    }
+out:
+    if (s >= 0) close(s);
+    return ok;
+}
+
+static _Noreturn void exec_dnsmasq(const char *bin, int conf)
+{
+    char arg[] = "--conf-file=/proc/self/fd/3";
+    char *const argv[] = {(char *)bin, "--keep-in-foreground", arg, NULL};
+    char *const envp[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null >= 0) {
+        dup2(null, 0);
+        dup2(null, 1);
+        dup2(null, 2);
+    }
+    /* Nothing of kgate's but its configuration, as descriptor 3. */
+    if (conf == 3 ? fcntl(3, F_SETFD, 0) < 0 : dup2(conf, 3) != 3) _exit(127);
+    syscall(SYS_close_range, 4U, ~0U, 0U);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    execve(bin, argv, envp);
+    _exit(127);
+}
+
+/* dnsmasq behind a shim: dnsmasq started as root changes to nobody, and a
+ * change of credentials clears the parent-death signal, so it would
+ * outlive a kgate killed with SIGKILL.  The shim keeps its own (SIGTERM
+ * when kgate dies, or the core's SIGTERM after the run), ends dnsmasq,
+ * and ends with it.  Forked from a process that may have threads: only
+ * async-signal-safe calls. */
+static pid_t spawn_dnsmasq(const char *bin, int conf)
+{
+    sigset_t set, old;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &set, &old);
+    pid_t pid = fork();
+    if (pid != 0) {
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        return pid;
+    }
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    pid_t d = fork();
+    if (d == 0) exec_dnsmasq(bin, conf);
+    int sig = 0;
+    while (d > 0 && sigwait(&set, &sig) == 0) {
+        if (sig == SIGTERM) kill(d, SIGTERM);
+        if (waitpid(d, NULL, sig == SIGTERM ? 0 : WNOHANG) == d) break;
+    }
+    _exit(0);
+}
+
+int kgl_un_resolver_start(const kgl_un_policy *p, const char *upstream,
+                          kgl_un_resolver *r, kgate_err *err)
+{
+    char bin[256];
+    r->pid = -1;
+    if (kgl_un_find_dnsmasq(bin, sizeof bin) < 0)
+        return kgate_err_set(err, ENOENT, "dnsmasq is not installed (the filtering "
+                                          "resolver of network: restricted)");
+    int port = free_port();
+    int mfd = memfd_create("kgate-dnsmasq.conf", MFD_CLOEXEC);
+    FILE *o = mfd >= 0 ? fdopen(dup(mfd), "w") : NULL;
+    if (port < 0 || !o || write_conf(o, &p->net, upstream, (unsigned)port) < 0) {
+        if (o) fclose(o);
+        if (mfd >= 0) close(mfd);
+        return kgate_err_set(err, EIO, "cannot prepare the filtering resolver");
+    }
+    fclose(o);
+    pid_t pid = spawn_dnsmasq(bin, mfd);
+    close(mfd);
+    if (pid < 0) return kgate_err_set(err, errno, "cannot start dnsmasq: %s", strerror(errno));
+    if (await_ready((unsigned)port, pid) < 0) {
+        kill(pid, SIGKILL);
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
+        return kgate_err_set(err, EIO, "dnsmasq did not answer on 127.0.0.1:%d", port);
+    }
+    r->pid = pid;
+    r->port = (uint16_t)port;
+    return 0;
+}
