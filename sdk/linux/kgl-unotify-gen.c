@@ -92,11 +92,11 @@ static int refuse_families(scmp_filter_ctx ctx, int inet)
     for (unsigned af = 0; af <= AF_MAX && rc == 0; af++) {
         if (af == AF_UNIX || (inet && (af == AF_INET || af == AF_NETLINK))) continue;
         rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
-                              SCMP_A0_32(SCMP_CMP_EQ, af));
+                              SCMP_CMP64(0, SCMP_CMP_EQ, (uint32_t)af, 0));
     }
     if (rc == 0)
         rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
-                              SCMP_A0_32(SCMP_CMP_GT, AF_MAX));
+                              SCMP_CMP64(0, SCMP_CMP_GT, (uint32_t)AF_MAX, 0));
     return rc;
 }
 
@@ -114,13 +114,13 @@ static int add_net_native(scmp_filter_ctx ctx)
                                SCMP_A3(SCMP_CMP_MASKED_EQ, K_MSG_FASTOPEN, K_MSG_FASTOPEN))) < 0 ||
         (rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(sendto), 2,
                                SCMP_A3(SCMP_CMP_MASKED_EQ, K_MSG_FASTOPEN, 0),
-                               SCMP_A4(SCMP_CMP_NE, 0))) < 0 ||
+                               SCMP_A4(SCMP_CMP_NE, 0, 0))) < 0 ||
         (rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(recvfrom), 1,
-                               SCMP_A4(SCMP_CMP_NE, 0))) < 0)
+                               SCMP_A4(SCMP_CMP_NE, 0, 0))) < 0)
         return rc;
     return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOPROTOOPT), SCMP_SYS(setsockopt), 2,
-                            SCMP_A1(SCMP_CMP_EQ, IPPROTO_TCP),
-                            SCMP_A2(SCMP_CMP_EQ, K_TCP_FASTOPEN_CONNECT));
+                            SCMP_A1(SCMP_CMP_EQ, IPPROTO_TCP, 0),
+                            SCMP_A2(SCMP_CMP_EQ, K_TCP_FASTOPEN_CONNECT, 0));
 }
 
 /* The 32-bit calls of an x86-64 process: no supervisor sees them, so
