@@ -22,6 +22,8 @@ KGATE_TEST_DEPS=(iproute2 python3 util-linux procps git groff-base man-db
 # systemd: journald and journalctl, which audit_journald.sh starts in a
 # private mount namespace where the machine runs no journal of its own.
 KGATE_TEST_DEPS+=(systemd)
+# clang-format-14: scripts/check-format, the version pinned (docs/README.md).
+KGATE_TEST_DEPS+=(clang-format-14)
 # The macOS cross build (scripts/macos-cross): llvm-nm/llvm-objdump and
 # ld64.lld inspect and relink the Mach-O files; dpkg-dev (above) unpacks
 # libyaml's source package.  zig itself comes from npm, which only needs
