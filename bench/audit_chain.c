@@ -25,9 +25,13 @@ static const char *argv_[] = {"make", "-j2", "CFLAGS=-O2 -g", "all", "check"};
 
 static kg_audit_event event(kg_strv *withheld)
 {
-    return (kg_audit_event){.kind = "launch", .argv = argv_, .argc = 5,
-                            .cwd = "/home/u/projects/kgate", .run = "0123456789abcdef0123456789abcdef",
-                            .backend = "bubblewrap", .network = "off",
+    return (kg_audit_event){.kind = "launch",
+                            .argv = argv_,
+                            .argc = 5,
+                            .cwd = "/home/u/projects/kgate",
+                            .run = "0123456789abcdef0123456789abcdef",
+                            .backend = "bubblewrap",
+                            .network = "off",
                             .withheld_env = withheld};
 }
 
@@ -71,8 +75,7 @@ int main(int argc, char **argv)
     double f1 = kgb_now_us();
     if (plain(p_plain, &ev) < 0) return 1;
     double f2 = kgb_now_us();
-    printf("audit first record of the process: chained %.1f us, plain %.1f us\n", f1 - f0,
-           f2 - f1);
+    printf("audit first record of the process: chained %.1f us, plain %.1f us\n", f1 - f0, f2 - f1);
     kg_audit_log *log = kg_audit_open(p_app, NULL);
     if (!tp || !tc || !ta || !log) return 1;
     for (size_t i = 0; i < n; i++) {

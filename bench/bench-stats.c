@@ -20,7 +20,7 @@ static int cmp(const void *a, const void *b)
 double kgb_report(const char *group, const char *what, double *t, size_t n)
 {
     qsort(t, n, sizeof *t, cmp);
-    printf("%-7s %-26s median %8.1f us (p10 %.1f, p90 %.1f, n=%zu)\n", group, what,
-           t[n / 2], t[n / 10], t[n - 1 - n / 10], n);
+    printf("%-7s %-26s median %8.1f us (p10 %.1f, p90 %.1f, n=%zu)\n", group, what, t[n / 2],
+           t[n / 10], t[n - 1 - n / 10], n);
     return t[n / 2];
 }

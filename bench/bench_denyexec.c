@@ -45,12 +45,13 @@ int main(int argc, char **argv)
     /* 100 entries: names found on PATH, names that are not there, paths,
      * and two decoys the size of programs the command line runs. */
     static const char *const found[] = {
-        "curl", "wget", "nc", "ssh", "scp", "rsync", "ftp", "telnet", "socat", "dd",
-        "mkfs", "fdisk", "parted", "mount", "umount", "chown", "chmod", "sudo", "su",
-        "passwd", "crontab", "at", "systemctl", "journalctl", "iptables", "ip",
-        "ifconfig", "route", "tcpdump", "nmap", "gpg", "openssl", "base64", "xxd",
-        "strace", "ltrace", "gdb", "perl", "ruby", "lua", "php", "node", "docker",
-        "podman", "kubectl", "aws", "gcloud", "az", "terraform", "ansible"};
+        "curl",      "wget",   "nc",       "ssh",    "scp",     "rsync", "ftp",       "telnet",
+        "socat",     "dd",     "mkfs",     "fdisk",  "parted",  "mount", "umount",    "chown",
+        "chmod",     "sudo",   "su",       "passwd", "crontab", "at",    "systemctl", "journalctl",
+        "iptables",  "ip",     "ifconfig", "route",  "tcpdump", "nmap",  "gpg",       "openssl",
+        "base64",    "xxd",    "strace",   "ltrace", "gdb",     "perl",  "ruby",      "lua",
+        "php",       "node",   "docker",   "podman", "kubectl", "aws",   "gcloud",    "az",
+        "terraform", "ansible"};
     kg_strv *deny = kg_strv_new();
     for (size_t i = 0; i < sizeof found / sizeof *found; i++) kg_strv_push(deny, found[i]);
     for (int i = 0; kg_strv_len(deny) < 96; i++) {
@@ -67,8 +68,8 @@ int main(int argc, char **argv)
     const char *path = getenv("PATH");
     if (!path) path = "/usr/local/bin:/usr/bin:/bin";
     /* What an agent typically runs: a wrapper, a shell string, a pipe. */
-    const char *cmd[] = {"env", "CC=gcc", "sh", "-c",
-                         "make -j2 test 2>&1 | tail -n 20 && git status --short", NULL};
+    const char *cmd[] = {
+        "env", "CC=gcc", "sh", "-c", "make -j2 test 2>&1 | tail -n 20 && git status --short", NULL};
     size_t cmdc = 5;
 
     double *t_new = calloc(n, sizeof(double)), *t_warm = calloc(n, sizeof(double)),

@@ -35,9 +35,9 @@ int main(int argc, char **argv)
             refused = (unsigned)kg_strv_len(r->refusals);
             kg_plugin *p, *tmp;
             HASH_ITER(hh, r->by_name, p, tmp)
-                printf("plugins %-12s %s%s\n", p->name,
-                       p->probe.available ? "available" : "not available: ",
-                       p->probe.available ? "" : p->probe.reason);
+            printf("plugins %-12s %s%s\n", p->name,
+                   p->probe.available ? "available" : "not available: ",
+                   p->probe.available ? "" : p->probe.reason);
         }
         kg_registry_free(r);
         double t3 = kgb_now_us();

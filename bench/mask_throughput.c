@@ -34,18 +34,19 @@ static double now(void)
 static void fill(char *buf, size_t n, const char *kind)
 {
     unsigned seed = 7;
-    static const char words[] =
-        "the build of package skeleton passed with 3 warnings; see log at "
-        "/tmp/x/y.txt for details. sorting hashes: 4f2a9c in src/git.c "
-        "(github: org/repo) npm install done in 12.3s - snapshot ok\n";
-    static const char b64[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    static const char words[] = "the build of package skeleton passed with 3 warnings; see log at "
+                                "/tmp/x/y.txt for details. sorting hashes: 4f2a9c in src/git.c "
+                                "(github: org/repo) npm install done in 12.3s - snapshot ok\n";
+    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     for (size_t i = 0; i < n; i++) {
-        if (strcmp(kind, "zeros") == 0) buf[i] = 0;
-        else if (strcmp(kind, "random") == 0) buf[i] = (char)rand_r(&seed);
+        if (strcmp(kind, "zeros") == 0)
+            buf[i] = 0;
+        else if (strcmp(kind, "random") == 0)
+            buf[i] = (char)rand_r(&seed);
         else if (strcmp(kind, "base64") == 0)
             buf[i] = (i % 77 == 76) ? '\n' : b64[rand_r(&seed) % 64];
-        else buf[i] = words[i % (sizeof words - 1)];
+        else
+            buf[i] = words[i % (sizeof words - 1)];
     }
     if (strcmp(kind, "text+secrets") == 0)
         for (size_t i = 4096; i + 64 < n; i += 4096)
@@ -67,8 +68,8 @@ int main(int argc, char **argv)
     char *src = malloc(n);
     dst = malloc(n + n / 4);
     if (!src || !dst) return 1;
-    static const char *const kinds[] = {"zeros", "random", "base64", "text",
-                                        "text+secrets", "coloured"};
+    static const char *const kinds[] = {"zeros", "random",       "base64",
+                                        "text",  "text+secrets", "coloured"};
     for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
         fill(src, n, kinds[k]);
         double t0 = now();
@@ -82,8 +83,8 @@ int main(int argc, char **argv)
         kg_mask_flush(m);
         double t3 = now();
         kg_mask_free(m);
-        printf("%-13s memcpy %7.0f MB/s   mask %7.0f MB/s\n", kinds[k],
-               (double)n / 1e6 / (t1 - t0), (double)n / 1e6 / (t3 - t2));
+        printf("%-13s memcpy %7.0f MB/s   mask %7.0f MB/s\n", kinds[k], (double)n / 1e6 / (t1 - t0),
+               (double)n / 1e6 / (t3 - t2));
     }
     free(src);
     free(dst);

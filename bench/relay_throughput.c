@@ -16,9 +16,8 @@
 
 extern char **environ;
 
-static int launch(const kgate_host *host, const kgate_policy *policy,
-                  const kgate_probe *probe, const kgate_plan *plan,
-                  const kgate_launch *io, kgate_proc *proc, kgate_err *err)
+static int launch(const kgate_host *host, const kgate_policy *policy, const kgate_probe *probe,
+                  const kgate_plan *plan, const kgate_launch *io, kgate_proc *proc, kgate_err *err)
 {
     (void)policy;
     (void)probe;
@@ -59,8 +58,8 @@ int main(int argc, char **argv)
     kg_supervise_opts opts = {0};
     kg_error err = {0};
     int status = 125;
-    if (kg_supervise(&bench, &host, NULL, NULL, plan, (const char *const *)environ,
-                     &opts, &status, &err) < 0) {
+    if (kg_supervise(&bench, &host, NULL, NULL, plan, (const char *const *)environ, &opts, &status,
+                     &err) < 0) {
         fprintf(stderr, "relay_throughput: %s\n", err.msg);
         status = 125;
     }

@@ -23,8 +23,7 @@ static inline int kgt_run_suite(Suite *s)
 
 /* Creates or truncates path with exactly len bytes of data and exactly
  * mode (the umask does not apply); any failure fails the test. */
-static inline void kgt_write_file(const char *path, const void *data, size_t len,
-                                  mode_t mode)
+static inline void kgt_write_file(const char *path, const void *data, size_t len, mode_t mode)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
     ck_assert_msg(fd >= 0, "open %s: %s", path, strerror(errno));

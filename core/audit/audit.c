@@ -65,13 +65,11 @@ static int ensure_dir(const char *log_path, kg_error *err)
  * directory or device take the records. */
 static int open_regular(const char *path, int flags, const char *what, kg_error *err)
 {
-    int fd = open(path, flags | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY,
-                  0600);
+    int fd = open(path, flags | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0600);
     if (fd < 0) {
         if (errno == ELOOP)
             return kg_err_set(err, ELOOP, "refusing %s %s: it is a symlink", what, path);
-        return kg_err_set(err, errno, "cannot open %s %s: %s", what, path,
-                          strerror(errno));
+        return kg_err_set(err, errno, "cannot open %s %s: %s", what, path, strerror(errno));
     }
     struct stat st;
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
@@ -84,7 +82,7 @@ static int open_regular(const char *path, int flags, const char *what, kg_error 
 struct kg_audit_log {
     char *path;
     char *head_path;
-    int fd;      /* the log, O_APPEND (read too: its last record, see tail_prev) */
+    int fd; /* the log, O_APPEND (read too: its last record, see tail_prev) */
     int head_fd; /* LOG.head, read and rewritten in place; the chain's lock */
     kg_sink *sink; /* journald or syslog instead of the file; NULL: the file */
 };
@@ -127,8 +125,7 @@ kg_audit_log *kg_audit_open(const char *log_path, kg_error *err)
     log->path = strdup(log_path);
     if (!log->path || asprintf(&log->head_path, "%s.head", log_path) < 0) kg_oom();
     log->fd = open_regular(log_path, O_RDWR | O_APPEND, "audit log", err);
-    if (log->fd >= 0)
-        log->head_fd = open_regular(log->head_path, O_RDWR, "audit log head", err);
+    if (log->fd >= 0) log->head_fd = open_regular(log->head_path, O_RDWR, "audit log head", err);
     if (log->head_fd < 0) {
         kg_audit_close(log);
         return NULL;
@@ -210,8 +207,7 @@ static int read_prev(const kg_audit_log *log, char hex[KG_AUDIT_HASH_HEX], kg_er
 {
     char buf[KG_AUDIT_HASH_HEX + 1];
     ssize_t n = pread(log->head_fd, buf, sizeof buf, 0);
-    if (n < 0) return kg_err_set(err, errno, "cannot read %s: %s", log->head_path,
-                                 strerror(errno));
+    if (n < 0) return kg_err_set(err, errno, "cannot read %s: %s", log->head_path, strerror(errno));
     if (n == KG_AUDIT_HASH_HEX && buf[KG_AUDIT_HASH_HEX - 1] == '\n' &&
         is_hash(buf, KG_AUDIT_HASH_HEX - 1)) {
         memcpy(hex, buf, KG_AUDIT_HASH_HEX - 1);
@@ -221,10 +217,7 @@ static int read_prev(const kg_audit_log *log, char hex[KG_AUDIT_HASH_HEX], kg_er
     return tail_prev(log, hex, err);
 }
 
-static void on_lock_alarm(int sig)
-{
-    (void)sig; /* only to interrupt flock(2) */
-}
+static void on_lock_alarm(int sig) { (void)sig; /* only to interrupt flock(2) */ }
 
 /* The exclusive lock on the head, waited for at most 30 s: a process that
  * holds it for longer (none of kgate's does: it is held for one append,
@@ -253,8 +246,7 @@ static int lock_head(const kg_audit_log *log, kg_error *err)
     sigaction(SIGALRM, &old, NULL);
     if (before) alarm(before);
     if (r == 0) return 0;
-    if (e == EINTR)
-        return kg_err_set(err, ETIMEDOUT, "%s stayed locked for 30 s", log->head_path);
+    if (e == EINTR) return kg_err_set(err, ETIMEDOUT, "%s stayed locked for 30 s", log->head_path);
     return kg_err_set(err, e, "cannot lock %s: %s", log->head_path, strerror(e));
 }
 
@@ -265,8 +257,7 @@ static int follow_rotation(kg_audit_log *log, kg_error *err)
 {
     struct stat cur, at;
     if (fstat(log->fd, &cur) < 0) return kg_err_set(err, errno, "stat: %s", strerror(errno));
-    if (lstat(log->path, &at) == 0 && at.st_dev == cur.st_dev && at.st_ino == cur.st_ino)
-        return 0;
+    if (lstat(log->path, &at) == 0 && at.st_dev == cur.st_dev && at.st_ino == cur.st_ino) return 0;
     int fd = open_regular(log->path, O_RDWR | O_APPEND, "audit log", err);
     if (fd < 0) return -1;
     close(log->fd);
@@ -303,8 +294,8 @@ static int append_locked(kg_audit_log *log, const kg_audit_event *ev, kg_error *
         /* Same length every time: rewritten in place, never truncated. */
         errno = 0;
         if (pwrite(log->head_fd, next, KG_AUDIT_HASH_HEX, 0) != KG_AUDIT_HASH_HEX)
-            r = kg_err_set(err, errno ? errno : EIO, "cannot update %s: %s",
-                           log->head_path, strerror(errno));
+            r = kg_err_set(err, errno ? errno : EIO, "cannot update %s: %s", log->head_path,
+                           strerror(errno));
     }
     utstring_free(line);
     return r;
@@ -321,14 +312,12 @@ int kg_audit_append(kg_audit_log *log, const kg_audit_event *ev, kg_error *err)
     return r;
 }
 
-int kg_audit_write(const char *log_path, const kg_audit_event *ev,
-                   kg_error *err)
+int kg_audit_write(const char *log_path, const kg_audit_event *ev, kg_error *err)
 {
     return kg_audit_write_sink(log_path, KG_SINK_FILE, ev, err);
 }
 
-int kg_audit_write_sink(const char *log_path, int sink, const kg_audit_event *ev,
-                        kg_error *err)
+int kg_audit_write_sink(const char *log_path, int sink, const kg_audit_event *ev, kg_error *err)
 {
     kg_audit_log *log = kg_audit_open_sink(log_path, sink, err);
     if (!log) return -1;

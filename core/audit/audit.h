@@ -30,10 +30,10 @@ typedef struct kg_audit_event {
     const char *addr;
     unsigned port;
     const char *reason;
-    const kg_strv *allow_paths;  /* one-shot --allow-path */
-    const kg_strv *allow_hosts;  /* one-shot --allow-net */
+    const kg_strv *allow_paths; /* one-shot --allow-path */
+    const kg_strv *allow_hosts; /* one-shot --allow-net */
     const kg_strv *withheld_env; /* names only */
-    const kg_strv *publish;      /* --publish, "127.0.0.1:8080:80" each */
+    const kg_strv *publish; /* --publish, "127.0.0.1:8080:80" each */
     /* kind "end": has_exit writes exit and duration_ms; recovered marks an
      * end written by a later kgate for a run whose kgate was killed. */
     bool has_exit;
@@ -62,12 +62,10 @@ void kg_audit_close(kg_audit_log *log); /* accepts NULL */
 /* The same with sink (auditsink.h kg_audit_sink): for journald and syslog
  * records go there instead of the file, unchained. */
 kg_audit_log *kg_audit_open_sink(const char *log_path, int sink, kg_error *err);
-int kg_audit_write_sink(const char *log_path, int sink, const kg_audit_event *ev,
-                        kg_error *err);
+int kg_audit_write_sink(const char *log_path, int sink, const kg_audit_event *ev, kg_error *err);
 
 /* kg_audit_open, kg_audit_append, kg_audit_close. */
-int kg_audit_write(const char *log_path, const kg_audit_event *ev,
-                   kg_error *err);
+int kg_audit_write(const char *log_path, const kg_audit_event *ev, kg_error *err);
 
 /* One whole line with one write(2): a failed or short write is an error
  * (a second write could land after another kgate's line). */
@@ -85,7 +83,7 @@ int kg_audit_tail_hash(int fd, char hex[KG_AUDIT_HASH_HEX], kg_error *err);
  * (rotated files first).  Returns 0 when intact, 1 when a record does not
  * follow (out says which and why, one line without newline), -1 when a
  * file cannot be read (err).  *records counts the records read. */
-int kg_audit_verify(const char *const *files, size_t n, size_t *records,
-                    UT_string *out, kg_error *err);
+int kg_audit_verify(const char *const *files, size_t n, size_t *records, UT_string *out,
+                    kg_error *err);
 
 #endif

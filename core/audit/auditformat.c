@@ -46,8 +46,7 @@ void kg_audit_format(const kg_audit_event *ev, UT_string *out)
     opt_strv(out, "withheld_env", ev->withheld_env);
     opt_strv(out, "publish", ev->publish);
     if (ev->has_exit)
-        utstring_printf(out, ",\"exit\":%d,\"duration_ms\":%lld", ev->exit_status,
-                        ev->duration_ms);
+        utstring_printf(out, ",\"exit\":%d,\"duration_ms\":%lld", ev->exit_status, ev->duration_ms);
     if (ev->recovered) utstring_bincpy(out, ",\"recovered\":true", 17);
     /* Last, at a fixed place: verify finds it without parsing the line. */
     opt_str(out, "prev", ev->prev);

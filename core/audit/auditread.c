@@ -33,9 +33,10 @@ static int hex4(rd *r, unsigned *v)
     *v = 0;
     for (int i = 0; i < 4; i++) {
         char c = *r->p++;
-        unsigned d = (c >= '0' && c <= '9') ? (unsigned)(c - '0')
-                   : (c >= 'a' && c <= 'f') ? (unsigned)(c - 'a' + 10)
-                   : (c >= 'A' && c <= 'F') ? (unsigned)(c - 'A' + 10) : 16;
+        unsigned d = (c >= '0' && c <= '9')   ? (unsigned)(c - '0')
+                     : (c >= 'a' && c <= 'f') ? (unsigned)(c - 'a' + 10)
+                     : (c >= 'A' && c <= 'F') ? (unsigned)(c - 'A' + 10)
+                                              : 16;
         if (d > 15) return -1;
         *v = *v * 16 + d;
     }
@@ -48,9 +49,12 @@ static void put_code(UT_string *u, unsigned cp)
 {
     char b[4];
     size_t n;
-    if (cp >= 0xdc80 && cp <= 0xdcff) b[0] = (char)(cp - 0xdc00), n = 1;
-    else if (cp < 0x80) b[0] = (char)cp, n = 1;
-    else if (cp < 0x800) b[0] = (char)(0xc0 | cp >> 6), b[1] = (char)(0x80 | (cp & 0x3f)), n = 2;
+    if (cp >= 0xdc80 && cp <= 0xdcff)
+        b[0] = (char)(cp - 0xdc00), n = 1;
+    else if (cp < 0x80)
+        b[0] = (char)cp, n = 1;
+    else if (cp < 0x800)
+        b[0] = (char)(0xc0 | cp >> 6), b[1] = (char)(0x80 | (cp & 0x3f)), n = 2;
     else {
         b[0] = (char)(0xe0 | cp >> 12);
         b[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
@@ -65,7 +69,9 @@ static int escape(rd *r, UT_string *u)
     if (r->p >= r->end) return -1;
     char c = *r->p++, out;
     switch (c) {
-    case '"': case '\\': case '/': out = c; break;
+    case '"':
+    case '\\':
+    case '/': out = c; break;
     case 'n': out = '\n'; break;
     case 't': out = '\t'; break;
     case 'r': out = '\r'; break;
@@ -163,7 +169,10 @@ static int skip(rd *r)
 
 static int field(rd *r, const char *key, kg_audit_rec *rec)
 {
-    static const struct { const char *k; size_t off; } strs[] = {
+    static const struct {
+        const char *k;
+        size_t off;
+    } strs[] = {
         {"time", offsetof(kg_audit_rec, time)},       {"kind", offsetof(kg_audit_rec, kind)},
         {"run", offsetof(kg_audit_rec, run)},         {"cwd", offsetof(kg_audit_rec, cwd)},
         {"backend", offsetof(kg_audit_rec, backend)}, {"network", offsetof(kg_audit_rec, network)},
@@ -210,7 +219,7 @@ int kg_audit_rec_parse(const char *line, size_t len, kg_audit_rec *rec)
 
 void kg_audit_rec_clear(kg_audit_rec *rec)
 {
-    char **strs[] = {&rec->time, &rec->kind, &rec->run, &rec->cwd, &rec->backend,
+    char **strs[] = {&rec->time,    &rec->kind,    &rec->run,  &rec->cwd,  &rec->backend,
                      &rec->network, &rec->verdict, &rec->name, &rec->addr, &rec->reason};
     for (size_t i = 0; i < sizeof strs / sizeof *strs; i++) {
         free(*strs[i]);

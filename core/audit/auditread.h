@@ -11,8 +11,7 @@
 #include "strv.h"
 
 typedef struct kg_audit_rec {
-    char *time, *kind, *run, *cwd, *backend, *network, *verdict, *name, *addr,
-        *reason;
+    char *time, *kind, *run, *cwd, *backend, *network, *verdict, *name, *addr, *reason;
     kg_strv *argv;
     long long pid, port, exit_status, duration_ms;
     bool has_exit, recovered;

@@ -50,7 +50,7 @@ static bool is_run_id(const char *s)
 
 struct kg_run_marker {
     int dfd; /* runs_dir */
-    int fd;  /* the marker, locked */
+    int fd; /* the marker, locked */
     char name[KG_RUN_ID_LEN];
 };
 
@@ -59,8 +59,7 @@ static int open_runs_dir(const char *runs_dir, kg_error *err)
     if (mkdir(runs_dir, 0700) < 0 && errno != EEXIST)
         return kg_err_set(err, errno, "cannot create %s: %s", runs_dir, strerror(errno));
     int dfd = open(runs_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dfd < 0)
-        return kg_err_set(err, errno, "cannot open %s: %s", runs_dir, strerror(errno));
+    if (dfd < 0) return kg_err_set(err, errno, "cannot open %s: %s", runs_dir, strerror(errno));
     return dfd;
 }
 
@@ -79,8 +78,7 @@ static int write_marker(int fd, const kg_audit_event *ev)
     return r;
 }
 
-kg_run_marker *kg_run_marker_new(const char *runs_dir, const kg_audit_event *ev,
-                                 kg_error *err)
+kg_run_marker *kg_run_marker_new(const char *runs_dir, const kg_audit_event *ev, kg_error *err)
 {
     int dfd = open_runs_dir(runs_dir, err);
     if (dfd < 0) return NULL;
@@ -89,8 +87,8 @@ kg_run_marker *kg_run_marker_new(const char *runs_dir, const kg_audit_event *ev,
     int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0 || write_marker(fd, ev) < 0 ||
         renameat(dfd, tmp, dfd, ev->run) < 0) {
-        kg_err_set(err, errno ? errno : EIO, "cannot create the run marker %s/%s: %s",
-                   runs_dir, ev->run, strerror(errno));
+        kg_err_set(err, errno ? errno : EIO, "cannot create the run marker %s/%s: %s", runs_dir,
+                   ev->run, strerror(errno));
         if (fd >= 0) {
             unlinkat(dfd, tmp, 0);
             close(fd);
@@ -160,7 +158,10 @@ static int recover_one(int dfd, const char *name, kg_audit_log *log, kg_error *e
         if (!argv) kg_oom();
         for (size_t i = 2; i < nf; i++) argv[i - 2] = kg_strv_get(f, i);
         kg_audit_event ev = {
-            .kind = "end", .run = name, .argv = argv, .argc = nf > 2 ? nf - 2 : 0,
+            .kind = "end",
+            .run = name,
+            .argv = argv,
+            .argc = nf > 2 ? nf - 2 : 0,
             .backend = nf > 0 ? kg_strv_get(f, 0) : NULL,
             .cwd = nf > 1 ? kg_strv_get(f, 1) : "",
             .recovered = true,

@@ -20,8 +20,7 @@ typedef struct kg_run_marker kg_run_marker;
 
 /* Creates the marker for ev's run (ev->run, backend, cwd, argv) in
  * runs_dir (created 0700).  NULL with err on failure. */
-kg_run_marker *kg_run_marker_new(const char *runs_dir, const kg_audit_event *ev,
-                                 kg_error *err);
+kg_run_marker *kg_run_marker_new(const char *runs_dir, const kg_audit_event *ev, kg_error *err);
 /* Removes it (the end record is written) and frees it; accepts NULL. */
 void kg_run_marker_done(kg_run_marker *m);
 /* Frees it but leaves the file, unlocked: the end record could not be

@@ -78,7 +78,8 @@ struct kg_sink {
 kg_sink *kg_sink_open(kg_audit_sink sink, kg_error *err)
 {
     if (sink == KG_SINK_JOURNALD && !kg_audit_sink_journald_built()) {
-        kg_err_set(err, ENOTSUP, "audit_sink journald: this kgate was built without "
+        kg_err_set(err, ENOTSUP,
+                   "audit_sink journald: this kgate was built without "
                    "libsystemd");
         return NULL;
     }
@@ -94,8 +95,8 @@ kg_sink *kg_sink_open(kg_audit_sink sink, kg_error *err)
         fd = socket(AF_UNIX, SOCK_DGRAM, 0);
         if (fd >= 0) fcntl(fd, F_SETFD, FD_CLOEXEC);
         if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
-            kg_err_set(err, errno, "audit_sink syslog: cannot connect to %s: %s",
-                       SYSLOG_PATH, strerror(errno));
+            kg_err_set(err, errno, "audit_sink syslog: cannot connect to %s: %s", SYSLOG_PATH,
+                       strerror(errno));
             if (fd >= 0) close(fd);
             return NULL;
         }
@@ -145,8 +146,8 @@ static int send_syslog(kg_sink *s, const kg_audit_event *ev, kg_error *err)
     /* HOSTNAME and MSGID are PRINTUSASCII without spaces (RFC 5424 6.2). */
     for (char *h = host; *h; h++)
         if (*h <= ' ' || *h > '~') *h = '_';
-    utstring_printf(msg, "<%d>1 %s.%03ldZ %.255s kgate %ld %.32s - ", 10 * 8 + severity(ev),
-                    when, ts.tv_nsec / 1000000, host, (long)getpid(), ev->kind);
+    utstring_printf(msg, "<%d>1 %s.%03ldZ %.255s kgate %ld %.32s - ", 10 * 8 + severity(ev), when,
+                    ts.tv_nsec / 1000000, host, (long)getpid(), ev->kind);
     record_json(ev, msg);
     ssize_t n = send(s->fd, utstring_body(msg), utstring_len(msg), MSG_NOSIGNAL);
     int r = 0;
@@ -161,8 +162,8 @@ static int send_syslog(kg_sink *s, const kg_audit_event *ev, kg_error *err)
 #ifdef KGATE_HAVE_LIBSYSTEMD
 /* "NAME=value" for sd_journal_sendv; value's bytes as they are (the
  * journal takes binary values). */
-static void field(UT_array *iov, UT_string **store, size_t *n, const char *name,
-                  const char *value, size_t len)
+static void field(UT_array *iov, UT_string **store, size_t *n, const char *name, const char *value,
+                  size_t len)
 {
     UT_string *u;
     utstring_new(u);
@@ -173,8 +174,7 @@ static void field(UT_array *iov, UT_string **store, size_t *n, const char *name,
     utarray_push_back(iov, &v);
 }
 
-static void sfield(UT_array *iov, UT_string **store, size_t *n, const char *name,
-                   const char *value)
+static void sfield(UT_array *iov, UT_string **store, size_t *n, const char *name, const char *value)
 {
     if (value && *value) field(iov, store, n, name, value, strlen(value));
 }
@@ -188,8 +188,10 @@ static int journal_there(kg_error *err)
 {
     struct stat st;
     if (stat(JOURNAL_SOCKET, &st) == 0 && S_ISSOCK(st.st_mode)) return 0;
-    return kg_err_set(err, ENOENT, "audit_sink journald: %s is not there: journald "
-                      "is not running", JOURNAL_SOCKET);
+    return kg_err_set(err, ENOENT,
+                      "audit_sink journald: %s is not there: journald "
+                      "is not running",
+                      JOURNAL_SOCKET);
 }
 
 /* libsystemd is loaded here, the first time a record goes to the journal,
@@ -275,8 +277,10 @@ static int send_journal(const kg_audit_event *ev, kg_error *err)
     for (size_t i = 0; i < n; i++) utstring_free(store[i]);
     utarray_free(iov);
     if (r < 0)
-        return kg_err_set(err, -r, "audit_sink journald: the journal did not take the "
-                          "record: %s", strerror(-r));
+        return kg_err_set(err, -r,
+                          "audit_sink journald: the journal did not take the "
+                          "record: %s",
+                          strerror(-r));
     return 0;
 }
 #endif

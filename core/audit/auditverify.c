@@ -43,37 +43,38 @@ static const char *prev_of(const char *line, size_t len)
 typedef struct chain {
     char last[KG_AUDIT_HASH_HEX]; /* hash of the record read last */
     bool have_last;
-    bool chained;                 /* a chained record was seen */
+    bool chained; /* a chained record was seen */
     char first_prev[KG_AUDIT_HASH_HEX];
     size_t records, unchained;
     const char *last_file;
-    size_t last_no;               /* its number in last_file */
-    bool follows_rotated;         /* the first names the last of FILE.1 */
+    size_t last_no; /* its number in last_file */
+    bool follows_rotated; /* the first names the last of FILE.1 */
 } chain;
 
 /* One record: 0 when it follows, 1 with out set when not. */
-static int check_record(chain *c, const char *file, size_t no, const char *line,
-                        size_t len, UT_string *out)
+static int check_record(chain *c, const char *file, size_t no, const char *line, size_t len,
+                        UT_string *out)
 {
     bool nl = len > 0 && line[len - 1] == '\n';
     size_t body = nl ? len - 1 : len;
     if (!nl) {
-        utstring_printf(out, "%s: record %zu is incomplete: the file was cut inside it",
-                        file, no);
+        utstring_printf(out, "%s: record %zu is incomplete: the file was cut inside it", file, no);
         return 1;
     }
     const char *p = prev_of(line, body);
     if (!p && c->chained) {
-        utstring_printf(out, "%s: record %zu carries no chain: it was inserted or changed",
-                        file, no);
+        utstring_printf(out, "%s: record %zu carries no chain: it was inserted or changed", file,
+                        no);
         return 1;
     }
     if (!p) {
         c->unchained++;
     } else if (c->have_last && memcmp(p, c->last, HASH_LEN) != 0) {
-        utstring_printf(out, "%s: record %zu does not follow the record before it "
+        utstring_printf(out,
+                        "%s: record %zu does not follow the record before it "
                         "(%s record %zu): a record was removed, inserted, changed or "
-                        "moved there", file, no, c->last_file, c->last_no);
+                        "moved there",
+                        file, no, c->last_file, c->last_no);
         return 1;
     } else if (!c->have_last) {
         memcpy(c->first_prev, p, HASH_LEN);
@@ -139,12 +140,14 @@ static int check_head(const chain *c, const char *file, UT_string *out)
     if (!c->have_last || c->last_file != file) {
         /* Just rotated, no record since: the head names LOG.1's last. */
         if (rotated_tail_is(file, buf)) return 0;
-        utstring_printf(out, "%s: no record, but %s.head names one: the file was emptied",
-                        file, file);
+        utstring_printf(out, "%s: no record, but %s.head names one: the file was emptied", file,
+                        file);
     } else
-        utstring_printf(out, "%s: record %zu is not the last one written (%s.head names "
+        utstring_printf(out,
+                        "%s: record %zu is not the last one written (%s.head names "
                         "another): records were cut from the end, or the last one was "
-                        "changed", file, c->last_no, file);
+                        "changed",
+                        file, c->last_no, file);
     return 1;
 }
 
@@ -162,15 +165,16 @@ static int check_start(chain *c, const char *first, UT_string *out)
         c->follows_rotated = true;
         return 0;
     }
-    utstring_printf(out, "%s: record 1 follows a record that is not there (%.12s...): "
+    utstring_printf(out,
+                    "%s: record 1 follows a record that is not there (%.12s...): "
                     "records were removed from the start, or the file it was rotated "
                     "from is elsewhere (then: kgate audit verify OLDER... %s)",
                     first, c->first_prev, first);
     return 1;
 }
 
-int kg_audit_verify(const char *const *files, size_t n, size_t *records,
-                    UT_string *out, kg_error *err)
+int kg_audit_verify(const char *const *files, size_t n, size_t *records, UT_string *out,
+                    kg_error *err)
 {
     chain c = {0};
     int r = 0;
@@ -181,8 +185,7 @@ int kg_audit_verify(const char *const *files, size_t n, size_t *records,
     if (r != 0) return r;
     utstring_printf(out, "intact, %zu record%s", c.records, c.records == 1 ? "" : "s");
     if (c.unchained)
-        utstring_printf(out, " (the first %zu written before the chain: not covered)",
-                        c.unchained);
+        utstring_printf(out, " (the first %zu written before the chain: not covered)", c.unchained);
     if (c.follows_rotated)
         utstring_printf(out, "; the first follows the last record of %s.1", files[0]);
     return 0;

@@ -51,8 +51,10 @@ kg_events *kg_events_open(const char *fd_text, kg_error *err)
     /* 0, 1 and 2 are the program's: objects there would mix with its
      * output, and a program could print lines that look like ours. */
     if (fd <= 2) {
-        kg_err_set(err, EINVAL, "events descriptor %d is one of the program's standard "
-                   "streams; give one above 2", fd);
+        kg_err_set(err, EINVAL,
+                   "events descriptor %d is one of the program's standard "
+                   "streams; give one above 2",
+                   fd);
         return NULL;
     }
     int fl = fcntl(fd, F_GETFL);
@@ -95,12 +97,10 @@ static bool finish_write(int fd, const char *p, size_t left)
     clock_gettime(CLOCK_MONOTONIC, &start);
     while (left > 0) {
         clock_gettime(CLOCK_MONOTONIC, &now);
-        long spent = (now.tv_sec - start.tv_sec) * 1000 +
-                     (now.tv_nsec - start.tv_nsec) / 1000000;
+        long spent = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
         if (spent >= KG_EVENTS_REST_MS) return false;
         struct pollfd pfd = {.fd = fd, .events = POLLOUT};
-        if (poll(&pfd, 1, (int)(KG_EVENTS_REST_MS - spent)) < 0 && errno != EINTR)
-            return false;
+        if (poll(&pfd, 1, (int)(KG_EVENTS_REST_MS - spent)) < 0 && errno != EINTR) return false;
         ssize_t n = write(fd, p, left);
         if (n < 0 && errno != EAGAIN && errno != EINTR) return false;
         if (n > 0) {
@@ -142,8 +142,10 @@ static void send_line(kg_events *e, UT_string *line)
 static void put_str(UT_string *out, const char *key, const char *value)
 {
     utstring_printf(out, ",\"%s\":", key);
-    if (value) kg_json_str(out, value);
-    else utstring_printf(out, "null");
+    if (value)
+        kg_json_str(out, value);
+    else
+        utstring_printf(out, "null");
 }
 
 /* {"type":T,"kgate_events":1 and the run's common fields. */
@@ -158,8 +160,7 @@ static UT_string *start(const kg_events *e, const char *type)
     return s;
 }
 
-void kg_events_begin(kg_events *e, const char *run_id, const char *const *argv,
-                     size_t argc)
+void kg_events_begin(kg_events *e, const char *run_id, const char *const *argv, size_t argc)
 {
     if (!e) return;
     free(e->run_id);
@@ -224,8 +225,7 @@ void kg_events_summary(kg_events *e, bool started, int status, size_t masked)
 {
     if (!e) return;
     UT_string *s = start(e, "summary");
-    utstring_printf(s, ",\"started\":%s,\"exit_status\":%d", started ? "true" : "false",
-                    status);
+    utstring_printf(s, ",\"started\":%s,\"exit_status\":%d", started ? "true" : "false", status);
     put_str(s, "backend", e->backend);
     utstring_printf(s, ",\"blocked\":%zu,\"masked\":%zu", e->blocked, masked);
     /* Counted before this object: the summary cannot count itself. */

@@ -42,8 +42,7 @@ void kg_events_close(kg_events *e);
 
 /* What every object of this run carries: the run id and the command.
  * Both are copied.  Writes the hello object. */
-void kg_events_begin(kg_events *e, const char *run_id, const char *const *argv,
-                     size_t argc);
+void kg_events_begin(kg_events *e, const char *run_id, const char *const *argv, size_t argc);
 /* The backend that was chosen, for the summary (copied). */
 void kg_events_set_backend(kg_events *e, const char *backend);
 

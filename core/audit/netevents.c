@@ -52,8 +52,8 @@ struct kg_netlog {
 
 static bool name_byte(char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '.' || c == '*' || c == '_' || c == '-';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '*' || c == '_' || c == '-';
 }
 
 /* The name field: "-", or bytes of the alphabet and \DDD escapes. */
@@ -166,7 +166,8 @@ kg_netlog *kg_netlog_new(kg_audit_log *log, const kg_audit_event *base)
 static void tally_free(tally *t)
 {
     seen *e, *tmp;
-    HASH_ITER(hh, t->set, e, tmp) {
+    HASH_ITER(hh, t->set, e, tmp)
+    {
         HASH_DEL(t->set, e);
         free(e->key);
         free(e);
@@ -209,29 +210,36 @@ static bool tally_add(tally *t, const char *key)
 static void tell_name(kg_netlog *l, const kg_net_event *e)
 {
     char what[400];
-    snprintf(what, sizeof what, "Looking up %s was refused: the name is not in allow_hosts, "
-             "so the box's resolver does not ask for it", e->name[0] ? e->name : "a name");
-    kg_events_blocked(l->events, &(kg_event_block){
-        .code = "net_name_refused", .resource_type = "network",
-        .host = e->name[0] ? e->name : NULL, .operation = "resolve",
-        .rule_key = "allow_hosts", .description = what});
+    snprintf(what, sizeof what,
+             "Looking up %s was refused: the name is not in allow_hosts, "
+             "so the box's resolver does not ask for it",
+             e->name[0] ? e->name : "a name");
+    kg_events_blocked(l->events, &(kg_event_block){.code = "net_name_refused",
+                                                   .resource_type = "network",
+                                                   .host = e->name[0] ? e->name : NULL,
+                                                   .operation = "resolve",
+                                                   .rule_key = "allow_hosts",
+                                                   .description = what});
 }
 
 static void tell_conn(kg_netlog *l, const kg_net_event *e, const char *key)
 {
     char what[600];
-    snprintf(what, sizeof what, "A connection to %s was refused: it is not an address and "
-             "port that a name in allow_hosts resolved to", key);
-    kg_events_blocked(l->events, &(kg_event_block){
-        .code = "net_connect_refused", .resource_type = "network",
-        .host = e->name[0] ? e->name : NULL, .addr = e->addr, .port = e->port,
-        .operation = "connect", .rule_key = "allow_hosts", .description = what});
+    snprintf(what, sizeof what,
+             "A connection to %s was refused: it is not an address and "
+             "port that a name in allow_hosts resolved to",
+             key);
+    kg_events_blocked(l->events, &(kg_event_block){.code = "net_connect_refused",
+                                                   .resource_type = "network",
+                                                   .host = e->name[0] ? e->name : NULL,
+                                                   .addr = e->addr,
+                                                   .port = e->port,
+                                                   .operation = "connect",
+                                                   .rule_key = "allow_hosts",
+                                                   .description = what});
 }
 
-void kg_netlog_set_events(kg_netlog *l, kg_events *events)
-{
-    l->events = events;
-}
+void kg_netlog_set_events(kg_netlog *l, kg_events *events) { l->events = events; }
 
 static void write_line(kg_netlog *l, kg_audit_event *ev)
 {
@@ -279,8 +287,10 @@ void kg_netlog_feed(kg_netlog *l, const char *buf, size_t n)
     for (size_t i = 0; i < n; i++) {
         char c = buf[i];
         if (c == '\n') {
-            if (l->overlong) l->bad++;
-            else record(l, l->part, l->part_len);
+            if (l->overlong)
+                l->bad++;
+            else
+                record(l, l->part, l->part_len);
             l->part_len = 0;
             l->overlong = false;
             continue;
@@ -305,8 +315,10 @@ void kg_netlog_finish(kg_netlog *l)
     if (l->unlogged || l->bad) {
         char reason[160] = "";
         if (l->unlogged)
-            snprintf(reason, sizeof reason, "%zu records over the limit of %d per run not "
-                     "logged%s", l->unlogged, KG_NET_AUDIT_MAX, l->bad ? "; " : "");
+            snprintf(reason, sizeof reason,
+                     "%zu records over the limit of %d per run not "
+                     "logged%s",
+                     l->unlogged, KG_NET_AUDIT_MAX, l->bad ? "; " : "");
         if (l->bad)
             snprintf(reason + strlen(reason), sizeof reason - strlen(reason),
                      "%zu unreadable records from the backend ignored", l->bad);

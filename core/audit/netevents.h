@@ -54,7 +54,7 @@ void kg_netlog_feed(kg_netlog *l, const char *buf, size_t n);
 void kg_netlog_finish(kg_netlog *l);
 
 size_t kg_netlog_refused(const kg_netlog *l); /* records with verdict refused */
-size_t kg_netlog_bad(const kg_netlog *l);     /* records that did not parse */
+size_t kg_netlog_bad(const kg_netlog *l); /* records that did not parse */
 
 /* The summary for stderr, without "kgate: " and newline, unescaped (the
  * caller prints it with kg_say, which escapes), or false when there is

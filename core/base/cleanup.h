@@ -18,10 +18,7 @@
 
 #include "strv.h"
 
-static inline void kg_freep(void *p)
-{
-    free(*(void **)p);
-}
+static inline void kg_freep(void *p) { free(*(void **)p); }
 
 /* Keeps errno: a close on the way out must not change the reason a
  * caller is about to read. */
@@ -33,10 +30,7 @@ static inline void kg_closep(int *fd)
     errno = e;
 }
 
-static inline void kg_strv_freep(kg_strv **v)
-{
-    kg_strv_free(*v);
-}
+static inline void kg_strv_freep(kg_strv **v) { kg_strv_free(*v); }
 
 #define kg_autofree __attribute__((cleanup(kg_freep)))
 #define kg_autoclose __attribute__((cleanup(kg_closep)))

@@ -12,13 +12,11 @@ typedef struct kg_error {
 } kg_error;
 
 /* Sets err (if not NULL) and returns -1. */
-int kg_err_set(kg_error *err, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+int kg_err_set(kg_error *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int kg_err_vset(kg_error *err, int code, const char *fmt, va_list ap)
     __attribute__((format(printf, 3, 0)));
 
 /* Prefixes the current message: "<fmt>: <old message>".  Returns -1. */
-int kg_err_wrap(kg_error *err, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+int kg_err_wrap(kg_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

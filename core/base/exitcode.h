@@ -7,8 +7,8 @@
 
 enum {
     KG_EXIT_OK = 0,
-    KG_EXIT_FAIL = 1,      /* doctor BLOCKED, init/network refused */
-    KG_EXIT_USAGE = 2,     /* every command: unknown option, wrong arguments */
+    KG_EXIT_FAIL = 1, /* doctor BLOCKED, init/network refused */
+    KG_EXIT_USAGE = 2, /* every command: unknown option, wrong arguments */
     KG_EXIT_REFUSED = 125, /* refused or failed before the program ran */
     KG_EXIT_BLOCKED = 126, /* on the exec deny list */
     KG_EXIT_NOTFOUND = 127,

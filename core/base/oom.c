@@ -9,10 +9,7 @@
  * cannot name. */
 static void (*before_exit)(void);
 
-void kg_oom_set_before_exit(void (*fn)(void))
-{
-    before_exit = fn;
-}
+void kg_oom_set_before_exit(void (*fn)(void)) { before_exit = fn; }
 
 void kg_oom(void)
 {

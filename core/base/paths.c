@@ -55,8 +55,7 @@ static void push_components(UT_string *out, const char *p)
 
 /* The absolute spelling of path before any folding: "~" expanded, joined
  * to base when relative.  NULL with err. */
-static char *absolute_path(const char *path, const char *base, const char *home,
-                           kg_error *err)
+static char *absolute_path(const char *path, const char *base, const char *home, kg_error *err)
 {
     char *s = NULL;
     int n;
@@ -66,8 +65,7 @@ static char *absolute_path(const char *path, const char *base, const char *home,
     }
     if (path[0] == '~' && (path[1] == '\0' || path[1] == '/')) {
         if (!home || home[0] != '/') {
-            kg_err_set(err, EINVAL, "%s: cannot expand '~': HOME is not an absolute path",
-                       path);
+            kg_err_set(err, EINVAL, "%s: cannot expand '~': HOME is not an absolute path", path);
             return NULL;
         }
         n = asprintf(&s, "%s/%s", home, path + 1);
@@ -99,8 +97,7 @@ static char *take_body(UT_string *out, kg_error *err)
     return s;
 }
 
-char *kg_path_lexical(const char *path, const char *base, const char *home,
-                      kg_error *err)
+char *kg_path_lexical(const char *path, const char *base, const char *home, kg_error *err)
 {
     char *abs = absolute_path(path, base, home, err);
     if (!abs) return NULL;
@@ -113,13 +110,12 @@ char *kg_path_lexical(const char *path, const char *base, const char *home,
 
 /* The refusal: what was written, and where the kernel would really go
  * (the link's target followed by the rest of what was written). */
-static void refuse_link(const char *written, const char *link, const char *rest,
-                        kg_error *err)
+static void refuse_link(const char *written, const char *link, const char *rest, kg_error *err)
 {
     char *target = realpath(link, NULL);
     if (!target) {
-        kg_err_set(err, ELOOP, "%s: %s is a dangling symlink; kgate does not follow it",
-                   written, link);
+        kg_err_set(err, ELOOP, "%s: %s is a dangling symlink; kgate does not follow it", written,
+                   link);
         return;
     }
     UT_string *where;
@@ -140,8 +136,8 @@ static void refuse_link(const char *written, const char *link, const char *rest,
  * mean one thing lexically and another to the kernel).  Once a component
  * is missing, the rest is folded lexically: nothing below it exists to be
  * a symlink. */
-char *kg_path_resolve(const char *path, const char *base, const char *home,
-                      bool may_be_missing, kg_error *err)
+char *kg_path_resolve(const char *path, const char *base, const char *home, bool may_be_missing,
+                      kg_error *err)
 {
     char *abs = absolute_path(path, base, home, err);
     if (!abs) return NULL;
@@ -208,10 +204,7 @@ fail:
     return NULL;
 }
 
-bool kg_path_is_within(const char *path, const char *dir)
-{
-    return kgate_path_under(path, dir);
-}
+bool kg_path_is_within(const char *path, const char *dir) { return kgate_path_under(path, dir); }
 
 bool kg_path_inside_by_id(const char *path, const char *dir)
 {

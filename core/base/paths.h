@@ -13,15 +13,14 @@
  * location differs from its lexically normalised spelling because of a
  * symlink: kgate never silently rewrites a path into another place.
  * Returns a malloc()ed absolute path without a trailing slash. */
-char *kg_path_resolve(const char *path, const char *base, const char *home,
-                      bool may_be_missing, kg_error *err);
+char *kg_path_resolve(const char *path, const char *base, const char *home, bool may_be_missing,
+                      kg_error *err);
 
 /* The first half of kg_path_resolve: "~" expanded, made absolute against
  * base, "." and ".." and repeated slashes folded, without looking at the
  * file system.  For matching entries that only remove something
  * (unprotect_paths) against paths that were resolved already. */
-char *kg_path_lexical(const char *path, const char *base, const char *home,
-                      kg_error *err);
+char *kg_path_lexical(const char *path, const char *base, const char *home, kg_error *err);
 
 /* True when dir is home itself or one of its ancestors ("/", "/home").
  * Both must be resolved already.  Such a working directory would put the

@@ -13,10 +13,7 @@ static void str_copy(void *dst, const void *src)
     *(char **)dst = d;
 }
 
-static void str_free(void *elt)
-{
-    free(*(char **)elt);
-}
+static void str_free(void *elt) { free(*(char **)elt); }
 
 static const UT_icd str_icd = {sizeof(char *), NULL, str_copy, str_free};
 
@@ -32,15 +29,9 @@ void kg_strv_free(kg_strv *v)
     if (v) utarray_free(v);
 }
 
-void kg_strv_push(kg_strv *v, const char *s)
-{
-    utarray_push_back(v, &s);
-}
+void kg_strv_push(kg_strv *v, const char *s) { utarray_push_back(v, &s); }
 
-size_t kg_strv_len(const kg_strv *v)
-{
-    return v ? utarray_len((UT_array *)v) : 0;
-}
+size_t kg_strv_len(const kg_strv *v) { return v ? utarray_len((UT_array *)v) : 0; }
 
 const char *kg_strv_get(const kg_strv *v, size_t i)
 {

@@ -57,8 +57,11 @@ static int parse_since(const char *when, char out[32])
 {
     char *end;
     long n = strtol(when, &end, 10);
-    long unit = !strcmp(end, "s") ? 1 : !strcmp(end, "m") ? 60 : !strcmp(end, "h") ? 3600
-              : !strcmp(end, "d") ? 86400 : 0;
+    long unit = !strcmp(end, "s")   ? 1
+                : !strcmp(end, "m") ? 60
+                : !strcmp(end, "h") ? 3600
+                : !strcmp(end, "d") ? 86400
+                                    : 0;
     if (end != when && n >= 0 && unit) {
         time_t t = time(NULL) - (time_t)(n * unit);
         struct tm tm;
@@ -70,15 +73,13 @@ static int parse_since(const char *when, char out[32])
     size_t len = strlen(when);
     if (len < 10 || len > sizeof shape - 1) return -1;
     for (size_t i = 0; i < len; i++)
-        if (shape[i] == 'd' ? (when[i] < '0' || when[i] > '9') : when[i] != shape[i])
-            return -1;
+        if (shape[i] == 'd' ? (when[i] < '0' || when[i] > '9') : when[i] != shape[i]) return -1;
     snprintf(out, 32, "%s", when);
     return 0;
 }
 
 /* Returns 0, or -1 with *status set (help, usage error, no HOME). */
-static int parse(int argc, char **argv, bool want_run, bool want_since, args *a,
-                 int *status)
+static int parse(int argc, char **argv, bool want_run, bool want_since, args *a, int *status)
 {
     *a = (args){.files = kg_strv_new()};
     for (int i = 1; i < argc; i++) {
@@ -89,13 +90,17 @@ static int parse(int argc, char **argv, bool want_run, bool want_since, args *a,
         }
         if (want_since && strcmp(s, "--since") == 0 && i + 1 < argc) {
             if (parse_since(argv[++i], a->since) < 0) {
-                *status = kg_cli_usage_error(audit_usage, "audit: --since '%s': not a date "
-                                             "or an age", argv[i]);
+                *status = kg_cli_usage_error(audit_usage,
+                                             "audit: --since '%s': not a date "
+                                             "or an age",
+                                             argv[i]);
                 return -1;
             }
         } else if (s[0] == '-' && s[1]) {
-            *status = kg_cli_usage_error(audit_usage, "audit %s: unknown or incomplete "
-                                         "option '%s'", argv[0], s);
+            *status = kg_cli_usage_error(audit_usage,
+                                         "audit %s: unknown or incomplete "
+                                         "option '%s'",
+                                         argv[0], s);
             return -1;
         } else if (want_run && !a->run) {
             a->run = s;
@@ -105,7 +110,7 @@ static int parse(int argc, char **argv, bool want_run, bool want_since, args *a,
     }
     if (want_run && (!a->run || strlen(a->run) < 4)) {
         *status = kg_cli_usage_error(audit_usage, "audit show: name a run (4 or more "
-                                     "characters of its id)");
+                                                  "characters of its id)");
         return -1;
     }
     if (kg_strv_len(a->files) == 0) {
@@ -139,8 +144,10 @@ static int each_record(const args *a, rec_fn fn, void *ctx, size_t *bad)
         while ((len = getline(&line, &cap, f)) > 0) {
             kg_audit_rec rec;
             size_t n = (size_t)len - (line[len - 1] == '\n');
-            if (kg_audit_rec_parse(line, n, &rec) == 0) fn(&rec, ctx);
-            else (*bad)++;
+            if (kg_audit_rec_parse(line, n, &rec) == 0)
+                fn(&rec, ctx);
+            else
+                (*bad)++;
             kg_audit_rec_clear(&rec);
         }
         free(line);
@@ -162,15 +169,14 @@ static void argv_text(const kg_strv *argv, UT_string *u)
 static void say_bad(size_t bad)
 {
     if (bad)
-        kg_say("%zu record%s could not be read (not kgate's format)", bad,
-               bad == 1 ? "" : "s");
+        kg_say("%zu record%s could not be read (not kgate's format)", bad, bad == 1 ? "" : "s");
 }
 
 /* ---- runs ---------------------------------------------------------------- */
 
 typedef struct run_row {
     char *id;
-    char *time;      /* its first record's */
+    char *time; /* its first record's */
     char *command;
     char status[48];
     long long duration_ms; /* -1: unknown */
@@ -208,11 +214,16 @@ static int runs_add(const kg_audit_rec *rec, void *vctx)
         utarray_push_back(c->order, &row);
     }
     const char *k = rec->kind;
-    if (!strcmp(k, "launch")) snprintf(row->status, sizeof row->status, "no end yet");
-    else if (!strcmp(k, "block")) snprintf(row->status, sizeof row->status, "blocked");
-    else if (!strcmp(k, "refuse")) snprintf(row->status, sizeof row->status, "refused");
-    else if (!strcmp(k, "net") && rec->verdict) row->net++; /* not the count line */
-    else if (!strcmp(k, "git")) row->git++;
+    if (!strcmp(k, "launch"))
+        snprintf(row->status, sizeof row->status, "no end yet");
+    else if (!strcmp(k, "block"))
+        snprintf(row->status, sizeof row->status, "blocked");
+    else if (!strcmp(k, "refuse"))
+        snprintf(row->status, sizeof row->status, "refused");
+    else if (!strcmp(k, "net") && rec->verdict)
+        row->net++; /* not the count line */
+    else if (!strcmp(k, "git"))
+        row->git++;
     else if (!strcmp(k, "end") && rec->recovered && strcmp(row->status, "no end yet") == 0)
         snprintf(row->status, sizeof row->status, "killed");
     else if (!strcmp(k, "end") && rec->has_exit) {
@@ -225,7 +236,8 @@ static int runs_add(const kg_audit_rec *rec, void *vctx)
 static void runs_free(runs_ctx *c)
 {
     run_row *row, *tmp;
-    HASH_ITER(hh, c->by_id, row, tmp) {
+    HASH_ITER(hh, c->by_id, row, tmp)
+    {
         HASH_DEL(c->by_id, row);
         free(row->id);
         free(row->time);
@@ -237,10 +249,14 @@ static void runs_free(runs_ctx *c)
 
 static void duration_text(long long ms, char *buf, size_t n)
 {
-    if (ms < 0) snprintf(buf, n, "-");
-    else if (ms < 10000) snprintf(buf, n, "%.2fs", (double)ms / 1000);
-    else if (ms < 3600000) snprintf(buf, n, "%lldm%02llds", ms / 60000, ms / 1000 % 60);
-    else snprintf(buf, n, "%lldh%02lldm", ms / 3600000, ms / 60000 % 60);
+    if (ms < 0)
+        snprintf(buf, n, "-");
+    else if (ms < 10000)
+        snprintf(buf, n, "%.2fs", (double)ms / 1000);
+    else if (ms < 3600000)
+        snprintf(buf, n, "%lldm%02llds", ms / 60000, ms / 1000 % 60);
+    else
+        snprintf(buf, n, "%lldh%02lldm", ms / 3600000, ms / 60000 % 60);
 }
 
 static int cmd_runs(int argc, char **argv)
@@ -264,8 +280,7 @@ static int cmd_runs(int argc, char **argv)
             char dur[32], extra[64] = "";
             duration_text(row->duration_ms, dur, sizeof dur);
             if (row->net || row->git)
-                snprintf(extra, sizeof extra, "  [%zu net refused, %zu git]", row->net,
-                         row->git);
+                snprintf(extra, sizeof extra, "  [%zu net refused, %zu git]", row->net, row->git);
             kg_msg_line(stdout, "", "%-19.19s  %-8.8s  %-10s  %8s  %s%s", row->time, row->id,
                         row->status, dur, row->command, extra);
         }
@@ -290,8 +305,10 @@ static int show_add(const kg_audit_rec *rec, void *vctx)
 {
     show_ctx *c = vctx;
     if (!rec->run || strncmp(rec->run, c->prefix, strlen(c->prefix)) != 0) return 0;
-    if (!c->first[0]) snprintf(c->first, sizeof c->first, "%s", rec->run);
-    else if (strcmp(c->first, rec->run) != 0) c->ambiguous = true;
+    if (!c->first[0])
+        snprintf(c->first, sizeof c->first, "%s", rec->run);
+    else if (strcmp(c->first, rec->run) != 0)
+        c->ambiguous = true;
     UT_string *u;
     utstring_new(u);
     utstring_printf(u, "%s  %-6s  ", rec->time, rec->kind);
@@ -359,7 +376,7 @@ typedef struct tally_row {
 
 enum { T_BLOCK, T_REFUSE, T_NET, T_GIT, T_KILLED, T_KINDS };
 static const char *const tally_name[T_KINDS] = {
-    "blocked (exec deny list)", "refused before launch", "network refused",
+    "blocked (exec deny list)",      "refused before launch",  "network refused",
     "git neutralised after the run", "killed (end recovered)",
 };
 
@@ -388,9 +405,12 @@ static int refusals_add(const kg_audit_rec *rec, void *vctx)
     if (c->since[0] && strcmp(rec->time, c->since) < 0) return 0;
     const char *k = rec->kind;
     char buf[512];
-    if (!strcmp(k, "block")) tally(c, T_BLOCK, rec->reason ? rec->reason : "?");
-    else if (!strcmp(k, "refuse")) tally(c, T_REFUSE, rec->reason ? rec->reason : "?");
-    else if (!strcmp(k, "git")) tally(c, T_GIT, rec->reason ? rec->reason : "?");
+    if (!strcmp(k, "block"))
+        tally(c, T_BLOCK, rec->reason ? rec->reason : "?");
+    else if (!strcmp(k, "refuse"))
+        tally(c, T_REFUSE, rec->reason ? rec->reason : "?");
+    else if (!strcmp(k, "git"))
+        tally(c, T_GIT, rec->reason ? rec->reason : "?");
     else if (!strcmp(k, "end") && rec->recovered) {
         UT_string *u;
         utstring_new(u);
@@ -430,7 +450,8 @@ static int cmd_refusals(int argc, char **argv)
         HASH_SORT(c.rows[k], by_count);
         size_t shown = 0;
         tally_row *row, *tmp;
-        HASH_ITER(hh, c.rows[k], row, tmp) {
+        HASH_ITER(hh, c.rows[k], row, tmp)
+        {
             if (r == 0 && shown++ < 5) kg_msg_line(stdout, "", "%8zu  %s", row->n, row->what);
             HASH_DEL(c.rows[k], row);
             free(row->what);

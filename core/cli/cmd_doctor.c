@@ -29,9 +29,9 @@
  * core itself (not a backend) has to say BLOCKED. */
 typedef struct env_policy {
     kg_policy *pol;
-    kg_strv *blocked;     /* the core's own BLOCKED findings */
+    kg_strv *blocked; /* the core's own BLOCKED findings */
     kg_strv *blocked_ids; /* and their ids, in the same order */
-    char *why_none;   /* when pol is NULL: why there is no policy */
+    char *why_none; /* when pol is NULL: why there is no policy */
 } env_policy;
 
 static void env_policy_load(env_policy *e)
@@ -63,8 +63,8 @@ static void env_policy_load(env_policy *e)
     if (h && d && kg_path_covers_home(d, h)) {
         char msg[1200];
         snprintf(msg, sizeof msg,
-                 "the working directory %s covers $HOME (%s): kgate run refuses to start here",
-                 d, h);
+                 "the working directory %s covers $HOME (%s): kgate run refuses to start here", d,
+                 h);
         kg_strv_push(e->blocked, msg);
         kg_strv_push(e->blocked_ids, "core.project-covers-home");
     }
@@ -90,8 +90,8 @@ static const char plugins_usage[] = "usage: kgate plugins [--json]\n";
 
 /* Returns 0 to go on, or -1 with the status to exit with (--help
  * answered, or a usage error printed). */
-static int parse(int argc, char **argv, int *json, const char **backend,
-                 const char *usage, int *status)
+static int parse(int argc, char **argv, int *json, const char **backend, const char *usage,
+                 int *status)
 {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -160,9 +160,8 @@ static void json_refused(UT_string *o, const kg_registry *r)
     utstring_printf(o, "]");
 }
 
-static void print_doctor_text(const kg_plugin *cand, const kg_plugin *stage,
-                              const char *name, const env_policy *e,
-                              const kgate_report *rep)
+static void print_doctor_text(const kg_plugin *cand, const kg_plugin *stage, const char *name,
+                              const env_policy *e, const kgate_report *rep)
 {
     /* Every line escaped (msg.h): paths and findings quote what the user
      * and the project chose. */
@@ -201,7 +200,10 @@ static void print_doctor_text(const kg_plugin *cand, const kg_plugin *stage,
         if (v <= KGATE_BLOCKED) count[v]++;
     }
     kg_msg_line(stdout, NULL, "%s %s: %zu blocked, %zu degraded, %zu ready",
-                kg_verdict_name(rep->verdict), !cand ? "none" : stage ? name : cand->name,
+                kg_verdict_name(rep->verdict),
+                !cand   ? "none"
+                : stage ? name
+                        : cand->name,
                 count[KGATE_BLOCKED], count[KGATE_DEGRADED], count[KGATE_READY]);
 }
 
@@ -224,8 +226,8 @@ static void env_detail(kg_host *host, const kg_policy *pol, kgate_report *rep)
     /* A detail, not a finding: it never changes the verdict, and the
      * verdict line stays the backend's. */
     char *line = NULL;
-    if (asprintf(&line, "%zu secret-looking variable%s will be withheld%s%s", n,
-                 n == 1 ? "" : "s", n ? ": " : "", utstring_body(names)) >= 0) {
+    if (asprintf(&line, "%zu secret-looking variable%s will be withheld%s%s", n, n == 1 ? "" : "s",
+                 n ? ": " : "", utstring_body(names)) >= 0) {
         host->pub.report_detail(rep, "environment", line);
         free(line);
     }
@@ -235,30 +237,39 @@ static void env_detail(kg_host *host, const kg_policy *pol, kgate_report *rep)
 }
 
 /* doctor --json: the verdict, the backend, the findings, the policy. */
-static void print_doctor_json(const kg_plugin *cand, const kg_choice *choice,
-                              const env_policy *e, const kgate_report *rep,
-                              const kg_registry *r)
+static void print_doctor_json(const kg_plugin *cand, const kg_choice *choice, const env_policy *e,
+                              const kgate_report *rep, const kg_registry *r)
 {
     UT_string *o;
     utstring_new(o);
     utstring_printf(o, "{\"verdict\":");
     kg_json_str(o, kg_verdict_name(rep->verdict));
     utstring_printf(o, ",\"backend\":");
-    if (cand) kg_json_str(o, choice->stage ? choice->name : cand->name);
-    else utstring_printf(o, "null");
+    if (cand)
+        kg_json_str(o, choice->stage ? choice->name : cand->name);
+    else
+        utstring_printf(o, "null");
     utstring_printf(o, ",\"stage\":");
-    if (choice->stage) kg_json_str(o, choice->stage->name);
-    else utstring_printf(o, "null");
+    if (choice->stage)
+        kg_json_str(o, choice->stage->name);
+    else
+        utstring_printf(o, "null");
     utstring_printf(o, ",\"file\":");
-    if (cand) kg_json_str(o, cand->path);
-    else utstring_printf(o, "null");
+    if (cand)
+        kg_json_str(o, cand->path);
+    else
+        utstring_printf(o, "null");
     utstring_printf(o, ",\"version\":");
-    if (cand) kg_json_str(o, cand->probe.version);
-    else utstring_printf(o, "null");
+    if (cand)
+        kg_json_str(o, cand->probe.version);
+    else
+        utstring_printf(o, "null");
     json_report(o, rep);
     utstring_printf(o, ",\"policy\":");
-    if (e->pol) kg_policy_to_json(e->pol, o);
-    else utstring_printf(o, "null");
+    if (e->pol)
+        kg_policy_to_json(e->pol, o);
+    else
+        utstring_printf(o, "null");
     utstring_printf(o, ",\"plugins_refused\":");
     json_refused(o, r);
     utstring_printf(o, "}\n");
@@ -287,8 +298,7 @@ int kg_cmd_doctor(int argc, char **argv)
     kg_error err = {0};
     int rc = -1;
     if (e.pol) {
-        rc = kg_select_choose(r, &host, &e.pol->pub, forced, KGATE_PROBE_THOROUGH, &choice,
-                              &err);
+        rc = kg_select_choose(r, &host, &e.pol->pub, forced, KGATE_PROBE_THOROUGH, &choice, &err);
         cand = choice.box;
         brep = choice.rep;
     } else if (forced) {
@@ -363,8 +373,10 @@ static void json_probe(UT_string *o, const kg_plugin *p)
     utstring_printf(o, ",\"reason\":");
     kg_json_str(o, p->probe.reason);
     utstring_printf(o, ",\"error\":");
-    if (p->probe_failed) kg_json_str(o, p->probe_error);
-    else utstring_printf(o, "null");
+    if (p->probe_failed)
+        kg_json_str(o, p->probe_error);
+    else
+        utstring_printf(o, "null");
     utstring_printf(o, ",\"facts\":{");
     for (size_t i = 0; i < p->probe.n_facts; i++) {
         if (i) utstring_printf(o, ",");
@@ -384,7 +396,8 @@ static void print_plugins_json(const kg_registry *r, const kg_plugin *pick,
     utstring_printf(o, "{\"plugins\":[");
     kg_plugin *p, *tmp;
     int first = 1;
-    HASH_ITER(hh, r->by_name, p, tmp) {
+    HASH_ITER(hh, r->by_name, p, tmp)
+    {
         utstring_printf(o, "%s{\"name\":", first ? "" : ",");
         first = 0;
         kg_json_str(o, p->name);
@@ -394,9 +407,8 @@ static void print_plugins_json(const kg_registry *r, const kg_plugin *pick,
         kg_json_str(o, p->be.description ? p->be.description : "");
         utstring_printf(o, ",\"kind\":");
         kg_json_str(o, p->be.kind == KGATE_KIND_NETWORK ? "network" : "box");
-        utstring_printf(o, ",\"abi\":\"%d.%u\",\"abi_major\":%d,\"abi_minor\":%u",
-                        KGATE_ABI_MAJOR, (unsigned)p->abi_minor, KGATE_ABI_MAJOR,
-                        (unsigned)p->abi_minor);
+        utstring_printf(o, ",\"abi\":\"%d.%u\",\"abi_major\":%d,\"abi_minor\":%u", KGATE_ABI_MAJOR,
+                        (unsigned)p->abi_minor, KGATE_ABI_MAJOR, (unsigned)p->abi_minor);
         utstring_printf(o, ",\"probe\":");
         json_probe(o, p);
         utstring_printf(o, ",\"selected\":%s}", p == pick || p == pick_stage ? "true" : "false");
@@ -406,11 +418,15 @@ static void print_plugins_json(const kg_registry *r, const kg_plugin *pick,
     utstring_printf(o, ",\"searched\":");
     kg_json_strv(o, r->searched);
     utstring_printf(o, ",\"selected\":");
-    if (picked) kg_json_str(o, picked);
-    else utstring_printf(o, "null");
+    if (picked)
+        kg_json_str(o, picked);
+    else
+        utstring_printf(o, "null");
     utstring_printf(o, ",\"selection_error\":");
-    if (why_none) kg_json_str(o, why_none);
-    else utstring_printf(o, "null");
+    if (why_none)
+        kg_json_str(o, why_none);
+    else
+        utstring_printf(o, "null");
     utstring_printf(o, "}\n");
     fputs(utstring_body(o), stdout);
     utstring_free(o);
@@ -439,8 +455,8 @@ static void print_plugin_text(const kg_plugin *p, bool selected)
         utstring_free(b);
     } else
         kg_msg_line(stdout, NULL, "    %s, score %d, version %s%s%s",
-                    p->probe.available ? "available" : "not available",
-                    p->probe.score, p->probe.version[0] ? p->probe.version : "unknown",
+                    p->probe.available ? "available" : "not available", p->probe.score,
+                    p->probe.version[0] ? p->probe.version : "unknown",
                     p->probe.reason[0] ? ": " : "", p->probe.reason);
 }
 
@@ -460,8 +476,10 @@ static void print_plugins_text(const kg_registry *r, const kg_plugin *pick,
         utstring_printf(searched, " %s", kg_strv_get(r->searched, i));
     kg_msg_line(stdout, NULL, "%s", utstring_body(searched));
     utstring_free(searched);
-    if (picked) kg_msg_line(stdout, NULL, "run would pick: %s", picked);
-    else kg_msg_line(stdout, NULL, "run would pick: none (%s)", why_none ? why_none : "unknown");
+    if (picked)
+        kg_msg_line(stdout, NULL, "run would pick: %s", picked);
+    else
+        kg_msg_line(stdout, NULL, "run would pick: none (%s)", why_none ? why_none : "unknown");
 }
 
 int kg_cmd_plugins(int argc, char **argv)
@@ -485,12 +503,10 @@ int kg_cmd_plugins(int argc, char **argv)
     kg_choice pick_c = {0};
     char *why_none = NULL;
     if (!e.pol) {
-        if (asprintf(&why_none, "the policy cannot be built: %s", e.why_none) < 0)
-            why_none = NULL;
+        if (asprintf(&why_none, "the policy cannot be built: %s", e.why_none) < 0) why_none = NULL;
     } else {
         kg_error err = {0};
-        if (kg_select_choose(r, &host, &e.pol->pub, NULL, KGATE_PROBE_THOROUGH, &pick_c,
-                             &err) == 0)
+        if (kg_select_choose(r, &host, &e.pol->pub, NULL, KGATE_PROBE_THOROUGH, &pick_c, &err) == 0)
             pick = pick_c.box, pick_stage = pick_c.stage;
         kg_report_free(pick_c.rep);
         if (!pick) why_none = strdup(err.msg);
@@ -502,8 +518,10 @@ int kg_cmd_plugins(int argc, char **argv)
     }
 
     const char *picked = pick ? pick_c.name : NULL;
-    if (json) print_plugins_json(r, pick, pick_stage, picked, why_none);
-    else print_plugins_text(r, pick, pick_stage, picked, why_none);
+    if (json)
+        print_plugins_json(r, pick, pick_stage, picked, why_none);
+    else
+        print_plugins_text(r, pick, pick_stage, picked, why_none);
     free(why_none);
     env_policy_free(&e);
     kg_registry_free(r);

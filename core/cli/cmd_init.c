@@ -46,8 +46,7 @@ static int ensure_dir(const char *dir, kg_error *err)
 {
     if (mkdir(dir, 0700) == 0) {
         /* mkdir is subject to the umask; the mode is part of the contract. */
-        if (chmod(dir, 0700) < 0)
-            return kg_err_set(err, errno, "%s: %s", dir, strerror(errno));
+        if (chmod(dir, 0700) < 0) return kg_err_set(err, errno, "%s: %s", dir, strerror(errno));
         return 0;
     }
     if (errno != EEXIST) return kg_err_set(err, errno, "%s: %s", dir, strerror(errno));
@@ -63,8 +62,10 @@ int kg_cmd_init(int argc, char **argv)
     bool force = false;
     for (int i = 1; i < argc; i++) {
         if (kg_cli_is_help(argv[i])) return kg_cli_help(init_usage);
-        if (strcmp(argv[i], "--force") == 0) force = true;
-        else return kg_cli_usage_error(init_usage, "init: unknown argument '%s'", argv[i]);
+        if (strcmp(argv[i], "--force") == 0)
+            force = true;
+        else
+            return kg_cli_usage_error(init_usage, "init: unknown argument '%s'", argv[i]);
     }
     kg_error err = {0};
     char *dir = NULL, *file = NULL;
@@ -95,9 +96,8 @@ out:
     return status;
 }
 
-static const char network_usage[] =
-    "usage: kgate network off | open\n"
-    "       kgate network restricted [HOST...]\n";
+static const char network_usage[] = "usage: kgate network off | open\n"
+                                    "       kgate network restricted [HOST...]\n";
 
 int kg_cmd_network(int argc, char **argv)
 {
@@ -106,10 +106,14 @@ int kg_cmd_network(int argc, char **argv)
     if (argc < 2) return kg_cli_usage_error(network_usage, "network: no mode given");
     const char *mode = argv[1];
     kgate_network net;
-    if (strcmp(mode, "off") == 0) net = KGATE_NET_OFF;
-    else if (strcmp(mode, "open") == 0) net = KGATE_NET_OPEN;
-    else if (strcmp(mode, "restricted") == 0) net = KGATE_NET_RESTRICTED;
-    else return kg_cli_usage_error(network_usage, "network: unknown mode '%s'", mode);
+    if (strcmp(mode, "off") == 0)
+        net = KGATE_NET_OFF;
+    else if (strcmp(mode, "open") == 0)
+        net = KGATE_NET_OPEN;
+    else if (strcmp(mode, "restricted") == 0)
+        net = KGATE_NET_RESTRICTED;
+    else
+        return kg_cli_usage_error(network_usage, "network: unknown mode '%s'", mode);
     if (net != KGATE_NET_RESTRICTED && argc > 2)
         return kg_cli_usage_error(network_usage, "network %s takes no host names", mode);
 

@@ -106,12 +106,13 @@ static int parse_args(int argc, char **argv, run_args *a, int *status)
             /* The spec's synopsis has "--" before the command: without it,
              * a command whose name looks like an option of ours would be
              * taken for one. */
-            *status = kg_cli_usage_error(run_usage, "run: '--' must come before the command "
-                                                    "(kgate run [OPTION]... -- %s ...)", arg);
+            *status = kg_cli_usage_error(run_usage,
+                                         "run: '--' must come before the command "
+                                         "(kgate run [OPTION]... -- %s ...)",
+                                         arg);
             return -1;
         } else {
-            *status = kg_cli_usage_error(run_usage, "run: unknown or incomplete option '%s'",
-                                         arg);
+            *status = kg_cli_usage_error(run_usage, "run: unknown or incomplete option '%s'", arg);
             return -1;
         }
     }
@@ -139,20 +140,20 @@ typedef struct run_ctx {
     char *home;
     char *cwd;
     char *log_path;
-    char *runs_dir;              /* ~/.kgate/runs: markers of launched runs */
-    char run_id[KG_RUN_ID_LEN];  /* on every record of this run */
+    char *runs_dir; /* ~/.kgate/runs: markers of launched runs */
+    char run_id[KG_RUN_ID_LEN]; /* on every record of this run */
     kg_policy *policy;
-    kg_events *events;  /* the caller's refusal channel, or NULL */
-    bool started;       /* the program ran (for the events summary) */
-    size_t masked;      /* secrets the mask replaced */
-    const char *path_env;   /* PATH as the deny list and the lookup read it */
-    kg_gitguard *gg;        /* the host's git, from before the launch to after */
-    kg_placeholders *ph;    /* missing protected paths, made for the run */
+    kg_events *events; /* the caller's refusal channel, or NULL */
+    bool started; /* the program ran (for the events summary) */
+    size_t masked; /* secrets the mask replaced */
+    const char *path_env; /* PATH as the deny list and the lookup read it */
+    kg_gitguard *gg; /* the host's git, from before the launch to after */
+    kg_placeholders *ph; /* missing protected paths, made for the run */
     bool use_pty;
-    kg_host host;           /* set up by step_choose; zero before */
+    kg_host host; /* set up by step_choose; zero before */
     kg_registry *reg;
     kg_choice chosen;
-    kg_plugin *launcher;    /* the stage of a composed run, else the box */
+    kg_plugin *launcher; /* the stage of a composed run, else the box */
     kgate_plan *plan;
 } run_ctx;
 
@@ -186,16 +187,15 @@ static void audit_base(const run_ctx *c, kg_audit_event *ev, const char *kind)
  * A refusal whose audit line cannot be written is still a refusal, and
  * still one line (the spec promises harnesses exactly one): the audit
  * failure is appended to it. */
-static int refuse_event(const run_ctx *c, kg_audit_event *ev, int status,
-                        const char *reason)
+static int refuse_event(const run_ctx *c, kg_audit_event *ev, int status, const char *reason)
 {
     kg_error aerr = {0};
     bool logged = true;
     ev->reason = reason;
     /* Before the configuration is read, the sink is not known: the file. */
     if (c->log_path && !c->args.dry_run)
-        logged = kg_audit_write_sink(c->log_path, c->policy ? c->policy->audit_sink : 0, ev,
-                                     &aerr) == 0;
+        logged =
+            kg_audit_write_sink(c->log_path, c->policy ? c->policy->audit_sink : 0, ev, &aerr) == 0;
     /* kg_say escapes: the reason holds the command line, paths and YAML
      * values, and must stay one line that forges nothing. */
     if (logged)
@@ -223,7 +223,7 @@ typedef struct launch_commit {
     kg_run_marker *marker; /* from the launch record to the end record */
     struct timespec start; /* when the launch record was written */
     bool written;
-    bool failed;   /* the log refused the line: err says why */
+    bool failed; /* the log refused the line: err says why */
     kg_error err;
 } launch_commit;
 
@@ -245,8 +245,8 @@ static int launch_record(launch_commit *lc)
 /* The end record of a launched run: its exit status and how long it ran.
  * One that cannot be written leaves the marker, so that a later kgate
  * writes a recovered end instead. */
-static void end_record(const run_ctx *c, launch_commit *lc, const char *backend,
-                       int status, const struct timespec *stop, const char *reason)
+static void end_record(const run_ctx *c, launch_commit *lc, const char *backend, int status,
+                       const struct timespec *stop, const char *reason)
 {
     kg_audit_event ev;
     audit_base(c, &ev, "end");
@@ -273,8 +273,8 @@ static int write_launch_line(void *ctx, kgate_err *kerr)
     launch_commit *lc = ctx;
     if (launch_record(lc) < 0) {
         lc->failed = true;
-        return kgate_err_set(kerr, lc->err.code, "audit log %s: %s: nothing was started",
-                             lc->path, lc->err.msg);
+        return kgate_err_set(kerr, lc->err.code, "audit log %s: %s: nothing was started", lc->path,
+                             lc->err.msg);
     }
     lc->written = true;
     return 0;
@@ -351,17 +351,22 @@ static int step_deny(run_ctx *c)
     if (asprintf(&cache_dir, "%s/.kgate/cache", pub->home) < 0) cache_dir = NULL;
     kg_denyexec *deny = kg_denyexec_new(c->policy->deny_exec, c->path_env, cache_dir, &err);
     if (!deny) return refuse(c, "refuse", KG_EXIT_REFUSED, err.msg);
-    int blocked = kg_denyexec_check(deny, (const char *const *)c->args.cmd,
-                                    (size_t)c->args.cmd_argc, pub->project, reason,
-                                    sizeof reason, &err);
+    int blocked =
+        kg_denyexec_check(deny, (const char *const *)c->args.cmd, (size_t)c->args.cmd_argc,
+                          pub->project, reason, sizeof reason, &err);
     if (blocked > 0) {
         const char *entry = kg_denyexec_matched(deny);
-        kg_events_blocked(c->events, &(kg_event_block){
-            /* What was denied: the entry's program, which may be a word
+        kg_events_blocked(
+            c->events,
+            &(kg_event_block){/* What was denied: the entry's program, which may be a word
              * inside a shell string rather than the command itself. */
-            .code = "exec_denied", .resource_type = "exec", .path = entry ? entry : c->args.cmd[0],
-            .operation = "exec", .rule_key = "deny_exec", .rule_entry = entry,
-            .description = reason});
+                              .code = "exec_denied",
+                              .resource_type = "exec",
+                              .path = entry ? entry : c->args.cmd[0],
+                              .operation = "exec",
+                              .rule_key = "deny_exec",
+                              .rule_entry = entry,
+                              .description = reason});
     }
     kg_denyexec_free(deny);
     if (blocked < 0) {
@@ -392,8 +397,8 @@ static int step_resolve(run_ctx *c)
             snprintf(msg, sizeof msg, "%s: command not found", c->args.cmd[0]);
         return refuse(c, "refuse", KG_EXIT_NOTFOUND, msg);
     }
-    kg_policy_set_command(c->policy, (const char *const *)c->args.cmd,
-                          (size_t)c->args.cmd_argc, command_path);
+    kg_policy_set_command(c->policy, (const char *const *)c->args.cmd, (size_t)c->args.cmd_argc,
+                          command_path);
     return 0;
 }
 
@@ -434,8 +439,7 @@ static int step_guard(run_ctx *c)
      * launch.  --dry-run only prints the plan a pty would get. */
     if (c->use_pty && !c->args.dry_run && !isatty(STDIN_FILENO)) {
         guard_release(c);
-        return refuse(c, "refuse", KG_EXIT_REFUSED,
-                      "--pty needs a terminal on standard input");
+        return refuse(c, "refuse", KG_EXIT_REFUSED, "--pty needs a terminal on standard input");
     }
     return 0;
 }
@@ -459,15 +463,17 @@ static int step_choose(run_ctx *c)
      * have its code run by the user's next kgate command, outside every
      * box: such a box is not started (docs/plugins.md). */
     if (kg_strv_len(c->reg->exposed) > 0) {
-        snprintf(msg, sizeof msg, "refusing to run: plugin %s: move it out or take it "
-                 "off KGATE_PLUGIN_PATH", kg_strv_get(c->reg->exposed, 0));
+        snprintf(msg, sizeof msg,
+                 "refusing to run: plugin %s: move it out or take it "
+                 "off KGATE_PLUGIN_PATH",
+                 kg_strv_get(c->reg->exposed, 0));
         return refuse(c, "refuse", KG_EXIT_REFUSED, msg);
     }
     /* A plugin that was asked for and not loaded is news, even for run. */
     for (size_t i = 0; i < kg_strv_len(c->reg->refusals); i++)
         fprintf(stderr, "kgate: plugin %s\n", kg_strv_get(c->reg->refusals, i));
-    if (kg_select_choose(c->reg, &c->host, pub, c->args.backend, KGATE_PROBE_QUICK,
-                         &c->chosen, &err) < 0) {
+    if (kg_select_choose(c->reg, &c->host, pub, c->args.backend, KGATE_PROBE_QUICK, &c->chosen,
+                         &err) < 0) {
         /* A backend named with --backend may still show what it would
          * install, even where it cannot install it (the seatbelt profile
          * on Linux): a dry run starts nothing, so nothing is weakened. */
@@ -495,8 +501,7 @@ static int step_plan(run_ctx *c)
     const char *who = c->chosen.box->name;
     c->plan = kg_plan_new();
     if (kg_select_plan(&c->chosen, &c->host, &c->policy->pub, c->plan, &who, &perr) < 0) {
-        snprintf(msg, sizeof msg, "%s: %s", who,
-                 perr.msg[0] ? perr.msg : "could not build a plan");
+        snprintf(msg, sizeof msg, "%s: %s", who, perr.msg[0] ? perr.msg : "could not build a plan");
         return refuse(c, "refuse", KG_EXIT_REFUSED, msg);
     }
     return 0;
@@ -512,21 +517,20 @@ static int print_plan(const run_ctx *c)
     if (!m) kg_oom();
     kg_plan_print(c->plan, m);
     if (fclose(m) != 0 || !text) kg_oom();
-    return fwrite(text, 1, len, stdout) == len && fflush(stdout) == 0 ? KG_EXIT_OK
-                                                                      : KG_EXIT_FAIL;
+    return fwrite(text, 1, len, stdout) == len && fflush(stdout) == 0 ? KG_EXIT_OK : KG_EXIT_FAIL;
 }
 
 /* What the steps of a launch hand on to one another. */
 typedef struct launch_state {
-    kg_strv *env;        /* what the program gets */
-    kg_strv *withheld;   /* names kept from it, for the launch record */
-    kg_audit_event ev;   /* the launch record */
-    kg_audit_event nev;  /* the base of every net record (the netlog keeps it) */
+    kg_strv *env; /* what the program gets */
+    kg_strv *withheld; /* names kept from it, for the launch record */
+    kg_audit_event ev; /* the launch record */
+    kg_audit_event nev; /* the base of every net record (the netlog keeps it) */
     kg_audit_log *alog;
-    bool deferred;       /* the backend commits: it has the launch record written */
+    bool deferred; /* the backend commits: it has the launch record written */
     launch_commit lc;
     kg_netlog *net;
-    bool outlived;       /* processes of the run could not all be ended */
+    bool outlived; /* processes of the run could not all be ended */
     int exit_status;
     struct timespec stop;
     kg_error err;
@@ -550,10 +554,10 @@ static int launch_open_log(run_ctx *c, launch_state *l)
     /* A backend that commits (ABI 2.1) has the line written from inside
      * its launch, once all that can fail is in place: a launch refused on
      * the way then leaves a refusal line, not a launch line. */
-    l->deferred = KGATE_HAS_FIELD(&c->launcher->be, kgate_backend, commits) &&
-                  c->launcher->be.commits;
-    l->lc = (launch_commit){.log = l->alog, .ev = &l->ev, .path = c->log_path,
-                            .runs_dir = c->runs_dir};
+    l->deferred =
+        KGATE_HAS_FIELD(&c->launcher->be, kgate_backend, commits) && c->launcher->be.commits;
+    l->lc =
+        (launch_commit){.log = l->alog, .ev = &l->ev, .path = c->log_path, .runs_dir = c->runs_dir};
     /* Runs whose kgate was killed get their end records first. */
     if (l->alog && kg_run_recover(c->runs_dir, l->alog, &l->err) < 0) {
         kg_audit_close(l->alog);
@@ -625,9 +629,8 @@ static void launch_supervise(run_ctx *c, launch_state *l)
     };
     l->exit_status = KG_EXIT_REFUSED;
     if (!envp) kg_oom();
-    if (kg_supervise(&c->launcher->be, &c->host, &c->policy->pub, &c->launcher->probe,
-                     c->plan, (const char *const *)envp, &opts, &l->exit_status,
-                     &l->err) == 0) {
+    if (kg_supervise(&c->launcher->be, &c->host, &c->policy->pub, &c->launcher->probe, c->plan,
+                     (const char *const *)envp, &opts, &l->exit_status, &l->err) == 0) {
         c->started = true;
     } else {
         l->exit_status = KG_EXIT_REFUSED;
@@ -647,9 +650,11 @@ static void launch_check_git(run_ctx *c, launch_state *l)
     for (size_t i = 0; i < kg_strv_len(found); i++) {
         const char *f = kg_strv_get(found, i);
         kg_say("git: %s", f); /* names files the program chose: escaped */
-        kg_events_blocked(c->events, &(kg_event_block){
-            .code = "git_neutralised", .resource_type = "file", .operation = "write",
-            .rule_key = "git_check", .description = f});
+        kg_events_blocked(c->events, &(kg_event_block){.code = "git_neutralised",
+                                                       .resource_type = "file",
+                                                       .operation = "write",
+                                                       .rule_key = "git_check",
+                                                       .description = f});
         kg_audit_event gev = {0};
         audit_base(c, &gev, "git");
         gev.backend = c->chosen.name;
@@ -717,8 +722,8 @@ static void run_release(run_ctx *c)
 static int run(run_ctx *c)
 {
     static int (*const steps[])(run_ctx *) = {
-        step_setup, step_events, step_policy, step_deny,
-        step_resolve, step_guard, step_choose, step_plan,
+        step_setup,   step_events, step_policy, step_deny,
+        step_resolve, step_guard,  step_choose, step_plan,
     };
     int status = KG_EXIT_OK;
     for (size_t i = 0; status == KG_EXIT_OK && i < sizeof steps / sizeof steps[0]; i++)
@@ -770,7 +775,8 @@ int kg_cmd_run(int argc, char **argv)
 {
     if (prepare_fds() < 0) {
         kg_say("cannot close the descriptors inherited from the caller: %s: nothing was "
-               "started", strerror(errno));
+               "started",
+               strerror(errno));
         return KG_EXIT_REFUSED;
     }
     run_ctx c = {0};

@@ -37,9 +37,8 @@ int main(int argc, char **argv)
         const char *name;
         int (*fn)(int, char **);
     } cmds[] = {
-        {"init", kg_cmd_init},       {"network", kg_cmd_network},
-        {"doctor", kg_cmd_doctor},   {"plugins", kg_cmd_plugins},
-        {"run", kg_cmd_run},         {"audit", kg_cmd_audit},
+        {"init", kg_cmd_init},       {"network", kg_cmd_network}, {"doctor", kg_cmd_doctor},
+        {"plugins", kg_cmd_plugins}, {"run", kg_cmd_run},         {"audit", kg_cmd_audit},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (strcmp(cmd, cmds[i].name) == 0) return cmds[i].fn(argc - 1, argv + 1);

@@ -43,8 +43,22 @@ static const kg_dx_visitor dx_visitor = {
 /* ---- what a command word can be ---------------------------------------- */
 
 typedef enum {
-    K_NONE, K_SHELL, K_ENV, K_XARGS, K_COMMAND, K_FIND, K_BUSYBOX, K_EVAL,
-    K_SOURCE, K_TRAP, K_ALIAS, K_WATCH, K_FLOCK, K_CD, K_CSTRING, K_LOADER,
+    K_NONE,
+    K_SHELL,
+    K_ENV,
+    K_XARGS,
+    K_COMMAND,
+    K_FIND,
+    K_BUSYBOX,
+    K_EVAL,
+    K_SOURCE,
+    K_TRAP,
+    K_ALIAS,
+    K_WATCH,
+    K_FLOCK,
+    K_CD,
+    K_CSTRING,
+    K_LOADER,
     K_WRAP, /* the simple kind: options, then npos operands, then the command */
     K_COPY, /* copies, links or reads a file it names: cp, ln, mv, cat, dd if= */
 } kind;
@@ -54,20 +68,25 @@ typedef enum {
 typedef struct tool_spec {
     const char *name;
     kind k;
-    bool file;       /* also recognised by file (renamed copies); each one
+    bool file; /* also recognised by file (renamed copies); each one
                       * costs a PATH lookup when the list is built */
     const char *shorts, *longs;
-    unsigned npos;   /* operands before the command (timeout's DURATION) */
-    bool digits;     /* -N is an option (nice -5) */
-    bool assigns;    /* NAME=value words before the command (sudo) */
+    unsigned npos; /* operands before the command (timeout's DURATION) */
+    bool digits; /* -N is an option (nice -5) */
+    bool assigns; /* NAME=value words before the command (sudo) */
 } tool_spec;
 
 static const tool_spec tools[] = {
-    {"sh", K_SHELL, true, 0, 0, 0, 0, 0},   {"bash", K_SHELL, true, 0, 0, 0, 0, 0},
-    {"dash", K_SHELL, true, 0, 0, 0, 0, 0}, {"zsh", K_SHELL, true, 0, 0, 0, 0, 0},
-    {"ksh", K_SHELL, true, 0, 0, 0, 0, 0},  {"mksh", K_SHELL, true, 0, 0, 0, 0, 0},
-    {"ash", K_SHELL, false, 0, 0, 0, 0, 0}, {"rbash", K_SHELL, false, 0, 0, 0, 0, 0},
-    {"ksh93", K_SHELL, false, 0, 0, 0, 0, 0}, {"posh", K_SHELL, false, 0, 0, 0, 0, 0},
+    {"sh", K_SHELL, true, 0, 0, 0, 0, 0},
+    {"bash", K_SHELL, true, 0, 0, 0, 0, 0},
+    {"dash", K_SHELL, true, 0, 0, 0, 0, 0},
+    {"zsh", K_SHELL, true, 0, 0, 0, 0, 0},
+    {"ksh", K_SHELL, true, 0, 0, 0, 0, 0},
+    {"mksh", K_SHELL, true, 0, 0, 0, 0, 0},
+    {"ash", K_SHELL, false, 0, 0, 0, 0, 0},
+    {"rbash", K_SHELL, false, 0, 0, 0, 0, 0},
+    {"ksh93", K_SHELL, false, 0, 0, 0, 0, 0},
+    {"posh", K_SHELL, false, 0, 0, 0, 0, 0},
     {"yash", K_SHELL, false, 0, 0, 0, 0, 0},
     {"env", K_ENV, true, 0, 0, 0, 0, 0},
     {"xargs", K_XARGS, true, "adEILnPs",
@@ -75,16 +94,21 @@ static const tool_spec tools[] = {
     {"command", K_COMMAND, false, 0, 0, 0, 0, 0},
     {"find", K_FIND, true, 0, 0, 0, 0, 0},
     {"eval", K_EVAL, false, 0, 0, 0, 0, 0},
-    {"source", K_SOURCE, false, 0, 0, 0, 0, 0}, {".", K_SOURCE, false, 0, 0, 0, 0, 0},
+    {"source", K_SOURCE, false, 0, 0, 0, 0, 0},
+    {".", K_SOURCE, false, 0, 0, 0, 0, 0},
     {"trap", K_TRAP, false, 0, 0, 0, 0, 0},
     {"alias", K_ALIAS, false, 0, 0, 0, 0, 0},
     {"watch", K_WATCH, true, "nq", " interval equexit ", 0, 0, 0},
     {"flock", K_FLOCK, true, "wE", " timeout wait conflict-exit-code ", 0, 0, 0},
-    {"cd", K_CD, false, 0, 0, 0, 0, 0},     {"pushd", K_CD, false, 0, 0, 0, 0, 0},
+    {"cd", K_CD, false, 0, 0, 0, 0, 0},
+    {"pushd", K_CD, false, 0, 0, 0, 0, 0},
     /* -c STRING runs a shell on STRING */
-    {"su", K_CSTRING, false, "cgGsw", " command group supp-group shell whitelist-environment ", 0, 0, 0},
-    {"runuser", K_CSTRING, false, "cgGsuw", " command group supp-group shell user whitelist-environment ", 0, 0, 0},
-    {"script", K_CSTRING, false, "cEIOBTmo", " command echo log-in log-out log-io log-timing logging-format output-limit ", 0, 0, 0},
+    {"su", K_CSTRING, false, "cgGsw", " command group supp-group shell whitelist-environment ", 0,
+     0, 0},
+    {"runuser", K_CSTRING, false, "cgGsuw",
+     " command group supp-group shell user whitelist-environment ", 0, 0, 0},
+    {"script", K_CSTRING, false, "cEIOBTmo",
+     " command echo log-in log-out log-io log-timing logging-format output-limit ", 0, 0, 0},
     {"nice", K_WRAP, true, "n", " adjustment ", 0, true, false},
     {"nohup", K_WRAP, true, "", "", 0, 0, 0},
     {"timeout", K_WRAP, true, "sk", " signal kill-after ", 1, 0, 0},
@@ -94,23 +118,32 @@ static const tool_spec tools[] = {
     {"setsid", K_WRAP, true, "", "", 0, 0, 0},
     {"time", K_WRAP, true, "fo", " format output ", 0, 0, 0},
     {"sudo", K_WRAP, true, "CDghpRrTtUu",
-     " user group close-from chdir host prompt role type other-user chroot command-timeout ", 0, 0, true},
+     " user group close-from chdir host prompt role type other-user chroot command-timeout ", 0, 0,
+     true},
     {"doas", K_WRAP, false, "uC", "", 0, 0, 0},
     {"ionice", K_WRAP, false, "cnpPu", " class classdata pid pgid uid ", 0, 0, 0},
     {"taskset", K_WRAP, false, "", "", 1, 0, 0},
     {"chrt", K_WRAP, false, "TPD", " sched-runtime sched-period sched-deadline ", 1, 0, 0},
     {"setpriv", K_WRAP, false, "",
-     " reuid regid ruid rgid euid egid groups inh-caps ambient-caps bounding-set securebits pdeathsig selinux-label apparmor-profile landlock-access landlock-rule ", 0, 0, 0},
+     " reuid regid ruid rgid euid egid groups inh-caps ambient-caps bounding-set securebits "
+     "pdeathsig selinux-label apparmor-profile landlock-access landlock-rule ",
+     0, 0, 0},
     {"unshare", K_WRAP, false, "RwSGl",
-     " setgroups map-user map-group map-users map-groups propagation root wd setuid setgid load-interp ", 0, 0, 0},
+     " setgroups map-user map-group map-users map-groups propagation root wd setuid setgid "
+     "load-interp ",
+     0, 0, 0},
     {"nsenter", K_WRAP, false, "tSGE", " target setuid setgid env ", 0, 0, 0},
     {"chroot", K_WRAP, false, "", " userspec groups ", 1, 0, 0},
     {"strace", K_WRAP, false, "abeEIoOpPsSuUX",
-     " output attach signal trace status quiet silent decode-fds env user string-limit columns ", 0, 0, 0},
+     " output attach signal trace status quiet silent decode-fds env user string-limit columns ", 0,
+     0, 0},
     {"ltrace", K_WRAP, false, "aAeElLnoOpsuDwx", " output ", 0, 0, 0},
     {"valgrind", K_WRAP, false, "", "", 0, 0, 0},
     {"systemd-run", K_WRAP, false, "pEuMHdS",
-     " property setenv unit description slice uid gid nice working-directory machine host on-active on-boot on-startup on-unit-active on-unit-inactive on-calendar timer-property path-property socket-property ", 0, 0, 0},
+     " property setenv unit description slice uid gid nice working-directory machine host "
+     "on-active on-boot on-startup on-unit-active on-unit-inactive on-calendar timer-property "
+     "path-property socket-property ",
+     0, 0, 0},
     {"unbuffer", K_WRAP, false, "", "", 0, 0, 0},
     {"rlwrap", K_WRAP, false, "abcfFhHlOpPqsStw", "", 0, 0, 0},
     {"faketime", K_WRAP, false, "mp", "", 1, 0, 0},
@@ -126,24 +159,27 @@ static const tool_spec tools[] = {
     /* A copy or link made and run inside one shell string does not exist
      * when kgate looks (cp /usr/bin/curl x && ./x): the tools that would
      * make it are checked for a denied file among their operands. */
-    {"cp", K_COPY, false, 0, 0, 0, 0, 0},   {"ln", K_COPY, false, 0, 0, 0, 0, 0},
-    {"link", K_COPY, false, 0, 0, 0, 0, 0}, {"mv", K_COPY, false, 0, 0, 0, 0, 0},
-    {"install", K_COPY, false, 0, 0, 0, 0, 0}, {"rsync", K_COPY, false, 0, 0, 0, 0, 0},
-    {"cat", K_COPY, false, 0, 0, 0, 0, 0},  {"dd", K_COPY, false, 0, 0, 0, 0, 0},
+    {"cp", K_COPY, false, 0, 0, 0, 0, 0},
+    {"ln", K_COPY, false, 0, 0, 0, 0, 0},
+    {"link", K_COPY, false, 0, 0, 0, 0, 0},
+    {"mv", K_COPY, false, 0, 0, 0, 0, 0},
+    {"install", K_COPY, false, 0, 0, 0, 0, 0},
+    {"rsync", K_COPY, false, 0, 0, 0, 0, 0},
+    {"cat", K_COPY, false, 0, 0, 0, 0, 0},
+    {"dd", K_COPY, false, 0, 0, 0, 0, 0},
 };
 #define NTOOLS (sizeof tools / sizeof tools[0])
 
 /* A file on the deny list, or a known wrapper/shell found on PATH. */
 typedef struct target {
-    char *entry;     /* as configured (deny) or the tool's name */
-    char *name;      /* name to match a word's basename against, or NULL */
-    char *path;      /* realpath of the file, NULL when there is none */
-    bool multicall;  /* busybox and the like: the name picks the program */
-    bool ok;         /* st is valid for this check */
+    char *entry; /* as configured (deny) or the tool's name */
+    char *name; /* name to match a word's basename against, or NULL */
+    char *path; /* realpath of the file, NULL when there is none */
+    bool multicall; /* busybox and the like: the name picks the program */
+    bool ok; /* st is valid for this check */
     struct stat st;
     kind k;
 } target;
-
 
 struct kg_denyexec {
     char *matched; /* the entry the last check blocked on, if one */
@@ -220,8 +256,8 @@ static char *try_exec_at(kg_denyexec *d, size_t k, const char *dir, const char *
 /* d (may be NULL) lends its open PATH directories when path_env is its
  * own: building a list of 100 entries looks up 100 names in every PATH
  * directory, and most of those lookups fail. */
-static char *resolve_in(kg_denyexec *d, const char *cmd, const char *path_env,
-                        const char *cwd, struct stat *st)
+static char *resolve_in(kg_denyexec *d, const char *cmd, const char *path_env, const char *cwd,
+                        struct stat *st)
 {
     if (!cmd || !*cmd) return NULL;
     if (strchr(cmd, '/')) {
@@ -265,8 +301,7 @@ static char *resolve_in(kg_denyexec *d, const char *cmd, const char *path_env,
     }
 }
 
-static char *resolve(const char *cmd, const char *path_env, const char *cwd,
-                     struct stat *st)
+static char *resolve(const char *cmd, const char *path_env, const char *cwd, struct stat *st)
 {
     return resolve_in(NULL, cmd, path_env, cwd, st);
 }
@@ -322,8 +357,7 @@ char *kg_exec_resolve(const char *cmd, const char *path_env, const char *cwd)
 /* 0: different, 1: same file, 2: a copy (same bytes), 3: cannot tell (the
  * file has the target's size but cannot be read, or changed while kgate
  * read it): a file that could be a copy is treated as one. */
-static int compare_file(kg_denyexec *d, const char *path, const struct stat *st,
-                        const target *t)
+static int compare_file(kg_denyexec *d, const char *path, const struct stat *st, const target *t)
 {
     if (!t->ok || t->multicall) return 0;
     if (st->st_dev == t->st.st_dev && st->st_ino == t->st.st_ino) return 1;
@@ -337,8 +371,8 @@ static int compare_file(kg_denyexec *d, const char *path, const struct stat *st,
 
 /* ---- construction ------------------------------------------------------ */
 
-static void target_init(kg_denyexec *d, target *t, const char *entry,
-                        const char *path_env, const char *cwd)
+static void target_init(kg_denyexec *d, target *t, const char *entry, const char *path_env,
+                        const char *cwd)
 {
     t->entry = kg_dx_strdup(entry);
     t->name = strchr(entry, '/') ? NULL : kg_dx_strdup(entry);
@@ -347,8 +381,8 @@ static void target_init(kg_denyexec *d, target *t, const char *entry,
     t->multicall = t->path && is_multicall_name(kg_dx_base(t->path));
 }
 
-kg_denyexec *kg_denyexec_new(const kg_strv *deny, const char *path_env,
-                             const char *cache_dir, kg_error *err)
+kg_denyexec *kg_denyexec_new(const kg_strv *deny, const char *path_env, const char *cache_dir,
+                             kg_error *err)
 {
     kg_denyexec *d = calloc(1, sizeof *d);
     if (!d) kg_oom();
@@ -379,8 +413,13 @@ kg_denyexec *kg_denyexec_new(const kg_strv *deny, const char *path_env,
         target *t = &d->tool[d->ntool];
         target_init(d, t, tools[i].name, d->path_env, NULL);
         t->k = tools[i].k;
-        if (t->path) d->ntool++;
-        else { free(t->entry); free(t->name); memset(t, 0, sizeof *t); }
+        if (t->path)
+            d->ntool++;
+        else {
+            free(t->entry);
+            free(t->name);
+            memset(t, 0, sizeof *t);
+        }
     }
     return d;
 }
@@ -435,12 +474,11 @@ typedef struct kg_dx_chk {
     int depth;
     int nscripts;
     bool stdin_args; /* the next shell string gets its $1.. from xargs */
-    UT_array *seen;
-    struct memo *memo; /* plain commands already found allowed */ /* dev/ino pairs of scripts already read */
+    UT_array *seen; /* dev/ino pairs of scripts already read */
+    struct memo *memo; /* plain commands already found allowed */
 } chk;
 
 enum { F_XARGS = 1 };
-
 
 /* One line, whatever bytes the command contained. */
 static void clean_line(char *s)
@@ -462,8 +500,8 @@ int kg_dx_block(chk *c, const char *entry, const char *where, const char *fmt, .
     }
     if (c->reason && c->reason_len) {
         if (entry)
-            snprintf(c->reason, c->reason_len, "%s is on the deny list (%s%s%s)",
-                     entry, how, *where ? " " : "", where);
+            snprintf(c->reason, c->reason_len, "%s is on the deny list (%s%s%s)", entry, how,
+                     *where ? " " : "", where);
         else
             snprintf(c->reason, c->reason_len, "%s%s%s", how, *where ? " " : "", where);
         clean_line(c->reason);
@@ -495,8 +533,7 @@ static kind kind_by_name(const char *b)
 }
 
 /* The command word itself: its name, then the file it resolves to. */
-static int check_word(chk *c, const char *word, scope sc, const char *where,
-                      word_info *wi)
+static int check_word(chk *c, const char *word, scope sc, const char *where, word_info *wi)
 {
     kg_denyexec *d = c->d;
     memset(wi, 0, sizeof *wi);
@@ -576,20 +613,20 @@ static int check_source_at(chk *c, const char *tool, const char *word, const cha
                             tool, word);
         else if (m == 1 || m == 2)
             r = kg_dx_block(c, t->entry, where,
-                            "%s of %s, %s %s, would let it run under another name", tool,
-                            word, m == 1 ? "the same file as" : "a copy of", t->path);
+                            "%s of %s, %s %s, would let it run under another name", tool, word,
+                            m == 1 ? "the same file as" : "a copy of", t->path);
         else if (m == 3)
             r = kg_dx_block(c, t->entry, where,
                             "%s of %s, which has the size of %s and cannot be compared "
-                            "with it", tool, word, t->path);
+                            "with it",
+                            tool, word, t->path);
     }
 out:
     free(p);
     return r;
 }
 
-int kg_dx_check_source(chk *c, const char *tool, const char *word, scope sc,
-                       const char *where)
+int kg_dx_check_source(chk *c, const char *tool, const char *word, scope sc, const char *where)
 {
     char *home_word = NULL;
     if (word[0] == '~' && word[1] == '/' && getenv("HOME"))
@@ -615,9 +652,13 @@ static int check_copy(chk *c, char **w, size_t n, scope sc, const char *where)
     int r = 0;
     for (size_t i = 1; i < n && !r; i++) {
         const char *a = w[i];
-        if (opts && strcmp(a, "--") == 0) { opts = false; continue; }
+        if (opts && strcmp(a, "--") == 0) {
+            opts = false;
+            continue;
+        }
         if (is_dd) {
-            if (strncmp(a, "if=", 3) == 0 && a[3]) r = kg_dx_check_source(c, tool, a + 3, sc, where);
+            if (strncmp(a, "if=", 3) == 0 && a[3])
+                r = kg_dx_check_source(c, tool, a + 3, sc, where);
             continue;
         }
         if (opts && a[0] == '-' && a[1]) continue;
@@ -648,10 +689,7 @@ bool kg_dx_enter(chk *c)
     return true;
 }
 
-void kg_dx_leave(chk *c)
-{
-    c->depth--;
-}
+void kg_dx_leave(chk *c) { c->depth--; }
 
 bool kg_dx_take_stdin_args(chk *c)
 {
@@ -660,10 +698,7 @@ bool kg_dx_take_stdin_args(chk *c)
     return b;
 }
 
-bool kg_dx_is_cd(const char *name)
-{
-    return kind_by_name(name) == K_CD;
-}
+bool kg_dx_is_cd(const char *name) { return kind_by_name(name) == K_CD; }
 
 static bool seen_file(chk *c, const struct stat *st)
 {
@@ -702,8 +737,8 @@ static char *read_head(const char *path, size_t max, size_t *len)
 
 /* A file a shell will read as commands (sh FILE, . FILE, a #!/bin/sh
  * script).  Larger files are not read: see docs/deny-exec.md. */
-static int check_shell_file(chk *c, const char *path, const struct stat *st,
-                            scope sc, const char *shown, char **pos, size_t npos)
+static int check_shell_file(chk *c, const char *path, const struct stat *st, scope sc,
+                            const char *shown, char **pos, size_t npos)
 {
     if (seen_file(c, st)) return 0;
     mark_seen(c, st);
@@ -722,8 +757,8 @@ static int check_shell_file(chk *c, const char *path, const struct stat *st,
 
 /* A file executed directly.  The kernel runs "#!" lines; execvp hands a
  * file with neither "#!" nor a binary format to /bin/sh. */
-static int check_exec_file(chk *c, const word_info *wi, char **w, size_t n,
-                           scope sc, const char *where)
+static int check_exec_file(chk *c, const word_info *wi, char **w, size_t n, scope sc,
+                           const char *where)
 {
     size_t len;
     char *head = read_head(wi->path, 512, &len);
@@ -790,8 +825,8 @@ static bool long_takes(const char *list, const char *a, size_t l)
     return false;
 }
 
-static size_t skip_opts(char **w, size_t n, size_t i, const char *short_arg,
-                        const char *long_arg, bool digits_are_opts)
+static size_t skip_opts(char **w, size_t n, size_t i, const char *short_arg, const char *long_arg,
+                        bool digits_are_opts)
 {
     while (i < n) {
         const char *a = w[i];
@@ -825,12 +860,15 @@ static int inner(chk *c, char **w, size_t n, size_t i, scope sc, const char *too
 {
     if (i >= n) {
         if (flags & F_XARGS)
-            return kg_dx_block(c, NULL, where, "xargs would run %s with a command read from stdin", tool);
+            return kg_dx_block(c, NULL, where, "xargs would run %s with a command read from stdin",
+                               tool);
         return 0;
     }
     char wh[PATH_MAX + 64];
-    if (*where) snprintf(wh, sizeof wh, "run by %s %s", tool, where);
-    else snprintf(wh, sizeof wh, "run by %s", tool);
+    if (*where)
+        snprintf(wh, sizeof wh, "run by %s %s", tool, where);
+    else
+        snprintf(wh, sizeof wh, "run by %s", tool);
     return kg_dx_check_argv(c, w + i, n - i, sc, wh, flags);
 }
 
@@ -844,12 +882,14 @@ static char *join_words(char **w, size_t n)
     return r;
 }
 
-static int shell_string(chk *c, const char *str, scope sc, const char *what,
-                        const char *where, char **pos, size_t npos)
+static int shell_string(chk *c, const char *str, scope sc, const char *what, const char *where,
+                        char **pos, size_t npos)
 {
     char wh[PATH_MAX + 64];
-    if (*where) snprintf(wh, sizeof wh, "in the %s string %s", what, where);
-    else snprintf(wh, sizeof wh, "in the %s string", what);
+    if (*where)
+        snprintf(wh, sizeof wh, "in the %s string %s", what, where);
+    else
+        snprintf(wh, sizeof wh, "in the %s string", what);
     return kg_dx_check_string(&dx_visitor, c, str, strlen(str), sc, wh, pos, npos);
 }
 
@@ -860,7 +900,10 @@ static int check_shell(chk *c, char **w, size_t n, scope sc, const char *where, 
     size_t i = 1;
     while (i < n) {
         const char *a = w[i];
-        if (strcmp(a, "--") == 0 || strcmp(a, "-") == 0) { i++; break; }
+        if (strcmp(a, "--") == 0 || strcmp(a, "-") == 0) {
+            i++;
+            break;
+        }
         if (a[0] == '-' && a[1] == '-') {
             i += (strcmp(a, "--rcfile") == 0 || strcmp(a, "--init-file") == 0) ? 2 : 1;
             continue;
@@ -875,14 +918,19 @@ static int check_shell(chk *c, char **w, size_t n, scope sc, const char *where, 
     const char *sh = kg_dx_base(w[0]);
     if (cmode) {
         if (i >= n)
-            return (flags & F_XARGS) ? kg_dx_block(c, NULL, where, "xargs would pass %s -c a string read from stdin", sh) : 0;
+            return (flags & F_XARGS)
+                       ? kg_dx_block(c, NULL, where,
+                                     "xargs would pass %s -c a string read from stdin", sh)
+                       : 0;
         char what[64];
         snprintf(what, sizeof what, "%s -c", sh);
         c->stdin_args = (flags & F_XARGS) != 0;
         return shell_string(c, w[i], sc, what, where, w + i + 1, n - i - 1);
     }
     if (i >= n)
-        return (flags & F_XARGS) ? kg_dx_block(c, NULL, where, "xargs would run %s on a file named on stdin", sh) : 0;
+        return (flags & F_XARGS)
+                   ? kg_dx_block(c, NULL, where, "xargs would run %s on a file named on stdin", sh)
+                   : 0;
     /* sh FILE: the file is read as commands whatever its first line says;
      * bash looks a name without a slash up in PATH when it is not here. */
     struct stat st;
@@ -953,9 +1001,12 @@ static char env_option(char **w, size_t n, size_t *i, const char **val)
         /* GNU accepts any unambiguous prefix of a long option. */
         const char *eq = strchr(a, '=');
         size_t l = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
-        if (l >= 2 && strncmp("chdir", a + 2, l) == 0) opt = 'C';
-        else if (l >= 2 && strncmp("split-string", a + 2, l) == 0) opt = 'S';
-        else if (l >= 2 && strncmp("unset", a + 2, l) == 0) opt = 'u';
+        if (l >= 2 && strncmp("chdir", a + 2, l) == 0)
+            opt = 'C';
+        else if (l >= 2 && strncmp("split-string", a + 2, l) == 0)
+            opt = 'S';
+        else if (l >= 2 && strncmp("unset", a + 2, l) == 0)
+            opt = 'u';
         if (opt) *val = eq ? eq + 1 : (*i + 1 < n ? w[++*i] : NULL);
     } else {
         for (const char *p = a + 1; *p; p++) {
@@ -982,8 +1033,14 @@ static int check_env(const cmd_view *v)
     int r = 0;
     while (i < n && !r) {
         const char *a = w[i];
-        if (strcmp(a, "--") == 0) { i++; break; }
-        if (strcmp(a, "-") == 0) { i++; continue; } /* "env -" is env -i */
+        if (strcmp(a, "--") == 0) {
+            i++;
+            break;
+        }
+        if (strcmp(a, "-") == 0) {
+            i++;
+            continue;
+        } /* "env -" is env -i */
         if (a[0] != '-' || !a[1]) break;
         const char *val = NULL;
         char opt = env_option(w, n, &i, &val);
@@ -1047,8 +1104,10 @@ static int check_cstring(const cmd_view *v)
     for (i = 1; i < n && !r; i++) {
         const char *val = NULL;
         if (strcmp(w[i], "--") == 0) break;
-        if (strcmp(w[i], "-c") == 0 || strcmp(w[i], "--command") == 0) val = i + 1 < n ? w[++i] : NULL;
-        else if (strncmp(w[i], "--command=", 10) == 0) val = w[i] + 10;
+        if (strcmp(w[i], "-c") == 0 || strcmp(w[i], "--command") == 0)
+            val = i + 1 < n ? w[++i] : NULL;
+        else if (strncmp(w[i], "--command=", 10) == 0)
+            val = w[i] + 10;
         else if (w[i][0] == '-' && w[i][1] != '-' && strchr(w[i], 'c')) {
             const char *cp = strchr(w[i], 'c');
             val = cp[1] ? cp + 1 : (i + 1 < n ? w[++i] : NULL);
@@ -1066,9 +1125,10 @@ static int check_cstring(const cmd_view *v)
 
 static int check_loader(const cmd_view *v)
 {
-    size_t i = skip_opts(v->w, v->n, 1, NULL,
-                         " library-path preload argv0 audit inhibit-rpath glibc-hwcaps-prepend glibc-hwcaps-mask ",
-                         false);
+    size_t i = skip_opts(
+        v->w, v->n, 1, NULL,
+        " library-path preload argv0 audit inhibit-rpath glibc-hwcaps-prepend glibc-hwcaps-mask ",
+        false);
     return inner_at(v, i, v->sc, v->flags);
 }
 
@@ -1153,7 +1213,8 @@ static int check_by_kind(const cmd_view *v)
     case K_EVAL: return check_eval(v);
     case K_TRAP:
         return v->n > 2 && strcmp(v->w[1], "-") != 0 && v->w[1][0] != '-'
-                   ? shell_at(v, v->w[1], v->sc, "trap") : 0;
+                   ? shell_at(v, v->w[1], v->sc, "trap")
+                   : 0;
     case K_ALIAS: return check_alias(v);
     case K_SOURCE: return check_source(v);
     case K_CD: return 0;
@@ -1185,8 +1246,14 @@ int kg_dx_check_argv(chk *c, char **w, size_t n, scope sc, const char *where, in
      * is a shell script that runs its arguments). */
     if (!r && wi.path) r = check_exec_file(c, &wi, w, n, sc, where);
     if (!r) {
-        cmd_view v = {.c = c, .w = w, .n = n, .sc = sc, .where = where, .flags = flags,
-                      .tool = kg_dx_base(w[0]), .wi = &wi};
+        cmd_view v = {.c = c,
+                      .w = w,
+                      .n = n,
+                      .sc = sc,
+                      .where = where,
+                      .flags = flags,
+                      .tool = kg_dx_base(w[0]),
+                      .wi = &wi};
         r = check_by_kind(&v);
     }
     if (r == 0 && wi.k == K_NONE) {
@@ -1202,9 +1269,8 @@ int kg_dx_check_argv(chk *c, char **w, size_t n, scope sc, const char *where, in
     return r;
 }
 
-int kg_denyexec_check(kg_denyexec *d, const char *const *argv, size_t argc,
-                      const char *cwd, char *reason, size_t reason_len,
-                      kg_error *err)
+int kg_denyexec_check(kg_denyexec *d, const char *const *argv, size_t argc, const char *cwd,
+                      char *reason, size_t reason_len, kg_error *err)
 {
     if (reason && reason_len) reason[0] = '\0';
     if (!d || (!argv && argc)) return kg_err_set(err, EINVAL, "deny list: no command");
@@ -1227,7 +1293,8 @@ int kg_denyexec_check(kg_denyexec *d, const char *const *argv, size_t argc,
     free(v);
     utarray_free(c.seen);
     memo *m, *tmp;
-    HASH_ITER(hh, c.memo, m, tmp) {
+    HASH_ITER(hh, c.memo, m, tmp)
+    {
         HASH_DEL(c.memo, m);
         free(m->key);
         free(m);
@@ -1236,7 +1303,4 @@ int kg_denyexec_check(kg_denyexec *d, const char *const *argv, size_t argc,
     return r;
 }
 
-const char *kg_denyexec_matched(const kg_denyexec *d)
-{
-    return d ? d->matched : NULL;
-}
+const char *kg_denyexec_matched(const kg_denyexec *d) { return d ? d->matched : NULL; }

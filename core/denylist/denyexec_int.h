@@ -20,17 +20,16 @@ typedef struct kg_dx_chk kg_dx_chk;
 /* Checks one command (argv[0] and whatever it runs): 0 allowed, 1 blocked
  * (the reason is set).  where says where the words came from ("in the
  * sh -c string"), for the reason. */
-int kg_dx_check_argv(kg_dx_chk *c, char **w, size_t n, kg_dx_scope sc,
-                     const char *where, int flags);
+int kg_dx_check_argv(kg_dx_chk *c, char **w, size_t n, kg_dx_scope sc, const char *where,
+                     int flags);
 /* Checks a word as a command name only (the name and the file it resolves
  * to), without following wrappers. */
-int kg_dx_check_name(kg_dx_chk *c, const char *word, kg_dx_scope sc,
-                     const char *where);
+int kg_dx_check_name(kg_dx_chk *c, const char *word, kg_dx_scope sc, const char *where);
 /* Checks a word that names a file a command would copy, link or read
  * (cp's operand, a "<" redirection): 1 when it is a denied file, the same
  * file under another name, or a copy of one; tool names the reader. */
-int kg_dx_check_source(kg_dx_chk *c, const char *tool, const char *word,
-                       kg_dx_scope sc, const char *where);
+int kg_dx_check_source(kg_dx_chk *c, const char *tool, const char *word, kg_dx_scope sc,
+                       const char *where);
 /* What the shell walker reports to (a visitor): the walker only finds the
  * simple commands, redirections and nesting of a string; the deny list
  * decides on each.  Passed in, not called by name, so that the walker
@@ -38,16 +37,15 @@ int kg_dx_check_source(kg_dx_chk *c, const char *tool, const char *word,
  * (tests/unit/cycles.py), and the walker knows nothing of the list. */
 typedef struct kg_dx_visitor {
     /* A simple command found (kg_dx_check_argv). */
-    int (*command)(kg_dx_chk *c, char **w, size_t n, kg_dx_scope sc,
-                   const char *where, int flags);
+    int (*command)(kg_dx_chk *c, char **w, size_t n, kg_dx_scope sc, const char *where, int flags);
     /* A word that may be a command name, when the string cannot be parsed
      * (kg_dx_check_name). */
     int (*name)(kg_dx_chk *c, const char *word, kg_dx_scope sc, const char *where);
     /* The file of a "<" redirection (kg_dx_check_source). */
-    int (*source)(kg_dx_chk *c, const char *tool, const char *word,
-                  kg_dx_scope sc, const char *where);
-    int (*block)(kg_dx_chk *c, const char *entry, const char *where,
-                 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+    int (*source)(kg_dx_chk *c, const char *tool, const char *word, kg_dx_scope sc,
+                  const char *where);
+    int (*block)(kg_dx_chk *c, const char *entry, const char *where, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
     bool (*enter)(kg_dx_chk *c);
     void (*leave)(kg_dx_chk *c);
     bool (*take_stdin_args)(kg_dx_chk *c);
@@ -56,12 +54,11 @@ typedef struct kg_dx_visitor {
 
 /* Checks every command in a shell string (denyexec_sh.c); pos are its $0,
  * $1...  Each command goes to vis. */
-int kg_dx_check_string(const kg_dx_visitor *vis, kg_dx_chk *c, const char *s,
-                       size_t len, kg_dx_scope sc, const char *where,
-                       char **pos, size_t npos);
+int kg_dx_check_string(const kg_dx_visitor *vis, kg_dx_chk *c, const char *s, size_t len,
+                       kg_dx_scope sc, const char *where, char **pos, size_t npos);
 /* Sets the reason (entry NULL: a refusal of its own) and returns 1. */
-int kg_dx_block(kg_dx_chk *c, const char *entry, const char *where,
-                const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+int kg_dx_block(kg_dx_chk *c, const char *entry, const char *where, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 /* Nesting depth: false when too deep (then do not call kg_dx_leave). */
 bool kg_dx_enter(kg_dx_chk *c);
 void kg_dx_leave(kg_dx_chk *c);

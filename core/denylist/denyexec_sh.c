@@ -17,8 +17,17 @@
 typedef kg_dx_scope scope;
 typedef kg_dx_chk chk;
 
-typedef enum { ST_CMD, ST_ARGS, ST_SKIP, ST_FOR, ST_CASE_WORD, ST_CASE_IN,
-               ST_CASE_PAT, ST_DBRACKET, ST_FUNCNAME } wstate;
+typedef enum {
+    ST_CMD,
+    ST_ARGS,
+    ST_SKIP,
+    ST_FOR,
+    ST_CASE_WORD,
+    ST_CASE_IN,
+    ST_CASE_PAT,
+    ST_DBRACKET,
+    ST_FUNCNAME
+} wstate;
 
 typedef struct walker {
     const kg_dx_visitor *vis; /* the deny list: each command found goes there */
@@ -34,12 +43,12 @@ typedef struct walker {
     kg_strv *vars; /* "NAME=value" as assigned in the string */
     wstate st;
     bool redir_target;
-    bool redir_in;  /* the target is read: "< FILE", "<> FILE" */
-    bool funcdef;   /* NAME ( seen: a function definition */
+    bool redir_in; /* the target is read: "< FILE", "<> FILE" */
+    bool funcdef; /* NAME ( seen: a function definition */
     bool fn_parens; /* after "function NAME": optional () */
     bool coproc_next; /* "coproc" seen: a NAME may come before a compound */
     bool coproc_name; /* words[0] may be that NAME */
-    char *for_var;    /* for NAME [in WORDS]; do: NAME, once seen */
+    char *for_var; /* for NAME [in WORDS]; do: NAME, once seen */
     bool for_in;
     kg_strv *pos_own; /* positional parameters after "set --" or "shift" */
     char **pos_vec;
@@ -47,7 +56,10 @@ typedef struct walker {
     int result; /* 0, 1 blocked, -1 error */
 } walker;
 
-typedef struct heredoc { char *delim; bool quoted, strip; } heredoc;
+typedef struct heredoc {
+    char *delim;
+    bool quoted, strip;
+} heredoc;
 
 typedef struct lexer {
     walker *w;
@@ -58,7 +70,10 @@ typedef struct lexer {
     int nhd;
 } lexer;
 
-static bool is_name_start(char ch) { return ch == '_' || (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z'); }
+static bool is_name_start(char ch)
+{
+    return ch == '_' || (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z');
+}
 static bool is_name_char(char ch) { return is_name_start(ch) || (ch >= '0' && ch <= '9'); }
 
 /* NAME= or NAME+= or NAME[..]= at the start of an unquoted word. */
@@ -92,9 +107,14 @@ static char *subst_path(const char *value, const char *old)
     UT_string *s;
     utstring_new(s);
     for (const char *p = value; *p;) {
-        if (strncmp(p, "$PATH", 5) == 0 && !is_name_char(p[5])) { utstring_printf(s, "%s", old ? old : ""); p += 5; }
-        else if (strncmp(p, "${PATH}", 7) == 0) { utstring_printf(s, "%s", old ? old : ""); p += 7; }
-        else utstring_bincpy(s, p++, 1);
+        if (strncmp(p, "$PATH", 5) == 0 && !is_name_char(p[5])) {
+            utstring_printf(s, "%s", old ? old : "");
+            p += 5;
+        } else if (strncmp(p, "${PATH}", 7) == 0) {
+            utstring_printf(s, "%s", old ? old : "");
+            p += 7;
+        } else
+            utstring_bincpy(s, p++, 1);
     }
     char *r = kg_dx_strdup(utstring_body(s));
     utstring_free(s);
@@ -156,40 +176,60 @@ static char *expand_simple(walker *w, const char *lit, bool keep_unknown)
     UT_string *s;
     utstring_new(s);
     for (const char *p = lit; *p;) {
-        if (*p != '$') { utstring_bincpy(s, p++, 1); continue; }
+        if (*p != '$') {
+            utstring_bincpy(s, p++, 1);
+            continue;
+        }
         const char *q = p + 1;
         bool brace = *q == '{';
         if (brace) q++;
         if (*q == '@' || *q == '*' || (*q >= '1' && *q <= '9')) {
             const char *e = q + 1;
-            if (brace && *e != '}') { utstring_bincpy(s, p++, 1); continue; }
+            if (brace && *e != '}') {
+                utstring_bincpy(s, p++, 1);
+                continue;
+            }
             if (*q >= '1' && *q <= '9') {
                 size_t k = (size_t)(*q - '0');
                 if (k < w->npos) utstring_printf(s, "%s", w->pos[k]);
             } else
-                for (size_t k = 1; k < w->npos; k++) utstring_printf(s, "%s%s", k > 1 ? " " : "", w->pos[k]);
+                for (size_t k = 1; k < w->npos; k++)
+                    utstring_printf(s, "%s%s", k > 1 ? " " : "", w->pos[k]);
             p = brace ? e + 1 : e;
             continue;
         }
         size_t nl = 0;
         while (is_name_char(q[nl])) nl++;
-        if (!nl || !is_name_start(*q)) { utstring_bincpy(s, p++, 1); continue; }
+        if (!nl || !is_name_start(*q)) {
+            utstring_bincpy(s, p++, 1);
+            continue;
+        }
         const char *val = var_last(w, q, nl);
         const char *e = q + nl;
         if (!brace) {
-            if (val) utstring_printf(s, "%s", val);
-            else if (keep_unknown) utstring_bincpy(s, p, (size_t)(e - p));
+            if (val)
+                utstring_printf(s, "%s", val);
+            else if (keep_unknown)
+                utstring_bincpy(s, p, (size_t)(e - p));
             p = e;
             continue;
         }
         const char *close = strchr(e, '}');
-        if (!close) { utstring_bincpy(s, p++, 1); continue; }
+        if (!close) {
+            utstring_bincpy(s, p++, 1);
+            continue;
+        }
         const char *def = NULL;
-        if (*e == ':' && (e[1] == '-' || e[1] == '=')) def = e + 2;
-        else if (*e == '-' || *e == '=') def = e + 1;
-        if (val && *val) utstring_printf(s, "%s", val);
-        else if (def) utstring_bincpy(s, def, (size_t)(close - def));
-        else if (keep_unknown && !val) utstring_bincpy(s, p, (size_t)(close + 1 - p));
+        if (*e == ':' && (e[1] == '-' || e[1] == '='))
+            def = e + 2;
+        else if (*e == '-' || *e == '=')
+            def = e + 1;
+        if (val && *val)
+            utstring_printf(s, "%s", val);
+        else if (def)
+            utstring_bincpy(s, def, (size_t)(close - def));
+        else if (keep_unknown && !val)
+            utstring_bincpy(s, p, (size_t)(close + 1 - p));
         p = close + 1;
     }
     char *r = kg_dx_strdup(utstring_body(s));
@@ -222,7 +262,10 @@ static void set_positional(walker *w, char **words, size_t n, size_t from, const
     kg_strv_push(nv, w->npos > 0 ? w->pos[0] : "sh");
     if (words) {
         for (size_t i = from; i < n; i++) {
-            if (!dyn[i] || !strchr(words[i], '$')) { kg_strv_push(nv, words[i]); continue; }
+            if (!dyn[i] || !strchr(words[i], '$')) {
+                kg_strv_push(nv, words[i]);
+                continue;
+            }
             char *x = expand_simple(w, words[i], false), *sv = NULL;
             for (char *t = strtok_r(x, " \t\n", &sv); t; t = strtok_r(NULL, " \t\n", &sv))
                 kg_strv_push(nv, t);
@@ -281,8 +324,10 @@ static bool flush_variable(walker *w, char **v, size_t n, size_t skip)
     bool brace = *p == '{';
     if (brace) p++;
     size_t nl = 0;
-    if (*p == '@' || *p == '*' || (*p >= '0' && *p <= '9')) nl = 1;
-    else while (is_name_char(p[nl])) nl++;
+    if (*p == '@' || *p == '*' || (*p >= '0' && *p <= '9'))
+        nl = 1;
+    else
+        while (is_name_char(p[nl])) nl++;
     const char *rest = p + nl;
     if (brace && *rest == '}') rest++;
     if (!nl || *rest) return false;
@@ -296,7 +341,8 @@ static bool flush_variable(walker *w, char **v, size_t n, size_t skip)
         for (size_t i = 1; i < w->npos; i++) kg_strv_push(nv, w->pos[i]);
         for (size_t i = skip + 1; i < n; i++) kg_strv_push(nv, v[i]);
         char **nvv = kg_strv_nullterm(nv);
-        if (kg_strv_len(nv)) w->result = w->vis->command(w->c, nvv, kg_strv_len(nv), w->sc, w->where, 0);
+        if (kg_strv_len(nv))
+            w->result = w->vis->command(w->c, nvv, kg_strv_len(nv), w->sc, w->where, 0);
         free(nvv);
         kg_strv_free(nv);
     } else if (*p >= '0' && *p <= '9') {
@@ -330,16 +376,21 @@ static void flush_guessed(walker *w, char **v, size_t n, size_t skip)
      * wrapper's operands keep their places. */
     kg_strv *ev = kg_strv_new();
     for (size_t i = skip; i < n; i++) {
-        if (!*(int *)utarray_eltptr(w->dyn, (unsigned)i)) { kg_strv_push(ev, v[i]); continue; }
+        if (!*(int *)utarray_eltptr(w->dyn, (unsigned)i)) {
+            kg_strv_push(ev, v[i]);
+            continue;
+        }
         char *x = expand_simple(w, v[i], true), *sv = NULL;
-        if (strcmp(x, v[i]) == 0) kg_strv_push(ev, v[i]);
+        if (strcmp(x, v[i]) == 0)
+            kg_strv_push(ev, v[i]);
         else
             for (char *t = strtok_r(x, " \t\n", &sv); t; t = strtok_r(NULL, " \t\n", &sv))
                 kg_strv_push(ev, t);
         free(x);
     }
     char **evv = kg_strv_nullterm(ev);
-    if (kg_strv_len(ev)) w->result = w->vis->command(w->c, evv, kg_strv_len(ev), w->sc, w->where, 0);
+    if (kg_strv_len(ev))
+        w->result = w->vis->command(w->c, evv, kg_strv_len(ev), w->sc, w->where, 0);
     free(evv);
     kg_strv_free(ev);
 }
@@ -348,7 +399,11 @@ static void flush_guessed(walker *w, char **v, size_t n, size_t skip)
 static void walker_flush(walker *w)
 {
     size_t n = kg_strv_len(w->words);
-    if (n == 0 || w->result != 0) { kg_strv_clear(w->words); utarray_clear(w->dyn); return; }
+    if (n == 0 || w->result != 0) {
+        kg_strv_clear(w->words);
+        utarray_clear(w->dyn);
+        return;
+    }
     char **v = kg_strv_nullterm(w->words);
     if (!v) kg_oom();
     size_t skip = 0;
@@ -364,11 +419,11 @@ static void walker_flush(walker *w)
         const char *cw = v[skip];
         int dyn = *(int *)utarray_eltptr(w->dyn, (unsigned)skip);
         const char *b = kg_dx_base(cw);
-        if (w->vis->is_cd(b) && n - skip == 2 && !*(int *)utarray_eltptr(w->dyn, (unsigned)skip + 1))
+        if (w->vis->is_cd(b) && n - skip == 2 &&
+            !*(int *)utarray_eltptr(w->dyn, (unsigned)skip + 1))
             walker_cd(w, v[skip + 1]);
-        if ((strcmp(cw, "export") == 0 || strcmp(cw, "local") == 0 ||
-             strcmp(cw, "readonly") == 0 || strcmp(cw, "declare") == 0 ||
-             strcmp(cw, "typeset") == 0)) {
+        if ((strcmp(cw, "export") == 0 || strcmp(cw, "local") == 0 || strcmp(cw, "readonly") == 0 ||
+             strcmp(cw, "declare") == 0 || strcmp(cw, "typeset") == 0)) {
             for (size_t i = skip + 1; i < n; i++)
                 if (assignment_len(v[i])) walker_assign(w, v[i], dv[i]);
         }
@@ -394,7 +449,10 @@ done:
     w->coproc_name = false;
 }
 
-static bool kw_is(const char *word, int dyn, const char *kw) { return !dyn && strcmp(word, kw) == 0; }
+static bool kw_is(const char *word, int dyn, const char *kw)
+{
+    return !dyn && strcmp(word, kw) == 0;
+}
 
 /* for NAME in WORDS; do: each word is a value NAME takes in the body (for
  * c in curl; do $c; done); without "in", the positional parameters.  d:
@@ -425,6 +483,49 @@ static void for_word(walker *w, const char *word, bool dyn, int d)
     }
 }
 
+/* A keyword in command position (the first word): the state it puts the
+ * walker in.  true when word was one, and is not a command. */
+static bool first_word_keyword(walker *w, const char *word, int d)
+{
+    if (kw_is(word, d, "coproc")) {
+        w->coproc_next = true;
+        return true;
+    }
+    static const char *const next_cmd[] = {"if",    "then", "else", "elif", "while",
+                                           "until", "do",   "!",    "{",    NULL};
+    for (int i = 0; next_cmd[i]; i++)
+        if (kw_is(word, d, next_cmd[i])) return true;
+    static const char *const ends[] = {"fi", "done", "}", NULL};
+    for (int i = 0; ends[i]; i++)
+        if (kw_is(word, d, ends[i])) {
+            w->st = ST_SKIP;
+            return true;
+        }
+    if (kw_is(word, d, "esac") && w->case_depth > 0) {
+        w->case_depth--;
+        w->st = ST_SKIP;
+        return true;
+    }
+    if (kw_is(word, d, "for") || kw_is(word, d, "select")) {
+        w->st = ST_FOR;
+        return true;
+    }
+    if (kw_is(word, d, "case")) {
+        w->case_depth++;
+        w->st = ST_CASE_WORD;
+        return true;
+    }
+    if (kw_is(word, d, "[[")) {
+        w->st = ST_DBRACKET;
+        return true;
+    }
+    if (kw_is(word, d, "function")) {
+        w->st = ST_FUNCNAME;
+        return true;
+    }
+    return false;
+}
+
 static void walker_word(walker *w, const char *word, bool dyn, bool quoted)
 {
     if (w->result) return;
@@ -441,49 +542,43 @@ static void walker_word(walker *w, const char *word, bool dyn, bool quoted)
     case ST_SKIP: return;
     case ST_FOR: for_word(w, word, dyn, d); return;
     case ST_CASE_WORD: w->st = ST_CASE_IN; return;
-    case ST_CASE_IN: if (kw_is(word, d, "in")) w->st = ST_CASE_PAT; return;
+    case ST_CASE_IN:
+        if (kw_is(word, d, "in")) w->st = ST_CASE_PAT;
+        return;
     case ST_CASE_PAT:
-        if (kw_is(word, d, "esac")) { w->case_depth--; w->st = ST_SKIP; }
+        if (kw_is(word, d, "esac")) {
+            w->case_depth--;
+            w->st = ST_SKIP;
+        }
         return;
     case ST_DBRACKET:
         if (kw_is(word, d, "]]")) w->st = ST_SKIP;
         return;
-    case ST_FUNCNAME: w->st = ST_CMD; w->fn_parens = true; return;
+    case ST_FUNCNAME:
+        w->st = ST_CMD;
+        w->fn_parens = true;
+        return;
     case ST_CMD:
         if (kg_strv_len(w->words) == 0 && w->coproc_next) {
             /* coproc [NAME] COMPOUND: a NAME here is the coprocess's name
              * when a compound command follows; that is known one word
              * later (walker_word below, OP_OPEN). */
             w->coproc_next = false;
-            static const char *const compound[] = {"{", "while", "until", "if", "for",
-                "select", "case", "[[", NULL};
+            static const char *const compound[] = {"{",      "while", "until", "if", "for",
+                                                   "select", "case",  "[[",    NULL};
             bool kw = false;
             for (int i = 0; compound[i]; i++) kw = kw || kw_is(word, d, compound[i]);
             if (!kw && !d && is_name_start(word[0])) w->coproc_name = true;
         }
-        if (kg_strv_len(w->words) == 0) {
-            if (kw_is(word, d, "coproc")) { w->coproc_next = true; return; }
-            static const char *const next_cmd[] = {"if", "then", "else", "elif", "while",
-                "until", "do", "!", "{", NULL};
-            for (int i = 0; next_cmd[i]; i++)
-                if (kw_is(word, d, next_cmd[i])) return;
-            static const char *const ends[] = {"fi", "done", "}", NULL};
-            for (int i = 0; ends[i]; i++)
-                if (kw_is(word, d, ends[i])) { w->st = ST_SKIP; return; }
-            if (kw_is(word, d, "esac") && w->case_depth > 0) { w->case_depth--; w->st = ST_SKIP; return; }
-            if (kw_is(word, d, "for") || kw_is(word, d, "select")) { w->st = ST_FOR; return; }
-            if (kw_is(word, d, "case")) { w->case_depth++; w->st = ST_CASE_WORD; return; }
-            if (kw_is(word, d, "[[")) { w->st = ST_DBRACKET; return; }
-            if (kw_is(word, d, "function")) { w->st = ST_FUNCNAME; return; }
-        }
+        if (kg_strv_len(w->words) == 0 && first_word_keyword(w, word, d)) return;
         /* Leading assignments keep the command position open. */
         if (!assignment_len(word)) w->st = ST_ARGS;
         break;
     case ST_ARGS:
         if (w->coproc_name && kg_strv_len(w->words) == 1) {
             w->coproc_name = false;
-            static const char *const compound[] = {"{", "while", "until", "if", "for",
-                "select", "case", "[[", NULL};
+            static const char *const compound[] = {"{",      "while", "until", "if", "for",
+                                                   "select", "case",  "[[",    NULL};
             for (int i = 0; compound[i]; i++)
                 if (kw_is(word, d, compound[i])) {
                     /* The first word was the coprocess's name. */
@@ -533,13 +628,19 @@ static void walker_op(walker *w, opkind op)
             w->st = ST_CMD;
             return;
         }
-        if (kg_strv_len(w->words) == 1 && w->st == ST_ARGS) { w->funcdef = true; return; }
+        if (kg_strv_len(w->words) == 1 && w->st == ST_ARGS) {
+            w->funcdef = true;
+            return;
+        }
         walker_flush(w);
         w->st = ST_CMD;
         return;
     case OP_CLOSE:
         if (w->st == ST_DBRACKET) return;
-        if (w->st == ST_CASE_PAT) { w->st = ST_CMD; return; }
+        if (w->st == ST_CASE_PAT) {
+            w->st = ST_CMD;
+            return;
+        }
         if (w->funcdef || w->fn_parens) {
             w->funcdef = w->fn_parens = false;
             kg_strv_clear(w->words);
@@ -575,7 +676,7 @@ static void nested_paren(lexer *lx)
     if (!outer->vis->enter(outer->c)) {
         if (!outer->result)
             outer->result = outer->vis->block(outer->c, NULL, outer->where,
-                                        "commands nested too deeply to check");
+                                              "commands nested too deeply to check");
         lx->failed = true;
         return;
     }
@@ -614,17 +715,35 @@ static bool skip_balanced(lexer *lx, char open, char close)
     int depth = 1;
     while (lx->i < lx->n) {
         char ch = lx->s[lx->i++];
-        if (ch == '\\') { lx->i++; continue; }
-        if (ch == '\'') { while (lx->i < lx->n && lx->s[lx->i] != '\'') lx->i++; if (lx->i >= lx->n) return false; lx->i++; continue; }
-        if (ch == '"') { while (lx->i < lx->n && lx->s[lx->i] != '"') { if (lx->s[lx->i] == '\\') lx->i++; lx->i++; } if (lx->i >= lx->n) return false; lx->i++; continue; }
+        if (ch == '\\') {
+            lx->i++;
+            continue;
+        }
+        if (ch == '\'') {
+            while (lx->i < lx->n && lx->s[lx->i] != '\'') lx->i++;
+            if (lx->i >= lx->n) return false;
+            lx->i++;
+            continue;
+        }
+        if (ch == '"') {
+            while (lx->i < lx->n && lx->s[lx->i] != '"') {
+                if (lx->s[lx->i] == '\\') lx->i++;
+                lx->i++;
+            }
+            if (lx->i >= lx->n) return false;
+            lx->i++;
+            continue;
+        }
         if (ch == '$' && lx->i + 1 < lx->n && lx->s[lx->i] == '(' && lx->s[lx->i + 1] != '(') {
             lx->i++; /* a command substitution, also inside $(( )) */
             nested_paren(lx);
             if (lx->failed) return false;
             continue;
         }
-        if (ch == open) depth++;
-        else if (ch == close && --depth == 0) return true;
+        if (ch == open)
+            depth++;
+        else if (ch == close && --depth == 0)
+            return true;
     }
     return false;
 }
@@ -690,14 +809,30 @@ static bool dquote(lexer *lx, UT_string *lit, bool *dyn)
         char ch = s[lx->i];
         if (ch == '\\' && lx->i + 1 < lx->n) {
             char nx = s[lx->i + 1];
-            if (nx == '\n') { lx->i += 2; continue; }
-            if (strchr("$`\"\\", nx)) { utstring_bincpy(lit, &nx, 1); lx->i += 2; continue; }
+            if (nx == '\n') {
+                lx->i += 2;
+                continue;
+            }
+            if (strchr("$`\"\\", nx)) {
+                utstring_bincpy(lit, &nx, 1);
+                lx->i += 2;
+                continue;
+            }
             utstring_bincpy(lit, &ch, 1);
             lx->i++;
             continue;
         }
-        if (ch == '$') { *dyn = true; if (!dollar(lx, lit)) return false; continue; }
-        if (ch == '`') { *dyn = true; lx->i++; if (!backtick(lx, lit)) return false; continue; }
+        if (ch == '$') {
+            *dyn = true;
+            if (!dollar(lx, lit)) return false;
+            continue;
+        }
+        if (ch == '`') {
+            *dyn = true;
+            lx->i++;
+            if (!backtick(lx, lit)) return false;
+            continue;
+        }
         utstring_bincpy(lit, &ch, 1);
         lx->i++;
     }
@@ -718,13 +853,18 @@ static void put_utf8(UT_string *lit, unsigned long cp)
 {
     char b[4];
     size_t n;
-    if (cp < 0x80) b[0] = (char)cp, n = 1;
-    else if (cp < 0x800) b[0] = (char)(0xC0 | (cp >> 6)), b[1] = (char)(0x80 | (cp & 0x3F)), n = 2;
-    else if (cp < 0x10000) b[0] = (char)(0xE0 | (cp >> 12)), b[1] = (char)(0x80 | ((cp >> 6) & 0x3F)),
-                           b[2] = (char)(0x80 | (cp & 0x3F)), n = 3;
-    else if (cp <= 0x10FFFF) b[0] = (char)(0xF0 | (cp >> 18)), b[1] = (char)(0x80 | ((cp >> 12) & 0x3F)),
-                             b[2] = (char)(0x80 | ((cp >> 6) & 0x3F)), b[3] = (char)(0x80 | (cp & 0x3F)), n = 4;
-    else return;
+    if (cp < 0x80)
+        b[0] = (char)cp, n = 1;
+    else if (cp < 0x800)
+        b[0] = (char)(0xC0 | (cp >> 6)), b[1] = (char)(0x80 | (cp & 0x3F)), n = 2;
+    else if (cp < 0x10000)
+        b[0] = (char)(0xE0 | (cp >> 12)), b[1] = (char)(0x80 | ((cp >> 6) & 0x3F)),
+        b[2] = (char)(0x80 | (cp & 0x3F)), n = 3;
+    else if (cp <= 0x10FFFF)
+        b[0] = (char)(0xF0 | (cp >> 18)), b[1] = (char)(0x80 | ((cp >> 12) & 0x3F)),
+        b[2] = (char)(0x80 | ((cp >> 6) & 0x3F)), b[3] = (char)(0x80 | (cp & 0x3F)), n = 4;
+    else
+        return;
     utstring_bincpy(lit, b, n);
 }
 
@@ -742,22 +882,32 @@ static size_t ansi_c_escape(const char *s, size_t n, size_t i, UT_string *lit, b
     switch (e) {
     case 'a': out = '\a'; break;
     case 'b': out = '\b'; break;
-    case 'e': case 'E': out = 0x1b; break;
+    case 'e':
+    case 'E': out = 0x1b; break;
     case 'f': out = '\f'; break;
     case 'n': out = '\n'; break;
     case 'r': out = '\r'; break;
     case 't': out = '\t'; break;
     case 'v': out = '\v'; break;
-    case '\\': case '\'': case '"': case '?': out = e; break;
+    case '\\':
+    case '\'':
+    case '"':
+    case '?': out = e; break;
     case 'c':
         if (i >= n) return i;
         out = (char)(s[i++] & 0x1f);
         break;
-    case 'x': case 'u': case 'U': {
+    case 'x':
+    case 'u':
+    case 'U': {
         int max = e == 'x' ? 2 : e == 'u' ? 4 : 8;
-        while (digits < max && i < n && hexval(s[i]) >= 0) v = v * 16 + (unsigned long)hexval(s[i++]), digits++;
+        while (digits < max && i < n && hexval(s[i]) >= 0)
+            v = v * 16 + (unsigned long)hexval(s[i++]), digits++;
         if (!digits) { /* not an escape after all */
-            if (!*cut) { utstring_bincpy(lit, "\\", 1); utstring_bincpy(lit, &e, 1); }
+            if (!*cut) {
+                utstring_bincpy(lit, "\\", 1);
+                utstring_bincpy(lit, &e, 1);
+            }
             return i;
         }
         if (e != 'x') {
@@ -771,11 +921,15 @@ static size_t ansi_c_escape(const char *s, size_t n, size_t i, UT_string *lit, b
     default:
         if (e >= '0' && e <= '7') {
             v = (unsigned long)(e - '0');
-            while (digits < 2 && i < n && s[i] >= '0' && s[i] <= '7') v = v * 8 + (unsigned long)(s[i++] - '0'), digits++;
+            while (digits < 2 && i < n && s[i] >= '0' && s[i] <= '7')
+                v = v * 8 + (unsigned long)(s[i++] - '0'), digits++;
             out = (char)(v & 0xff);
             break;
         }
-        if (!*cut) { utstring_bincpy(lit, "\\", 1); utstring_bincpy(lit, &e, 1); }
+        if (!*cut) {
+            utstring_bincpy(lit, "\\", 1);
+            utstring_bincpy(lit, &e, 1);
+        }
         return i;
     }
     if (out == 0) *cut = true;
@@ -802,8 +956,14 @@ static bool read_word(lexer *lx, UT_string *lit, bool *dyn, bool *quoted)
             break;
         }
         if (ch == '\\') {
-            if (lx->i + 1 >= lx->n) { lx->i++; break; }
-            if (s[lx->i + 1] != '\n') { utstring_bincpy(lit, s + lx->i + 1, 1); *quoted = true; }
+            if (lx->i + 1 >= lx->n) {
+                lx->i++;
+                break;
+            }
+            if (s[lx->i + 1] != '\n') {
+                utstring_bincpy(lit, s + lx->i + 1, 1);
+                *quoted = true;
+            }
             lx->i += 2;
             continue;
         }
@@ -815,7 +975,12 @@ static bool read_word(lexer *lx, UT_string *lit, bool *dyn, bool *quoted)
             *quoted = true;
             continue;
         }
-        if (ch == '"') { lx->i++; *quoted = true; if (!dquote(lx, lit, dyn)) return false; continue; }
+        if (ch == '"') {
+            lx->i++;
+            *quoted = true;
+            if (!dquote(lx, lit, dyn)) return false;
+            continue;
+        }
         if (ch == '$' && lx->i + 1 < lx->n && s[lx->i + 1] == '\'') { /* $'...' */
             lx->i += 2;
             *quoted = true;
@@ -832,9 +997,21 @@ static bool read_word(lexer *lx, UT_string *lit, bool *dyn, bool *quoted)
             lx->i++;
             continue;
         }
-        if (ch == '$' && lx->i + 1 < lx->n && s[lx->i + 1] == '"') { lx->i++; continue; }
-        if (ch == '$') { *dyn = true; if (!dollar(lx, lit)) return false; continue; }
-        if (ch == '`') { *dyn = true; lx->i++; if (!backtick(lx, lit)) return false; continue; }
+        if (ch == '$' && lx->i + 1 < lx->n && s[lx->i + 1] == '"') {
+            lx->i++;
+            continue;
+        }
+        if (ch == '$') {
+            *dyn = true;
+            if (!dollar(lx, lit)) return false;
+            continue;
+        }
+        if (ch == '`') {
+            *dyn = true;
+            lx->i++;
+            if (!backtick(lx, lit)) return false;
+            continue;
+        }
         utstring_bincpy(lit, &ch, 1);
         lx->i++;
     }
@@ -860,7 +1037,8 @@ static void heredoc_bodies(lexer *lx)
             const char *nl = memchr(lx->s + ls, '\n', lx->n - ls);
             size_t le = nl ? (size_t)(nl - lx->s) : lx->n;
             size_t p = ls;
-            if (hd->strip) while (p < le && lx->s[p] == '\t') p++;
+            if (hd->strip)
+                while (p < le && lx->s[p] == '\t') p++;
             lx->i = nl ? le + 1 : lx->n;
             if (le - p == strlen(hd->delim) && memcmp(lx->s + p, hd->delim, le - p) == 0) {
                 body_end = ls;
@@ -870,7 +1048,10 @@ static void heredoc_bodies(lexer *lx)
         if (!hd->quoted) {
             size_t save_i = lx->i, save_n = lx->n;
             for (size_t i = body_start; i < body_end && !lx->failed; i++) {
-                if (lx->s[i] == '\\') { i++; continue; }
+                if (lx->s[i] == '\\') {
+                    i++;
+                    continue;
+                }
                 if (lx->s[i] == '$' && i + 1 < body_end && lx->s[i + 1] == '(') {
                     UT_string *tmp;
                     utstring_new(tmp);
@@ -932,6 +1113,33 @@ static void lex_redirect(lexer *lx, UT_string *lit)
     walker_op(lx->w, reads ? OP_REDIR_IN : OP_REDIR);
 }
 
+/* Blanks, a line continuation, a comment or a newline (which ends a
+ * command and starts the here-documents' bodies) at lx->i: consumed, and
+ * true. */
+static bool lex_blank(lexer *lx, char ch)
+{
+    const char *s = lx->s;
+    if (ch == ' ' || ch == '\t' || ch == '\r') {
+        lx->i++;
+        return true;
+    }
+    if (ch == '\\' && lx->i + 1 < lx->n && s[lx->i + 1] == '\n') {
+        lx->i += 2;
+        return true;
+    }
+    if (ch == '#') {
+        while (lx->i < lx->n && s[lx->i] != '\n') lx->i++;
+        return true;
+    }
+    if (ch == '\n') {
+        lx->i++;
+        walker_op(lx->w, OP_SEQ);
+        heredoc_bodies(lx);
+        return true;
+    }
+    return false;
+}
+
 static int lex_list(lexer *lx, bool stop_at_paren)
 {
     const char *s = lx->s;
@@ -940,13 +1148,7 @@ static int lex_list(lexer *lx, bool stop_at_paren)
     utstring_new(lit);
     while (lx->i < lx->n && !lx->failed && !lx->w->result) {
         char ch = s[lx->i];
-        if (ch == ' ' || ch == '\t' || ch == '\r') { lx->i++; continue; }
-        if (ch == '\\' && lx->i + 1 < lx->n && s[lx->i + 1] == '\n') { lx->i += 2; continue; }
-        if (ch == '#') {
-            while (lx->i < lx->n && s[lx->i] != '\n') lx->i++;
-            continue;
-        }
-        if (ch == '\n') { lx->i++; walker_op(lx->w, OP_SEQ); heredoc_bodies(lx); continue; }
+        if (lex_blank(lx, ch)) continue;
         const char *p = s + lx->i;
         size_t left = lx->n - lx->i;
         if (left >= 2 && (p[0] == '<' || p[0] == '>') && p[1] == '(') { /* <( ) */
@@ -959,11 +1161,18 @@ static int lex_list(lexer *lx, bool stop_at_paren)
             if (left >= 2 && (p[1] == ';' || p[1] == '&')) {
                 lx->i += (left >= 3 && p[1] == ';' && p[2] == '&') ? 3 : 2;
                 walker_op(lx->w, OP_CASE_END);
-            } else { lx->i++; walker_op(lx->w, OP_SEQ); }
+            } else {
+                lx->i++;
+                walker_op(lx->w, OP_SEQ);
+            }
             continue;
         }
         if (ch == '&') {
-            if (left >= 2 && p[1] == '>') { lx->i += (left >= 3 && p[2] == '>') ? 3 : 2; walker_op(lx->w, OP_REDIR); continue; }
+            if (left >= 2 && p[1] == '>') {
+                lx->i += (left >= 3 && p[2] == '>') ? 3 : 2;
+                walker_op(lx->w, OP_REDIR);
+                continue;
+            }
             lx->i += (left >= 2 && p[1] == '&') ? 2 : 1;
             walker_op(lx->w, OP_SEQ);
             continue;
@@ -978,7 +1187,10 @@ static int lex_list(lexer *lx, bool stop_at_paren)
             if (left >= 2 && p[1] == '(' &&
                 ((lx->w->st == ST_CMD && kg_strv_len(lx->w->words) == 0) || in_for)) {
                 lx->i += 2; /* (( arithmetic )) */
-                if (!skip_balanced(lx, '(', ')')) { lx->failed = true; break; }
+                if (!skip_balanced(lx, '(', ')')) {
+                    lx->failed = true;
+                    break;
+                }
                 if (lx->i < lx->n && s[lx->i] == ')') lx->i++;
                 if (!in_for) lx->w->st = ST_SKIP;
                 continue;
@@ -990,8 +1202,14 @@ static int lex_list(lexer *lx, bool stop_at_paren)
         }
         if (ch == ')') {
             lx->i++;
-            if (lx->w->st == ST_CASE_PAT) { walker_op(lx->w, OP_CLOSE); continue; }
-            if (depth == 0 && stop_at_paren) { utstring_free(lit); return 0; }
+            if (lx->w->st == ST_CASE_PAT) {
+                walker_op(lx->w, OP_CLOSE);
+                continue;
+            }
+            if (depth == 0 && stop_at_paren) {
+                utstring_free(lit);
+                return 0;
+            }
             if (depth > 0) depth--;
             walker_op(lx->w, OP_CLOSE);
             continue;
@@ -1002,7 +1220,10 @@ static int lex_list(lexer *lx, bool stop_at_paren)
         }
         utstring_clear(lit);
         bool dyn, quoted;
-        if (!read_word(lx, lit, &dyn, &quoted)) { lx->failed = true; break; }
+        if (!read_word(lx, lit, &dyn, &quoted)) {
+            lx->failed = true;
+            break;
+        }
         /* "2>" and "{fd}>": the number belongs to the redirection. */
         if (lx->i < lx->n && (s[lx->i] == '<' || s[lx->i] == '>') && !quoted && !dyn) {
             const char *b = utstring_body(lit);
@@ -1019,7 +1240,8 @@ static int lex_list(lexer *lx, bool stop_at_paren)
 
 /* When the string cannot be parsed, every word in it is treated as a
  * possible command name: fail towards blocking, not towards running. */
-static int check_all_words(const kg_dx_visitor *vis, chk *c, const char *s, size_t len, scope sc, const char *where)
+static int check_all_words(const kg_dx_visitor *vis, chk *c, const char *s, size_t len, scope sc,
+                           const char *where)
 {
     char *buf = strndup(s, len);
     if (!buf) kg_oom();
@@ -1036,11 +1258,17 @@ static int check_all_words(const kg_dx_visitor *vis, chk *c, const char *s, size
 }
 
 int kg_dx_check_string(const kg_dx_visitor *vis, chk *c, const char *s, size_t len, scope sc,
-                        const char *where, char **pos, size_t npos)
+                       const char *where, char **pos, size_t npos)
 {
     if (!vis->enter(c)) return vis->block(c, NULL, where, "commands nested too deeply to check");
-    walker w = {.vis = vis, .c = c, .sc = sc, .where = where, .pos = pos, .npos = npos,
-                .stdin_args = vis->take_stdin_args(c), .st = ST_CMD};
+    walker w = {.vis = vis,
+                .c = c,
+                .sc = sc,
+                .where = where,
+                .pos = pos,
+                .npos = npos,
+                .stdin_args = vis->take_stdin_args(c),
+                .st = ST_CMD};
     w.words = kg_strv_new();
     utarray_new(w.dyn, &ut_int_icd);
     w.vars = kg_strv_new();

@@ -59,14 +59,26 @@ static inline uint64_t fmix64(uint64_t k)
 /* A 64-bit hash over 8-byte words in two lanes.  Not cryptographic: a
  * match is always confirmed by a byte compare, so it only has to be fast
  * and spread well. */
-typedef struct { uint64_t a, b, n; unsigned char tail[8]; size_t nt; } hasher;
+typedef struct {
+    uint64_t a, b, n;
+    unsigned char tail[8];
+    size_t nt;
+} hasher;
 
-static void h_init(hasher *h) { h->a = 0x243f6a8885a308d3ULL; h->b = 0x13198a2e03707344ULL; h->n = 0; h->nt = 0; }
+static void h_init(hasher *h)
+{
+    h->a = 0x243f6a8885a308d3ULL;
+    h->b = 0x13198a2e03707344ULL;
+    h->n = 0;
+    h->nt = 0;
+}
 
 static inline void h_word(hasher *h, uint64_t w)
 {
-    if (h->n++ & 1) h->b = rotl64(h->b ^ (w * 0x87c37b91114253d5ULL), 31) * 0x4cf5ad432745937fULL;
-    else h->a = rotl64(h->a ^ (w * 0x4cf5ad432745937fULL), 27) * 0x87c37b91114253d5ULL;
+    if (h->n++ & 1)
+        h->b = rotl64(h->b ^ (w * 0x87c37b91114253d5ULL), 31) * 0x4cf5ad432745937fULL;
+    else
+        h->a = rotl64(h->a ^ (w * 0x4cf5ad432745937fULL), 27) * 0x87c37b91114253d5ULL;
 }
 
 static void h_update(hasher *h, const unsigned char *p, size_t len)
@@ -74,9 +86,18 @@ static void h_update(hasher *h, const unsigned char *p, size_t len)
     while (len && h->nt) {
         h->tail[h->nt++] = *p++;
         len--;
-        if (h->nt == 8) { uint64_t w; memcpy(&w, h->tail, 8); h_word(h, w); h->nt = 0; }
+        if (h->nt == 8) {
+            uint64_t w;
+            memcpy(&w, h->tail, 8);
+            h_word(h, w);
+            h->nt = 0;
+        }
     }
-    for (; len >= 8; p += 8, len -= 8) { uint64_t w; memcpy(&w, p, 8); h_word(h, w); }
+    for (; len >= 8; p += 8, len -= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h_word(h, w);
+    }
     while (len--) h->tail[h->nt++] = *p++;
 }
 
@@ -134,15 +155,27 @@ bool kg_fp_same_content(const char *a, const char *b)
     static unsigned char ba[32768], bb[32768];
     while (same) {
         ssize_t ra = read(fa, ba, sizeof ba);
-        if (ra < 0) { same = false; break; }
+        if (ra < 0) {
+            same = false;
+            break;
+        }
         size_t got = 0;
         while (got < (size_t)ra) {
             ssize_t rb = read(fb, bb + got, (size_t)ra - got);
-            if (rb <= 0) { same = false; break; }
+            if (rb <= 0) {
+                same = false;
+                break;
+            }
             got += (size_t)rb;
         }
-        if (!same || memcmp(ba, bb, (size_t)ra) != 0) { same = false; break; }
-        if (ra == 0) { same = read(fb, bb, 1) == 0; break; }
+        if (!same || memcmp(ba, bb, (size_t)ra) != 0) {
+            same = false;
+            break;
+        }
+        if (ra == 0) {
+            same = read(fb, bb, 1) == 0;
+            break;
+        }
     }
     if (fa >= 0) close(fa);
     if (fb >= 0) close(fb);
@@ -171,7 +204,8 @@ static char *cache_file(const kg_fpcache *d)
 static void cache_drop(kg_fpcache *d)
 {
     fp_entry *e, *tmp;
-    HASH_ITER(hh, d->map, e, tmp) {
+    HASH_ITER(hh, d->map, e, tmp)
+    {
         HASH_DEL(d->map, e);
         free(e->key);
         free(e);
@@ -224,7 +258,10 @@ static void cache_load(kg_fpcache *d)
     for (char *p = buf + ml; *p;) {
         char *nl = strchr(p, '\n');
         if (!nl) goto bad;
-        if (strncmp(p, "end ", 4) == 0) { end = p; break; }
+        if (strncmp(p, "end ", 4) == 0) {
+            end = p;
+            break;
+        }
         if (nl - p < 18 || p[16] != ' ') goto bad;
         p = nl + 1;
     }
@@ -266,14 +303,14 @@ void kg_fpcache_save(kg_fpcache *d)
     size_t n = 0;
     for (int pass = 0; pass < 2; pass++) { /* entries used now come first */
         fp_entry *e, *tmp;
-        HASH_ITER(hh, d->map, e, tmp) {
+        HASH_ITER(hh, d->map, e, tmp)
+        {
             if (e->used != (pass == 0) || n >= CACHE_MAX_ENTRIES) continue;
             utstring_printf(s, "%016" PRIx64 " %s\n", e->hash, e->key);
             n++;
         }
     }
-    utstring_printf(s, "end %016" PRIx64 "\n",
-                    hash_mem(utstring_body(s), utstring_len(s)));
+    utstring_printf(s, "end %016" PRIx64 "\n", hash_mem(utstring_body(s), utstring_len(s)));
     char *tmpl = malloc(strlen(f) + 8);
     if (!tmpl) kg_oom();
     sprintf(tmpl, "%s.XXXXXX", f);
@@ -284,8 +321,10 @@ void kg_fpcache_save(kg_fpcache *d)
         while (ok && off < len) {
             ssize_t w = write(fd, utstring_body(s) + off, len - off);
             if (w < 0 && errno == EINTR) continue;
-            if (w <= 0) ok = false;
-            else off += (size_t)w;
+            if (w <= 0)
+                ok = false;
+            else
+                off += (size_t)w;
         }
         if (close(fd) != 0) ok = false;
         if (!ok || rename(tmpl, f) != 0) unlink(tmpl);
@@ -302,8 +341,7 @@ void kg_fpcache_save(kg_fpcache *d)
  * that is the poisoning this closes.)  The key names the exact state: a
  * change to the content changes ctime, which no one can set back, and a
  * later file at the same inode gets a ctime of its own. */
-int kg_fpcache_get(kg_fpcache *d, const char *path, const struct stat *st,
-                   uint64_t *out)
+int kg_fpcache_get(kg_fpcache *d, const char *path, const struct stat *st, uint64_t *out)
 {
     if (!d->loaded) cache_load(d);
     /* O_NONBLOCK: a FIFO swapped in would otherwise hang the open. */
@@ -313,10 +351,10 @@ int kg_fpcache_get(kg_fpcache *d, const char *path, const struct stat *st,
     int rc = -1;
     if (fstat(fd, &fst) != 0 || !S_ISREG(fst.st_mode)) goto out;
     char key[PATH_MAX + 200];
-    snprintf(key, sizeof key, "%ju:%ju:%jd:%o:%jd.%09ld:%jd.%09ld:%s",
-             (uintmax_t)fst.st_dev, (uintmax_t)fst.st_ino, (intmax_t)fst.st_size,
-             (unsigned)fst.st_mode, (intmax_t)MTIM(&fst).tv_sec, MTIM(&fst).tv_nsec,
-             (intmax_t)CTIM(&fst).tv_sec, CTIM(&fst).tv_nsec, path);
+    snprintf(key, sizeof key, "%ju:%ju:%jd:%o:%jd.%09ld:%jd.%09ld:%s", (uintmax_t)fst.st_dev,
+             (uintmax_t)fst.st_ino, (intmax_t)fst.st_size, (unsigned)fst.st_mode,
+             (intmax_t)MTIM(&fst).tv_sec, MTIM(&fst).tv_nsec, (intmax_t)CTIM(&fst).tv_sec,
+             CTIM(&fst).tv_nsec, path);
     fp_entry *e = NULL;
     if (!strchr(path, '\n')) HASH_FIND_STR(d->map, key, e);
     if (e) {
@@ -339,10 +377,7 @@ out:
     return rc;
 }
 
-uint64_t kg_fp_hash_mem(const void *p, size_t len)
-{
-    return hash_mem(p, len);
-}
+uint64_t kg_fp_hash_mem(const void *p, size_t len) { return hash_mem(p, len); }
 
 kg_fpcache *kg_fpcache_new(const char *dir)
 {

@@ -27,8 +27,7 @@ void kg_fpcache_free(kg_fpcache *c);
  * read (or is written to while it is read), -2 when the path no longer
  * holds the file st describes (the hash is then of what it holds now, and
  * cached under that file's own key). */
-int kg_fpcache_get(kg_fpcache *c, const char *path, const struct stat *st,
-                   uint64_t *hash);
+int kg_fpcache_get(kg_fpcache *c, const char *path, const struct stat *st, uint64_t *hash);
 
 /* Writes the cache file (atomically, 0600) when something was added.
  * Failing to write is not an error: the cache is only a shortcut. */

@@ -17,10 +17,7 @@ void kg_os_pipe_grow(int fd, int size)
     if (cur > 0 && cur < size) (void)fcntl(fd, F_SETPIPE_SZ, size);
 }
 
-int kg_os_open_dir_handle(const char *path)
-{
-    return open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-}
+int kg_os_open_dir_handle(const char *path) { return open(path, O_PATH | O_DIRECTORY | O_CLOEXEC); }
 
 int kg_os_openat_dir_handle(int dfd, const char *name)
 {
@@ -43,20 +40,11 @@ int kg_os_cloexec_range(int lowfd)
 #endif
 }
 
-const char *kg_os_fd_dir(void)
-{
-    return "/proc/self/fd";
-}
+const char *kg_os_fd_dir(void) { return "/proc/self/fd"; }
 
-struct timespec kg_os_stat_mtime(const struct stat *st)
-{
-    return st->st_mtim;
-}
+struct timespec kg_os_stat_mtime(const struct stat *st) { return st->st_mtim; }
 
-struct timespec kg_os_stat_ctime(const struct stat *st)
-{
-    return st->st_ctim;
-}
+struct timespec kg_os_stat_ctime(const struct stat *st) { return st->st_ctim; }
 
 /* /proc/self/uid_map gives "inside outside count" lines, outside being
  * the parent namespace's uids; the initial namespace's one line is

@@ -66,20 +66,11 @@ int kg_os_cloexec_range(int lowfd)
     return -1;
 }
 
-const char *kg_os_fd_dir(void)
-{
-    return "/dev/fd";
-}
+const char *kg_os_fd_dir(void) { return "/dev/fd"; }
 
-struct timespec kg_os_stat_mtime(const struct stat *st)
-{
-    return st->st_mtimespec;
-}
+struct timespec kg_os_stat_mtime(const struct stat *st) { return st->st_mtimespec; }
 
-struct timespec kg_os_stat_ctime(const struct stat *st)
-{
-    return st->st_ctimespec;
-}
+struct timespec kg_os_stat_ctime(const struct stat *st) { return st->st_ctimespec; }
 
 int kg_os_owner_kind(uid_t uid)
 {

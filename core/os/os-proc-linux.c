@@ -13,7 +13,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
 #endif
@@ -21,10 +20,7 @@
 #define SYS_pidfd_send_signal 424
 #endif
 
-bool kg_os_subreaper(bool on)
-{
-    return prctl(PR_SET_CHILD_SUBREAPER, on ? 1 : 0, 0, 0, 0) == 0;
-}
+bool kg_os_subreaper(bool on) { return prctl(PR_SET_CHILD_SUBREAPER, on ? 1 : 0, 0, 0, 0) == 0; }
 
 /* The parent and state of pid, from /proc/PID/stat ("pid (comm) S ppid
  * ..."; comm may hold spaces and parentheses: the last ')' ends it).
@@ -174,8 +170,7 @@ int kg_os_kill_child_of(pid_t pid, pid_t ppid)
     if (read_stat(AT_FDCWD, name, &e) < 0 || e.ppid != ppid) {
         /* Ended, or a different process under that number now. */
     } else if (pfd >= 0) {
-        if (syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH)
-            rc = -1;
+        if (syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH) rc = -1;
     } else if (kill(pid, SIGKILL) < 0 && errno != ESRCH) {
         rc = -1;
     }

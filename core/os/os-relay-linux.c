@@ -4,15 +4,9 @@
 
 #include <fcntl.h>
 
-bool kg_os_relay_zero_copy(void)
-{
-    return true;
-}
+bool kg_os_relay_zero_copy(void) { return true; }
 
-ssize_t kg_os_tee(int in, int out, size_t n)
-{
-    return tee(in, out, n, SPLICE_F_NONBLOCK);
-}
+ssize_t kg_os_tee(int in, int out, size_t n) { return tee(in, out, n, SPLICE_F_NONBLOCK); }
 
 ssize_t kg_os_splice(int in, int out, size_t n)
 {

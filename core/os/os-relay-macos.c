@@ -6,10 +6,7 @@
 
 #include <errno.h>
 
-bool kg_os_relay_zero_copy(void)
-{
-    return false;
-}
+bool kg_os_relay_zero_copy(void) { return false; }
 
 ssize_t kg_os_tee(int in, int out, size_t n)
 {

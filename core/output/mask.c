@@ -38,10 +38,9 @@
 #include <sys/types.h>
 
 const char *const kg_mask_builtin_prefixes[] = {
-    "sk-ant-", "sk-proj-", "sk-",   "ghp_", "gho_", "ghu_", "ghs_",
-    "ghr_",    "github_pat_", "glpat-", "xoxb-", "xoxp-", "xoxa-",
-    "xoxr-",   "xoxs-",  "AKIA",  "ASIA", "AIza", "hf_",  "npm_",
-    "pypi-",   NULL,
+    "sk-ant-",     "sk-proj-", "sk-",   "ghp_",  "gho_",  "ghu_",  "ghs_",  "ghr_",
+    "github_pat_", "glpat-",   "xoxb-", "xoxp-", "xoxa-", "xoxr-", "xoxs-", "AKIA",
+    "ASIA",        "AIza",     "hf_",   "npm_",  "pypi-", NULL,
 };
 
 /* How many token characters after a prefix make it a secret. */
@@ -108,20 +107,20 @@ struct kg_mask {
     uint64_t pair[65536 / 64];
 
     vec firstv[MAX_VEC_FIRST]; /* each first byte in every lane */
-    vec escv;                  /* ESC in every lane */
+    vec escv; /* ESC in every lane */
     size_t n_first; /* > MAX_VEC_FIRST: scalar scan only */
 
     size_t window; /* raw bytes decide() looks at, escapes included */
     unsigned char *vis; /* decide()'s scratch: visible bytes ... */
-    size_t *vis_at;     /* ... and where each one is */
+    size_t *vis_at; /* ... and where each one is */
 
     size_t masked; /* secrets replaced so far (the events summary) */
 
     /* Stream state. */
-    bool masking;  /* inside a masked run: drop token bytes */
+    bool masking; /* inside a masked run: drop token bytes */
     bool prev_tok; /* the last visible byte consumed was a token byte */
     unsigned char esc; /* inside an escape sequence: E_* */
-    char *hold;    /* undecided candidate, carried to the next feed */
+    char *hold; /* undecided candidate, carried to the next feed */
     size_t hold_len, hold_cap;
 };
 
@@ -153,32 +152,23 @@ static inline int esc_step(unsigned char *st, unsigned char c)
         if (c >= 0x20 && c <= 0x3f) return 1;
         *st = E_GROUND;
         return (c >= 0x40 && c <= 0x7e) ? 0 : -1;
-    default:
-        return -1;
+    default: return -1;
     }
 }
 
 /* Byte classes: 1 token character, 2 first byte of some prefix. */
 static const unsigned char tok_tab[256] = {
-    ['-'] = 1, ['_'] = 1,
-    ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1,
-    ['5'] = 1, ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1,
-    ['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1,
-    ['G'] = 1, ['H'] = 1, ['I'] = 1, ['J'] = 1, ['K'] = 1, ['L'] = 1,
-    ['M'] = 1, ['N'] = 1, ['O'] = 1, ['P'] = 1, ['Q'] = 1, ['R'] = 1,
-    ['S'] = 1, ['T'] = 1, ['U'] = 1, ['V'] = 1, ['W'] = 1, ['X'] = 1,
-    ['Y'] = 1, ['Z'] = 1,
-    ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1,
-    ['g'] = 1, ['h'] = 1, ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1,
-    ['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1, ['q'] = 1, ['r'] = 1,
-    ['s'] = 1, ['t'] = 1, ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 1,
-    ['y'] = 1, ['z'] = 1,
+    ['-'] = 1, ['_'] = 1, ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1,
+    ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1, ['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1,
+    ['E'] = 1, ['F'] = 1, ['G'] = 1, ['H'] = 1, ['I'] = 1, ['J'] = 1, ['K'] = 1, ['L'] = 1,
+    ['M'] = 1, ['N'] = 1, ['O'] = 1, ['P'] = 1, ['Q'] = 1, ['R'] = 1, ['S'] = 1, ['T'] = 1,
+    ['U'] = 1, ['V'] = 1, ['W'] = 1, ['X'] = 1, ['Y'] = 1, ['Z'] = 1, ['a'] = 1, ['b'] = 1,
+    ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1, ['g'] = 1, ['h'] = 1, ['i'] = 1, ['j'] = 1,
+    ['k'] = 1, ['l'] = 1, ['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1, ['q'] = 1, ['r'] = 1,
+    ['s'] = 1, ['t'] = 1, ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 1, ['y'] = 1, ['z'] = 1,
 };
 
-static inline bool is_tok(unsigned char c)
-{
-    return tok_tab[c] != 0;
-}
+static inline bool is_tok(unsigned char c) { return tok_tab[c] != 0; }
 
 /* ------------------------------------------------------------------------ */
 /* Setup                                                                     */
@@ -282,8 +272,8 @@ enum { NO_MATCH = -1, PENDING = 0, MATCH = 1 };
  * Prefixes are tried longest first, and a longer one still undecided makes
  * the answer wait, so that sk-ant-... is never written as sk-*** just
  * because its first feed ended early. */
-static inline __attribute__((always_inline)) int decide_plain(const kg_mask *m, const unsigned char *s, size_t n, bool eof,
-                        size_t *plen)
+static inline __attribute__((always_inline)) int
+decide_plain(const kg_mask *m, const unsigned char *s, size_t n, bool eof, size_t *plen)
 {
     unsigned char c = s[0];
     for (uint32_t k = m->bucket_lo[c]; k < m->bucket_hi[c]; k++) {
@@ -307,7 +297,8 @@ static inline __attribute__((always_inline)) int decide_plain(const kg_mask *m, 
 /* decide() for raw bytes with an escape sequence where the rule looks:
  * judged on the visible bytes; *plen is the raw length up to the prefix's
  * last byte. */
-static __attribute__((noinline)) int decide_esc(kg_mask *m, const unsigned char *s, size_t n, bool eof, size_t *plen)
+static __attribute__((noinline)) int decide_esc(kg_mask *m, const unsigned char *s, size_t n,
+                                                bool eof, size_t *plen)
 {
     size_t need = m->max_len + MIN_TOKEN;
     /* The visible bytes, within the window: a sequence longer than the
@@ -335,7 +326,7 @@ static __attribute__((noinline)) int decide_esc(kg_mask *m, const unsigned char 
  * length up to the prefix's last byte.  Without an escape where the rule
  * looks, the bytes are decided as they are. */
 static inline __attribute__((always_inline)) int decide(kg_mask *m, const unsigned char *s,
-                                                         size_t n, bool eof, size_t *plen)
+                                                        size_t n, bool eof, size_t *plen)
 {
     /* Without an escape where the rule looks, the raw bytes are the
      * visible ones.  (A raw match is not enough when there is one: a
@@ -349,14 +340,12 @@ static inline __attribute__((always_inline)) int decide(kg_mask *m, const unsign
 /* Scanning                                                                  */
 /* ------------------------------------------------------------------------ */
 
-
 /* All-ones lanes where v is a token byte. */
 static inline vec vec_tok(vec v)
 {
     vec lower = (v | splat(0x20)) - splat('a');
     vec digit = v - splat('0');
-    return (vec)((lower < splat(26)) | (digit < splat(10)) |
-                 (v == splat('_')) | (v == splat('-')));
+    return (vec)((lower < splat(26)) | (digit < splat(10)) | (v == splat('_')) | (v == splat('-')));
 }
 
 static inline bool vec_any(vec v)
@@ -382,8 +371,7 @@ static inline size_t vec_first(vec v)
 
 /* Whether the two bytes at p[i] can start some prefix.  A cheap filter in
  * front of decide(): most words that begin with 's' do not go on with 'k'. */
-static inline bool pair_ok(const kg_mask *m, const unsigned char *p, size_t i,
-                           size_t n)
+static inline bool pair_ok(const kg_mask *m, const unsigned char *p, size_t i, size_t n)
 {
     /* An escape next: the second byte is after it (decide() will see). */
     if (i + 1 >= n || p[i + 1] == ESC) return true;
@@ -397,8 +385,8 @@ static inline bool pair_ok(const kg_mask *m, const unsigned char *p, size_t i,
  * separate memchr() would read everything twice.  p[from-1] must be the
  * visible byte before p[from] unless fresh: then the stream state says what
  * came before. */
-static inline __attribute__((always_inline)) size_t find_candidate(const kg_mask *m, const unsigned char *p,
-                             size_t from, size_t n, bool fresh)
+static inline __attribute__((always_inline)) size_t
+find_candidate(const kg_mask *m, const unsigned char *p, size_t from, size_t n, bool fresh)
 {
     size_t i = from;
     if (i < n && (p[i] == ESC || fresh)) {
@@ -414,8 +402,7 @@ static inline __attribute__((always_inline)) size_t find_candidate(const kg_mask
             memcpy(&v, p + i, VW);
             memcpy(&pv, p + i - 1, VW);
             vec hit = (vec)(v == m->firstv[0]);
-            for (size_t k = 1; k < m->n_first; k++)
-                hit |= (vec)(v == m->firstv[k]);
+            for (size_t k = 1; k < m->n_first; k++) hit |= (vec)(v == m->firstv[k]);
             hit &= ~vec_tok(pv);
             hit |= (vec)(v == m->escv);
             if (!vec_any(hit)) continue;
@@ -438,7 +425,8 @@ static inline __attribute__((always_inline)) size_t find_candidate(const kg_mask
 }
 
 /* Index of the first non-token byte in p[i..n), or n. */
-static inline __attribute__((always_inline)) size_t skip_token(const unsigned char *p, size_t i, size_t n)
+static inline __attribute__((always_inline)) size_t skip_token(const unsigned char *p, size_t i,
+                                                               size_t n)
 {
     for (; i + VW <= n; i += VW) {
         vec v;
@@ -523,8 +511,7 @@ static ssize_t scan(kg_mask *m, const unsigned char *p, size_t n, bool eof)
             m->prev_tok = false;
             return (ssize_t)j;
         }
-        if (emit(m, p + j, plen) < 0 || emit(m, (const unsigned char *)"***", 3) < 0)
-            return -1;
+        if (emit(m, p + j, plen) < 0 || emit(m, (const unsigned char *)"***", 3) < 0) return -1;
         m->masked++;
         m->masking = true;
         i = span = j + plen;
@@ -563,8 +550,7 @@ int kg_mask_feed(kg_mask *m, const char *buf, size_t len)
         if (c < 0) return -1;
         if ((size_t)c < old || take == len) {
             /* Every byte of buf is in the hold already. */
-            return hold_rest(m, (unsigned char *)m->hold + c,
-                             m->hold_len - (size_t)c);
+            return hold_rest(m, (unsigned char *)m->hold + c, m->hold_len - (size_t)c);
         }
         m->hold_len = 0;
         p += (size_t)c - old;
@@ -578,9 +564,7 @@ int kg_mask_feed(kg_mask *m, const char *buf, size_t len)
 int kg_mask_flush(kg_mask *m)
 {
     int r = 0;
-    if (m->hold_len > 0 &&
-        scan(m, (unsigned char *)m->hold, m->hold_len, true) < 0)
-        r = -1;
+    if (m->hold_len > 0 && scan(m, (unsigned char *)m->hold, m->hold_len, true) < 0) r = -1;
     /* A fresh stream may follow. */
     m->hold_len = 0;
     m->masking = false;
@@ -589,12 +573,6 @@ int kg_mask_flush(kg_mask *m)
     return r;
 }
 
-size_t kg_mask_held(const kg_mask *m)
-{
-    return m ? m->hold_len : 0;
-}
+size_t kg_mask_held(const kg_mask *m) { return m ? m->hold_len : 0; }
 
-size_t kg_mask_count(const kg_mask *m)
-{
-    return m ? m->masked : 0;
-}
+size_t kg_mask_count(const kg_mask *m) { return m ? m->masked : 0; }

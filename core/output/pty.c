@@ -36,8 +36,8 @@ static const int fault_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SI
  * restore the terminal the ordinary way.  Real-time signals are added in
  * kg_pty_make_raw. */
 static const int ending_signals[] = {
-    SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGIO, SIGXCPU, SIGXFSZ,
-    SIGSYS, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE,
+    SIGUSR1,   SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGIO,   SIGXCPU,
+    SIGXFSZ,   SIGSYS,  SIGHUP,  SIGINT,    SIGQUIT, SIGTERM, SIGPIPE,
 #ifdef SIGSTKFLT
     SIGSTKFLT,
 #endif
@@ -74,8 +74,7 @@ static void catch_signal(int sig, bool unless_handled)
     struct sigaction cur;
     if (sig <= 0 || sig >= NSIG || caught[sig]) return;
     if (sigaction(sig, NULL, &cur) < 0 || cur.sa_handler == SIG_IGN) return;
-    if (unless_handled && (cur.sa_flags & SA_SIGINFO || cur.sa_handler != SIG_DFL))
-        return;
+    if (unless_handled && (cur.sa_flags & SA_SIGINFO || cur.sa_handler != SIG_DFL)) return;
     struct sigaction sa = {.sa_handler = fatal_handler, .sa_flags = SA_RESETHAND};
     sigemptyset(&sa.sa_mask);
     if (sigaction(sig, &sa, &saved_action[sig]) == 0) caught[sig] = true;
@@ -136,15 +135,9 @@ fail:
     return NULL;
 }
 
-int kg_pty_master(const kg_pty *p)
-{
-    return p->master;
-}
+int kg_pty_master(const kg_pty *p) { return p->master; }
 
-int kg_pty_slave(const kg_pty *p)
-{
-    return p->slave;
-}
+int kg_pty_slave(const kg_pty *p) { return p->slave; }
 
 void kg_pty_close_slave(kg_pty *p)
 {
@@ -157,8 +150,7 @@ void kg_pty_close_slave(kg_pty *p)
 int kg_pty_make_raw(kg_pty *p, kg_error *err)
 {
     if (tcgetattr(p->term_fd, &p->saved) < 0)
-        return kg_err_set(err, errno, "cannot read the terminal's settings: %s",
-                          strerror(errno));
+        return kg_err_set(err, errno, "cannot read the terminal's settings: %s", strerror(errno));
     restore_fd = p->term_fd;
     restore_tio = p->saved;
     restore_armed = 1;
@@ -171,8 +163,7 @@ int kg_pty_make_raw(kg_pty *p, kg_error *err)
     if (tcsetattr(p->term_fd, TCSADRAIN, &raw) < 0) {
         restore_armed = 0;
         release_ending_signals();
-        return kg_err_set(err, errno, "cannot put the terminal in raw mode: %s",
-                          strerror(errno));
+        return kg_err_set(err, errno, "cannot put the terminal in raw mode: %s", strerror(errno));
     }
     p->raw = true;
     return 0;
@@ -198,8 +189,7 @@ void kg_pty_continue(kg_pty *p)
     if (ioctl(p->master, TIOCGPGRP, &pg) == 0 && pg > 0) kill(-pg, SIGCONT);
 #ifdef TIOCGSID
     pid_t sid = 0;
-    if (ioctl(p->master, TIOCGSID, &sid) == 0 && sid > 0 && sid != pg)
-        kill(-sid, SIGCONT);
+    if (ioctl(p->master, TIOCGSID, &sid) == 0 && sid > 0 && sid != pg) kill(-sid, SIGCONT);
 #endif
 }
 

@@ -30,11 +30,11 @@
 
 enum state {
     GROUND,
-    C2,      /* saw 0xC2: a UTF-8 encoded C1 control may follow */
-    ESCAPE,  /* saw ESC */
+    C2, /* saw 0xC2: a UTF-8 encoded C1 control may follow */
+    ESCAPE, /* saw ESC */
     ESC_INT, /* ESC and intermediates */
-    CSI,     /* collecting a CSI */
-    STR,     /* inside an OSC/DCS/SOS/PM/APC string */
+    CSI, /* collecting a CSI */
+    STR, /* inside an OSC/DCS/SOS/PM/APC string */
     STR_ESC, /* ESC inside a string: ST (ESC \) or a new sequence */
 };
 
@@ -63,15 +63,9 @@ kg_termfilter *kg_termfilter_new(kg_termfilter_sink sink, void *ctx)
     return f;
 }
 
-void kg_termfilter_free(kg_termfilter *f)
-{
-    free(f);
-}
+void kg_termfilter_free(kg_termfilter *f) { free(f); }
 
-size_t kg_termfilter_dropped(const kg_termfilter *f)
-{
-    return f ? f->dropped : 0;
-}
+size_t kg_termfilter_dropped(const kg_termfilter *f) { return f ? f->dropped : 0; }
 
 static int out(kg_termfilter *f, const void *p, size_t n)
 {
@@ -139,20 +133,42 @@ static enum verdict str_judge(const kg_termfilter *f, bool complete)
         if (i == n && !complete) return UNDECIDED;
         if (i == 0 || (i < n && h[i] != ';')) return DROP;
         switch (num) {
-        case 0: case 1: case 2: /* titles: a title report (CSI 21 t) is dropped */
-        case 7:                 /* the working directory */
-        case 8:                 /* hyperlinks */
-        case 133: case 633:     /* shell integration marks */
-            return PASS;
-        case 4: case 5: case 10: case 11: case 12: case 13: case 14: case 15: case 16:
-        case 17: case 18: case 19: case 104: case 105: case 110: case 111: case 112:
-        case 113: case 114: case 115: case 116: case 117: case 118: case 119:
+        case 0:
+        case 1:
+        case 2: /* titles: a title report (CSI 21 t) is dropped */
+        case 7: /* the working directory */
+        case 8: /* hyperlinks */
+        case 133:
+        case 633: /* shell integration marks */ return PASS;
+        case 4:
+        case 5:
+        case 10:
+        case 11:
+        case 12:
+        case 13:
+        case 14:
+        case 15:
+        case 16:
+        case 17:
+        case 18:
+        case 19:
+        case 104:
+        case 105:
+        case 110:
+        case 111:
+        case 112:
+        case 113:
+        case 114:
+        case 115:
+        case 116:
+        case 117:
+        case 118:
+        case 119:
             /* Colours: setting passes, a "?" asks for a report. */
             if (i < n && has_query(h + i + 1, n - i - 1)) return DROP;
             if (!complete) return n == STR_HEAD ? DROP : UNDECIDED;
             return PASS;
-        default: /* 52 (clipboard), 50 (font query), 1337, unknown */
-            return DROP;
+        default: /* 52 (clipboard), 50 (font query), 1337, unknown */ return DROP;
         }
     }
     if (f->kind == 'P') {
@@ -206,8 +222,7 @@ static int str_end(kg_termfilter *f, bool bel)
 {
     int r = 0;
     if (f->str_verdict == UNDECIDED) r = str_decided(f, str_judge(f, true));
-    if (r == 0 && f->str_verdict == PASS)
-        r = bel ? out(f, "\a", 1) : out(f, "\x1b\\", 2);
+    if (r == 0 && f->str_verdict == PASS) r = bel ? out(f, "\a", 1) : out(f, "\x1b\\", 2);
     f->st = GROUND;
     return r;
 }
@@ -227,8 +242,8 @@ static int str_byte(kg_termfilter *f, unsigned char c)
 static int seq_done(kg_termfilter *f, bool csi)
 {
     f->st = GROUND;
-    bool drop = f->seq_long || (csi ? csi_answers(f->seq, f->seq_len)
-                                     : esc_answers(f->seq, f->seq_len));
+    bool drop =
+        f->seq_long || (csi ? csi_answers(f->seq, f->seq_len) : esc_answers(f->seq, f->seq_len));
     if (drop) {
         f->dropped++;
         return 0;
@@ -244,10 +259,12 @@ static int after_esc(kg_termfilter *f, unsigned char c)
         start_seq(f, c);
         f->st = CSI;
         return 0;
-    case ']': case 'P': case 'X': case '^': case '_':
-        return start_string(f, (char)c);
-    default:
-        break;
+    case ']':
+    case 'P':
+    case 'X':
+    case '^':
+    case '_': return start_string(f, (char)c);
+    default: break;
     }
     start_seq(f, c);
     if (c >= 0x20 && c <= 0x2f) {
@@ -315,8 +332,10 @@ static int step(kg_termfilter *f, unsigned char c)
                 return 0;
             }
             if (c < 0x20) return out(f, &c, 1); /* executed in place */
-            if (f->seq_len < SEQ_MAX) f->seq[f->seq_len++] = c;
-            else f->seq_long = true;
+            if (f->seq_len < SEQ_MAX)
+                f->seq[f->seq_len++] = c;
+            else
+                f->seq_long = true;
             bool fin = csi ? (c >= 0x40 && c <= 0x7e) : (c >= 0x30 && c <= 0x7e);
             bool mid = csi ? (c >= 0x20 && c <= 0x3f) : (c >= 0x20 && c <= 0x2f);
             if (fin) {
@@ -370,8 +389,7 @@ int kg_termfilter_feed(kg_termfilter *f, const char *buf, size_t len)
             if (f->st == GROUND)
                 while (j < len && p[j] != ESC && p[j] != 0xc2 && p[j] != 0x05) j++;
             else
-                while (j < len && p[j] != ESC && p[j] != BEL && p[j] != 0x18 && p[j] != 0x1a)
-                    j++;
+                while (j < len && p[j] != ESC && p[j] != BEL && p[j] != 0x18 && p[j] != 0x1a) j++;
             if (j > i) {
                 if (!(f->st == STR && f->str_verdict == DROP) && out(f, p + i, j - i) < 0)
                     return -1;
@@ -388,9 +406,12 @@ int kg_termfilter_feed(kg_termfilter *f, const char *buf, size_t len)
 int kg_termfilter_flush(kg_termfilter *f)
 {
     int r = 0;
-    if (f->st == C2) r = out(f, "\xc2", 1);
-    else if (f->st == STR && f->str_verdict == PASS) r = out(f, "\x1b\\", 2);
-    else if (f->st != GROUND) f->dropped++;
+    if (f->st == C2)
+        r = out(f, "\xc2", 1);
+    else if (f->st == STR && f->str_verdict == PASS)
+        r = out(f, "\x1b\\", 2);
+    else if (f->st != GROUND)
+        f->dropped++;
     f->st = GROUND;
     return r;
 }

@@ -104,9 +104,8 @@ static const char *host_plan_file_content(const kgate_plan *p, const char *label
 
 void kg_shell_quote(UT_string *out, const char *s)
 {
-    static const char safe[] =
-        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-        "@%+=:,./-_";
+    static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                               "@%+=:,./-_";
     if (*s && strspn(s, safe) == strlen(s)) {
         utstring_bincpy(out, s, strlen(s));
         return;
@@ -117,17 +116,22 @@ void kg_shell_quote(UT_string *out, const char *s)
          * raw escape sequence (msg.h). */
         utstring_bincpy(out, "$'", 2);
         for (const unsigned char *u = (const unsigned char *)s; *u; u++) {
-            if (*u == '\\' || *u == '\'') utstring_printf(out, "\\%c", *u);
-            else if (*u < 0x20 || *u >= 0x7f) utstring_printf(out, "\\x%02x", *u);
-            else utstring_bincpy(out, u, 1);
+            if (*u == '\\' || *u == '\'')
+                utstring_printf(out, "\\%c", *u);
+            else if (*u < 0x20 || *u >= 0x7f)
+                utstring_printf(out, "\\x%02x", *u);
+            else
+                utstring_bincpy(out, u, 1);
         }
         utstring_bincpy(out, "'", 1);
         return;
     }
     utstring_bincpy(out, "'", 1);
     for (; *s; s++) {
-        if (*s == '\'') utstring_bincpy(out, "'\\''", 4);
-        else utstring_bincpy(out, s, 1);
+        if (*s == '\'')
+            utstring_bincpy(out, "'\\''", 4);
+        else
+            utstring_bincpy(out, s, 1);
     }
     utstring_bincpy(out, "'", 1);
 }
@@ -145,8 +149,7 @@ void kg_plan_print(const kgate_plan *p, FILE *out)
     for (size_t i = 0; i < kg_strv_len(p->file_labels); i++) {
         const char *c = kg_strv_get(p->file_contents, i);
         size_t n = strlen(c);
-        fprintf(out, "--- file: %s ---\n%s%s--- end: %s ---\n",
-                kg_strv_get(p->file_labels, i), c,
+        fprintf(out, "--- file: %s ---\n%s%s--- end: %s ---\n", kg_strv_get(p->file_labels, i), c,
                 (n && c[n - 1] == '\n') ? "" : "\n", kg_strv_get(p->file_labels, i));
     }
     for (size_t i = 0; i < kg_strv_len(p->notes); i++)
@@ -213,8 +216,7 @@ static int report_bad_id(kgate_report *r, const char *id)
 }
 
 __attribute__((format(printf, 4, 5))) static int host_report(kgate_report *r, kgate_verdict v,
-                                                             const char *id, const char *fmt,
-                                                             ...)
+                                                             const char *id, const char *fmt, ...)
 {
     if (!kg_finding_id_ok(id)) return report_bad_id(r, id);
     va_list ap;
@@ -243,7 +245,8 @@ static int host_report_detail(kgate_report *r, const char *key, const char *valu
     return 0;
 }
 
-__attribute__((format(printf, 3, 4))) static void host_log(const kgate_host *h, kgate_log_level level, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static void
+host_log(const kgate_host *h, kgate_log_level level, const char *fmt, ...)
 {
     const kg_host *host = (const kg_host *)h;
     if (level == KGATE_LOG_DEBUG && !host->debug) return;

@@ -40,7 +40,8 @@ void kg_registry_free(kg_registry *r)
 {
     if (!r) return;
     kg_plugin *p, *tmp;
-    HASH_ITER(hh, r->by_name, p, tmp) {
+    HASH_ITER(hh, r->by_name, p, tmp)
+    {
         HASH_DEL(r->by_name, p);
         /* The release code lives in the plugin: before dlclose. */
         kg_plugin_release_state(p);
@@ -84,8 +85,7 @@ static char *one_line(const char *s)
     return d;
 }
 
-void kg_registry_refuse(kg_registry *r, const char *file, const char *reason,
-                        int print)
+void kg_registry_refuse(kg_registry *r, const char *file, const char *reason, int print)
 {
     char *f = one_line(file), *why = one_line(reason);
     if (f && why) {
@@ -122,8 +122,8 @@ size_t kg_backend_copy(void *dst, size_t dst_size, const kgate_backend *src)
     return n;
 }
 
-kg_plugin *kg_registry_add(kg_registry *r, const kgate_backend *be,
-                           const char *file, void *handle, kg_error *err)
+kg_plugin *kg_registry_add(kg_registry *r, const kgate_backend *be, const char *file, void *handle,
+                           kg_error *err)
 {
     if (!be) {
         kg_err_set(err, 0, "%s() returned NULL", KGATE_PLUGIN_ENTRY_SYMBOL);
@@ -170,8 +170,7 @@ kg_plugin *kg_registry_add(kg_registry *r, const kgate_backend *be,
     }
     kg_plugin *old = kg_registry_find(r, p->be.name);
     if (old) {
-        kg_err_set(err, 0, "duplicate name %s (already loaded from %s)", p->be.name,
-                   old->path);
+        kg_err_set(err, 0, "duplicate name %s (already loaded from %s)", p->be.name, old->path);
         goto fail;
     }
     p->name = strdup(p->be.name);
@@ -218,8 +217,7 @@ static int unsafe_file(const struct stat *st, char *why, size_t len)
     }
     if (st->st_mode & (S_IWGRP | S_IWOTH)) {
         snprintf(why, len, "writable by %s (mode %04o)",
-                 (st->st_mode & S_IWOTH) ? "others" : "its group",
-                 (unsigned)(st->st_mode & 07777));
+                 (st->st_mode & S_IWOTH) ? "others" : "its group", (unsigned)(st->st_mode & 07777));
         return 1;
     }
     return 0;
@@ -352,8 +350,7 @@ kg_registry *kg_registry_load_dirs(const kg_strv *dirs, int verbose)
     return kg_registry_load_dirs_in(dirs, NULL, verbose);
 }
 
-kg_registry *kg_registry_load_dirs_in(const kg_strv *dirs, const kg_strv *untrusted,
-                                      int verbose)
+kg_registry *kg_registry_load_dirs_in(const kg_strv *dirs, const kg_strv *untrusted, int verbose)
 {
     kg_registry *r = kg_registry_new();
     if (!r) return NULL;
@@ -393,10 +390,7 @@ kg_registry *kg_registry_load_dirs_in(const kg_strv *dirs, const kg_strv *untrus
     return r;
 }
 
-kg_registry *kg_registry_load(int verbose)
-{
-    return kg_registry_load_for(NULL, verbose);
-}
+kg_registry *kg_registry_load(int verbose) { return kg_registry_load_for(NULL, verbose); }
 
 kg_registry *kg_registry_load_for(const kg_strv *writable, int verbose)
 {

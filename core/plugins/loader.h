@@ -25,8 +25,8 @@ typedef struct kg_plugin {
 } kg_plugin;
 
 typedef struct kg_registry {
-    kg_plugin *by_name;  /* uthash, in load order */
-    kg_strv *refusals;   /* "FILE: reason" lines, also printed on stderr */
+    kg_plugin *by_name; /* uthash, in load order */
+    kg_strv *refusals; /* "FILE: reason" lines, also printed on stderr */
     /* The same refusals split, for JSON (a FILE may contain ": "). */
     kg_strv *refused_files;
     kg_strv *refused_reasons;
@@ -54,8 +54,7 @@ kg_registry *kg_registry_load_for(const kg_strv *writable, int verbose);
 /* Loads from an explicit directory list instead of the environment. */
 kg_registry *kg_registry_load_dirs(const kg_strv *dirs, int verbose);
 /* The same, with the exposed places given (kg_plugtrust_exposed). */
-kg_registry *kg_registry_load_dirs_in(const kg_strv *dirs, const kg_strv *untrusted,
-                                      int verbose);
+kg_registry *kg_registry_load_dirs_in(const kg_strv *dirs, const kg_strv *untrusted, int verbose);
 void kg_registry_free(kg_registry *r); /* dlcloses; accepts NULL */
 
 kg_plugin *kg_registry_find(kg_registry *r, const char *name);
@@ -76,12 +75,11 @@ kg_registry *kg_registry_new(void);
  * (may be NULL) is dlclose()d with the registry once this succeeds.
  * Returns NULL with err (the reason alone, no file) on refusal; the
  * caller still owns handle then. */
-kg_plugin *kg_registry_add(kg_registry *r, const kgate_backend *be,
-                           const char *file, void *handle, kg_error *err);
+kg_plugin *kg_registry_add(kg_registry *r, const kgate_backend *be, const char *file, void *handle,
+                           kg_error *err);
 
 /* Records one refusal and prints it when asked to. */
-void kg_registry_refuse(kg_registry *r, const char *file, const char *reason,
-                        int print);
+void kg_registry_refuse(kg_registry *r, const char *file, const char *reason, int print);
 
 /* Copies src into dst (dst_size bytes, the host's idea of the struct):
  * min(src->struct_size, dst_size) bytes, and zeroes the rest, so methods a
@@ -90,7 +88,7 @@ void kg_registry_refuse(kg_registry *r, const char *file, const char *reason,
 size_t kg_backend_copy(void *dst, size_t dst_size, const kgate_backend *src);
 
 /* The smallest kgate_backend of this major (its first release, 2.0). */
-#define KG_BACKEND_MIN_SIZE                                                    \
+#define KG_BACKEND_MIN_SIZE \
     (offsetof(kgate_backend, release) + sizeof(((kgate_backend *)0)->release))
 
 /* True when name is a valid backend name: 1 to 64 of [a-z0-9-]. */

@@ -27,7 +27,7 @@
 #define MAX_DYN 65536
 
 typedef struct src {
-    int fd;                   /* -1: mem */
+    int fd; /* -1: mem */
     const unsigned char *mem;
     uint64_t size;
 } src;
@@ -69,8 +69,14 @@ typedef struct seg {
     uint64_t off, vaddr, filesz, memsz;
 } seg;
 
-enum { PT_LOAD_ = 1, PT_DYNAMIC_ = 2, PT_NOTE_ = 4, PT_PHDR_ = 6, PT_TLS_ = 7,
-       PT_GNU_PROPERTY_ = 0x6474e553 };
+enum {
+    PT_LOAD_ = 1,
+    PT_DYNAMIC_ = 2,
+    PT_NOTE_ = 4,
+    PT_PHDR_ = 6,
+    PT_TLS_ = 7,
+    PT_GNU_PROPERTY_ = 0x6474e553
+};
 
 /* a + b, or false on overflow. */
 static bool add_ok(uint64_t a, uint64_t b, uint64_t *r)
@@ -81,8 +87,7 @@ static bool add_ok(uint64_t a, uint64_t b, uint64_t *r)
 
 /* The loaded segment holding [addr, addr+n) in memory; file_backed asks for
  * bytes that come from the file (not the zero-filled tail). */
-static const seg *in_load(const seg *sg, size_t nsg, uint64_t addr, uint64_t n,
-                          bool file_backed)
+static const seg *in_load(const seg *sg, size_t nsg, uint64_t addr, uint64_t n, bool file_backed)
 {
     uint64_t end;
     if (!add_ok(addr, n, &end)) return NULL;
@@ -98,27 +103,30 @@ static const seg *in_load(const seg *sg, size_t nsg, uint64_t addr, uint64_t n,
 #define FAIL(...) (snprintf(why, len, __VA_ARGS__), -1)
 
 /* The dynamic section, read from the file at the segment's offset. */
-static int check_dynamic(const elf *e, const seg *dyn, const seg *sg, size_t nsg,
-                         char *why, size_t len)
+static int check_dynamic(const elf *e, const seg *dyn, const seg *sg, size_t nsg, char *why,
+                         size_t len)
 {
     size_t esz = e->is64 ? 16 : 8;
     uint64_t n = dyn->filesz / esz;
     if (n > MAX_DYN) return FAIL("dynamic section of %llu entries", (unsigned long long)n);
     /* Pointer tags and the size tag that goes with each (0: none). */
-    static const struct { int64_t tag, size_tag; const char *name; } tabs[] = {
-        {5, 10, "string table"},      /* DT_STRTAB, DT_STRSZ */
-        {6, 0, "symbol table"},       /* DT_SYMTAB */
-        {4, 0, "hash table"},         /* DT_HASH */
+    static const struct {
+        int64_t tag, size_tag;
+        const char *name;
+    } tabs[] = {
+        {5, 10, "string table"}, /* DT_STRTAB, DT_STRSZ */
+        {6, 0, "symbol table"}, /* DT_SYMTAB */
+        {4, 0, "hash table"}, /* DT_HASH */
         {0x6ffffef5, 0, "GNU hash table"},
-        {7, 8, "relocations"},        /* DT_RELA, DT_RELASZ */
-        {17, 18, "relocations"},      /* DT_REL, DT_RELSZ */
+        {7, 8, "relocations"}, /* DT_RELA, DT_RELASZ */
+        {17, 18, "relocations"}, /* DT_REL, DT_RELSZ */
         {36, 35, "relative relocations"}, /* DT_RELR, DT_RELRSZ */
-        {23, 2, "PLT relocations"},   /* DT_JMPREL, DT_PLTRELSZ */
-        {25, 27, "init array"},       /* DT_INIT_ARRAY(SZ) */
-        {26, 28, "fini array"},       /* DT_FINI_ARRAY(SZ) */
-        {32, 33, "preinit array"},    /* DT_PREINIT_ARRAY(SZ) */
-        {12, 0, "init function"},     /* DT_INIT */
-        {13, 0, "fini function"},     /* DT_FINI */
+        {23, 2, "PLT relocations"}, /* DT_JMPREL, DT_PLTRELSZ */
+        {25, 27, "init array"}, /* DT_INIT_ARRAY(SZ) */
+        {26, 28, "fini array"}, /* DT_FINI_ARRAY(SZ) */
+        {32, 33, "preinit array"}, /* DT_PREINIT_ARRAY(SZ) */
+        {12, 0, "init function"}, /* DT_INIT */
+        {13, 0, "fini function"}, /* DT_FINI */
         {0x6ffffff0, 0, "symbol versions"},
         {0x6ffffffc, 0, "version definitions"},
         {0x6ffffffe, 0, "version needs"},
@@ -133,8 +141,7 @@ static int check_dynamic(const elf *e, const seg *dyn, const seg *sg, size_t nsg
     bool ended = false;
     for (uint64_t i = 0; i < n && !ended; i++) {
         unsigned char b[16];
-        if (read_at(e->s, dyn->off + i * esz, b, esz) < 0)
-            return FAIL("dynamic section cut short");
+        if (read_at(e->s, dyn->off + i * esz, b, esz) < 0) return FAIL("dynamic section cut short");
         int64_t tag = (int64_t)get(e, b, esz / 2);
         if (!e->is64) tag = (int32_t)tag;
         uint64_t v = get(e, b + esz / 2, esz / 2);
@@ -173,8 +180,7 @@ static int check(const src *s, char *why, size_t len)
     if (id[4] != 1 && id[4] != 2) return FAIL("unknown ELF class %u", id[4]);
     if (id[5] != 1 && id[5] != 2) return FAIL("unknown ELF byte order %u", id[5]);
     if (e.is64 != (sizeof(void *) == 8))
-        return FAIL("a %d-bit library, kgate is %d-bit", e.is64 ? 64 : 32,
-                    (int)sizeof(void *) * 8);
+        return FAIL("a %d-bit library, kgate is %d-bit", e.is64 ? 64 : 32, (int)sizeof(void *) * 8);
 #if defined(__BYTE_ORDER__) && defined(__ORDER_BIG_ENDIAN__)
     if (e.big != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__))
         return FAIL("a %s-endian library on a %s-endian machine", e.big ? "big" : "little",
@@ -183,10 +189,10 @@ static int check(const src *s, char *why, size_t len)
     if (id[6] != 1) return FAIL("unknown ELF version %u", id[6]);
     size_t ehsize = e.is64 ? 64 : 52;
     if (read_at(s, 0, id, ehsize) < 0)
-        return FAIL("cut short: %llu bytes, not even an ELF header",
-                    (unsigned long long)s->size);
-    if (get(&e, id + 16, 2) != 3) return FAIL("not a shared library (ELF type %llu)",
-                                              (unsigned long long)get(&e, id + 16, 2));
+        return FAIL("cut short: %llu bytes, not even an ELF header", (unsigned long long)s->size);
+    if (get(&e, id + 16, 2) != 3)
+        return FAIL("not a shared library (ELF type %llu)",
+                    (unsigned long long)get(&e, id + 16, 2));
     const unsigned char *h = id + (e.is64 ? 32 : 28);
     size_t w = e.is64 ? 8 : 4;
     e.phoff = get(&e, h, w);
@@ -198,8 +204,7 @@ static int check(const src *s, char *why, size_t len)
     e.shnum = (unsigned)get(&e, h2 + 6, 2);
     size_t phsz = e.is64 ? 56 : 32;
     if (e.phentsize != phsz) return FAIL("program headers of %u bytes", e.phentsize);
-    if (e.phnum == 0 || e.phnum > MAX_PHNUM)
-        return FAIL("%u program headers", e.phnum);
+    if (e.phnum == 0 || e.phnum > MAX_PHNUM) return FAIL("%u program headers", e.phnum);
     uint64_t end;
     if (!add_ok(e.phoff, (uint64_t)e.phnum * phsz, &end) || end > s->size)
         return FAIL("cut short: %llu bytes, its program headers end at %llu",
@@ -252,9 +257,8 @@ static int check(const src *s, char *why, size_t len)
     if (!nload) return FAIL("no loadable segment");
     for (unsigned i = 0; i < e.phnum; i++) {
         const seg *g = &sg[i];
-        bool in_memory = g->type == PT_DYNAMIC_ || g->type == PT_NOTE_ ||
-                         g->type == PT_PHDR_ || g->type == PT_TLS_ ||
-                         g->type == PT_GNU_PROPERTY_;
+        bool in_memory = g->type == PT_DYNAMIC_ || g->type == PT_NOTE_ || g->type == PT_PHDR_ ||
+                         g->type == PT_TLS_ || g->type == PT_GNU_PROPERTY_;
         if (in_memory && g->filesz && !in_load(sg, e.phnum, g->vaddr, g->filesz, true))
             return FAIL("segment %u is read in memory but not loaded", i);
     }

@@ -56,8 +56,7 @@ static char *resolve_partial(const char *path, bool *missing)
         *slash = '\0';
         char *base = realpath(head, NULL);
         if (base) {
-            if (asprintf(&res, "%s%s", strcmp(base, "/") == 0 ? "" : base, rest) < 0)
-                res = NULL;
+            if (asprintf(&res, "%s%s", strcmp(base, "/") == 0 ? "" : base, rest) < 0) res = NULL;
             free(base);
             break;
         }
@@ -89,8 +88,7 @@ kg_strv *kg_plugtrust_exposed(const kg_strv *writable)
     const char *home = getenv("HOME");
     /* kgate run refuses a working directory that covers $HOME (and one
      * with no $HOME at all), so no box can be started with it writable. */
-    if (cwd && home && home[0] == '/' && !kg_path_covers_home(cwd, home))
-        push_resolved(out, cwd);
+    if (cwd && home && home[0] == '/' && !kg_path_covers_home(cwd, home)) push_resolved(out, cwd);
     free(cwd);
     for (size_t i = 0; i < kg_strv_len(writable); i++) push_resolved(out, kg_strv_get(writable, i));
     /* Host places every box can write on this system (os.h). */
@@ -144,8 +142,7 @@ static int check_one(const char *p, bool last, char *why, size_t len)
     if ((st.st_mode & (S_IWGRP | S_IWOTH)) &&
         !(S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) && !last)) {
         snprintf(why, len, "%s is writable by %s (mode %04o)", p,
-                 (st.st_mode & S_IWOTH) ? "others" : "its group",
-                 (unsigned)(st.st_mode & 07777));
+                 (st.st_mode & S_IWOTH) ? "others" : "its group", (unsigned)(st.st_mode & 07777));
         return KG_TRUST_REFUSED;
     }
     return KG_TRUST_OK;
@@ -194,8 +191,10 @@ int kg_plugtrust_check(const char *path, const kg_strv *exposed, char *why, size
                 snprintf(why, len, "lies inside %s, which a program kgate runs here could write",
                          root);
             else
-                snprintf(why, len, "resolves to %s, inside %s, which a program kgate runs "
-                         "here could write", r, root);
+                snprintf(why, len,
+                         "resolves to %s, inside %s, which a program kgate runs "
+                         "here could write",
+                         r, root);
             rc = KG_TRUST_EXPOSED;
             break;
         }

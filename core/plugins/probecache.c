@@ -74,8 +74,8 @@ typedef struct pc_header {
 struct kg_probecache {
     char *dir;
     int debug;
-    int key_done;  /* the key was computed (or found unknowable) */
-    char *key;     /* NULL: unknowable here, nothing cached */
+    int key_done; /* the key was computed (or found unknowable) */
+    char *key; /* NULL: unknowable here, nothing cached */
     size_t key_len;
 };
 
@@ -90,8 +90,14 @@ static int fid_of(const char *path, int follow, pc_fid *out)
     struct stat st;
     if ((follow ? stat(path, &st) : lstat(path, &st)) != 0) return -1;
     struct timespec m = kg_os_stat_mtime(&st), ch = kg_os_stat_ctime(&st);
-    *out = (pc_fid){(uint64_t)st.st_dev, (uint64_t)st.st_ino, (uint64_t)st.st_size,
-                    (uint64_t)st.st_mode, m.tv_sec, m.tv_nsec, ch.tv_sec, ch.tv_nsec};
+    *out = (pc_fid){(uint64_t)st.st_dev,
+                    (uint64_t)st.st_ino,
+                    (uint64_t)st.st_size,
+                    (uint64_t)st.st_mode,
+                    m.tv_sec,
+                    m.tv_nsec,
+                    ch.tv_sec,
+                    ch.tv_nsec};
     return 0;
 }
 
@@ -107,8 +113,10 @@ static void add_file(UT_string *k, const char *label, const char *path, size_t m
     ssize_t n = fd >= 0 ? read(fd, buf, max) : -1;
     if (fd >= 0) close(fd);
     utstring_printf(k, "%s=", label);
-    if (n < 0) utstring_printf(k, "-");
-    else utstring_bincpy(k, buf, (size_t)n);
+    if (n < 0)
+        utstring_printf(k, "-");
+    else
+        utstring_bincpy(k, buf, (size_t)n);
     utstring_printf(k, "\n");
 }
 
@@ -121,9 +129,8 @@ static void add_fid(UT_string *k, const char *label, const char *path, int follo
     }
     utstring_printf(k, "%s=%llu:%llu:%llu:%llo:%lld.%lld:%lld.%lld\n", label,
                     (unsigned long long)f.dev, (unsigned long long)f.ino,
-                    (unsigned long long)f.size, (unsigned long long)f.mode,
-                    (long long)f.mtime_s, (long long)f.mtime_ns, (long long)f.ctime_s,
-                    (long long)f.ctime_ns);
+                    (unsigned long long)f.size, (unsigned long long)f.mode, (long long)f.mtime_s,
+                    (long long)f.mtime_ns, (long long)f.ctime_s, (long long)f.ctime_ns);
 }
 
 /* A namespace is its nsfs inode; the times /proc shows are the moment of
@@ -131,7 +138,8 @@ static void add_fid(UT_string *k, const char *label, const char *path, int follo
 static void add_ns(UT_string *k, const char *label, const char *path)
 {
     struct stat st;
-    if (stat(path, &st) != 0) utstring_printf(k, "%s=-\n", label);
+    if (stat(path, &st) != 0)
+        utstring_printf(k, "%s=-\n", label);
     else
         utstring_printf(k, "%s=%llu:%llu\n", label, (unsigned long long)st.st_dev,
                         (unsigned long long)st.st_ino);
@@ -141,8 +149,8 @@ static void add_ns(UT_string *k, const char *label, const char *path)
  * 1 when all were found. */
 static int add_status(UT_string *k)
 {
-    static const char *const want[] = {"NoNewPrivs:", "Seccomp:", "Seccomp_filters:",
-                                       "CapPrm:",     "CapEff:",   "CapBnd:"};
+    static const char *const want[] = {
+        "NoNewPrivs:", "Seccomp:", "Seccomp_filters:", "CapPrm:", "CapEff:", "CapBnd:"};
     FILE *f = fopen("/proc/self/status", "re");
     if (!f) return 0;
     char line[256];
@@ -205,8 +213,8 @@ static char *make_key(size_t *len)
     int ok = n >= 36; /* without a boot id, no key: nothing is cached */
     if (ok) utstring_printf(k, "boot=%.*s", (int)n, boot);
     add_fid(k, "exe", "/proc/self/exe", 1);
-    utstring_printf(k, "ids=%ld:%ld:%ld:%ld\n", (long)getuid(), (long)geteuid(),
-                    (long)getgid(), (long)getegid());
+    utstring_printf(k, "ids=%ld:%ld:%ld:%ld\n", (long)getuid(), (long)geteuid(), (long)getgid(),
+                    (long)getegid());
     add_ns(k, "ns.user", "/proc/self/ns/user");
     add_ns(k, "ns.mnt", "/proc/self/ns/mnt");
     add_ns(k, "ns.pid", "/proc/self/ns/pid");
@@ -284,10 +292,7 @@ static ssize_t read_bounded(const char *file, char *buf, size_t max, const char 
     return r;
 }
 
-static int terminated(const char *s, size_t n)
-{
-    return memchr(s, '\0', n) != NULL;
-}
+static int terminated(const char *s, size_t n) { return memchr(s, '\0', n) != NULL; }
 
 /* The entry's own fields are sane: strings end, counts and flags are in
  * range.  Says nothing about whether it is current. */
@@ -296,8 +301,7 @@ static int entry_sane(const pc_entry *e)
     if (e->available != 0 && e->available != 1) return 0;
     if (e->n_facts > KGATE_PROBE_MAX_FACTS) return 0;
     if (!terminated(e->version, sizeof e->version) ||
-        !terminated(e->tool_path, sizeof e->tool_path) ||
-        !terminated(e->reason, sizeof e->reason))
+        !terminated(e->tool_path, sizeof e->tool_path) || !terminated(e->reason, sizeof e->reason))
         return 0;
     for (uint32_t i = 0; i < e->n_facts; i++)
         if (!terminated(e->facts[i].name, sizeof e->facts[i].name)) return 0;
@@ -348,8 +352,7 @@ static const char *entry_check(const kg_probecache *c, const char *buf, size_t l
     return entry_current(e, path);
 }
 
-int kg_probecache_get(kg_probecache *c, const char *name, const char *path,
-                      kgate_probe *out)
+int kg_probecache_get(kg_probecache *c, const char *name, const char *path, kgate_probe *out)
 {
     if (!c || !dir_ok(c->dir) || !kg_probecache_key(c)) return 0;
     /* The bound: the largest entry this version writes. */
@@ -360,8 +363,7 @@ int kg_probecache_get(kg_probecache *c, const char *name, const char *path,
     const char *why = NULL;
     pc_entry e;
     ssize_t n = read_bounded(file, buf, max, &why);
-    if (n >= 0 && (why = entry_check(c, buf, (size_t)n, path, &e)) == NULL)
-        entry_to_probe(&e, out);
+    if (n >= 0 && (why = entry_check(c, buf, (size_t)n, path, &e)) == NULL) entry_to_probe(&e, out);
     say(c, name, why ? why : "hit");
     free(file);
     free(buf);
@@ -397,8 +399,7 @@ static void write_entry(kg_probecache *c, const char *name, const pc_entry *e)
     char *file = file_of(c, name), *tmp = NULL;
     if (asprintf(&tmp, "%s.%ld.tmp", file, (long)getpid()) < 0) kg_oom();
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    int ok = fd >= 0 && fchmod(fd, 0600) == 0 &&
-             write(fd, &h, sizeof h) == (ssize_t)sizeof h &&
+    int ok = fd >= 0 && fchmod(fd, 0600) == 0 && write(fd, &h, sizeof h) == (ssize_t)sizeof h &&
              write(fd, c->key, c->key_len) == (ssize_t)c->key_len &&
              write(fd, e, sizeof *e) == (ssize_t)sizeof *e;
     if (fd >= 0 && close(fd) != 0) ok = 0;
@@ -408,8 +409,7 @@ static void write_entry(kg_probecache *c, const char *name, const pc_entry *e)
     free(file);
 }
 
-void kg_probecache_put(kg_probecache *c, const char *name, const char *path,
-                       const kgate_probe *in)
+void kg_probecache_put(kg_probecache *c, const char *name, const char *path, const kgate_probe *in)
 {
     if (!c || in->state || !kg_probecache_key(c)) return;
     /* The cache's directory, 0700, inside kgate's own (~/.kgate), which

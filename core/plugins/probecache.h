@@ -20,12 +20,10 @@ void kg_probecache_free(kg_probecache *c); /* accepts NULL */
 /* 1 and *out filled (state NULL) when the entry of the plugin name, loaded
  * from the file path, is there, trusted and made in this same situation;
  * else 0 and *out untouched. */
-int kg_probecache_get(kg_probecache *c, const char *name, const char *path,
-                      kgate_probe *out);
+int kg_probecache_get(kg_probecache *c, const char *name, const char *path, kgate_probe *out);
 /* Records a QUICK probe that returned 0 and keeps no state.  Failing to
  * write is not an error: the next run probes. */
-void kg_probecache_put(kg_probecache *c, const char *name, const char *path,
-                       const kgate_probe *in);
+void kg_probecache_put(kg_probecache *c, const char *name, const char *path, const kgate_probe *in);
 /* Drops the entry of name (a launch failed: the next run probes). */
 void kg_probecache_forget(kg_probecache *c, const char *name);
 

@@ -128,14 +128,12 @@ void kg_select_probe_all(kg_registry *r, kg_host *host, kgate_probe_depth depth)
 /* Doctor                                                                    */
 /* ------------------------------------------------------------------------ */
 
-static void add(kg_host *host, kgate_report *rep, kgate_verdict v, const char *id,
-                const char *text)
+static void add(kg_host *host, kgate_report *rep, kgate_verdict v, const char *id, const char *text)
 {
     host->pub.report(rep, v, id, "%s", text);
 }
 
-kgate_report *kg_select_doctor(kg_plugin *p, kg_host *host,
-                               const kgate_policy *policy,
+kgate_report *kg_select_doctor(kg_plugin *p, kg_host *host, const kgate_policy *policy,
                                kgate_probe_depth depth)
 {
     kgate_report *rep = kg_report_new();
@@ -210,8 +208,8 @@ kgate_verdict kg_report_composed_verdict(const kgate_report *rep)
     }
     /* A report that is BLOCKED with no finding saying so (a bad id, a
      * finding lost to memory) stays BLOCKED. */
-    if (rep->bad_id || (rep->verdict == KGATE_BLOCKED && !blocked_item &&
-                        !kg_report_needs_stage(rep)))
+    if (rep->bad_id ||
+        (rep->verdict == KGATE_BLOCKED && !blocked_item && !kg_report_needs_stage(rep)))
         return KGATE_BLOCKED;
     return v;
 }
@@ -247,7 +245,8 @@ static void names_of(kg_registry *r, char *buf, size_t len)
     kg_plugin *p, *tmp;
     size_t used = 0;
     buf[0] = '\0';
-    HASH_ITER(hh, r->by_name, p, tmp) {
+    HASH_ITER(hh, r->by_name, p, tmp)
+    {
         int n = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", p->name);
         if (n < 0 || (size_t)n >= len - used) break;
         used += (size_t)n;
@@ -286,10 +285,7 @@ static int better(const kg_plugin *a, kgate_verdict va, const kg_plugin *b, kgat
     return a->probe.score > b->probe.score;
 }
 
-static int is_stage(const kg_plugin *p)
-{
-    return p->be.kind == KGATE_KIND_NETWORK;
-}
+static int is_stage(const kg_plugin *p) { return p->be.kind == KGATE_KIND_NETWORK; }
 
 /* 1 when stage names box among the boxes whose plans it can start. */
 static int stage_takes(const kg_plugin *stage, const kg_plugin *box)
@@ -308,8 +304,7 @@ typedef struct sel_cand {
     kgate_verdict verdict; /* with the stage's, for a composed box */
 } sel_cand;
 
-kgate_report *kg_compose_report(kg_host *host, const kgate_report *box,
-                                const kgate_report *stage)
+kgate_report *kg_compose_report(kg_host *host, const kgate_report *box, const kgate_report *stage)
 {
     kgate_report *rep = kg_report_new();
     const kgate_report *part[2] = {box, stage};
@@ -344,8 +339,8 @@ static void append_blocked(char *buf, size_t len, size_t *used, const char *name
  * runs alone (so `--backend bubblewrap` with a host list is refused, as
  * bubblewrap alone cannot filter hosts); a stage named alone runs with the
  * best box it can start. */
-static int parse_forced(kg_registry *r, const char *forced, kg_plugin **box,
-                        kg_plugin **stage, int *alone, kg_error *err)
+static int parse_forced(kg_registry *r, const char *forced, kg_plugin **box, kg_plugin **stage,
+                        int *alone, kg_error *err)
 {
     char first[130];
     snprintf(first, sizeof first, "%.*s", (int)strcspn(forced, "+"), forced);
@@ -365,13 +360,17 @@ static int parse_forced(kg_registry *r, const char *forced, kg_plugin **box,
     }
     *alone = 0;
     if (!second) {
-        if (is_stage(found[0])) *stage = found[0];
-        else *box = found[0], *alone = 1;
+        if (is_stage(found[0]))
+            *stage = found[0];
+        else
+            *box = found[0], *alone = 1;
         return 0;
     }
     if (is_stage(found[0]) || !is_stage(found[1]))
-        return kg_err_set(err, 0, "--backend %s: expected BOX+STAGE (a box, then a network "
-                          "stage)", forced);
+        return kg_err_set(err, 0,
+                          "--backend %s: expected BOX+STAGE (a box, then a network "
+                          "stage)",
+                          forced);
     *box = found[0];
     *stage = found[1];
     return 0;
@@ -379,9 +378,12 @@ static int parse_forced(kg_registry *r, const char *forced, kg_plugin **box,
 
 static void fill_name(kg_choice *c)
 {
-    if (!c->box) snprintf(c->name, sizeof c->name, "none");
-    else if (!c->stage) snprintf(c->name, sizeof c->name, "%s", c->box->name);
-    else snprintf(c->name, sizeof c->name, "%s+%s", c->box->name, c->stage->name);
+    if (!c->box)
+        snprintf(c->name, sizeof c->name, "none");
+    else if (!c->stage)
+        snprintf(c->name, sizeof c->name, "%s", c->box->name);
+    else
+        snprintf(c->name, sizeof c->name, "%s+%s", c->box->name, c->stage->name);
 }
 
 /* 1 when the one that would launch c (its stage, else the box) forwards
@@ -404,13 +406,16 @@ static int cand_publishes(const sel_cand *c)
 static int publish_refusal(const kgate_policy *policy, kg_error *err)
 {
     if (policy->network == KGATE_NET_OFF)
-        return kg_err_set(err, 0, "--publish needs network: restricted with at least one "
+        return kg_err_set(err, 0,
+                          "--publish needs network: restricted with at least one "
                           "host (the port is forwarded by the network stage); with "
                           "network: %s the box has no network to forward it into",
                           policy->configured_network == KGATE_NET_RESTRICTED ? "restricted "
-                          "and no hosts" : "off");
+                                                                               "and no hosts"
+                                                                             : "off");
     if (policy->network == KGATE_NET_OPEN)
-        return kg_err_set(err, 0, "--publish cannot be used with network: open: the "
+        return kg_err_set(err, 0,
+                          "--publish cannot be used with network: open: the "
                           "program shares the host's network, so a port it listens on is "
                           "already the host's, on whatever address it binds, and kgate "
                           "cannot keep it to the loopback");
@@ -420,8 +425,7 @@ static int publish_refusal(const kgate_policy *policy, kg_error *err)
 /* Each box's verdict: its own, or, when all it lacks is a host filter
  * and composing is allowed, its own without that finding joined with the
  * best stage that can start it. */
-static void compose_verdicts(sel_cand *boxes, size_t nb, sel_cand *stages, size_t ns,
-                             int compose)
+static void compose_verdicts(sel_cand *boxes, size_t nb, sel_cand *stages, size_t ns, int compose)
 {
     for (size_t i = 0; i < nb; i++) {
         sel_cand *b = &boxes[i];
@@ -432,8 +436,8 @@ static void compose_verdicts(sel_cand *boxes, size_t nb, sel_cand *stages, size_
             continue;
         for (size_t k = 0; k < ns; k++)
             if (stage_takes(stages[k].p, b->p) &&
-                (!b->stage || better(stages[k].p, stages[k].verdict, b->stage->p,
-                                     b->stage->verdict)))
+                (!b->stage ||
+                 better(stages[k].p, stages[k].verdict, b->stage->p, b->stage->verdict)))
                 b->stage = &stages[k];
         if (!b->stage) continue; /* stays BLOCKED with its own reasons */
         kgate_verdict v = kg_report_composed_verdict(b->rep);
@@ -455,9 +459,8 @@ static sel_cand *pick_best(sel_cand *boxes, size_t nb, int publishing)
     return best;
 }
 
-int kg_select_choose(kg_registry *r, kg_host *host, const kgate_policy *policy,
-                     const char *forced, kgate_probe_depth depth, kg_choice *out,
-                     kg_error *err)
+int kg_select_choose(kg_registry *r, kg_host *host, const kgate_policy *policy, const char *forced,
+                     kgate_probe_depth depth, kg_choice *out, kg_error *err)
 {
     memset(out, 0, sizeof *out);
     kg_plugin *fbox = NULL, *fstage = NULL;
@@ -470,8 +473,10 @@ int kg_select_choose(kg_registry *r, kg_host *host, const kgate_policy *policy,
     int hosts = policy->network == KGATE_NET_RESTRICTED;
     if (policy->n_publish > 0 && publish_refusal(policy, err) < 0) return -1;
     if (fstage && !hosts)
-        return kg_err_set(err, 0, "backend %s is a network stage: it only runs for "
-                          "network: restricted with hosts", fstage->name);
+        return kg_err_set(err, 0,
+                          "backend %s is a network stage: it only runs for "
+                          "network: restricted with hosts",
+                          fstage->name);
 
     /* Every candidate's doctor, each asked once.  Stages only for a host
      * list: off and open never involve one. */
@@ -480,16 +485,17 @@ int kg_select_choose(kg_registry *r, kg_host *host, const kgate_policy *policy,
     sel_cand *stages = calloc(n ? n : 1, sizeof *stages);
     if (!boxes || !stages) kg_oom();
     kg_plugin *p, *tmp;
-    HASH_ITER(hh, r->by_name, p, tmp) {
+    HASH_ITER(hh, r->by_name, p, tmp)
+    {
         if (is_stage(p)) {
             if (!hosts || alone || (fstage && p != fstage)) continue;
-            stages[ns++] = (sel_cand){p, kg_select_doctor(p, host, policy, depth), NULL,
-                                  KGATE_BLOCKED};
+            stages[ns++] =
+                (sel_cand){p, kg_select_doctor(p, host, policy, depth), NULL, KGATE_BLOCKED};
             stages[ns - 1].verdict = stages[ns - 1].rep->verdict;
         } else {
             if (fbox && p != fbox) continue;
-            boxes[nb++] = (sel_cand){p, kg_select_doctor(p, host, policy, depth), NULL,
-                                 KGATE_BLOCKED};
+            boxes[nb++] =
+                (sel_cand){p, kg_select_doctor(p, host, policy, depth), NULL, KGATE_BLOCKED};
         }
     }
     compose_verdicts(boxes, nb, stages, ns, hosts && !alone);
@@ -497,8 +503,7 @@ int kg_select_choose(kg_registry *r, kg_host *host, const kgate_policy *policy,
 
     int rc = 0;
     if (!best) {
-        rc = fstage ? kg_err_set(err, 0, "no box can start in the network stage %s",
-                                 fstage->name)
+        rc = fstage ? kg_err_set(err, 0, "no box can start in the network stage %s", fstage->name)
                     : kg_err_set(err, 0, "no box backend loaded (only network stages)");
     } else {
         out->box = best->p;
@@ -506,9 +511,11 @@ int kg_select_choose(kg_registry *r, kg_host *host, const kgate_policy *policy,
         out->rep = best->stage ? kg_compose_report(host, best->rep, best->stage->rep) : best->rep;
         fill_name(out);
         if (policy->n_publish > 0 && !cand_publishes(best)) {
-            rc = kg_err_set(err, 0, "--publish: %s cannot forward a port from the host "
+            rc = kg_err_set(err, 0,
+                            "--publish: %s cannot forward a port from the host "
                             "into its box; only a network stage that publishes can "
-                            "(bubblewrap+slirp-filter, docs/network.md)", out->name);
+                            "(bubblewrap+slirp-filter, docs/network.md)",
+                            out->name);
         } else if (out->rep->verdict == KGATE_BLOCKED && forced) {
             char *why = joined_reasons(out->rep);
             rc = kg_err_set(err, 0, "backend %s cannot enforce this policy: %s", out->name,
@@ -521,8 +528,7 @@ int kg_select_choose(kg_registry *r, kg_host *host, const kgate_policy *policy,
             size_t used = 0;
             for (size_t i = 0; i < nb; i++)
                 if (boxes[i].rep->verdict == KGATE_BLOCKED)
-                    append_blocked(blocked, sizeof blocked, &used, boxes[i].p->name,
-                                   boxes[i].rep);
+                    append_blocked(blocked, sizeof blocked, &used, boxes[i].p->name, boxes[i].rep);
             for (size_t k = 0; k < ns; k++)
                 if (stages[k].rep->verdict == KGATE_BLOCKED)
                     append_blocked(blocked, sizeof blocked, &used, stages[k].p->name,
@@ -538,9 +544,8 @@ int kg_select_choose(kg_registry *r, kg_host *host, const kgate_policy *policy,
     return rc;
 }
 
-int kg_select_candidate(kg_registry *r, kg_host *host,
-                        const kgate_policy *policy, const char *forced,
-                        kgate_probe_depth depth, kg_plugin **cand,
+int kg_select_candidate(kg_registry *r, kg_host *host, const kgate_policy *policy,
+                        const char *forced, kgate_probe_depth depth, kg_plugin **cand,
                         kgate_report **rep, kg_error *err)
 {
     kg_choice c;
@@ -550,29 +555,25 @@ int kg_select_candidate(kg_registry *r, kg_host *host,
     return rc;
 }
 
-kg_plugin *kg_select_backend(kg_registry *r, kg_host *host,
-                             const kgate_policy *policy, const char *forced,
-                             kgate_probe_depth depth, kgate_report **rep,
+kg_plugin *kg_select_backend(kg_registry *r, kg_host *host, const kgate_policy *policy,
+                             const char *forced, kgate_probe_depth depth, kgate_report **rep,
                              kg_error *err)
 {
     kg_plugin *cand = NULL;
-    if (kg_select_candidate(r, host, policy, forced, depth, &cand, rep, err) < 0)
-        return NULL;
+    if (kg_select_candidate(r, host, policy, forced, depth, &cand, rep, err) < 0) return NULL;
     return cand;
 }
 
-int kg_select_plan(const kg_choice *c, kg_host *host, const kgate_policy *policy,
-                   kgate_plan *plan, const char **who, kgate_err *err)
+int kg_select_plan(const kg_choice *c, kg_host *host, const kgate_policy *policy, kgate_plan *plan,
+                   const char **who, kgate_err *err)
 {
-    return kg_compose_plan(host, &c->box->be, &c->box->probe,
-                           c->stage ? &c->stage->be : NULL,
+    return kg_compose_plan(host, &c->box->be, &c->box->probe, c->stage ? &c->stage->be : NULL,
                            c->stage ? &c->stage->probe : NULL, policy, plan, who, err);
 }
 
 int kg_compose_plan(kg_host *host, const kgate_backend *box, const kgate_probe *box_probe,
                     const kgate_backend *stage, const kgate_probe *stage_probe,
-                    const kgate_policy *policy, kgate_plan *plan, const char **who,
-                    kgate_err *err)
+                    const kgate_policy *policy, kgate_plan *plan, const char **who, kgate_err *err)
 {
     /* The box plans with the network left to the stage: the host's
      * network as the box sees it, the stage's namespace around it. */

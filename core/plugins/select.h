@@ -15,16 +15,14 @@ void kg_select_probe_all(kg_registry *r, kg_host *host, kgate_probe_depth depth)
  * Returns the plugin with its doctor report in *rep (caller frees), or NULL
  * with err (and *rep the report of the best candidate, if any) when nothing
  * can enforce the policy. */
-kg_plugin *kg_select_backend(kg_registry *r, kg_host *host,
-                             const kgate_policy *policy, const char *forced,
-                             kgate_probe_depth depth, kgate_report **rep,
+kg_plugin *kg_select_backend(kg_registry *r, kg_host *host, const kgate_policy *policy,
+                             const char *forced, kgate_probe_depth depth, kgate_report **rep,
                              kg_error *err);
 
 /* Runs one backend's doctor into a new report (probe first if needed).
  * Fails closed: a failed probe, a doctor error or silence, an unavailable
  * backend, or one without plan/launch adds a BLOCKED finding. */
-kgate_report *kg_select_doctor(kg_plugin *p, kg_host *host,
-                               const kgate_policy *policy,
+kgate_report *kg_select_doctor(kg_plugin *p, kg_host *host, const kgate_policy *policy,
                                kgate_probe_depth depth);
 
 /* Probes one plugin (cached; a QUICK result is redone for THOROUGH). */
@@ -35,16 +33,15 @@ void kg_select_probe(kg_plugin *p, kg_host *host, kgate_probe_depth depth);
  * *cand is the chosen plugin (return 0), or the best candidate that could
  * not enforce the policy, or NULL when there was none (return -1 with err).
  * *rep is cand's doctor report (caller frees), NULL when cand is NULL. */
-int kg_select_candidate(kg_registry *r, kg_host *host,
-                        const kgate_policy *policy, const char *forced,
-                        kgate_probe_depth depth, kg_plugin **cand,
+int kg_select_candidate(kg_registry *r, kg_host *host, const kgate_policy *policy,
+                        const char *forced, kgate_probe_depth depth, kg_plugin **cand,
                         kgate_report **rep, kg_error *err);
 
 /* What selection chose: a box, and for `network: restricted` with hosts
  * where the box cannot filter hosts itself, the network stage it runs in
  * (kgate-plugin.h, kgate_backend_kind). */
 typedef struct kg_choice {
-    kg_plugin *box;   /* NULL when nothing could be judged */
+    kg_plugin *box; /* NULL when nothing could be judged */
     kg_plugin *stage; /* NULL: the box alone */
     /* The doctor report of the whole (caller frees): the box's findings
      * (without net.hosts-unsupported when there is a stage), then the
@@ -63,26 +60,23 @@ typedef struct kg_choice {
  * kgate_backend.boxes.  Off and open never involve a stage.  Returns 0, or
  * -1 with err when nothing can enforce the policy; c->box and c->rep are
  * then the best candidate's, when there was one. */
-int kg_select_choose(kg_registry *r, kg_host *host, const kgate_policy *policy,
-                     const char *forced, kgate_probe_depth depth, kg_choice *c,
-                     kg_error *err);
+int kg_select_choose(kg_registry *r, kg_host *host, const kgate_policy *policy, const char *forced,
+                     kgate_probe_depth depth, kg_choice *c, kg_error *err);
 
 /* The plan of a choice: the box's (asked with the network open when a
  * stage is composed), then the stage's files and notes with the real
  * policy.  On failure *who names the backend that failed. */
-int kg_select_plan(const kg_choice *c, kg_host *host, const kgate_policy *policy,
-                   kgate_plan *plan, const char **who, kgate_err *err);
+int kg_select_plan(const kg_choice *c, kg_host *host, const kgate_policy *policy, kgate_plan *plan,
+                   const char **who, kgate_err *err);
 /* The same from backends and probes (for drivers without a registry);
  * stage and stage_probe may be NULL. */
 int kg_compose_plan(kg_host *host, const kgate_backend *box, const kgate_probe *box_probe,
                     const kgate_backend *stage, const kgate_probe *stage_probe,
-                    const kgate_policy *policy, kgate_plan *plan, const char **who,
-                    kgate_err *err);
+                    const kgate_policy *policy, kgate_plan *plan, const char **who, kgate_err *err);
 
 /* The report of a composition (never NULL): box's findings without
  * net.hosts-unsupported, then stage's, and both reports' details. */
-kgate_report *kg_compose_report(kg_host *host, const kgate_report *box,
-                                const kgate_report *stage);
+kgate_report *kg_compose_report(kg_host *host, const kgate_report *box, const kgate_report *stage);
 
 /* 1 when rep holds KGATE_FINDING_NET_HOSTS_UNSUPPORTED: the box needs a
  * network stage for this policy. */

@@ -27,11 +27,11 @@
 /* What an entry of a list key may look like, checked at parse time so that
  * no later stage (an SBPL profile, an iptables rule) sees a surprise. */
 typedef enum entry_kind {
-    ENTRY_HOST,  /* kgate-hostspec.h: [*.]name[:port] or IPv4, stored lowercase */
-    ENTRY_PATH,  /* any printable text; resolved later by paths.c */
-    ENTRY_WORD,  /* command names, prefixes: printable, no white space */
-    ENTRY_ENV,   /* a variable name or a shell glob over names */
-    ENTRY_MACH,  /* a mach service name: [A-Za-z0-9._-] */
+    ENTRY_HOST, /* kgate-hostspec.h: [*.]name[:port] or IPv4, stored lowercase */
+    ENTRY_PATH, /* any printable text; resolved later by paths.c */
+    ENTRY_WORD, /* command names, prefixes: printable, no white space */
+    ENTRY_ENV, /* a variable name or a shell glob over names */
+    ENTRY_MACH, /* a mach service name: [A-Za-z0-9._-] */
 } entry_kind;
 
 static const struct {
@@ -54,7 +54,8 @@ static const struct {
 
 /* The comment kg_config_write puts above each key, in file order. */
 static const char *const key_comments[KG_N_LIST_KEYS] = {
-    [KG_KEY_ALLOW_HOSTS] = "hosts reachable when network is restricted: name, \"*.name\", name:port",
+    [KG_KEY_ALLOW_HOSTS] =
+        "hosts reachable when network is restricted: name, \"*.name\", name:port",
     [KG_KEY_ALLOW_PATHS] = "extra read-write paths beside the project",
     [KG_KEY_READ_PATHS] = "extra read-only paths (for example ~/.gitconfig)",
     [KG_KEY_DENY_READ] = "hidden inside the sandbox; relative paths are project-relative",
@@ -168,8 +169,7 @@ static bool entry_valid(entry_kind kind, const char *s, const char **why)
         char norm[KG_HOST_ENTRY_MAX];
         return kg_host_entry_norm(s, norm, why);
     }
-    case ENTRY_PATH:
-        return true;
+    case ENTRY_PATH: return true;
     case ENTRY_WORD:
         for (const char *p = s; *p; p++)
             if (*p == ' ') {
@@ -239,8 +239,7 @@ static int err_at(parse_ctx *x, yaml_mark_t m, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return kg_err_set(x->err, EINVAL, "%s:%zu:%zu: %s", x->name, m.line + 1,
-                      m.column + 1, msg);
+    return kg_err_set(x->err, EINVAL, "%s:%zu:%zu: %s", x->name, m.line + 1, m.column + 1, msg);
 }
 
 /* libyaml's reader errors carry a byte offset only; turn it into a line and
@@ -265,8 +264,8 @@ static int yaml_error(parse_ctx *x, const yaml_parser_t *p)
 {
     const char *problem = p->problem ? p->problem : "YAML error";
     if (p->error == YAML_READER_ERROR)
-        return err_at(x, mark_from_offset(x->buf, x->len, p->problem_offset),
-                      "invalid input: %s", problem);
+        return err_at(x, mark_from_offset(x->buf, x->len, p->problem_offset), "invalid input: %s",
+                      problem);
     if (p->error == YAML_MEMORY_ERROR)
         return kg_err_set(x->err, ENOMEM, "%s: out of memory parsing YAML", x->name);
     /* The problem mark is where libyaml noticed; the context mark is where
@@ -278,8 +277,7 @@ static int yaml_error(parse_ctx *x, const yaml_parser_t *p)
                            : "";
     if (p->context)
         return err_at(x, p->problem_mark, "YAML syntax error: %s %s at %zu:%zu%s", problem,
-                      p->context, p->context_mark.line + 1, p->context_mark.column + 1,
-                      hint);
+                      p->context, p->context_mark.line + 1, p->context_mark.column + 1, hint);
     return err_at(x, p->problem_mark, "YAML syntax error: %s", problem);
 }
 
@@ -289,8 +287,7 @@ static int check_plain_event(parse_ctx *x, const yaml_event_t *ev)
     const yaml_char_t *anchor = NULL, *tag = NULL;
     switch (ev->type) {
     case YAML_ALIAS_EVENT:
-        return err_at(x, ev->start_mark,
-                      "YAML aliases are not allowed in a kgate config");
+        return err_at(x, ev->start_mark, "YAML aliases are not allowed in a kgate config");
     case YAML_SCALAR_EVENT:
         anchor = ev->data.scalar.anchor;
         tag = ev->data.scalar.tag;
@@ -303,14 +300,10 @@ static int check_plain_event(parse_ctx *x, const yaml_event_t *ev)
         anchor = ev->data.mapping_start.anchor;
         tag = ev->data.mapping_start.tag;
         break;
-    default:
-        break;
+    default: break;
     }
-    if (anchor)
-        return err_at(x, ev->start_mark,
-                      "YAML anchors are not allowed in a kgate config");
-    if (tag)
-        return err_at(x, ev->start_mark, "YAML tags are not allowed in a kgate config");
+    if (anchor) return err_at(x, ev->start_mark, "YAML anchors are not allowed in a kgate config");
+    if (tag) return err_at(x, ev->start_mark, "YAML tags are not allowed in a kgate config");
     return 0;
 }
 
@@ -329,8 +322,8 @@ static bool scalar_is_null(const yaml_event_t *ev)
 {
     if (ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE) return false;
     const char *v = (const char *)ev->data.scalar.value;
-    return !*v || strcmp(v, "~") == 0 || strcmp(v, "null") == 0 ||
-           strcmp(v, "Null") == 0 || strcmp(v, "NULL") == 0;
+    return !*v || strcmp(v, "~") == 0 || strcmp(v, "null") == 0 || strcmp(v, "Null") == 0 ||
+           strcmp(v, "NULL") == 0;
 }
 
 static const char *event_kind(const yaml_event_t *ev)
@@ -356,8 +349,8 @@ static int scalar_ok(parse_ctx *x, const yaml_event_t *ev, const char *what)
     return 0;
 }
 
-static int parse_enum(parse_ctx *x, yaml_parser_t *p, const char *key,
-                      const char *const *names, int n, int *out)
+static int parse_enum(parse_ctx *x, yaml_parser_t *p, const char *key, const char *const *names,
+                      int n, int *out)
 {
     yaml_event_t ev;
     if (next_event(x, p, &ev) < 0) return -1;
@@ -414,8 +407,10 @@ static int parse_count(parse_ctx *x, yaml_parser_t *p, const char *key, long *ou
     long n = 0;
     bool ok = len > 0 && len <= 8;
     for (size_t i = 0; ok && i < len; i++) {
-        if (v[i] < '0' || v[i] > '9') ok = false;
-        else n = n * 10 + (v[i] - '0');
+        if (v[i] < '0' || v[i] > '9')
+            ok = false;
+        else
+            n = n * 10 + (v[i] - '0');
     }
     if (ok && n >= 1 && n <= KG_MAX_MAX_PROCESSES) {
         *out = n;
@@ -425,11 +420,15 @@ static int parse_count(parse_ctx *x, yaml_parser_t *p, const char *key, long *ou
     char s[80];
     shown(s, sizeof s, v, len);
     if (x->quiet)
-        err_at(x, ev.start_mark, "%s: invalid value (expected a number from 1 to %ld, "
-                                 "or unlimited)", key, KG_MAX_MAX_PROCESSES);
+        err_at(x, ev.start_mark,
+               "%s: invalid value (expected a number from 1 to %ld, "
+               "or unlimited)",
+               key, KG_MAX_MAX_PROCESSES);
     else
-        err_at(x, ev.start_mark, "%s: invalid value '%s' (expected a number from 1 to %ld, "
-                                 "or unlimited)", key, s, KG_MAX_MAX_PROCESSES);
+        err_at(x, ev.start_mark,
+               "%s: invalid value '%s' (expected a number from 1 to %ld, "
+               "or unlimited)",
+               key, s, KG_MAX_MAX_PROCESSES);
 out:
     yaml_event_delete(&ev);
     return rc;
@@ -446,7 +445,8 @@ typedef struct seen_entry {
 static void seen_free(seen_entry **seen)
 {
     seen_entry *e, *tmp;
-    HASH_ITER(hh, *seen, e, tmp) {
+    HASH_ITER(hh, *seen, e, tmp)
+    {
         HASH_DEL(*seen, e);
         free(e);
     }
@@ -466,8 +466,7 @@ static int push_unseen(kg_strv *v, seen_entry **seen, const char *s)
     return 0;
 }
 
-static int parse_list_entries(parse_ctx *x, yaml_parser_t *p, kg_list_key k,
-                              seen_entry **seen);
+static int parse_list_entries(parse_ctx *x, yaml_parser_t *p, kg_list_key k, seen_entry **seen);
 
 /* Records the line of the entry just pushed onto c->lists[k]. */
 static void push_line(kg_config *c, kg_list_key k, unsigned line)
@@ -519,8 +518,7 @@ static int parse_list(parse_ctx *x, yaml_parser_t *p, kg_list_key k)
     return rc;
 }
 
-static int parse_list_entries(parse_ctx *x, yaml_parser_t *p, kg_list_key k,
-                              seen_entry **seen)
+static int parse_list_entries(parse_ctx *x, yaml_parser_t *p, kg_list_key k, seen_entry **seen)
 {
     const char *key = list_keys[k].name;
     kg_strv *v = x->c->lists[k];
@@ -566,10 +564,8 @@ static int parse_list_entries(parse_ctx *x, yaml_parser_t *p, kg_list_key k,
             return -1;
         }
         char norm[KG_HOST_ENTRY_MAX];
-        if (list_keys[k].kind == ENTRY_HOST && kg_host_entry_norm(val, norm, NULL))
-            val = norm;
-        if (push_unseen(v, seen, val) == 0)
-            push_line(x->c, k, (unsigned)ev.start_mark.line + 1);
+        if (list_keys[k].kind == ENTRY_HOST && kg_host_entry_norm(val, norm, NULL)) val = norm;
+        if (push_unseen(v, seen, val) == 0) push_line(x->c, k, (unsigned)ev.start_mark.line + 1);
         yaml_event_delete(&ev);
     }
 }
@@ -630,11 +626,15 @@ static int parse_mapping(parse_ctx *x, yaml_parser_t *p)
          * is not shown (the issue's case: a link to ~/.config/gh/hosts.yml
          * printed "unknown key 'github.com'"). */
         if (!known && x->quiet)
-            rc = err_at(x, km, "unknown key (not shown: kgate quotes no text of a project "
-                               "file; the keys are in kgate.yaml(5))");
-        else if (!known) rc = err_at(x, km, "unknown key '%s'", s);
-        else if (dup) rc = err_at(x, km, "duplicate key '%s'", s);
-        else if (lk >= 0) rc = parse_list(x, p, (kg_list_key)lk);
+            rc = err_at(x, km,
+                        "unknown key (not shown: kgate quotes no text of a project "
+                        "file; the keys are in kgate.yaml(5))");
+        else if (!known)
+            rc = err_at(x, km, "unknown key '%s'", s);
+        else if (dup)
+            rc = err_at(x, km, "duplicate key '%s'", s);
+        else if (lk >= 0)
+            rc = parse_list(x, p, (kg_list_key)lk);
         else if (strcmp(key, "network") == 0) {
             int n = 0;
             rc = parse_enum(x, p, "network", nets, 3, &n);
@@ -698,8 +698,7 @@ static int parse_stream(parse_ctx *x, yaml_parser_t *p)
         } else if (t == YAML_SCALAR_EVENT && scalar_is_null(&ev)) {
             /* "---" alone: an empty layer. */
         } else if (t == YAML_SCALAR_EVENT || t == YAML_SEQUENCE_START_EVENT) {
-            rc = err_at(x, m, "the top level must be a mapping of keys, got %s",
-                        event_kind(&ev));
+            rc = err_at(x, m, "the top level must be a mapping of keys, got %s", event_kind(&ev));
         }
         yaml_event_delete(&ev);
         if (rc < 0) return -1;
@@ -711,8 +710,7 @@ static kg_config *config_parse(const char *name, const char *buf, size_t len, bo
 {
     if (!name) name = "(config)";
     if (len > KG_CONFIG_MAX_BYTES) {
-        kg_err_set(err, EFBIG, "%s:1:1: file larger than %d bytes", name,
-                   KG_CONFIG_MAX_BYTES);
+        kg_err_set(err, EFBIG, "%s:1:1: file larger than %d bytes", name, KG_CONFIG_MAX_BYTES);
         return NULL;
     }
     kg_config *c = config_new(name);
@@ -738,14 +736,12 @@ static kg_config *config_parse(const char *name, const char *buf, size_t len, bo
     return c;
 }
 
-kg_config *kg_config_parse(const char *name, const char *buf, size_t len,
-                           kg_error *err)
+kg_config *kg_config_parse(const char *name, const char *buf, size_t len, kg_error *err)
 {
     return config_parse(name, buf, len, false, err);
 }
 
-kg_config *kg_config_parse_project(const char *name, const char *buf, size_t len,
-                                   kg_error *err)
+kg_config *kg_config_parse_project(const char *name, const char *buf, size_t len, kg_error *err)
 {
     return config_parse(name, buf, len, true, err);
 }
@@ -808,16 +804,20 @@ static const char *project_file_unfit(const struct stat *st, char *buf, size_t l
     if (!S_ISREG(st->st_mode))
         return "not a regular file; kgate reads a project file only when it is one";
     if (st->st_uid != getuid()) {
-        snprintf(buf, len, "owned by uid %u, not by you (uid %u); kgate reads only your "
-                           "own project file", (unsigned)st->st_uid, (unsigned)getuid());
+        snprintf(buf, len,
+                 "owned by uid %u, not by you (uid %u); kgate reads only your "
+                 "own project file",
+                 (unsigned)st->st_uid, (unsigned)getuid());
         return buf;
     }
     /* A second name for the same file: like a symbolic link, a hard link
      * would give .kgate.yaml the text of a file that has another purpose.
      * A checkout writes each file with one name. */
     if (st->st_nlink != 1) {
-        snprintf(buf, len, "has %lu hard links; kgate reads a project file only when it "
-                           "has one name", (unsigned long)st->st_nlink);
+        snprintf(buf, len,
+                 "has %lu hard links; kgate reads a project file only when it "
+                 "has one name",
+                 (unsigned long)st->st_nlink);
         return buf;
     }
     return NULL;
@@ -832,9 +832,11 @@ kg_config *kg_config_load_project(const char *file, kg_error *err)
     if (fd < 0) {
         int e = errno;
         if (e == ELOOP)
-            kg_err_set(err, e, "%s: is a symbolic link; kgate reads a project file only when "
-                               "it is a regular file (a link could make it read a file "
-                               "outside the project): remove it", file);
+            kg_err_set(err, e,
+                       "%s: is a symbolic link; kgate reads a project file only when "
+                       "it is a regular file (a link could make it read a file "
+                       "outside the project): remove it",
+                       file);
         else
             kg_err_set(err, e, "%s: %s", file, strerror(e));
         return NULL;
@@ -898,17 +900,15 @@ static void emit_list(UT_string *out, kg_list_key k, const kg_strv *v)
 static void config_render(const kg_config *c, UT_string *out)
 {
     kg_config *d = kg_config_defaults();
-    utstring_printf(out,
-                    "# kgate user configuration; see kgate.yaml(5).\n"
-                    "# Written by kgate; `kgate network` rewrites this file and does not\n"
-                    "# keep comments.  A project's .kgate.yaml may only narrow it.\n\n");
+    utstring_printf(out, "# kgate user configuration; see kgate.yaml(5).\n"
+                         "# Written by kgate; `kgate network` rewrites this file and does not\n"
+                         "# keep comments.  A project's .kgate.yaml may only narrow it.\n\n");
     kgate_network net = c->has_network ? c->network : d->network;
     utstring_printf(out, "# off | open | restricted\nnetwork: %s\n", kg_network_name(net));
     static const kg_list_key order[] = {
-        KG_KEY_ALLOW_HOSTS,   KG_KEY_ALLOW_PATHS,     KG_KEY_READ_PATHS,
-        KG_KEY_DENY_READ,     KG_KEY_DENY_EXEC,       KG_KEY_MASK_PREFIXES,
-        KG_KEY_PASS_ENV,      KG_KEY_DENY_ENV,        KG_KEY_PROTECT_PATHS,
-        KG_KEY_UNPROTECT_PATHS, KG_KEY_ALLOW_SOCKETS, KG_KEY_MACOS_ALLOW_MACH,
+        KG_KEY_ALLOW_HOSTS,   KG_KEY_ALLOW_PATHS,     KG_KEY_READ_PATHS,    KG_KEY_DENY_READ,
+        KG_KEY_DENY_EXEC,     KG_KEY_MASK_PREFIXES,   KG_KEY_PASS_ENV,      KG_KEY_DENY_ENV,
+        KG_KEY_PROTECT_PATHS, KG_KEY_UNPROTECT_PATHS, KG_KEY_ALLOW_SOCKETS, KG_KEY_MACOS_ALLOW_MACH,
     };
     for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
         kg_list_key k = order[i];
@@ -921,8 +921,10 @@ static void config_render(const kg_config *c, UT_string *out)
                     profile_name(prof));
     long maxp = c->has_max_processes ? c->max_processes : d->max_processes;
     if (maxp > 0)
-        utstring_printf(out, "# most processes in the box at once (or unlimited)\n"
-                             "max_processes: %ld\n", maxp);
+        utstring_printf(out,
+                        "# most processes in the box at once (or unlimited)\n"
+                        "max_processes: %ld\n",
+                        maxp);
     else
         utstring_printf(out, "# most processes in the box at once (or unlimited)\n"
                              "max_processes: unlimited\n");

@@ -21,10 +21,10 @@ typedef enum kg_list_key {
     KG_KEY_MASK_PREFIXES,
     KG_KEY_PASS_ENV,
     KG_KEY_DENY_ENV,
-    KG_KEY_PROTECT_PATHS,   /* read-only inside writable roots: may add */
+    KG_KEY_PROTECT_PATHS, /* read-only inside writable roots: may add */
     KG_KEY_UNPROTECT_PATHS, /* opt a built-in protected path out: widens */
-    KG_KEY_ALLOW_SOCKETS,   /* host Unix sockets reachable: widens */
-    KG_KEY_MACOS_ALLOW_MACH,/* mach services re-allowed on macOS: widens */
+    KG_KEY_ALLOW_SOCKETS, /* host Unix sockets reachable: widens */
+    KG_KEY_MACOS_ALLOW_MACH, /* mach services re-allowed on macOS: widens */
     KG_N_LIST_KEYS
 } kg_list_key;
 
@@ -67,8 +67,7 @@ kg_config *kg_config_defaults(void);
  * that name "file:line:column".  Returns NULL with err on any error. */
 kg_config *kg_config_load(const char *file, kg_error *err);
 /* Parses a buffer; name is used in messages. */
-kg_config *kg_config_parse(const char *name, const char *buf, size_t len,
-                           kg_error *err);
+kg_config *kg_config_parse(const char *name, const char *buf, size_t len, kg_error *err);
 
 /* A project's .kgate.yaml, which came with the repository or was written by
  * a run: opened without following a link (O_NOFOLLOW) and without blocking,
@@ -76,8 +75,7 @@ kg_config *kg_config_parse(const char *name, const char *buf, size_t len,
  * uid with one link; read from that same descriptor.  The layer is quiet:
  * its messages name a key kgate knows and a line, never its text. */
 kg_config *kg_config_load_project(const char *file, kg_error *err);
-kg_config *kg_config_parse_project(const char *name, const char *buf, size_t len,
-                                   kg_error *err);
+kg_config *kg_config_parse_project(const char *name, const char *buf, size_t len, kg_error *err);
 
 /* The line entry i of list k was read from, 0 when not known. */
 unsigned kg_config_entry_line(const kg_config *c, kg_list_key k, size_t i);

@@ -24,14 +24,12 @@
 #include <string.h>
 
 static const char *const contains_words[] = {
-    "SECRET",     "TOKEN",   "PASSWORD", "PASSWD", "PASSPHRASE",
-    "CREDENTIAL", "PRIVATE", "COOKIE",   "APIKEY", "AUTHORIZATION",
-    NULL,
+    "SECRET",  "TOKEN",  "PASSWORD", "PASSWD",        "PASSPHRASE", "CREDENTIAL",
+    "PRIVATE", "COOKIE", "APIKEY",   "AUTHORIZATION", NULL,
 };
 
 static const char *const whole_words[] = {
-    "KEY", "KEYS", "PASS", "AUTH", "AUTHN", "AUTHZ", "API", "SESSION",
-    "CREDS", "DSN", NULL,
+    "KEY", "KEYS", "PASS", "AUTH", "AUTHN", "AUTHZ", "API", "SESSION", "CREDS", "DSN", NULL,
 };
 
 static const char *const suffix_words[] = {"KEY", NULL};
@@ -40,14 +38,43 @@ static const char *const suffix_words[] = {"KEY", NULL};
  * things the sandbox controls by other means (SSH_AUTH_SOCK is a path; the
  * socket itself is reachable only when allow_sockets names it). */
 static const char *const always_pass[] = {
-    "PATH",     "HOME",       "USER",      "LOGNAME",   "SHELL",
-    "TERM",     "COLORTERM",  "LANG",      "LANGUAGE",  "TZ",
-    "PWD",      "OLDPWD",     "TMPDIR",    "SHLVL",     "HOSTNAME",
-    "EDITOR",   "VISUAL",     "PAGER",     "DISPLAY",   "WAYLAND_DISPLAY",
-    "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME",
-    "XDG_SESSION_ID", "XDG_SESSION_TYPE", "XDG_SESSION_CLASS",
-    "XDG_SESSION_DESKTOP", "SSH_AUTH_SOCK", "GPG_TTY", "NO_COLOR",
-    "CI", "MAKEFLAGS", "CC", "CXX", "CFLAGS", "LDFLAGS",
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "TERM",
+    "COLORTERM",
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    "PWD",
+    "OLDPWD",
+    "TMPDIR",
+    "SHLVL",
+    "HOSTNAME",
+    "EDITOR",
+    "VISUAL",
+    "PAGER",
+    "DISPLAY",
+    "WAYLAND_DISPLAY",
+    "XDG_RUNTIME_DIR",
+    "XDG_CONFIG_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_DATA_HOME",
+    "XDG_SESSION_ID",
+    "XDG_SESSION_TYPE",
+    "XDG_SESSION_CLASS",
+    "XDG_SESSION_DESKTOP",
+    "SSH_AUTH_SOCK",
+    "GPG_TTY",
+    "NO_COLOR",
+    "CI",
+    "MAKEFLAGS",
+    "CC",
+    "CXX",
+    "CFLAGS",
+    "LDFLAGS",
     NULL,
 };
 
@@ -81,8 +108,7 @@ bool kg_env_name_looks_secret(const char *name)
     size_t n = strlen(name);
     char *up = malloc(n + 1);
     if (!up) return true; /* when unsure, withhold */
-    for (size_t i = 0; i <= n; i++)
-        up[i] = (char)toupper((unsigned char)name[i]);
+    for (size_t i = 0; i <= n; i++) up[i] = (char)toupper((unsigned char)name[i]);
 
     bool secret = false;
     for (size_t i = 0; contains_words[i] && !secret; i++)
@@ -94,8 +120,8 @@ bool kg_env_name_looks_secret(const char *name)
         while (i < n && isalnum((unsigned char)up[i])) i++;
         size_t len = i - start;
         if (len == 0) break;
-        secret = in_list(up + start, len, whole_words) ||
-                 ends_with_one(up + start, len, suffix_words);
+        secret =
+            in_list(up + start, len, whole_words) || ends_with_one(up + start, len, suffix_words);
     }
     free(up);
     return secret;
@@ -115,8 +141,8 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-void kg_env_filter(char *const *environ_in, const kg_strv *pass_env,
-                   const kg_strv *deny_env, kg_strv *out, kg_strv *withheld)
+void kg_env_filter(char *const *environ_in, const kg_strv *pass_env, const kg_strv *deny_env,
+                   kg_strv *out, kg_strv *withheld)
 {
     kg_strv *names = kg_strv_new();
     for (size_t i = 0; environ_in && environ_in[i]; i++) {
@@ -131,9 +157,12 @@ void kg_env_filter(char *const *environ_in, const kg_strv *pass_env,
         char *name = strndup(kv, (size_t)(eq - kv));
         if (!name) continue;
         bool deny;
-        if (matches_any(deny_env, name)) deny = true;
-        else if (matches_any(pass_env, name)) deny = false;
-        else deny = kg_env_name_looks_secret(name);
+        if (matches_any(deny_env, name))
+            deny = true;
+        else if (matches_any(pass_env, name))
+            deny = false;
+        else
+            deny = kg_env_name_looks_secret(name);
         if (deny) {
             if (!kg_strv_contains(names, name)) kg_strv_push(names, name);
         } else {
@@ -142,8 +171,7 @@ void kg_env_filter(char *const *environ_in, const kg_strv *pass_env,
         free(name);
     }
     /* Sorted, so that audit lines do not depend on the order of environ. */
-    if (kg_strv_len(names) > 1)
-        utarray_sort(names, cmp_str);
+    if (kg_strv_len(names) > 1) utarray_sort(names, cmp_str);
     for (size_t i = 0; withheld && i < kg_strv_len(names); i++)
         kg_strv_push(withheld, kg_strv_get(names, i));
     kg_strv_free(names);

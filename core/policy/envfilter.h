@@ -20,7 +20,7 @@ bool kg_env_always_passes(const char *name);
  * beats pass_env).  Withheld names, never values, go to withheld.
  * deny_env and pass_env entries are exact names or shell globs ("AWS_*").
  * withheld may be NULL; it comes out sorted and without duplicates. */
-void kg_env_filter(char *const *environ_in, const kg_strv *pass_env,
-                   const kg_strv *deny_env, kg_strv *out, kg_strv *withheld);
+void kg_env_filter(char *const *environ_in, const kg_strv *pass_env, const kg_strv *deny_env,
+                   kg_strv *out, kg_strv *withheld);
 
 #endif

@@ -29,16 +29,16 @@
 
 typedef enum narrow_rule {
     MAY_DROP, /* widens the box: the project keeps or drops entries */
-    MAY_ADD,  /* narrows the box: the project adds entries */
+    MAY_ADD, /* narrows the box: the project adds entries */
 } narrow_rule;
 
 static const narrow_rule rules[KG_N_LIST_KEYS] = {
-    [KG_KEY_ALLOW_HOSTS] = MAY_DROP,     [KG_KEY_ALLOW_PATHS] = MAY_DROP,
-    [KG_KEY_READ_PATHS] = MAY_DROP,      [KG_KEY_DENY_READ] = MAY_ADD,
-    [KG_KEY_DENY_EXEC] = MAY_ADD,        [KG_KEY_MASK_PREFIXES] = MAY_ADD,
-    [KG_KEY_PASS_ENV] = MAY_DROP,        [KG_KEY_DENY_ENV] = MAY_ADD,
-    [KG_KEY_PROTECT_PATHS] = MAY_ADD,    [KG_KEY_UNPROTECT_PATHS] = MAY_DROP,
-    [KG_KEY_ALLOW_SOCKETS] = MAY_DROP,   [KG_KEY_MACOS_ALLOW_MACH] = MAY_DROP,
+    [KG_KEY_ALLOW_HOSTS] = MAY_DROP,   [KG_KEY_ALLOW_PATHS] = MAY_DROP,
+    [KG_KEY_READ_PATHS] = MAY_DROP,    [KG_KEY_DENY_READ] = MAY_ADD,
+    [KG_KEY_DENY_EXEC] = MAY_ADD,      [KG_KEY_MASK_PREFIXES] = MAY_ADD,
+    [KG_KEY_PASS_ENV] = MAY_DROP,      [KG_KEY_DENY_ENV] = MAY_ADD,
+    [KG_KEY_PROTECT_PATHS] = MAY_ADD,  [KG_KEY_UNPROTECT_PATHS] = MAY_DROP,
+    [KG_KEY_ALLOW_SOCKETS] = MAY_DROP, [KG_KEY_MACOS_ALLOW_MACH] = MAY_DROP,
 };
 
 /* ------------------------------------------------------------------------ */
@@ -91,23 +91,21 @@ static const char *profile_word(kgate_macos_profile p)
 /* A project entry the user layer does not allow.  The entry itself is
  * not quoted: the project file is not text the user typed (docs/config.md,
  * "Messages"); its line and key are named instead. */
-static int widening_error(const kg_config *project, const char *pf, kg_list_key k,
-                          size_t i, kg_error *err)
+static int widening_error(const kg_config *project, const char *pf, kg_list_key k, size_t i,
+                          kg_error *err)
 {
     char at[32] = "";
     unsigned line = kg_config_entry_line(project, k, i);
     if (line) snprintf(at, sizeof at, ":%u", line);
-    return kg_err_set(err, EPERM,
-                      "%s%s: %s: the entry is not in the user config; a project file may "
-                      "only drop entries of this key%s, never add one",
-                      pf, at, kg_list_key_name(k),
-                      k == KG_KEY_ALLOW_HOSTS
-                          ? " or narrow them (a name under a \"*.\" entry, a port)"
-                          : "");
+    return kg_err_set(
+        err, EPERM,
+        "%s%s: %s: the entry is not in the user config; a project file may "
+        "only drop entries of this key%s, never add one",
+        pf, at, kg_list_key_name(k),
+        k == KG_KEY_ALLOW_HOSTS ? " or narrow them (a name under a \"*.\" entry, a port)" : "");
 }
 
-int kg_policy_check_narrowing(const kg_config *user, const kg_config *project,
-                              kg_error *err)
+int kg_policy_check_narrowing(const kg_config *user, const kg_config *project, kg_error *err)
 {
     const char *pf = project->file && *project->file ? project->file : ".kgate.yaml";
     /* What the user layer says, with the spec's defaults for keys it does
@@ -135,11 +133,12 @@ int kg_policy_check_narrowing(const kg_config *user, const kg_config *project,
     /* 0 is unlimited: any count lowers it. */
     long umax = user->has_max_processes ? user->max_processes : KG_DEFAULT_MAX_PROCESSES;
     if (project->has_max_processes &&
-        (project->max_processes == 0 ? umax != 0
-                                     : umax != 0 && project->max_processes > umax)) {
+        (project->max_processes == 0 ? umax != 0 : umax != 0 && project->max_processes > umax)) {
         char pv[32];
-        if (project->max_processes) snprintf(pv, sizeof pv, "%ld", project->max_processes);
-        else snprintf(pv, sizeof pv, "unlimited");
+        if (project->max_processes)
+            snprintf(pv, sizeof pv, "%ld", project->max_processes);
+        else
+            snprintf(pv, sizeof pv, "unlimited");
         return kg_err_set(err, EPERM,
                           "%s: max_processes: '%s' is wider than the user config's "
                           "'%ld'; a project file may only narrow",
@@ -157,8 +156,8 @@ int kg_policy_check_narrowing(const kg_config *user, const kg_config *project,
         const kg_strv *allowed = user->has[k] ? user->lists[k] : NULL;
         for (size_t i = 0; i < kg_strv_len(project->lists[k]); i++) {
             const char *v = kg_strv_get(project->lists[k], i);
-            bool covered = k == KG_KEY_ALLOW_HOSTS ? hosts_cover(allowed, v)
-                                                   : list_has(allowed, v, false);
+            bool covered =
+                k == KG_KEY_ALLOW_HOSTS ? hosts_cover(allowed, v) : list_has(allowed, v, false);
             if (!covered) return widening_error(project, pf, (kg_list_key)k, i, err);
         }
     }
@@ -181,8 +180,7 @@ static void sort_unique(kg_strv *v)
     if (kg_strv_len(v) < 2) return; /* qsort of an empty utarray gets NULL */
     utarray_sort(v, cmp_str);
     for (size_t i = kg_strv_len(v); i-- > 1;)
-        if (strcmp(kg_strv_get(v, i), kg_strv_get(v, i - 1)) == 0)
-            utarray_erase(v, (unsigned)i, 1);
+        if (strcmp(kg_strv_get(v, i), kg_strv_get(v, i - 1)) == 0) utarray_erase(v, (unsigned)i, 1);
 }
 
 static void lower_all(kg_strv *v)
@@ -212,8 +210,8 @@ static int resolve_error(const kg_config *c, kg_list_key k, size_t i, kg_error *
  * where relative allow/read/socket paths of this file start (home for the
  * user file, the project for the project file); deny_read, protect_paths
  * and unprotect_paths are project-relative in both. */
-static int resolve_layer(kg_config *c, const char *own_base, const char *project,
-                         const char *home, kg_error *err)
+static int resolve_layer(kg_config *c, const char *own_base, const char *project, const char *home,
+                         kg_error *err)
 {
     static const struct {
         kg_list_key k;
@@ -221,12 +219,9 @@ static int resolve_layer(kg_config *c, const char *own_base, const char *project
         bool may_be_missing;
         bool lexical_only;
     } how[] = {
-        {KG_KEY_ALLOW_PATHS, true, false, false},
-        {KG_KEY_READ_PATHS, true, false, false},
-        {KG_KEY_ALLOW_SOCKETS, true, true, false},
-        {KG_KEY_DENY_READ, false, true, false},
-        {KG_KEY_PROTECT_PATHS, false, true, false},
-        {KG_KEY_UNPROTECT_PATHS, false, true, true},
+        {KG_KEY_ALLOW_PATHS, true, false, false},   {KG_KEY_READ_PATHS, true, false, false},
+        {KG_KEY_ALLOW_SOCKETS, true, true, false},  {KG_KEY_DENY_READ, false, true, false},
+        {KG_KEY_PROTECT_PATHS, false, true, false}, {KG_KEY_UNPROTECT_PATHS, false, true, true},
     };
     for (size_t h = 0; h < sizeof how / sizeof how[0]; h++) {
         kg_list_key k = how[h].k;
@@ -266,8 +261,7 @@ static void union_into(kg_strv *dst, const kg_config *c, kg_list_key k)
 }
 
 /* The effective list of key k into dst. */
-static void merge_key(kg_strv *dst, const kg_config *user, const kg_config *proj,
-                      kg_list_key k)
+static void merge_key(kg_strv *dst, const kg_config *user, const kg_config *proj, kg_list_key k)
 {
     if (rules[k] == MAY_ADD) {
         union_into(dst, user, k);
@@ -354,8 +348,7 @@ static int add_builtin_protected(kg_policy *p, const kg_strv *unprotect, kg_erro
     return 0;
 }
 
-static int apply_flags(kg_policy *p, const kg_flags *flags, kgate_network *net,
-                       kg_error *err)
+static int apply_flags(kg_policy *p, const kg_flags *flags, kgate_network *net, kg_error *err)
 {
     if (!flags) return 0;
     for (size_t i = 0; i < kg_strv_len(flags->allow_paths); i++) {
@@ -376,16 +369,14 @@ static int apply_flags(kg_policy *p, const kg_flags *flags, kgate_network *net,
             for (const char *s = w; *s && n < 60; s++)
                 shown[n++] = ((unsigned char)*s < 0x20 || *s == 0x7f) ? '?' : *s;
             shown[n] = '\0';
-            return kg_err_set(err, EINVAL, "--allow-net: invalid host name '%s': %s", shown,
-                              why);
+            return kg_err_set(err, EINVAL, "--allow-net: invalid host name '%s': %s", shown, why);
         }
         kg_strv_push(p->allow_hosts, h);
         kg_strv_push(p->oneshot_hosts, h);
     }
     /* A host typed for this run must be reachable: off becomes a host
      * list; open already reaches it. */
-    if (kg_strv_len(flags->allow_hosts) > 0 && *net == KGATE_NET_OFF)
-        *net = KGATE_NET_RESTRICTED;
+    if (kg_strv_len(flags->allow_hosts) > 0 && *net == KGATE_NET_OFF) *net = KGATE_NET_RESTRICTED;
     /* Ports to publish are checked here, with the rest of the policy: a
      * bad one refuses the run before anything is probed or started.  The
      * network mode is left alone (select.c says which boxes can publish). */
@@ -408,8 +399,7 @@ static int apply_flags(kg_policy *p, const kg_flags *flags, kgate_network *net,
 static int refuse_own_dir(const kg_policy *p, kg_error *err)
 {
     char *own = NULL;
-    if (asprintf(&own, "%s/.kgate", p->home) < 0)
-        return kg_err_set(err, ENOMEM, "out of memory");
+    if (asprintf(&own, "%s/.kgate", p->home) < 0) return kg_err_set(err, ENOMEM, "out of memory");
     char *real = realpath(own, NULL);
     const char *dir = real ? real : own;
     int rc = 0;
@@ -450,10 +440,9 @@ static kg_policy *policy_new(void)
 {
     kg_policy *p = calloc(1, sizeof *p);
     if (!p) return NULL;
-    kg_strv **lists[] = {&p->allow_hosts,  &p->allow_paths,   &p->read_paths,
-                         &p->deny_read,    &p->protect_paths, &p->allow_sockets,
-                         &p->macos_allow_mach, &p->argv,      &p->deny_exec,
-                         &p->mask_prefixes, &p->pass_env,     &p->deny_env,
+    kg_strv **lists[] = {&p->allow_hosts,   &p->allow_paths,   &p->read_paths,       &p->deny_read,
+                         &p->protect_paths, &p->allow_sockets, &p->macos_allow_mach, &p->argv,
+                         &p->deny_exec,     &p->mask_prefixes, &p->pass_env,         &p->deny_env,
                          &p->oneshot_paths, &p->oneshot_hosts, &p->published};
     for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) *lists[i] = kg_strv_new();
     return p;
@@ -462,10 +451,9 @@ static kg_policy *policy_new(void)
 void kg_policy_free(kg_policy *p)
 {
     if (!p) return;
-    kg_strv *lists[] = {p->allow_hosts,  p->allow_paths,   p->read_paths,
-                        p->deny_read,    p->protect_paths, p->allow_sockets,
-                        p->macos_allow_mach, p->argv,      p->deny_exec,
-                        p->mask_prefixes, p->pass_env,     p->deny_env,
+    kg_strv *lists[] = {p->allow_hosts,   p->allow_paths,   p->read_paths,       p->deny_read,
+                        p->protect_paths, p->allow_sockets, p->macos_allow_mach, p->argv,
+                        p->deny_exec,     p->mask_prefixes, p->pass_env,         p->deny_env,
                         p->oneshot_paths, p->oneshot_hosts, p->published};
     for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) kg_strv_free(lists[i]);
     free(p->user_file);
@@ -507,8 +495,8 @@ static int merge_layers(kg_policy *p, const kg_config *user, const kg_config *pr
 {
     *net = proj && proj->has_network ? proj->network : user->network;
     p->pub.configured_network = *net;
-    p->pub.macos_profile = proj && proj->has_macos_profile ? proj->macos_profile
-                                                           : user->macos_profile;
+    p->pub.macos_profile =
+        proj && proj->has_macos_profile ? proj->macos_profile : user->macos_profile;
     p->audit_sink = user->has_audit_sink ? user->audit_sink : 0;
     p->max_processes = proj && proj->has_max_processes ? proj->max_processes
                        : user->has_max_processes       ? user->max_processes
@@ -531,8 +519,7 @@ static int merge_layers(kg_policy *p, const kg_config *user, const kg_config *pr
     return 0;
 }
 
-kg_policy *kg_policy_load(const char *home, const char *cwd, const kg_flags *flags,
-                          kg_error *err)
+kg_policy *kg_policy_load(const char *home, const char *cwd, const kg_flags *flags, kg_error *err)
 {
     kg_config *user = NULL, *ufile = NULL, *proj = NULL;
     kg_policy *p = policy_new();
@@ -613,13 +600,15 @@ static void json_key(UT_string *out, bool *first, const char *key)
 
 static void json_str_or_null(UT_string *out, const char *s)
 {
-    if (s) kg_json_str(out, s);
-    else utstring_printf(out, "null");
+    if (s)
+        kg_json_str(out, s);
+    else
+        utstring_printf(out, "null");
 }
 
 const char *const kg_policy_list_keys[] = {
-    "allow_hosts", "allow_paths",   "read_paths",    "deny_read",
-    "deny_exec",   "mask_prefixes", "pass_env",      "deny_env",
+    "allow_hosts",   "allow_paths",   "read_paths",       "deny_read",
+    "deny_exec",     "mask_prefixes", "pass_env",         "deny_env",
     "protect_paths", "allow_sockets", "macos_allow_mach", NULL,
 };
 
@@ -627,8 +616,8 @@ const kg_strv *kg_policy_list(const kg_policy *p, const char *key)
 {
     /* Same order as kg_policy_list_keys. */
     const kg_strv *const v[] = {
-        p->allow_hosts,   p->allow_paths,   p->read_paths, p->deny_read,
-        p->deny_exec,     p->mask_prefixes, p->pass_env,   p->deny_env,
+        p->allow_hosts,   p->allow_paths,   p->read_paths,       p->deny_read,
+        p->deny_exec,     p->mask_prefixes, p->pass_env,         p->deny_env,
         p->protect_paths, p->allow_sockets, p->macos_allow_mach,
     };
     for (size_t i = 0; kg_policy_list_keys[i]; i++)

@@ -13,29 +13,29 @@
 typedef struct kg_flags {
     kg_strv *allow_paths; /* --allow-path, as typed */
     kg_strv *allow_hosts; /* --allow-net, as typed */
-    kg_strv *publish;     /* --publish, as typed (NULL: none) */
+    kg_strv *publish; /* --publish, as typed (NULL: none) */
 } kg_flags;
 
 typedef struct kg_policy {
     /* Handed to plugins as is.  Its lists point into the kg_strv below. */
     kgate_policy pub;
 
-    char *user_file;    /* ~/.kgate/config.yaml (may not exist) */
+    char *user_file; /* ~/.kgate/config.yaml (may not exist) */
     char *project_file; /* ./.kgate.yaml, or NULL when there is none */
     bool user_file_missing; /* defaults were used */
 
     /* Owned storage behind pub, resolved. */
-    kg_strv *allow_hosts, *allow_paths, *read_paths, *deny_read,
-        *protect_paths, *allow_sockets, *macos_allow_mach, *argv;
+    kg_strv *allow_hosts, *allow_paths, *read_paths, *deny_read, *protect_paths, *allow_sockets,
+        *macos_allow_mach, *argv;
     char *project, *home, *tmpdir, *command_path;
 
     /* Core-only keys (plugins never see them). */
-    kg_strv *deny_exec;     /* as written: names or paths */
+    kg_strv *deny_exec; /* as written: names or paths */
     kg_strv *mask_prefixes; /* user-added prefixes (built-ins live in mask.c) */
     kg_strv *pass_env;
     kg_strv *deny_env;
     long max_processes; /* 0: unlimited (kg_proclimit.h) */
-    int audit_sink;     /* kg_audit_sink (auditsink.h); the user's, always */
+    int audit_sink; /* kg_audit_sink (auditsink.h); the user's, always */
 
     /* What the one-shot flags added, resolved, for the audit line. */
     kg_strv *oneshot_paths, *oneshot_hosts;
@@ -52,8 +52,7 @@ typedef struct kg_policy {
  * the file (and line:column, or the key and value).  Paths are resolved
  * (paths.h); relative deny_read/protect_paths entries are project-relative.
  * Does not check whether cwd covers home: the caller decides that. */
-kg_policy *kg_policy_load(const char *home, const char *cwd,
-                          const kg_flags *flags, kg_error *err);
+kg_policy *kg_policy_load(const char *home, const char *cwd, const kg_flags *flags, kg_error *err);
 void kg_policy_free(kg_policy *p); /* accepts NULL */
 
 /* Sets the command (argv as typed, and the resolved executable) in pub. */
@@ -63,8 +62,7 @@ void kg_policy_set_command(kg_policy *p, const char *const *argv, size_t argc,
 /* The narrowing rule as a pure function, for the merge and its tests:
  * returns 0 when project may follow user for this key, or -1 with err
  * naming the key and the offending value. */
-int kg_policy_check_narrowing(const kg_config *user, const kg_config *project,
-                              kg_error *err);
+int kg_policy_check_narrowing(const kg_config *user, const kg_config *project, kg_error *err);
 
 /* The effective list of a key by its YAML name ("deny_read"), or NULL for
  * a name that is not a list the policy keeps.  kg_policy_list_keys names

@@ -49,10 +49,10 @@ static int addr_of(const char *s, size_t len, char out[16], const char **why)
     struct in_addr in;
     if (inet_pton(AF_INET, a, &in) != 1) {
         /* A name could resolve anywhere, and differently tomorrow. */
-        *why = strspn(a, "0123456789.") == len
-                   ? "the address is not a dotted IPv4 address"
-                   : "the address must be a numeric IPv4 loopback address such as "
-                     KG_PUBLISH_DEFAULT_ADDR ", not a name";
+        *why = strspn(a, "0123456789.") == len ? "the address is not a dotted IPv4 address"
+                                               : "the address must be a numeric IPv4 loopback "
+                                                 "address such as " KG_PUBLISH_DEFAULT_ADDR
+                                                 ", not a name";
         return -1;
     }
     if ((ntohl(in.s_addr) >> 24) != 127) {
@@ -77,7 +77,8 @@ int kg_publish_parse(const char *spec, kgate_publish *out, kg_error *err)
     if (!c1 || (c2 && strchr(c2 + 1, ':')))
         return kg_err_set(err, EINVAL,
                           "--publish '%s': expected [ADDR:]HOSTPORT:PORT, for example "
-                          "8080:80 or " KG_PUBLISH_DEFAULT_ADDR ":8080:80 (IPv4 only)", q);
+                          "8080:80 or " KG_PUBLISH_DEFAULT_ADDR ":8080:80 (IPv4 only)",
+                          q);
     const char *why = NULL;
     const char *hp = spec, *gp = c1 + 1;
     if (c2) {
@@ -90,11 +91,15 @@ int kg_publish_parse(const char *spec, kgate_publish *out, kg_error *err)
     }
     size_t hlen = (size_t)((c2 ? c2 : c1) - hp);
     if (port_of(hp, hlen, &out->host_port) < 0)
-        return kg_err_set(err, EINVAL, "--publish '%s': the host port must be a number "
-                          "from 1 to 65535 (no leading zero)", q);
+        return kg_err_set(err, EINVAL,
+                          "--publish '%s': the host port must be a number "
+                          "from 1 to 65535 (no leading zero)",
+                          q);
     if (port_of(gp, strlen(gp), &out->port) < 0)
-        return kg_err_set(err, EINVAL, "--publish '%s': the port inside the box must be a "
-                          "number from 1 to 65535 (no leading zero)", q);
+        return kg_err_set(err, EINVAL,
+                          "--publish '%s': the port inside the box must be a "
+                          "number from 1 to 65535 (no leading zero)",
+                          q);
     return 0;
 }
 
@@ -110,11 +115,11 @@ int kg_publish_list(const kg_strv *specs, kgate_publish **out, size_t *n, kg_str
     for (size_t i = 0; i < len; i++) {
         if (kg_publish_parse(kg_strv_get(specs, i), &v[i], err) < 0) goto fail;
         for (size_t k = 0; k < i; k++) {
-            if (v[k].host_port == v[i].host_port &&
-                strcmp(v[k].host_addr, v[i].host_addr) == 0) {
-                kg_err_set(err, EINVAL, "--publish: %s:%u is given twice: one port of the "
-                           "host can be published once", v[i].host_addr,
-                           (unsigned)v[i].host_port);
+            if (v[k].host_port == v[i].host_port && strcmp(v[k].host_addr, v[i].host_addr) == 0) {
+                kg_err_set(err, EINVAL,
+                           "--publish: %s:%u is given twice: one port of the "
+                           "host can be published once",
+                           v[i].host_addr, (unsigned)v[i].host_port);
                 goto fail;
             }
         }

@@ -71,22 +71,21 @@ static int ident_same(const ident *a, const ident *b, int content)
 }
 
 enum { TODO_REBASE, TODO_SEQUENCER, N_TODO };
-static const char *const todo_names[N_TODO] = {"rebase-merge/git-rebase-todo",
-                                               "sequencer/todo"};
+static const char *const todo_names[N_TODO] = {"rebase-merge/git-rebase-todo", "sequencer/todo"};
 
 struct kg_gitguard {
     char *project;
     char *dotgit; /* project/.git */
-    ident git;    /* what project/.git was */
+    ident git; /* what project/.git was */
     ident index, worktree_cfg, todo[N_TODO];
     int had_modules;
-    int cfd;        /* the commondir placeholder, shared-locked; or -1 */
-    ident cid;      /* its identity */
-    kg_strv *top;   /* the project index's gitlinks at the start, or NULL */
+    int cfd; /* the commondir placeholder, shared-locked; or -1 */
+    ident cid; /* its identity */
+    kg_strv *top; /* the project index's gitlinks at the start, or NULL */
     kg_strv *links; /* gitlinks at the start, at every depth, relative */
     ident *link_ids; /* their .git then */
-    char *rmods;    /* .git/modules resolved, when it was there (read-only) */
-    size_t budget;  /* gitlinks the check may still follow */
+    char *rmods; /* .git/modules resolved, when it was there (read-only) */
+    size_t budget; /* gitlinks the check may still follow */
 };
 
 static char *join(const char *a, const char *b)
@@ -108,8 +107,7 @@ static unsigned char *slurp(const char *path, size_t max, size_t *len)
     if (fd < 0) return NULL;
     struct stat st;
     unsigned char *buf = NULL;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uintmax_t)st.st_size > max)
-        goto out;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uintmax_t)st.st_size > max) goto out;
     size_t n = (size_t)st.st_size, got = 0;
     buf = malloc(n + 1);
     if (!buf) goto out;
@@ -151,7 +149,7 @@ static uint32_t be32(const unsigned char *p)
 typedef struct rd {
     int fd;
     unsigned char *buf;
-    size_t cap, hi;     /* window size, bytes in it */
+    size_t cap, hi; /* window size, bytes in it */
     uint64_t base, end; /* file offset of buf[0]; where the entries and
                            extensions end (before the trailing hash) */
 } rd;
@@ -307,8 +305,7 @@ static size_t hash_len(const char *gitdir)
     /* extensions.objectFormat = sha256; a crude look is enough: a wrong
      * guess fails to parse, and an index that does not parse is moved
      * aside when it changed (fail closed). */
-    if (b && strcasestr((char *)b, "objectformat") && strcasestr((char *)b, "sha256"))
-        hl = 32;
+    if (b && strcasestr((char *)b, "objectformat") && strcasestr((char *)b, "sha256")) hl = 32;
     free(b);
     free(cfg);
     return hl;
@@ -351,8 +348,7 @@ int kg_gitguard_index_gitlinks(const char *gitdir, kg_strv *out)
         free(sp);
     }
     if (rc == 0) {
-        for (size_t i = 0; i < kg_strv_len(links); i++)
-            kg_strv_push(out, kg_strv_get(links, i));
+        for (size_t i = 0; i < kg_strv_len(links); i++) kg_strv_push(out, kg_strv_get(links, i));
         free(last.path);
         kg_strv_free(last.links);
         last.path = path;
@@ -415,11 +411,23 @@ static char *gitfile_target(const char *dir, const char *dotgit)
  * section with a subsection, "section.*.key".  What git init, clone,
  * commit, branch and remote write; anything else is not inert. */
 static const char *const inert_keys[] = {
-    "core.repositoryformatversion", "core.filemode", "core.bare",
-    "core.logallrefupdates", "core.ignorecase", "core.precomposeunicode",
-    "core.symlinks", "extensions.objectformat", "extensions.worktreeconfig",
-    "user.name", "user.email", "branch.*.remote", "branch.*.merge",
-    "branch.*.rebase", "remote.*.url", "remote.*.fetch", "submodule.*.url",
+    "core.repositoryformatversion",
+    "core.filemode",
+    "core.bare",
+    "core.logallrefupdates",
+    "core.ignorecase",
+    "core.precomposeunicode",
+    "core.symlinks",
+    "extensions.objectformat",
+    "extensions.worktreeconfig",
+    "user.name",
+    "user.email",
+    "branch.*.remote",
+    "branch.*.merge",
+    "branch.*.rebase",
+    "remote.*.url",
+    "remote.*.fetch",
+    "submodule.*.url",
     "submodule.*.active",
 };
 
@@ -434,8 +442,7 @@ static int key_inert(const char *section, int has_sub, const char *key)
 
 static int is_name(int c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '-';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-';
 }
 
 /* Strict: one construct per line, no continuation lines, no includes.
@@ -474,12 +481,21 @@ int kg_gitguard_config_inert(const char *path)
             if (has_sub) *strchr(section, '.') = '\0';
             if (*p == ' ') {
                 p++;
-                if (*p++ != '"') { ok = 0; break; }
+                if (*p++ != '"') {
+                    ok = 0;
+                    break;
+                }
                 while (*p && *p != '"' && *p != '\\') p++;
-                if (*p++ != '"') { ok = 0; break; }
+                if (*p++ != '"') {
+                    ok = 0;
+                    break;
+                }
                 has_sub = 1;
             }
-            if (!k || *p++ != ']') { ok = 0; break; }
+            if (!k || *p++ != ']') {
+                ok = 0;
+                break;
+            }
             while (*p == ' ' || *p == '\t') p++;
             if (*p && *p != '#' && *p != ';') ok = 0;
         } else {
@@ -564,9 +580,7 @@ static int open_parent(const char *project, const char *path, const char **leaf)
     int fd = kg_os_open_dir_handle(project);
     char *save = NULL, *comp = strtok_r(rest, "/", &save), *next;
     for (; fd >= 0 && comp && (next = strtok_r(NULL, "/", &save)); comp = next) {
-        int sub = strcmp(comp, ".") && strcmp(comp, "..")
-                      ? kg_os_openat_dir_handle(fd, comp)
-                      : -1;
+        int sub = strcmp(comp, ".") && strcmp(comp, "..") ? kg_os_openat_dir_handle(fd, comp) : -1;
         close(fd);
         fd = sub;
     }
@@ -589,8 +603,8 @@ static char *random_name(const char *leaf)
     if (fd >= 0) close(fd);
     char *to = NULL;
     if (n != (ssize_t)sizeof r ||
-        asprintf(&to, "%s.kgate-quarantine.%02x%02x%02x%02x%02x%02x%02x%02x", leaf, r[0],
-                 r[1], r[2], r[3], r[4], r[5], r[6], r[7]) < 0)
+        asprintf(&to, "%s.kgate-quarantine.%02x%02x%02x%02x%02x%02x%02x%02x", leaf, r[0], r[1],
+                 r[2], r[3], r[4], r[5], r[6], r[7]) < 0)
         return NULL;
     return to;
 }
@@ -678,8 +692,8 @@ static void finding(kg_strv *findings, const char *path, const char *why, const 
  * when path cannot be moved, index (the index that records path as a
  * gitlink, or NULL) is moved aside instead, so host git no longer enters
  * it.  Returns 1 (one finding). */
-static int quarantine(const kg_gitguard *g, kg_strv *findings, const char *path,
-                      const char *why, const char *index)
+static int quarantine(const kg_gitguard *g, kg_strv *findings, const char *path, const char *why,
+                      const char *index)
 {
     char *to = NULL, *ito = NULL, *dest = NULL;
     struct stat st;
@@ -688,16 +702,15 @@ static int quarantine(const kg_gitguard *g, kg_strv *findings, const char *path,
         finding(findings, path, why, "moved aside to ", dest ? dest : to, NULL);
     } else if (index && move_aside(g, index, &ito) == 0) {
         dest = beside(index, ito);
-        finding(findings, path, why, "kgate could not move it aside, so it moved the index ",
-                index, dest ? dest : ito);
+        finding(findings, path, why, "kgate could not move it aside, so it moved the index ", index,
+                dest ? dest : ito);
     } else if (index && lstat(index, &st) < 0 && errno == ENOENT) {
         finding(findings, path, why,
                 "kgate could not move it aside; the index that records it is already moved aside",
                 NULL, NULL);
     } else {
         finding(findings, path, why,
-                "could not move it aside; do not run git there before removing it", NULL,
-                NULL);
+                "could not move it aside; do not run git there before removing it", NULL, NULL);
     }
     free(to);
     free(ito);
@@ -784,8 +797,7 @@ static int placeholder_hold(const char *dotgit, const char *cd, int *fd)
         if (f < 0 && errno == ENOENT) {
             /* made whole beside it, then linked: git never sees it empty */
             char *tmp = NULL;
-            if (asprintf(&tmp, "%s/commondir.kgate-%ld", dotgit, (long)getpid()) < 0)
-                return -1;
+            if (asprintf(&tmp, "%s/commondir.kgate-%ld", dotgit, (long)getpid()) < 0) return -1;
             int t = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
             int ok = t >= 0 &&
                      write(t, placeholder, strlen(placeholder)) == (ssize_t)strlen(placeholder);
@@ -1012,8 +1024,7 @@ static const char *link_danger(kg_gitguard *g, gf_kind k, const char *rt, int de
  * git directory in the .git/modules that existed then, or a git
  * directory that runs nothing; and so on for the gitlinks its own index
  * records.  Else it is moved aside (quarantine). */
-static int check_link(kg_gitguard *g, kg_strv *out, const char *rel, const char *index,
-                      int depth)
+static int check_link(kg_gitguard *g, kg_strv *out, const char *rel, const char *index, int depth)
 {
     char *wt = join(g->project, rel);
     char *dg = wt ? join(wt, ".git") : NULL;
@@ -1093,8 +1104,8 @@ int kg_gitguard_end(kg_gitguard *g, kg_strv *out)
         if ((p = join(g->dotgit, "commondir"))) {
             ident c = ident_of(p);
             if (c.exists && !(g->cfd >= 0 && ident_same(&g->cid, &c, 1))) {
-                quarantine(g, out, p, "git would take its configuration from the directory it names",
-                           NULL);
+                quarantine(g, out, p,
+                           "git would take its configuration from the directory it names", NULL);
                 found++;
             }
             free(p);
@@ -1175,9 +1186,8 @@ void kg_gitguard_pins(const char *project, kg_strv *out)
             if (rdg && within(rdg, rproj)) {
                 kg_strv_push(out, rdg);
                 struct stat st;
-                char *t = lstat(rdg, &st) == 0 && S_ISREG(st.st_mode)
-                              ? gitfile_target(wt, dg)
-                              : NULL;
+                char *t =
+                    lstat(rdg, &st) == 0 && S_ISREG(st.st_mode) ? gitfile_target(wt, dg) : NULL;
                 char *rt = t ? realpath(t, NULL) : NULL;
                 if (rt && within(rt, rproj)) kg_strv_push(out, rt);
                 free(t);
@@ -1229,8 +1239,7 @@ static char *git_hooks_path(const char *dir)
     }
     close(p[0]);
     int st = 0;
-    while (rc == 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
+    while (rc == 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
     if (rc != 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || n == 0 || n == sizeof buf ||
         buf[n - 1] != '\n' || memchr(buf, '\0', n) || memchr(buf, '\n', n - 1))
         return NULL;

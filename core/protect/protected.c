@@ -125,7 +125,7 @@ const kg_protected_entry *kg_protected_table(size_t *n)
 
 typedef struct held {
     int dfd; /* the parent directory (O_PATH) */
-    int fd;  /* the placeholder, shared-locked */
+    int fd; /* the placeholder, shared-locked */
     char *leaf;
     int dir;
 } held;
@@ -135,10 +135,7 @@ struct kg_placeholders {
     size_t n;
 };
 
-static mode_t want_mode(int dir)
-{
-    return dir ? 0555 : 0444;
-}
+static mode_t want_mode(int dir) { return dir ? 0555 : 0444; }
 
 /* An empty directory: nothing but "." and "..". */
 static int dir_empty(int fd)
@@ -161,11 +158,9 @@ static int dir_empty(int fd)
 static int is_placeholder(int fd, int dir)
 {
     struct stat st;
-    if (fstat(fd, &st) < 0 || st.st_uid != geteuid() ||
-        (st.st_mode & 07777) != want_mode(dir))
+    if (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 07777) != want_mode(dir))
         return 0;
-    return dir ? S_ISDIR(st.st_mode) && dir_empty(fd)
-               : S_ISREG(st.st_mode) && st.st_size == 0;
+    return dir ? S_ISDIR(st.st_mode) && dir_empty(fd) : S_ISREG(st.st_mode) && st.st_size == 0;
 }
 
 /* Makes the placeholder leaf in dfd: 0, or -1 with errno (EEXIST when
@@ -215,8 +210,7 @@ static int hold_one(int dfd, const char *leaf, int dir, int *fd)
 {
     for (int tries = 0; tries < 20; tries++) {
         int f = openat(dfd, leaf,
-                       O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK |
-                           (dir ? O_DIRECTORY : 0));
+                       O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | (dir ? O_DIRECTORY : 0));
         if (f < 0 && errno == ENOENT) {
             if (make_one(dfd, leaf, dir) == 0 || errno == EEXIST) continue;
             return errno == EACCES || errno == EROFS ? 0 : -1;
@@ -279,9 +273,8 @@ static void push(kg_placeholders *ph, held h)
 
 /* The entry, if protect_paths holds it, is held; -1 with err on an
  * error. */
-static int place_entry(kg_placeholders *ph, const char *project,
-                       const kg_protected_entry *e, const kg_strv *protect,
-                       kg_error *err)
+static int place_entry(kg_placeholders *ph, const char *project, const kg_protected_entry *e,
+                       const kg_strv *protect, kg_error *err)
 {
     char *path = NULL;
     if (asprintf(&path, "%s/%s", project, e->name) < 0) kg_oom();
@@ -331,8 +324,8 @@ void kg_placeholders_release(kg_placeholders *ph)
         struct stat a, b;
         /* Only the last run removes it, and only the one it made, unchanged. */
         if (flock(h->fd, LOCK_EX | LOCK_NB) == 0 && fstat(h->fd, &a) == 0 &&
-            fstatat(h->dfd, h->leaf, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
-            a.st_dev == b.st_dev && a.st_ino == b.st_ino && is_placeholder(h->fd, h->dir))
+            fstatat(h->dfd, h->leaf, &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_dev == b.st_dev &&
+            a.st_ino == b.st_ino && is_placeholder(h->fd, h->dir))
             unlinkat(h->dfd, h->leaf, h->dir ? AT_REMOVEDIR : 0);
         close(h->fd);
         close(h->dfd);
@@ -342,10 +335,7 @@ void kg_placeholders_release(kg_placeholders *ph)
     free(ph);
 }
 
-size_t kg_placeholders_count(const kg_placeholders *ph)
-{
-    return ph ? ph->n : 0;
-}
+size_t kg_placeholders_count(const kg_placeholders *ph) { return ph ? ph->n : 0; }
 
 #else /* macOS: Seatbelt denies a missing path by name; nothing to make */
 
@@ -362,14 +352,8 @@ kg_placeholders *kg_placeholders_make(const char *project, const kg_strv *protec
     return ph;
 }
 
-void kg_placeholders_release(kg_placeholders *ph)
-{
-    free(ph);
-}
+void kg_placeholders_release(kg_placeholders *ph) { free(ph); }
 
-size_t kg_placeholders_count(const kg_placeholders *ph)
-{
-    return ph ? ph->n : 0;
-}
+size_t kg_placeholders_count(const kg_placeholders *ph) { return ph ? ph->n : 0; }
 
 #endif

@@ -15,15 +15,15 @@
 #include "strv.h"
 
 typedef enum kg_prot_kind {
-    KG_PROT_DIR,  /* made an empty directory when missing */
+    KG_PROT_DIR, /* made an empty directory when missing */
     KG_PROT_FILE, /* made an empty file when missing */
-    KG_PROT_GIT,  /* missing: gitguard.c keeps it (the commondir placeholder) */
+    KG_PROT_GIT, /* missing: gitguard.c keeps it (the commondir placeholder) */
 } kg_prot_kind;
 
 typedef struct kg_protected_entry {
-    const char *name;  /* relative to the project */
+    const char *name; /* relative to the project */
     kg_prot_kind kind; /* what a tool expects there */
-    const char *why;   /* what runs it later, and when */
+    const char *why; /* what runs it later, and when */
     const char *since; /* the kgate version that protects it */
 } kg_protected_entry;
 

@@ -48,7 +48,8 @@ static int compute(long max, kg_proclimit *out)
     if (getuid() == 0) {
         snprintf(out->text, sizeof out->text,
                  "none: root is not bound by RLIMIT_NPROC (max_processes %ld "
-                 "applies to ordinary users only)", max);
+                 "applies to ordinary users only)",
+                 max);
         return 0;
     }
     out->current = count_tasks(getuid());
@@ -65,12 +66,13 @@ static int compute(long max, kg_proclimit *out)
         out->limit = (long)rl.rlim_cur;
         snprintf(out->text, sizeof out->text,
                  "RLIMIT_NPROC %ld (already lower than your %ld processes + "
-                 "max_processes %ld)", out->limit, out->current, max);
+                 "max_processes %ld)",
+                 out->limit, out->current, max);
     } else {
         out->limit = want;
         snprintf(out->text, sizeof out->text,
-                 "RLIMIT_NPROC %ld: your %ld processes now + max_processes %ld",
-                 want, out->current, max);
+                 "RLIMIT_NPROC %ld: your %ld processes now + max_processes %ld", want, out->current,
+                 max);
     }
     return 0;
 }

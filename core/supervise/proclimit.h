@@ -15,10 +15,10 @@
 #include <stdbool.h>
 
 typedef struct kg_proclimit {
-    bool bound;      /* a limit applies to the box */
-    long limit;      /* the RLIMIT_NPROC kgate sets (or finds lower) */
-    long current;    /* the user's processes (threads) counted */
-    char text[200];  /* what applies, for doctor and the debug log */
+    bool bound; /* a limit applies to the box */
+    long limit; /* the RLIMIT_NPROC kgate sets (or finds lower) */
+    long current; /* the user's processes (threads) counted */
+    char text[200]; /* what applies, for doctor and the debug log */
 } kg_proclimit;
 
 /* Says what max would mean now, without changing anything. */

@@ -24,8 +24,10 @@ static size_t find(const pid_at *sorted, size_t n, pid_t pid)
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (sorted[mid].pid == pid) return sorted[mid].at;
-        if (sorted[mid].pid < pid) lo = mid + 1;
-        else hi = mid;
+        if (sorted[mid].pid < pid)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return n;
 }
@@ -43,8 +45,7 @@ enum { UNKNOWN, VISITING, BELOW, NOT_BELOW };
  * process already decided, one without a parent in the table, or a loop),
  * then writes that answer on the whole path.  path has room for n. */
 static void decide(const kg_procent *v, size_t n, const pid_at *sorted, pid_t root,
-                   const pid_t *spare, size_t nspare, unsigned char *state,
-                   size_t *path, size_t i)
+                   const pid_t *spare, size_t nspare, unsigned char *state, size_t *path, size_t i)
 {
     size_t len = 0, j = i;
     unsigned char answer = NOT_BELOW;
@@ -67,8 +68,8 @@ static void decide(const kg_procent *v, size_t n, const pid_at *sorted, pid_t ro
     while (len > 0) state[path[--len]] = answer;
 }
 
-long kg_proctree_below(const kg_procent *v, size_t n, pid_t root,
-                       const pid_t *spare, size_t nspare, size_t *out)
+long kg_proctree_below(const kg_procent *v, size_t n, pid_t root, const pid_t *spare, size_t nspare,
+                       size_t *out)
 {
     if (n == 0) return 0;
     pid_at *sorted = malloc(n * sizeof *sorted);
@@ -84,8 +85,7 @@ long kg_proctree_below(const kg_procent *v, size_t n, pid_t root,
     qsort(sorted, n, sizeof *sorted, by_pid);
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        if (state[i] == UNKNOWN)
-            decide(v, n, sorted, root, spare, nspare, state, path, i);
+        if (state[i] == UNKNOWN) decide(v, n, sorted, root, spare, nspare, state, path, i);
         if (state[i] == BELOW) out[k++] = i;
     }
     free(sorted);
@@ -130,8 +130,7 @@ static void on_entry(void *arg, const kg_procent *e)
     r->sent[r->n] = false;
     /* A child of ours, killed the moment it is seen: it cannot be reaped
      * by anyone else, so its pid cannot have been reused. */
-    if (r->killing && !e->zombie && e->ppid == r->self &&
-        !has(r->spare, r->nspare, e->pid)) {
+    if (r->killing && !e->zombie && e->ppid == r->self && !has(r->spare, r->nspare, e->pid)) {
         r->ops->kill(r->ops->ctx, e->pid, e->ppid);
         r->sent[r->n] = true;
         r->killed++;
@@ -165,8 +164,7 @@ static long one_round(round *r, kg_proctree_result *res)
         return -1;
     }
     size_t *below = r->oom ? NULL : malloc((r->n ? r->n : 1) * sizeof *below);
-    long k = below ? kg_proctree_below(r->v, r->n, r->self, r->spare, r->nspare, below)
-                   : -1;
+    long k = below ? kg_proctree_below(r->v, r->n, r->self, r->spare, r->nspare, below) : -1;
     if (k < 0) {
         free(below);
         res->scan_errno = ENOMEM;
@@ -189,9 +187,8 @@ static long one_round(round *r, kg_proctree_result *res)
     return k;
 }
 
-int kg_proctree_end(const kg_proctree_ops *ops, pid_t self, const pid_t *spare,
-                    size_t nspare, int grace_ms, int bound_ms,
-                    kg_proctree_result *res)
+int kg_proctree_end(const kg_proctree_ops *ops, pid_t self, const pid_t *spare, size_t nspare,
+                    int grace_ms, int bound_ms, kg_proctree_result *res)
 {
     memset(res, 0, sizeof *res);
     round r = {.ops = ops, .self = self, .spare = spare, .nspare = nspare};

@@ -53,11 +53,11 @@ typedef struct kg_proctree_ops {
 #define KG_PROCTREE_SHOW 8
 
 typedef struct kg_proctree_result {
-    size_t rounds;      /* scans made */
-    size_t killed;      /* SIGKILLs sent */
-    size_t left;        /* descendants the last scan found (0: none) */
+    size_t rounds; /* scans made */
+    size_t killed; /* SIGKILLs sent */
+    size_t left; /* descendants the last scan found (0: none) */
     pid_t shown[KG_PROCTREE_SHOW]; /* the first of them */
-    int scan_errno;     /* the last scan failed with this, or 0 */
+    int scan_errno; /* the last scan failed with this, or 0 */
 } kg_proctree_result;
 
 /* The descendants of root in the table v (n entries, any order), except
@@ -65,16 +65,15 @@ typedef struct kg_proctree_result {
  * their indexes in v to out (room for n) and returns how many.  A table
  * whose ppids loop (a scan racing with pid reuse) counts the loop as not
  * below root.  -1 when out of memory. */
-long kg_proctree_below(const kg_procent *v, size_t n, pid_t root,
-                       const pid_t *spare, size_t nspare, size_t *out);
+long kg_proctree_below(const kg_procent *v, size_t n, pid_t root, const pid_t *spare, size_t nspare,
+                       size_t *out);
 
 /* Ends every descendant of self (but the spare children's subtrees):
  * waits up to grace_ms for them to end by themselves, then kills in
  * rounds.  0 once a scan finds none; -1 when bound_ms after the grace
  * some are left, or the process list could not be read or does not list
  * self (scan_errno ESRCH: not this system's list), res says which. */
-int kg_proctree_end(const kg_proctree_ops *ops, pid_t self, const pid_t *spare,
-                    size_t nspare, int grace_ms, int bound_ms,
-                    kg_proctree_result *res);
+int kg_proctree_end(const kg_proctree_ops *ops, pid_t self, const pid_t *spare, size_t nspare,
+                    int grace_ms, int bound_ms, kg_proctree_result *res);
 
 #endif

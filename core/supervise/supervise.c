@@ -103,7 +103,7 @@ typedef struct sup sup;
 
 typedef struct stream {
     sup *s;
-    int rfd;    /* -1 once closed */
+    int rfd; /* -1 once closed */
     int out_fd; /* 1 or 2 */
     kg_mask *mask;
     /* Pty mode: before the mask, the sequences that would make the user's
@@ -133,15 +133,15 @@ struct sup {
     kgate_proc proc;
     bool exited; /* proc.pid has been reaped */
     int64_t kill_at; /* when the program is SIGKILLed, or -1 */
-    bool killed;     /* it was, after STOP_GRACE_MS */
-    bool subreaper;  /* orphans of the backend's processes come to us */
-    pid_t *before;   /* our children before the launch: never reaped here */
+    bool killed; /* it was, after STOP_GRACE_MS */
+    bool subreaper; /* orphans of the backend's processes come to us */
+    pid_t *before; /* our children before the launch: never reaped here */
     size_t n_before;
     /* Why processes of the run may still be alive after it ended, or "":
      * the run then fails closed (kg_supervise_opts.outlived). */
     char outlived[320]; /* room for the longest sentence below and 96 bytes of pids */
     char helper_gone[160]; /* why the run was ended early, or "" */
-    int status;  /* its wait status */
+    int status; /* its wait status */
     int wait_errno;
 
     stream out, err;
@@ -182,8 +182,7 @@ static int64_t now_ms(void)
 static int install_signals(sup *s, kg_error *err)
 {
     int p[2];
-    if (kg_os_pipe(p, true) < 0)
-        return kg_err_set(err, errno, "pipe: %s", strerror(errno));
+    if (kg_os_pipe(p, true) < 0) return kg_err_set(err, errno, "pipe: %s", strerror(errno));
     s->sig_r = p[0];
     s->sig_w = p[1];
     sig_owner = getpid();
@@ -283,8 +282,7 @@ static void watch_helpers(sup *s)
         if (pid <= 0) continue;
         siginfo_t si;
         memset(&si, 0, sizeof si);
-        if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0 ||
-            si.si_pid != pid)
+        if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid != pid)
             continue;
         char comm[64] = "?", path[64];
         snprintf(path, sizeof path, "/proc/%ld/comm", (long)pid);
@@ -303,8 +301,7 @@ static void watch_helpers(sup *s)
         snprintf(s->helper_gone, sizeof s->helper_gone,
                  "the backend's helper %s (pid %ld) %s %d during the run: "
                  "the program was ended",
-                 comm, (long)pid,
-                 WIFSIGNALED(st) ? "died of signal" : "exited with status",
+                 comm, (long)pid, WIFSIGNALED(st) ? "died of signal" : "exited with status",
                  WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
         pid_t t = s->proc.signal_pid ? s->proc.signal_pid : s->proc.pid;
         if (!s->pty || kg_pty_signal(s->pty, SIGTERM) < 0) kill(t, SIGTERM);
@@ -457,13 +454,11 @@ static void end_tree(sup *s, bool spare_helpers)
     size_t ns = 0;
     pid_t *all = malloc((n + KGATE_MAX_HELPERS + 1) * sizeof *all);
     if (!all) {
-        snprintf(s->outlived, sizeof s->outlived,
-                 "out of memory while ending the run's processes");
+        snprintf(s->outlived, sizeof s->outlived, "out of memory while ending the run's processes");
         return;
     }
     for (size_t i = 0; i < n; i++) all[ns++] = s->before[i];
-    size_t nh = s->proc.n_helpers > KGATE_MAX_HELPERS ? KGATE_MAX_HELPERS
-                                                      : s->proc.n_helpers;
+    size_t nh = s->proc.n_helpers > KGATE_MAX_HELPERS ? KGATE_MAX_HELPERS : s->proc.n_helpers;
     for (size_t i = 0; spare_helpers && i < nh; i++)
         if (s->proc.helpers[i] > 0) all[ns++] = s->proc.helpers[i];
     /* The usual case, in one read: no child of ours but the spared ones
@@ -483,12 +478,14 @@ static void end_tree(sup *s, bool spare_helpers)
         free(all);
         return;
     }
-    const kg_proctree_ops ops = {.ctx = s, .scan = tree_scan, .kill = tree_kill,
-                                 .reap = tree_reap, .pause = tree_pause,
+    const kg_proctree_ops ops = {.ctx = s,
+                                 .scan = tree_scan,
+                                 .kill = tree_kill,
+                                 .reap = tree_reap,
+                                 .pause = tree_pause,
                                  .now_ms = tree_now};
     kg_proctree_result res;
-    if (kg_proctree_end(&ops, getpid(), all, ns, ORPHAN_GRACE_MS, TREE_BOUND_MS,
-                        &res) < 0) {
+    if (kg_proctree_end(&ops, getpid(), all, ns, ORPHAN_GRACE_MS, TREE_BOUND_MS, &res) < 0) {
         if (res.scan_errno) {
             snprintf(s->outlived, sizeof s->outlived,
                      "cannot list the processes to end the run's (/proc: %s): "
@@ -549,8 +546,10 @@ static int zc_discard(stream *st, size_t n)
     char junk[4096];
     while (n > 0) {
         ssize_t r = read(st->rfd, junk, n < sizeof junk ? n : sizeof junk);
-        if (r > 0) n -= (size_t)r;
-        else if (!(r < 0 && errno == EINTR)) return -1;
+        if (r > 0)
+            n -= (size_t)r;
+        else if (!(r < 0 && errno == EINTR))
+            return -1;
     }
     return 0;
 }
@@ -585,8 +584,7 @@ static int sink(void *ctx, const char *buf, size_t len)
     uintptr_t b = (uintptr_t)buf, c = (uintptr_t)st->chunk;
     if (st->chunk && b >= c && b < c + st->chunk_len) {
         size_t off = (size_t)(b - c);
-        if (zc_discard(st, off - st->taken) < 0 || zc_splice(st, len) < 0)
-            return -1;
+        if (zc_discard(st, off - st->taken) < 0 || zc_splice(st, len) < 0) return -1;
         st->taken = off + len;
         return 0;
     }
@@ -652,8 +650,10 @@ static int stream_pump_zc(stream *st, char *buf)
     size_t got = 0;
     while (got < (size_t)n) {
         ssize_t r = read(st->scratch_r, buf + got, (size_t)n - got);
-        if (r > 0) got += (size_t)r;
-        else if (!(r < 0 && errno == EINTR)) break;
+        if (r > 0)
+            got += (size_t)r;
+        else if (!(r < 0 && errno == EINTR))
+            break;
     }
     st->chunk = buf;
     st->chunk_len = got;
@@ -681,8 +681,7 @@ static int stream_pump(stream *st, char *buf)
         st->zero_copy = false;
     }
     ssize_t n = read(st->rfd, buf, RELAY_BUF);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
-        return 1;
+    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) return 1;
     /* n < 0 with EIO: a pty master whose last slave was closed. */
     if (n <= 0 || stream_feed(st, buf, (size_t)n) < 0) {
         stream_close(st);
@@ -693,8 +692,7 @@ static int stream_pump(stream *st, char *buf)
 
 static int make_pipe(int p[2], kg_error *err)
 {
-    if (kg_os_pipe(p, false) < 0)
-        return kg_err_set(err, errno, "pipe: %s", strerror(errno));
+    if (kg_os_pipe(p, false) < 0) return kg_err_set(err, errno, "pipe: %s", strerror(errno));
     /* Fewer, larger reads: the relay's cost is per read, not per byte.
      * Failing (a lower pipe-max-size) only costs speed. */
     kg_os_pipe_grow(p[1], PIPE_SIZE);
@@ -703,10 +701,7 @@ static int make_pipe(int p[2], kg_error *err)
 }
 
 /* Where kgate's stdin goes: the pty master, or the program's stdin pipe. */
-static int input_dst(const sup *s)
-{
-    return s->pty ? kg_pty_master(s->pty) : s->in_pipe;
-}
+static int input_dst(const sup *s) { return s->pty ? kg_pty_master(s->pty) : s->in_pipe; }
 
 /* No more input for the program: with a pipe, it sees EOF. */
 static void input_done(sup *s)
@@ -738,11 +733,13 @@ static void pump_input(sup *s, bool readable, bool writable)
         if (n > 0) {
             s->in_len = (size_t)n;
             s->in_off = 0;
-        } else if (n == 0 || (errno != EINTR && errno != EAGAIN &&
-                              !(errno == EIO && !may_read_input(s)))) {
+        } else if (n == 0 ||
+                   (errno != EINTR && errno != EAGAIN && !(errno == EIO && !may_read_input(s)))) {
             /* End of input: the program keeps its pty, a pipe is closed. */
-            if (s->pty) s->in_fd = -1;
-            else input_done(s);
+            if (s->pty)
+                s->in_fd = -1;
+            else
+                input_done(s);
             return;
         }
     }
@@ -842,8 +839,8 @@ static void relay(sup *s)
             at[np++] = streams[i];
         }
         nfds_t in_at = 0;
-        bool input = s->in_fd >= 0 && !s->exited &&
-                     ((s->pty && s->out.rfd >= 0) || s->in_pipe >= 0);
+        bool input =
+            s->in_fd >= 0 && !s->exited && ((s->pty && s->out.rfd >= 0) || s->in_pipe >= 0);
         int timeout = kill_timeout(s);
         if (input && s->in_len == 0 && !may_read_input(s)) {
             /* In the background: look again in a while. */
@@ -915,12 +912,15 @@ typedef struct sup_fds {
 
 static void sup_init(sup *s, const kg_supervise_opts *opts)
 {
-    *s = (sup){.sig_r = -1, .sig_w = -1, .in_fd = -1, .kill_at = -1, .in_pipe = -1,
-               .tty_fd = -1, .ev_fd = -1,
-               .out = {.rfd = -1, .out_fd = STDOUT_FILENO, .scratch_r = -1,
-                       .scratch_w = -1},
-               .err = {.rfd = -1, .out_fd = STDERR_FILENO, .scratch_r = -1,
-                       .scratch_w = -1}};
+    *s = (sup){.sig_r = -1,
+               .sig_w = -1,
+               .in_fd = -1,
+               .kill_at = -1,
+               .in_pipe = -1,
+               .tty_fd = -1,
+               .ev_fd = -1,
+               .out = {.rfd = -1, .out_fd = STDOUT_FILENO, .scratch_r = -1, .scratch_w = -1},
+               .err = {.rfd = -1, .out_fd = STDERR_FILENO, .scratch_r = -1, .scratch_w = -1}};
     s->out.s = s->err.s = s;
     s->net = opts ? opts->net : NULL;
 }
@@ -1011,8 +1011,10 @@ static int bound_and_adopt(sup *s, const kg_supervise_opts *opts, kg_error *err)
      * nothing. */
     kg_proclimit lim;
     if (opts && kg_proclimit_apply(opts->max_processes, &lim) < 0)
-        return kg_err_set(err, errno, "cannot bound the number of processes "
-                                      "(max_processes): %s", strerror(errno));
+        return kg_err_set(err, errno,
+                          "cannot bound the number of processes "
+                          "(max_processes): %s",
+                          strerror(errno));
     /* Every process of the run that loses its parent (a daemon's
      * double fork, bwrap's pid 1 after the outer bwrap) is reparented to
      * us, not to an init outside our tree that may never reap it or end
@@ -1038,9 +1040,8 @@ static void kill_and_reap(pid_t pid)
 /* The backend's launch, and what its contract promises checked. */
 static int launch_program(sup *s, const kgate_backend *be, const kg_host *host,
                           const kgate_policy *policy, const kgate_probe *probe,
-                          const kgate_plan *plan, const kgate_launch *io,
-                          const commit_gate *cg, sup_fds *f, const char *name,
-                          kg_error *err)
+                          const kgate_plan *plan, const kgate_launch *io, const commit_gate *cg,
+                          sup_fds *f, const char *name, kg_error *err)
 {
     s->proc = (kgate_proc){.struct_size = sizeof s->proc};
     kgate_err kerr = {0};
@@ -1069,8 +1070,9 @@ static int launch_program(sup *s, const kgate_backend *be, const kg_host *host,
     }
     if (cg->fn && cg->calls != 1) {
         /* The program may be running with no launch line in the log. */
-        kg_err_set(err, 0, "backend %s: launched without writing the audit "
-                           "launch line (commit called %d times); stopped",
+        kg_err_set(err, 0,
+                   "backend %s: launched without writing the audit "
+                   "launch line (commit called %d times); stopped",
                    name, cg->calls);
         kill_and_reap(s->proc.pid);
         stop_helpers(s);
@@ -1121,10 +1123,12 @@ static void relay_to_end(sup *s, sup_fds *f)
 static int program_status(const sup *s, const char *name, int *exit_status, kg_error *err)
 {
     if (s->wait_errno)
-        return kg_err_set(err, s->wait_errno, "backend %s: cannot wait for pid %ld: %s",
-                          name, (long)s->proc.pid, strerror(s->wait_errno));
-    if (WIFSIGNALED(s->status)) *exit_status = 128 + WTERMSIG(s->status);
-    else *exit_status = WEXITSTATUS(s->status);
+        return kg_err_set(err, s->wait_errno, "backend %s: cannot wait for pid %ld: %s", name,
+                          (long)s->proc.pid, strerror(s->wait_errno));
+    if (WIFSIGNALED(s->status))
+        *exit_status = 128 + WTERMSIG(s->status);
+    else
+        *exit_status = WEXITSTATUS(s->status);
     return 0;
 }
 
@@ -1153,8 +1157,7 @@ static void restore_tty(const sup *s)
 /* Whatever step stopped: the run's processes, the descriptors, the
  * terminal and the signals put back; ret, or -1 for a run that outlived
  * its end. */
-static int sup_finish(sup *s, sup_fds *f, const kg_supervise_opts *opts, int ret,
-                      kg_error *err)
+static int sup_finish(sup *s, sup_fds *f, const kg_supervise_opts *opts, int ret, kg_error *err)
 {
     /* And what the helpers left, or a failed launch. */
     if (s->before) end_tree(s, false);
@@ -1189,28 +1192,23 @@ static int sup_finish(sup *s, sup_fds *f, const kg_supervise_opts *opts, int ret
     if (s->killed)
         kg_say("the program did not end within %d s of the signal forwarded to it: killed",
                STOP_GRACE_MS / 1000);
-    if (opts->masked)
-        *opts->masked = kg_mask_count(s->out.mask) + kg_mask_count(s->err.mask);
+    if (opts->masked) *opts->masked = kg_mask_count(s->out.mask) + kg_mask_count(s->err.mask);
     kg_mask_free(s->out.mask);
     kg_mask_free(s->err.mask);
     kg_termfilter_free(s->out.term);
     return ret;
 }
 
-int kg_supervise(const kgate_backend *be, const kg_host *host,
-                 const kgate_policy *policy, const kgate_probe *probe,
-                 const kgate_plan *plan,
-                 const char *const *envp, const kg_supervise_opts *opts,
-                 int *exit_status, kg_error *err)
+int kg_supervise(const kgate_backend *be, const kg_host *host, const kgate_policy *policy,
+                 const kgate_probe *probe, const kgate_plan *plan, const char *const *envp,
+                 const kg_supervise_opts *opts, int *exit_status, kg_error *err)
 {
     const char *name = be && be->name ? be->name : "?";
-    if (!be || !be->launch)
-        return kg_err_set(err, ENOSYS, "backend %s: cannot launch", name);
+    if (!be || !be->launch) return kg_err_set(err, ENOSYS, "backend %s: cannot launch", name);
     sup s;
     sup_init(&s, opts);
     sup_fds f = {.po = {-1, -1}, .pe = {-1, -1}, .pev = {-1, -1}, .pi = {-1, -1}};
-    commit_gate cg = {.fn = opts ? opts->commit : NULL,
-                      .ctx = opts ? opts->commit_ctx : NULL};
+    commit_gate cg = {.fn = opts ? opts->commit : NULL, .ctx = opts ? opts->commit_ctx : NULL};
     kgate_launch io = {.struct_size = sizeof io};
     int ret = -1;
     if (make_masks(&s, opts, err) == 0 && open_terminal(&s, opts, &f, err) == 0 &&

@@ -49,10 +49,8 @@ typedef struct kg_supervise_opts {
  * reaped.  Returns 0 with *exit_status set once the
  * program ended, or -1 with err when the backend could not start it (nothing
  * of it is left running then). */
-int kg_supervise(const kgate_backend *be, const kg_host *host,
-                 const kgate_policy *policy, const kgate_probe *probe,
-                 const kgate_plan *plan,
-                 const char *const *envp, const kg_supervise_opts *opts,
-                 int *exit_status, kg_error *err);
+int kg_supervise(const kgate_backend *be, const kg_host *host, const kgate_policy *policy,
+                 const kgate_probe *probe, const kgate_plan *plan, const char *const *envp,
+                 const kg_supervise_opts *opts, int *exit_status, kg_error *err);
 
 #endif

@@ -7,8 +7,7 @@
 
 /* Why bwrap cannot run here, and what to change.  Returns 1 when it
  * reported a blocker. */
-static int report_machine(const kgate_host *h, const kgate_probe *pr,
-                          kgate_report *rep)
+static int report_machine(const kgate_host *h, const kgate_probe *pr, kgate_report *rep)
 {
     int blocked = 0;
     if (!kgate_probe_fact(pr, BWRAP_FACT_LINUX, 0)) {
@@ -60,8 +59,7 @@ static int report_machine(const kgate_host *h, const kgate_probe *pr,
     return blocked;
 }
 
-static void report_network(const kgate_host *h, const kgate_policy *pol,
-                           kgate_report *rep)
+static void report_network(const kgate_host *h, const kgate_policy *pol, kgate_report *rep)
 {
     switch (pol->network) {
     case KGATE_NET_OFF:
@@ -91,8 +89,7 @@ static void report_network(const kgate_host *h, const kgate_policy *pol,
 
 /* The escapes of issue 6 (docs/escapes.md): what is in force, from the
  * policy alone. */
-static void report_escapes(const kgate_host *h, const kgate_policy *pol,
-                           kgate_report *rep)
+static void report_escapes(const kgate_host *h, const kgate_policy *pol, kgate_report *rep)
 {
     size_t ndirs;
     bwrap_socket_dirs(&ndirs);
@@ -106,8 +103,8 @@ static void report_escapes(const kgate_host *h, const kgate_policy *pol,
         char list[1024] = "";
         size_t used = 0;
         for (size_t i = 0; i < pol->allow_sockets.n && used < sizeof list; i++) {
-            int n = snprintf(list + used, sizeof list - used, "%s%s",
-                             i ? ", " : "", pol->allow_sockets.v[i]);
+            int n = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
+                             pol->allow_sockets.v[i]);
             if (n < 0) break;
             used += (size_t)n;
         }
@@ -133,35 +130,34 @@ static void report_escapes(const kgate_host *h, const kgate_policy *pol,
     int pty = KGATE_HAS_FIELD(pol, kgate_policy, pty) && pol->pty;
     h->report(rep, KGATE_READY, KGATE_FINDING_TTY_ISOLATED,
               "terminal: %s; ioctl TIOCSTI and TIOCLINUX refused by seccomp",
-              pty ? "a pseudo-terminal of its own"
-                  : "no controlling terminal (--new-session)");
+              pty ? "a pseudo-terminal of its own" : "no controlling terminal (--new-session)");
     h->report(rep, KGATE_READY, KGATE_FINDING_SECCOMP_FILTER,
               "seccomp filter: %zu rules (%s), refused with an errno, not a "
               "kill",
               kgl_seccomp_rule_count(), kgl_seccomp_groups());
 }
 
-int bwrap_doctor(const kgate_host *h, const kgate_policy *pol,
-                const kgate_probe *pr, kgate_report *rep)
+int bwrap_doctor(const kgate_host *h, const kgate_policy *pol, const kgate_probe *pr,
+                 kgate_report *rep)
 {
     report_machine(h, pr, rep);
-    h->report(rep, KGATE_READY, KGATE_FINDING_FS_HOME_HIDDEN,
-              "home hidden (tmpfs on %s), project writable (%s), %zu read "
-              "path%s, %zu extra writable path%s, %zu deny_read entr%s, "
-              "private /tmp, /dev and /proc; new user, pid, ipc and uts "
-              "namespaces; no capabilities",
-              pol->home ? pol->home : "$HOME",
-              pol->project ? pol->project : "the working directory",
-              pol->read_paths.n, pol->read_paths.n == 1 ? "" : "s",
-              pol->allow_paths.n, pol->allow_paths.n == 1 ? "" : "s",
-              pol->deny_read.n, pol->deny_read.n == 1 ? "y" : "ies");
+    h->report(
+        rep, KGATE_READY, KGATE_FINDING_FS_HOME_HIDDEN,
+        "home hidden (tmpfs on %s), project writable (%s), %zu read "
+        "path%s, %zu extra writable path%s, %zu deny_read entr%s, "
+        "private /tmp, /dev and /proc; new user, pid, ipc and uts "
+        "namespaces; no capabilities",
+        pol->home ? pol->home : "$HOME", pol->project ? pol->project : "the working directory",
+        pol->read_paths.n, pol->read_paths.n == 1 ? "" : "s", pol->allow_paths.n,
+        pol->allow_paths.n == 1 ? "" : "s", pol->deny_read.n, pol->deny_read.n == 1 ? "y" : "ies");
     report_network(h, pol, rep);
     report_escapes(h, pol, rep);
     h->report_detail(rep, "bwrap_path", pr->tool_path);
-    h->report_detail(rep, "bwrap_version",
-                     pr->version[0] ? pr->version : "unknown (quick probe)");
+    h->report_detail(rep, "bwrap_version", pr->version[0] ? pr->version : "unknown (quick probe)");
     int trial = kgate_probe_fact(pr, BWRAP_FACT_TRIAL, -1);
     h->report_detail(rep, "userns_trial",
-                     trial == 1 ? "works" : trial == 0 ? "failed" : "not tried");
+                     trial == 1   ? "works"
+                     : trial == 0 ? "failed"
+                                  : "not tried");
     return 0;
 }

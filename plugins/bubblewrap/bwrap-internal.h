@@ -20,31 +20,29 @@ const char *bwrap_hosts_sentence(void);
 
 /* Facts probe() records (kgate_probe_fact names). */
 #define BWRAP_FACT_LINUX "linux"
-#define BWRAP_FACT_BWRAP "bwrap"                 /* an executable bwrap found */
-#define BWRAP_FACT_USERNS "userns"               /* no sysctl forbids userns */
+#define BWRAP_FACT_BWRAP "bwrap" /* an executable bwrap found */
+#define BWRAP_FACT_USERNS "userns" /* no sysctl forbids userns */
 #define BWRAP_FACT_USERNS_MAX0 "userns_max_zero" /* user.max_user_namespaces 0 */
 #define BWRAP_FACT_USERNS_CLONE0 "userns_clone_off" /* Debian knob is 0 */
-#define BWRAP_FACT_APPARMOR "apparmor_userns"    /* AppArmor restricts userns */
+#define BWRAP_FACT_APPARMOR "apparmor_userns" /* AppArmor restricts userns */
 #define BWRAP_FACT_TRIAL "userns_trial" /* 1 worked, 0 failed, -1 not tried */
 
 /* Fills p from sysctl values as read (-1: the file does not exist), whether
  * the caller is root, and whether bwrap was found.  Split from probe() so the
  * tests can feed it any kernel. */
-void bwrap_probe_from_sysctls(kgate_probe *p, int have_bwrap, int is_root,
-                             int max_userns, int userns_clone,
-                             int apparmor_restrict, int trial);
+void bwrap_probe_from_sysctls(kgate_probe *p, int have_bwrap, int is_root, int max_userns,
+                              int userns_clone, int apparmor_restrict, int trial);
 
 /* The four methods (bwrap-probe.c, bwrap-doctor.c, bwrap-plan.c,
  * bwrap-launch.c). */
-int bwrap_probe(const kgate_host *host, kgate_probe_depth depth,
-               kgate_probe *probe, kgate_err *err);
-int bwrap_doctor(const kgate_host *host, const kgate_policy *policy,
-                const kgate_probe *probe, kgate_report *rep);
-int bwrap_plan(const kgate_host *host, const kgate_policy *policy,
-              const kgate_probe *probe, kgate_plan *plan, kgate_err *err);
-int bwrap_launch(const kgate_host *host, const kgate_policy *policy,
-                const kgate_probe *probe, const kgate_plan *plan,
-                const kgate_launch *io, kgate_proc *proc, kgate_err *err);
+int bwrap_probe(const kgate_host *host, kgate_probe_depth depth, kgate_probe *probe,
+                kgate_err *err);
+int bwrap_doctor(const kgate_host *host, const kgate_policy *policy, const kgate_probe *probe,
+                 kgate_report *rep);
+int bwrap_plan(const kgate_host *host, const kgate_policy *policy, const kgate_probe *probe,
+               kgate_plan *plan, kgate_err *err);
+int bwrap_launch(const kgate_host *host, const kgate_policy *policy, const kgate_probe *probe,
+                 const kgate_plan *plan, const kgate_launch *io, kgate_proc *proc, kgate_err *err);
 
 /* pty mode (bwrap-pty.c, pty-shim.c): the plan runs the command through
  * this shim, which makes the pty the program's controlling terminal inside
@@ -62,12 +60,12 @@ int bwrap_socket_hidden(const char *path, uid_t uid);
 /* After the floor: the covers, the resolv.conf target given back (resolv_conf
  * is "/etc/resolv.conf"; the tests pass their own), an empty private
  * /run/user/UID.  -1 when memory ran out. */
-int bwrap_plan_socket_cover(const kgate_host *h, const kgate_policy *pol,
-                           kgate_plan *plan, const char *resolv_conf);
+int bwrap_plan_socket_cover(const kgate_host *h, const kgate_policy *pol, kgate_plan *plan,
+                            const char *resolv_conf);
 /* After everything given back and before the covers that take away:
  * each existing allow_sockets entry (a socket or a directory) bound
  * read-write; a missing one is a note.  -1 with err on a refusal. */
-int bwrap_plan_allow_sockets(const kgate_host *h, const kgate_policy *pol,
-                            kgate_plan *plan, kgate_err *err);
+int bwrap_plan_allow_sockets(const kgate_host *h, const kgate_policy *pol, kgate_plan *plan,
+                             kgate_err *err);
 
 #endif

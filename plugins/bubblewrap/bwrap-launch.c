@@ -76,17 +76,17 @@ typedef struct bw_start {
     const kgate_launch *io;
     const char *const *pargv; /* the plan's argv */
     size_t argc;
-    int info_r, info_w;       /* bwrap's --info-fd */
-    int filter, filter_w;     /* --seccomp: empty until the mounts are checked */
-    kgl_gate gate;            /* --block-fd */
+    int info_r, info_w; /* bwrap's --info-fd */
+    int filter, filter_w; /* --seccomp: empty until the mounts are checked */
+    kgl_gate gate; /* --block-fd */
     kgl_pins pins;
     kgl_guard guard;
     char infonum[16], blocknum[16], filternum[16];
-    char **argv;              /* the plan's, with the descriptors added */
-    int *pass;                /* the descriptors bwrap inherits */
+    char **argv; /* the plan's, with the descriptors added */
+    int *pass; /* the descriptors bwrap inherits */
     size_t n_pass;
-    pid_t pid;                /* the outer bwrap */
-    pid_t sandbox;            /* its pid 1, once bwrap names it */
+    pid_t pid; /* the outer bwrap */
+    pid_t sandbox; /* its pid 1, once bwrap names it */
 } bw_start;
 
 static int start_failed(kgate_err *err)
@@ -255,8 +255,7 @@ static int let_run(bw_start *b, kgate_proc *proc, kgate_err *err)
 {
     /* The mounts are checked and the program waits for its filter: the
      * last moment before it runs, so the audit launch line goes now. */
-    if (kgl_pins_verify(&b->pins, b->sandbox, err) < 0 ||
-        kgate_launch_commit(b->io, err) < 0 ||
+    if (kgl_pins_verify(&b->pins, b->sandbox, err) < 0 || kgate_launch_commit(b->io, err) < 0 ||
         kgl_seccomp_send(b->filter_w, err) < 0) {
         kill_sandbox(b);
         return -1;
@@ -270,8 +269,8 @@ static int let_run(bw_start *b, kgate_proc *proc, kgate_err *err)
     proc->helpers[0] = b->guard.pid;
     proc->n_helpers = 1;
     b->guard.pid = -1; /* the core's to end now */
-    b->host->log(b->host, KGATE_LOG_DEBUG, "bwrap pid %ld, sandbox pid 1 is %ld",
-                 (long)b->pid, (long)b->sandbox);
+    b->host->log(b->host, KGATE_LOG_DEBUG, "bwrap pid %ld, sandbox pid 1 is %ld", (long)b->pid,
+                 (long)b->sandbox);
     return 0;
 }
 
@@ -288,26 +287,31 @@ static void start_release(bw_start *b)
     free(b->pass);
 }
 
-int bwrap_launch(const kgate_host *host, const kgate_policy *policy,
-                const kgate_probe *probe, const kgate_plan *plan,
-                const kgate_launch *io, kgate_proc *proc, kgate_err *err)
+int bwrap_launch(const kgate_host *host, const kgate_policy *policy, const kgate_probe *probe,
+                 const kgate_plan *plan, const kgate_launch *io, kgate_proc *proc, kgate_err *err)
 {
     /* The plan carries all launch needs; bubblewrap keeps no state. */
     (void)probe;
-    bw_start b = {.host = host, .policy = policy, .io = io,
-                  .info_r = -1, .info_w = -1, .filter = -1, .filter_w = -1,
+    bw_start b = {.host = host,
+                  .policy = policy,
+                  .io = io,
+                  .info_r = -1,
+                  .info_w = -1,
+                  .filter = -1,
+                  .filter_w = -1,
                   .gate = {.ours = -1, .theirs = -1},
                   .guard = {.pid = -1, .wfd = -1},
                   .pid = -1};
     b.pargv = host->plan_argv(plan, &b.argc);
     if (b.argc < 2 || !b.pargv[0] || b.pargv[0][0] != '/')
-        return kgate_err_set(err, EINVAL, "the plan does not start with an "
-                                          "absolute bwrap path");
+        return kgate_err_set(err, EINVAL,
+                             "the plan does not start with an "
+                             "absolute bwrap path");
     if (!policy->project || policy->project[0] != '/')
         return kgate_err_set(err, EINVAL, "no project directory");
     int r = -1;
-    if (open_descriptors(&b, err) == 0 && build_argv(&b, err) == 0 &&
-        spawn_bwrap(&b, err) == 0 && await_setup(&b, err) == 0 && let_run(&b, proc, err) == 0)
+    if (open_descriptors(&b, err) == 0 && build_argv(&b, err) == 0 && spawn_bwrap(&b, err) == 0 &&
+        await_setup(&b, err) == 0 && let_run(&b, proc, err) == 0)
         r = 0;
     start_release(&b);
     return r;

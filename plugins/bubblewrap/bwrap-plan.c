@@ -68,17 +68,13 @@ static void arg3(planner *pl, const char *a, const char *b, const char *c)
     arg(pl, c);
 }
 
-static int bad_path(const char *p)
-{
-    return !p || p[0] != '/';
-}
+static int bad_path(const char *p) { return !p || p[0] != '/'; }
 
 static int check_list(planner *pl, const char *key, const kgate_strlist *l)
 {
     for (size_t i = 0; i < l->n; i++)
         if (bad_path(l->v[i]))
-            return kgate_err_set(pl->err, EINVAL,
-                                 "%s entry \"%s\" is not an absolute path", key,
+            return kgate_err_set(pl->err, EINVAL, "%s entry \"%s\" is not an absolute path", key,
                                  l->v[i] ? l->v[i] : "(null)");
     return 0;
 }
@@ -92,8 +88,7 @@ static int visible(const planner *pl, const char *p)
         if (kgate_path_under(p, pl->gb[i].path)) return 1;
     /* allow_sockets bring things back too, and deny_read must still win */
     for (size_t i = 0; i < pl->pol->allow_sockets.n; i++)
-        if (pl->pol->allow_sockets.v[i] &&
-            kgate_path_under(p, pl->pol->allow_sockets.v[i]))
+        if (pl->pol->allow_sockets.v[i] && kgate_path_under(p, pl->pol->allow_sockets.v[i]))
             return 1;
     return !kgate_path_under(p, pl->pol->home) && !kgate_path_under(p, "/tmp") &&
            !bwrap_socket_hidden(p, pl->pol->uid);
@@ -250,8 +245,7 @@ static int walk_dir(denywalk *w, int fd, int depth, const char *rel)
                                   "started",
                                   w->top, rel, *rel ? "/" : "", e->d_name);
         } else if (S_ISDIR(st.st_mode)) {
-            int sub = openat(dirfd(d), e->d_name,
-                             O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             if (sub < 0) continue;
             char next[4096];
             snprintf(next, sizeof next, "%s%s%s", rel, *rel ? "/" : "", e->d_name);
@@ -261,8 +255,7 @@ static int walk_dir(denywalk *w, int fd, int depth, const char *rel)
                               "deny_read %s: %s%s%s has %lu hard links, so its "
                               "content can be read under another name; nothing "
                               "was started",
-                              w->top, rel, *rel ? "/" : "", e->d_name,
-                              (unsigned long)st.st_nlink);
+                              w->top, rel, *rel ? "/" : "", e->d_name, (unsigned long)st.st_nlink);
         }
     }
     closedir(d);
@@ -356,29 +349,23 @@ static int check_policy(planner *pl, const kgate_probe *probe)
 {
     const kgate_policy *pol = pl->pol;
     if (!probe || probe->tool_path[0] != '/')
-        return kgate_err_set(pl->err, ENOENT,
-                             "bwrap was not found (install bubblewrap)");
+        return kgate_err_set(pl->err, ENOENT, "bwrap was not found (install bubblewrap)");
     if (bad_path(pol->home) || strcmp(pol->home, "/") == 0)
-        return kgate_err_set(pl->err, EINVAL,
-                             "home directory \"%s\" cannot be hidden",
+        return kgate_err_set(pl->err, EINVAL, "home directory \"%s\" cannot be hidden",
                              pol->home ? pol->home : "(null)");
     if (bad_path(pol->project))
-        return kgate_err_set(pl->err, EINVAL,
-                             "project \"%s\" is not an absolute path",
+        return kgate_err_set(pl->err, EINVAL, "project \"%s\" is not an absolute path",
                              pol->project ? pol->project : "(null)");
     /* The core refuses this before any backend runs; a plan that would
      * bind the whole home writable must not exist even if it did not. */
     if (kgate_path_under(pol->home, pol->project))
-        return kgate_err_set(pl->err, EPERM,
-                             "the project %s covers the home directory %s",
+        return kgate_err_set(pl->err, EPERM, "the project %s covers the home directory %s",
                              pol->project, pol->home);
     if (bad_path(pol->command_path))
-        return kgate_err_set(pl->err, EINVAL,
-                             "command path \"%s\" is not absolute",
+        return kgate_err_set(pl->err, EINVAL, "command path \"%s\" is not absolute",
                              pol->command_path ? pol->command_path : "(null)");
     if (pol->tmpdir && bad_path(pol->tmpdir))
-        return kgate_err_set(pl->err, EINVAL, "TMPDIR \"%s\" is not absolute",
-                             pol->tmpdir);
+        return kgate_err_set(pl->err, EINVAL, "TMPDIR \"%s\" is not absolute", pol->tmpdir);
     if (check_list(pl, "read_paths", &pol->read_paths) < 0 ||
         check_list(pl, "allow_paths", &pol->allow_paths) < 0 ||
         check_list(pl, "deny_read", &pol->deny_read) < 0 ||
@@ -442,8 +429,7 @@ static void stage_home(planner *pl)
     /* No home, nothing to hide; and bwrap could not make the mount point
      * in the read-only root anyway. */
     if (stat(pl->pol->home, &st) < 0) {
-        if (pl->host->plan_note(pl->plan,
-                                "home %s does not exist: nothing to hide",
+        if (pl->host->plan_note(pl->plan, "home %s does not exist: nothing to hide",
                                 pl->pol->home) < 0)
             pl->failed = 1;
         return;
@@ -454,8 +440,7 @@ static void stage_home(planner *pl)
 static void stage_giveback(planner *pl)
 {
     for (size_t i = 0; i < pl->n_gb; i++)
-        arg3(pl, pl->gb[i].writable ? "--bind" : "--ro-bind", pl->gb[i].path,
-             pl->gb[i].path);
+        arg3(pl, pl->gb[i].writable ? "--bind" : "--ro-bind", pl->gb[i].path, pl->gb[i].path);
 }
 
 /* p is the project's .git/hooks, missing in a .git that is a directory.
@@ -467,8 +452,8 @@ static int missing_hooks(const planner *pl, const char *p)
     struct stat st;
     int n = snprintf(want, sizeof want, "%s/.git/hooks", pl->pol->project);
     snprintf(git, sizeof git, "%s/.git", pl->pol->project);
-    return n > 0 && (size_t)n < sizeof want && strcmp(p, want) == 0 &&
-           lstat(git, &st) == 0 && S_ISDIR(st.st_mode);
+    return n > 0 && (size_t)n < sizeof want && strcmp(p, want) == 0 && lstat(git, &st) == 0 &&
+           S_ISDIR(st.st_mode);
 }
 
 /* An empty directory that cannot be written.  bwrap creates the mount
@@ -582,8 +567,7 @@ static void stage_deny(planner *pl)
  * hides things; last, so that no later mount covers it. */
 static void stage_pty(planner *pl)
 {
-    if (pl->shim && !visible(pl, pl->shim))
-        arg3(pl, "--ro-bind", pl->shim, pl->shim);
+    if (pl->shim && !visible(pl, pl->shim)) arg3(pl, "--ro-bind", pl->shim, pl->shim);
 }
 
 static int stage_process(planner *pl)
@@ -599,8 +583,7 @@ static int stage_process(planner *pl)
     /* A TMPDIR under the replaced /tmp, the hidden home, or a read-only
      * path would leave the program without a usable temp directory: point
      * it at the private /tmp.  One inside a writable path stays. */
-    if (pol->tmpdir && !writable(pl, pol->tmpdir))
-        arg3(pl, "--setenv", "TMPDIR", "/tmp");
+    if (pol->tmpdir && !writable(pl, pol->tmpdir)) arg3(pl, "--setenv", "TMPDIR", "/tmp");
     /* Slot (issue 6, seccomp): the filter is a descriptor, so launch adds
      * --seccomp FD beside --info-fd; the plan stays descriptor-free. */
     arg(pl, "--");
@@ -620,8 +603,8 @@ static void stage_seccomp(planner *pl)
     if (r < 0) pl->failed = 1;
 }
 
-int bwrap_plan(const kgate_host *host, const kgate_policy *policy,
-              const kgate_probe *probe, kgate_plan *plan, kgate_err *err)
+int bwrap_plan(const kgate_host *host, const kgate_policy *policy, const kgate_probe *probe,
+               kgate_plan *plan, kgate_err *err)
 {
     planner pl = {.host = host, .pol = policy, .plan = plan, .err = err};
     int r = -1;

@@ -67,9 +67,8 @@ static int read_sysctl(const char *path)
     return v > 1000000000L ? 1000000000 : (int)v;
 }
 
-void bwrap_probe_from_sysctls(kgate_probe *p, int have_bwrap, int is_root,
-                             int max_userns, int userns_clone,
-                             int apparmor_restrict, int trial)
+void bwrap_probe_from_sysctls(kgate_probe *p, int have_bwrap, int is_root, int max_userns,
+                              int userns_clone, int apparmor_restrict, int trial)
 {
     /* Root may create user namespaces whatever the Debian knob says; no one
      * may when the limit is 0. */
@@ -98,10 +97,8 @@ void bwrap_probe_from_sysctls(kgate_probe *p, int have_bwrap, int is_root,
                  "unprivileged user namespaces are disabled "
                  "(kernel.unprivileged_userns_clone=0)");
     else if (trial == 0)
-        snprintf(p->reason, sizeof p->reason,
-                 "bwrap could not create a user namespace%s",
-                 apparmor ? " (AppArmor restricts unprivileged user namespaces)"
-                          : "");
+        snprintf(p->reason, sizeof p->reason, "bwrap could not create a user namespace%s",
+                 apparmor ? " (AppArmor restricts unprivileged user namespaces)" : "");
     else
         /* The version has its own field: `kgate plugins` prints it once. */
         snprintf(p->reason, sizeof p->reason, "user namespaces %s",
@@ -121,8 +118,10 @@ static int run_quiet(char *const argv[], int out_fd)
     posix_spawn_file_actions_init(&fa);
     posix_spawnattr_init(&at);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    if (out_fd >= 0) posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-    else posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    if (out_fd >= 0)
+        posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+    else
+        posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
     /* Whatever the core blocks or ignores is not bwrap's business. */
     sigemptyset(&none);
@@ -166,18 +165,23 @@ static int trial(const char *bwrap)
     const char *t = access("/bin/true", X_OK) == 0 ? "/bin/true" : "/usr/bin/true";
     /* The namespaces every plan needs, and --disable-userns, which writes
      * a sysctl inside the new namespace and so can fail on its own. */
-    char *const argv[] = {(char *)bwrap,          (char *)"--unshare-user",
-                          (char *)"--disable-userns", (char *)"--unshare-pid",
-                          (char *)"--unshare-ipc", (char *)"--unshare-uts",
-                          (char *)"--ro-bind",    (char *)"/",
-                          (char *)"/",            (char *)"--",
-                          (char *)t,              NULL};
+    char *const argv[] = {(char *)bwrap,
+                          (char *)"--unshare-user",
+                          (char *)"--disable-userns",
+                          (char *)"--unshare-pid",
+                          (char *)"--unshare-ipc",
+                          (char *)"--unshare-uts",
+                          (char *)"--ro-bind",
+                          (char *)"/",
+                          (char *)"/",
+                          (char *)"--",
+                          (char *)t,
+                          NULL};
     int st = run_quiet(argv, -1);
     return st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
-int bwrap_probe(const kgate_host *host, kgate_probe_depth depth,
-               kgate_probe *probe, kgate_err *err)
+int bwrap_probe(const kgate_host *host, kgate_probe_depth depth, kgate_probe *probe, kgate_err *err)
 {
     int have = find_bwrap(probe->tool_path, sizeof probe->tool_path);
     int t = -1;
@@ -193,10 +197,9 @@ int bwrap_probe(const kgate_host *host, kgate_probe_depth depth,
          * A fork without exec (kgl-userns.c). */
         t = 0;
     }
-    bwrap_probe_from_sysctls(probe, have, geteuid() == 0,
-                            read_sysctl("/proc/sys/user/max_user_namespaces"),
-                            read_sysctl("/proc/sys/kernel/unprivileged_userns_clone"),
-                            read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"),
-                            t);
+    bwrap_probe_from_sysctls(
+        probe, have, geteuid() == 0, read_sysctl("/proc/sys/user/max_user_namespaces"),
+        read_sysctl("/proc/sys/kernel/unprivileged_userns_clone"),
+        read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"), t);
     return 0;
 }

@@ -31,17 +31,13 @@
  * their own (dladdr then names that executable, not a plugin). */
 static const char *shim_override;
 
-void bwrap_pty_shim_set_override(const char *path)
-{
-    shim_override = path;
-}
+void bwrap_pty_shim_set_override(const char *path) { shim_override = path; }
 
 /* An absolute path to a regular file we may execute. */
 static int usable(const char *p)
 {
     struct stat st;
-    return p[0] == '/' && stat(p, &st) == 0 && S_ISREG(st.st_mode) &&
-           access(p, X_OK) == 0;
+    return p[0] == '/' && stat(p, &st) == 0 && S_ISREG(st.st_mode) && access(p, X_OK) == 0;
 }
 
 /* "DIR/kgate-pty-shim" for the directory of the object this code is in. */
@@ -49,13 +45,11 @@ static char *beside_plugin(void)
 {
     static const char anchor = 0; /* a data address: no function-pointer cast */
     Dl_info info;
-    if (!dladdr(&anchor, &info) || !info.dli_fname || info.dli_fname[0] != '/')
-        return NULL;
+    if (!dladdr(&anchor, &info) || !info.dli_fname || info.dli_fname[0] != '/') return NULL;
     const char *slash = strrchr(info.dli_fname, '/');
     char *p = NULL;
     int dirlen = (int)(slash - info.dli_fname);
-    if (asprintf(&p, "%.*s/%s", dirlen, info.dli_fname, BWRAP_PTY_SHIM_NAME) < 0)
-        return NULL;
+    if (asprintf(&p, "%.*s/%s", dirlen, info.dli_fname, BWRAP_PTY_SHIM_NAME) < 0) return NULL;
     return p;
 }
 
@@ -63,8 +57,7 @@ char *bwrap_pty_shim_find(kgate_err *err)
 {
     if (shim_override) {
         if (usable(shim_override)) return strdup(shim_override);
-        kgate_err_set(err, ENOENT, "pty shim %s is not an executable file",
-                      shim_override);
+        kgate_err_set(err, ENOENT, "pty shim %s is not an executable file", shim_override);
         return NULL;
     }
     char *p = beside_plugin();

@@ -62,13 +62,11 @@ static int coverable(const char *dir, uid_t uid)
 int bwrap_socket_hidden(const char *path, uid_t uid)
 {
     for (size_t i = 0; i < sizeof socket_dirs / sizeof socket_dirs[0]; i++)
-        if (kgate_path_under(path, socket_dirs[i]) && coverable(socket_dirs[i], uid))
-            return 1;
+        if (kgate_path_under(path, socket_dirs[i]) && coverable(socket_dirs[i], uid)) return 1;
     return 0;
 }
 
-static int add(const kgate_host *h, kgate_plan *plan, const char *a,
-               const char *b, const char *c)
+static int add(const kgate_host *h, kgate_plan *plan, const char *a, const char *b, const char *c)
 {
     if (h->plan_arg(plan, a) < 0 || (b && h->plan_arg(plan, b) < 0) ||
         (c && h->plan_arg(plan, c) < 0))
@@ -76,8 +74,8 @@ static int add(const kgate_host *h, kgate_plan *plan, const char *a,
     return 0;
 }
 
-int bwrap_plan_socket_cover(const kgate_host *h, const kgate_policy *pol,
-                           kgate_plan *plan, const char *resolv_conf)
+int bwrap_plan_socket_cover(const kgate_host *h, const kgate_policy *pol, kgate_plan *plan,
+                            const char *resolv_conf)
 {
     for (size_t i = 0; i < sizeof socket_dirs / sizeof socket_dirs[0]; i++)
         if (coverable(socket_dirs[i], pol->uid) &&
@@ -93,8 +91,7 @@ int bwrap_plan_socket_cover(const kgate_host *h, const kgate_policy *pol,
     if (resolv_conf && lstat(resolv_conf, &st) == 0 && S_ISLNK(st.st_mode)) {
         char *target = realpath(resolv_conf, NULL);
         if (!target) {
-            if (h->plan_note(plan, "%s is a dangling link: DNS will not work",
-                             resolv_conf) < 0)
+            if (h->plan_note(plan, "%s is a dangling link: DNS will not work", resolv_conf) < 0)
                 return -1;
         } else if (bwrap_socket_hidden(target, pol->uid)) {
             int r = stat(target, &st) == 0 && S_ISREG(st.st_mode)
@@ -115,14 +112,12 @@ int bwrap_plan_socket_cover(const kgate_host *h, const kgate_policy *pol,
      * own sockets and locks there working, inside the sandbox only. */
     char dir[64];
     snprintf(dir, sizeof dir, "/run/user/%lu", (unsigned long)pol->uid);
-    return add(h, plan, "--perms", "0700", NULL) < 0 ||
-                   add(h, plan, "--dir", dir, NULL) < 0
-               ? -1
-               : 0;
+    return add(h, plan, "--perms", "0700", NULL) < 0 || add(h, plan, "--dir", dir, NULL) < 0 ? -1
+                                                                                             : 0;
 }
 
-int bwrap_plan_allow_sockets(const kgate_host *h, const kgate_policy *pol,
-                            kgate_plan *plan, kgate_err *err)
+int bwrap_plan_allow_sockets(const kgate_host *h, const kgate_policy *pol, kgate_plan *plan,
+                             kgate_err *err)
 {
     const kgate_strlist *l = &pol->allow_sockets;
     for (size_t i = 0; i < l->n; i++) {
@@ -159,8 +154,7 @@ int bwrap_plan_allow_sockets(const kgate_host *h, const kgate_policy *pol,
         }
         /* Read-write: connect() needs write permission on the socket, and
          * a directory of sockets is where a client creates its own. */
-        if (add(h, plan, "--bind", p, p) < 0)
-            return kgate_err_set(err, ENOMEM, "out of memory");
+        if (add(h, plan, "--bind", p, p) < 0) return kgate_err_set(err, ENOMEM, "out of memory");
     }
     return 0;
 }

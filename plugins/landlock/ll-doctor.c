@@ -5,8 +5,7 @@
 
 #include <stdio.h>
 
-static int report_machine(const kgate_host *h, const kgate_probe *pr,
-                          kgate_report *rep)
+static int report_machine(const kgate_host *h, const kgate_probe *pr, kgate_report *rep)
 {
     if (!kgate_probe_fact(pr, LL_FACT_LINUX, 0)) {
         h->report(rep, KGATE_BLOCKED, "host.not-linux", "Landlock needs Linux");
@@ -33,9 +32,8 @@ static int report_machine(const kgate_host *h, const kgate_probe *pr,
         blocked = 1;
     }
     if (blocked) return 1;
-    h->report(rep, KGATE_READY, "landlock.abi",
-              "Landlock ABI %d%s, no_new_privs, seccomp filter", abi,
-              abi > LL_ABI_KNOWN ? " (used as ABI 7, the newest kgate knows)" : "");
+    h->report(rep, KGATE_READY, "landlock.abi", "Landlock ABI %d%s, no_new_privs, seccomp filter",
+              abi, abi > LL_ABI_KNOWN ? " (used as ABI 7, the newest kgate knows)" : "");
     int userns = kgate_probe_fact(pr, LL_FACT_USERNS, -1);
     if (userns == 1)
         h->report(rep, KGATE_READY, "box.userns-works",
@@ -50,8 +48,8 @@ static int report_machine(const kgate_host *h, const kgate_probe *pr,
     return 0;
 }
 
-static void report_fs(const kgate_host *h, const kgate_policy *pol, int abi,
-                      int unotify, kgate_report *rep)
+static void report_fs(const kgate_host *h, const kgate_policy *pol, int abi, int unotify,
+                      kgate_report *rep)
 {
     h->report(rep, KGATE_READY, "fs.home-hidden",
               "home hidden (%s: no rule grants it), system outside it read "
@@ -60,9 +58,9 @@ static void report_fs(const kgate_host *h, const kgate_policy *pol, int abi,
               "not granted (a private TMPDIR instead; /dev/null, zero, full, "
               "random, urandom, tty)",
               pol->home ? pol->home : "$HOME",
-              pol->project ? pol->project : "the working directory",
-              pol->read_paths.n, pol->read_paths.n == 1 ? "" : "s",
-              pol->allow_paths.n, pol->allow_paths.n == 1 ? "" : "s");
+              pol->project ? pol->project : "the working directory", pol->read_paths.n,
+              pol->read_paths.n == 1 ? "" : "s", pol->allow_paths.n,
+              pol->allow_paths.n == 1 ? "" : "s");
     char dirs[1024];
     size_t n = ll_project_split_dirs(pol, dirs, sizeof dirs);
     size_t nprot = pol->protect_paths.n, ndeny = pol->deny_read.n;
@@ -105,7 +103,8 @@ static void report_fs(const kgate_host *h, const kgate_policy *pol, int abi,
         h->report(rep, KGATE_DEGRADED, "fs.truncate-unchecked",
                   "Landlock ABI %d cannot refuse truncate(2): a file the "
                   "program may only read but may write by its mode can be "
-                  "emptied (ABI 3, Linux 6.2)", abi);
+                  "emptied (ABI 3, Linux 6.2)",
+                  abi);
     if (abi >= 1 && abi < 2)
         h->report(rep, KGATE_READY, "fs.refer",
                   "ABI 1: renaming or linking a file into another directory "
@@ -115,11 +114,12 @@ static void report_fs(const kgate_host *h, const kgate_policy *pol, int abi,
                   "device ioctls are not checked by Landlock ABI %d (ABI 5); "
                   "the devices granted are null, zero, full, random, "
                   "urandom and tty, and TIOCSTI/TIOCLINUX are refused by "
-                  "seccomp", abi);
+                  "seccomp",
+                  abi);
 }
 
-static void report_network(const kgate_host *h, const kgate_policy *pol,
-                           const kgate_probe *pr, int abi, kgate_report *rep)
+static void report_network(const kgate_host *h, const kgate_policy *pol, const kgate_probe *pr,
+                           int abi, kgate_report *rep)
 {
     char why[128];
     switch (pol->network) {
@@ -141,8 +141,8 @@ static void report_network(const kgate_host *h, const kgate_policy *pol,
         break;
     case KGATE_NET_RESTRICTED:
         if (pol->allow_hosts.n > 0 && !ll_net_ready(pr, why, sizeof why))
-            h->report(rep, KGATE_BLOCKED, KGATE_FINDING_NET_HOSTS_UNSUPPORTED,
-                      "%s (%s)", ll_hosts_sentence(), why);
+            h->report(rep, KGATE_BLOCKED, KGATE_FINDING_NET_HOSTS_UNSUPPORTED, "%s (%s)",
+                      ll_hosts_sentence(), why);
         else if (pol->allow_hosts.n > 0)
             h->report(rep, KGATE_READY, "net.hosts",
                       "network restricted by name: the supervisor checks and "
@@ -155,8 +155,8 @@ static void report_network(const kgate_host *h, const kgate_policy *pol,
             h->report(rep, KGATE_READY, "net.off", "network off");
         break;
     default:
-        h->report(rep, KGATE_BLOCKED, "net.mode-unknown",
-                  "unknown network mode %d", (int)pol->network);
+        h->report(rep, KGATE_BLOCKED, "net.mode-unknown", "unknown network mode %d",
+                  (int)pol->network);
         break;
     }
 }
@@ -165,11 +165,9 @@ static void report_network(const kgate_host *h, const kgate_policy *pol,
  * reach; here the supervisor (kgl-ipc.c) does, or the filter refuses the
  * calls.  Either way nothing outside is reachable: READY, with what is
  * lost said. */
-static void report_ipc(const kgate_host *h, const kgate_probe *pr,
-                       kgate_report *rep)
+static void report_ipc(const kgate_host *h, const kgate_probe *pr, kgate_report *rep)
 {
-    if (kgate_probe_fact(pr, LL_FACT_IPC, 0) == 1 &&
-        kgate_probe_fact(pr, LL_FACT_UNOTIFY, 0) == 1)
+    if (kgate_probe_fact(pr, LL_FACT_IPC, 0) == 1 && kgate_probe_fact(pr, LL_FACT_UNOTIFY, 0) == 1)
         /* A process's filter chain takes one listener; the filesystem
          * supervisor's comes first (ll-launch.c). */
         h->report(rep, KGATE_READY, "ipc.sysv",
@@ -196,15 +194,15 @@ static void report_ipc(const kgate_host *h, const kgate_probe *pr,
                   "its own)");
 }
 
-static void report_process(const kgate_host *h, const kgate_policy *pol,
-                           int abi, kgate_report *rep)
+static void report_process(const kgate_host *h, const kgate_policy *pol, int abi, kgate_report *rep)
 {
     h->report(rep, KGATE_DEGRADED, "sockets.unix",
               "host Unix sockets reachable by path are not refused: "
               "Landlock controls connecting to them only from ABI 9 (kgate "
               "uses ABI %d); /run/user and /tmp cannot be listed, but a "
               "known path (/run/dbus/system_bus_socket, a docker.sock) can "
-              "be connected to", abi);
+              "be connected to",
+              abi);
     if (abi >= 6)
         h->report(rep, KGATE_READY, "scope.signal",
                   "signals: refused to every process outside the box "
@@ -234,16 +232,15 @@ static void report_process(const kgate_host *h, const kgate_policy *pol,
     int pty = KGATE_HAS_FIELD(pol, kgate_policy, pty) && pol->pty;
     h->report(rep, KGATE_READY, "tty.isolated",
               "terminal: %s; ioctl TIOCSTI and TIOCLINUX refused by seccomp",
-              pty ? "a pseudo-terminal of its own"
-                  : "none (a session of its own)");
+              pty ? "a pseudo-terminal of its own" : "none (a session of its own)");
     h->report(rep, KGATE_READY, "seccomp.filter",
               "seccomp filter: %zu rules (%s), refused with an errno, not a "
               "kill",
               kgl_seccomp_rule_count(), kgl_seccomp_groups());
 }
 
-int ll_doctor(const kgate_host *h, const kgate_policy *pol,
-              const kgate_probe *pr, kgate_report *rep)
+int ll_doctor(const kgate_host *h, const kgate_policy *pol, const kgate_probe *pr,
+              kgate_report *rep)
 {
     if (report_machine(h, pr, rep)) return 0;
     int abi = kgate_probe_fact(pr, LL_FACT_ABI, 0);

@@ -27,26 +27,25 @@
 #define LL_FS_MAKE_FIFO (1ULL << 10)
 #define LL_FS_MAKE_BLOCK (1ULL << 11)
 #define LL_FS_MAKE_SYM (1ULL << 12)
-#define LL_FS_REFER (1ULL << 13)     /* ABI 2 */
-#define LL_FS_TRUNCATE (1ULL << 14)  /* ABI 3 */
+#define LL_FS_REFER (1ULL << 13) /* ABI 2 */
+#define LL_FS_TRUNCATE (1ULL << 14) /* ABI 3 */
 #define LL_FS_IOCTL_DEV (1ULL << 15) /* ABI 5 */
-#define LL_NET_BIND_TCP (1ULL << 0)    /* ABI 4 */
+#define LL_NET_BIND_TCP (1ULL << 0) /* ABI 4 */
 #define LL_NET_CONNECT_TCP (1ULL << 1) /* ABI 4 */
 #define LL_SCOPE_ABSTRACT_UNIX (1ULL << 0) /* ABI 6 */
-#define LL_SCOPE_SIGNAL (1ULL << 1)        /* ABI 6 */
+#define LL_SCOPE_SIGNAL (1ULL << 1) /* ABI 6 */
 #define LL_RULE_PATH_BENEATH 1
 #define LL_CREATE_RULESET_VERSION (1U << 0)
 
 /* Rights on a file (the rest only mean something on a directory). */
-#define LL_FS_FILE_RIGHTS                                                      \
-    (LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE | LL_FS_TRUNCATE |     \
-     LL_FS_IOCTL_DEV)
+#define LL_FS_FILE_RIGHTS \
+    (LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE | LL_FS_TRUNCATE | LL_FS_IOCTL_DEV)
 #define LL_FS_READ (LL_FS_READ_FILE | LL_FS_READ_DIR | LL_FS_EXECUTE)
 /* Read-write: everything but making device nodes. */
-#define LL_FS_RW                                                               \
-    (LL_FS_READ | LL_FS_WRITE_FILE | LL_FS_REMOVE_DIR | LL_FS_REMOVE_FILE |    \
-     LL_FS_MAKE_DIR | LL_FS_MAKE_REG | LL_FS_MAKE_SOCK | LL_FS_MAKE_FIFO |     \
-     LL_FS_MAKE_SYM | LL_FS_REFER | LL_FS_TRUNCATE)
+#define LL_FS_RW                                                                             \
+    (LL_FS_READ | LL_FS_WRITE_FILE | LL_FS_REMOVE_DIR | LL_FS_REMOVE_FILE | LL_FS_MAKE_DIR | \
+     LL_FS_MAKE_REG | LL_FS_MAKE_SOCK | LL_FS_MAKE_FIFO | LL_FS_MAKE_SYM | LL_FS_REFER |     \
+     LL_FS_TRUNCATE)
 
 /* The ABI this backend knows the most of; a newer kernel is used at it. */
 #define LL_ABI_KNOWN 7
@@ -56,10 +55,10 @@
 
 /* Facts probe() records. */
 #define LL_FACT_LINUX "linux"
-#define LL_FACT_ABI "abi"         /* Landlock ABI version, 0 when none */
-#define LL_FACT_NNP "nnp"         /* prctl(PR_SET_NO_NEW_PRIVS) known */
+#define LL_FACT_ABI "abi" /* Landlock ABI version, 0 when none */
+#define LL_FACT_NNP "nnp" /* prctl(PR_SET_NO_NEW_PRIVS) known */
 #define LL_FACT_SECCOMP "seccomp" /* seccomp filters can be loaded */
-#define LL_FACT_USERNS "userns"   /* 1 works, 0 refused, -1 not tried */
+#define LL_FACT_USERNS "userns" /* 1 works, 0 refused, -1 not tried */
 /* 1: seccomp user notification with continue, so SysV IPC is supervised
  * (the run's own objects); 0 or absent: every SysV IPC call refused. */
 #define LL_FACT_IPC "ipc_notify"
@@ -71,8 +70,7 @@
 #define LL_ENV_NO_UNOTIFY "KGATE_LANDLOCK_NO_SUPERVISOR"
 
 /* Fills p from what was found (tests feed any kernel). */
-void ll_probe_from_facts(kgate_probe *p, int abi, int nnp, int seccomp,
-                         int userns);
+void ll_probe_from_facts(kgate_probe *p, int abi, int nnp, int seccomp, int userns);
 
 /* What each ABI handles. */
 uint64_t ll_fs_handled(int abi);
@@ -107,8 +105,7 @@ typedef struct ll_rules {
 /* Builds the rules for policy on a kernel of ABI abi, with tmp as the
  * private temporary directory.  Reads the directories it must split and
  * lstat()s what it grants; -1 with err. */
-int ll_rules_build(const kgate_policy *pol, int abi, const char *tmp,
-                   ll_rules *r, kgate_err *err);
+int ll_rules_build(const kgate_policy *pol, int abi, const char *tmp, ll_rules *r, kgate_err *err);
 void ll_rules_free(ll_rules *r);
 /* The table --dry-run shows (malloc'd, NULL when memory runs out). */
 char *ll_rules_table(const ll_rules *r);
@@ -127,8 +124,8 @@ int ll_path_under(const char *path, const char *dir);
  * paths pinned; *sup gets the supervisor's rules (r's plus read-write on
  * each managed directory; its paths borrowed from r, free only sup->v).
  * 1 when there is something to manage, 0 when not, -1 with err. */
-int ll_un_build(const kgate_policy *pol, const ll_rules *r, kgl_un_policy *un,
-                ll_rules *sup, kgate_err *err);
+int ll_un_build(const kgate_policy *pol, const ll_rules *r, kgl_un_policy *un, ll_rules *sup,
+                kgate_err *err);
 /* How many split directories the supervisor would manage (the plan's
  * note). */
 size_t ll_un_managed_count(const kgate_policy *pol, const ll_rules *r);
@@ -142,19 +139,17 @@ int ll_net_hosts(const kgate_policy *pol);
 /* 1 when this host can enforce it (supervisor and dnsmasq); 0 with why. */
 int ll_net_ready(const kgate_probe *pr, char *why, size_t len);
 
-int ll_probe(const kgate_host *host, kgate_probe_depth depth,
-             kgate_probe *probe, kgate_err *err);
-int ll_doctor(const kgate_host *host, const kgate_policy *policy,
-              const kgate_probe *probe, kgate_report *rep);
-int ll_plan(const kgate_host *host, const kgate_policy *policy,
-            const kgate_probe *probe, kgate_plan *plan, kgate_err *err);
+int ll_probe(const kgate_host *host, kgate_probe_depth depth, kgate_probe *probe, kgate_err *err);
+int ll_doctor(const kgate_host *host, const kgate_policy *policy, const kgate_probe *probe,
+              kgate_report *rep);
+int ll_plan(const kgate_host *host, const kgate_policy *policy, const kgate_probe *probe,
+            kgate_plan *plan, kgate_err *err);
 /* Removes name in parent and everything below it, without following a
  * link and holding a fixed number of descriptors whatever the depth
  * (ll-rmtree.c).  0 when gone (or not there), -1 with errno. */
 int ll_rmtree(int parent, const char *name);
 
-int ll_launch(const kgate_host *host, const kgate_policy *policy,
-              const kgate_probe *probe, const kgate_plan *plan,
-              const kgate_launch *io, kgate_proc *proc, kgate_err *err);
+int ll_launch(const kgate_host *host, const kgate_policy *policy, const kgate_probe *probe,
+              const kgate_plan *plan, const kgate_launch *io, kgate_proc *proc, kgate_err *err);
 
 #endif

@@ -57,7 +57,7 @@ struct ll_path_beneath_attr {
 
 typedef struct child_ctx {
     int ruleset;
-    int sup_ruleset;           /* the supervisor's, or -1: no supervisor */
+    int sup_ruleset; /* the supervisor's, or -1: no supervisor */
     const kgl_un_policy *un;
     int nonet;
     int pty;
@@ -65,7 +65,7 @@ typedef struct child_ctx {
     int ipc_end; /* the SysV IPC supervisor's socket */
     int ipc_notify; /* supervised (1) or refused (0) */
     int ready_w; /* "R" to kgate once locked in */
-    int go_r;    /* "G" from kgate once the launch line is written */
+    int go_r; /* "G" from kgate once the launch line is written */
 } child_ctx;
 
 static void close_pair(int *p)
@@ -83,8 +83,7 @@ static int child_prepare(void *p)
      * has no capabilities to lose, and no_new_privs keeps a setuid
      * program from bringing any. */
     for (int cap = 0; cap < 64; cap++)
-        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL &&
-            errno != EPERM)
+        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL && errno != EPERM)
             return -1;
     if (c->pty) (void)ioctl(c->tty, TIOCSCTTY, 0);
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) return -1;
@@ -94,8 +93,7 @@ static int child_prepare(void *p)
      * domain below it, goes on to the program's rights and the
      * notifying filter, installed last. */
     int sup = c->sup_ruleset >= 0;
-    if (syscall(SYS_landlock_restrict_self, sup ? c->sup_ruleset : c->ruleset, 0U) < 0)
-        return -1;
+    if (syscall(SYS_landlock_restrict_self, sup ? c->sup_ruleset : c->ruleset, 0U) < 0) return -1;
     if (kgl_seccomp_apply() < 0) return -1;
     if (c->nonet && kgl_seccomp_nonet_apply() < 0) return -1;
     if (sup) {
@@ -129,27 +127,22 @@ static int child_prepare(void *p)
 static int make_ruleset(const ll_rules *r, kgate_err *err)
 {
     struct ll_ruleset_attr attr = {r->fs_handled, r->net_handled, r->scoped};
-    size_t size = r->abi >= 6   ? sizeof attr
-                  : r->abi >= 4 ? 2 * sizeof(uint64_t)
-                                : sizeof(uint64_t);
+    size_t size = r->abi >= 6 ? sizeof attr : r->abi >= 4 ? 2 * sizeof(uint64_t) : sizeof(uint64_t);
     int fd = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0U);
     if (fd < 0)
-        return kgate_err_set(err, errno, "cannot create a Landlock ruleset: %s",
-                             strerror(errno));
+        return kgate_err_set(err, errno, "cannot create a Landlock ruleset: %s", strerror(errno));
     /* Above 2, clear of the stdio numbers the child fills. */
     int hi = fcntl(fd, F_DUPFD_CLOEXEC, 10);
     close(fd);
-    if (hi < 0)
-        return kgate_err_set(err, errno, "cannot move the ruleset: %s",
-                             strerror(errno));
+    if (hi < 0) return kgate_err_set(err, errno, "cannot move the ruleset: %s", strerror(errno));
     for (size_t i = 0; i < r->n; i++) {
         int pfd = open(r->v[i].path, O_PATH | O_CLOEXEC | O_NOFOLLOW);
         if (pfd < 0 && errno == ENOENT) continue; /* gone: nothing to grant */
         if (pfd < 0) {
             int e = errno;
             close(hi);
-            return kgate_err_set(err, e, "cannot open %s for its Landlock rule: %s",
-                                 r->v[i].path, strerror(e));
+            return kgate_err_set(err, e, "cannot open %s for its Landlock rule: %s", r->v[i].path,
+                                 strerror(e));
         }
         struct stat st;
         uint64_t access = r->v[i].access;
@@ -160,15 +153,13 @@ static int make_ruleset(const ll_rules *r, kgate_err *err)
         }
         if (!S_ISDIR(st.st_mode)) access &= LL_FS_FILE_RIGHTS;
         struct ll_path_beneath_attr pb = {access, pfd};
-        long rc = access ? syscall(SYS_landlock_add_rule, hi, LL_RULE_PATH_BENEATH,
-                                   &pb, 0U)
-                         : 0;
+        long rc = access ? syscall(SYS_landlock_add_rule, hi, LL_RULE_PATH_BENEATH, &pb, 0U) : 0;
         int e = errno;
         close(pfd);
         if (rc < 0) {
             close(hi);
-            return kgate_err_set(err, e, "cannot add the Landlock rule for %s: %s",
-                                 r->v[i].path, strerror(e));
+            return kgate_err_set(err, e, "cannot add the Landlock rule for %s: %s", r->v[i].path,
+                                 strerror(e));
         }
     }
     return hi;
@@ -193,8 +184,8 @@ static int start_net(const kgate_policy *pol, const kgate_launch *io, kgl_un_pol
 {
     char up[64];
     char *hosts = read_hosts_file();
-    int rc = kgl_un_net_init(un, (const char *const *)pol->allow_hosts.v, pol->allow_hosts.n,
-                             hosts, err);
+    int rc = kgl_un_net_init(un, (const char *const *)pol->allow_hosts.v, pol->allow_hosts.n, hosts,
+                             err);
     free(hosts);
     kgl_un_resolver res = {-1, 0};
     if (rc < 0 || kgl_un_upstream(up, sizeof up, err) < 0 ||
@@ -210,10 +201,9 @@ static int start_net(const kgate_policy *pol, const kgate_launch *io, kgl_un_pol
  * notification and the project holds split directories, or the network
  * is restricted to hosts (then it is required); -1 there (and 0
  * returned) when the box runs without one, as before it existed. */
-static int use_supervisor(const kgate_host *host, const kgate_policy *pol,
-                          const kgate_probe *pr, const kgate_launch *io, const ll_rules *r,
-                          kgl_un_policy *un, ll_rules *sup, int *rs_sup, pid_t *resolver,
-                          kgate_err *err)
+static int use_supervisor(const kgate_host *host, const kgate_policy *pol, const kgate_probe *pr,
+                          const kgate_launch *io, const ll_rules *r, kgl_un_policy *un,
+                          ll_rules *sup, int *rs_sup, pid_t *resolver, kgate_err *err)
 {
     *rs_sup = -1;
     char why[128];
@@ -237,9 +227,8 @@ static int use_supervisor(const kgate_host *host, const kgate_policy *pol,
     }
     *rs_sup = make_ruleset(sup, err);
     if (*rs_sup < 0 || (net && start_net(pol, io, un, resolver, err) < 0)) return -1;
-    host->log(host, KGATE_LOG_DEBUG,
-              "landlock: supervisor for %zu managed directories%s%s", un->n_managed,
-              un->reads ? " (every open notified: a deny_read entry below one)" : "",
+    host->log(host, KGATE_LOG_DEBUG, "landlock: supervisor for %zu managed directories%s%s",
+              un->n_managed, un->reads ? " (every open notified: a deny_read entry below one)" : "",
               net ? " and the network" : "");
     return 0;
 }
@@ -307,8 +296,8 @@ static char **env_with_tmp(const char *const *envp, const char *tmp, char **owne
  * here): the core writes its launch line, and only then may the program
  * run ("G").  -1 with err (the child abandoned) when the core refuses;
  * closes both ends. */
-static int await_lock_in(int ready_r, int go_w, const kgate_launch *io,
-                         kgl_child *child, kgate_err *err)
+static int await_lock_in(int ready_r, int go_w, const kgate_launch *io, kgl_child *child,
+                         kgate_err *err)
 {
     char b = 0;
     ssize_t n;
@@ -326,8 +315,7 @@ static int await_lock_in(int ready_r, int go_w, const kgate_launch *io,
 
 /* The plan's argv with the policy's argv[0] (what the program sees of
  * its own name); malloc'd, its strings borrowed. */
-static char **command_argv(const kgate_policy *pol, const char *const *pargv,
-                           size_t argc)
+static char **command_argv(const kgate_policy *pol, const char *const *pargv, size_t argc)
 {
     char **argv = calloc(argc + 1, sizeof *argv);
     if (!argv) return NULL;
@@ -343,24 +331,24 @@ static void hand_over(kgate_proc *proc, pid_t pid, const pid_t *helpers, size_t 
     /* setsid() in the child: its group is its pid, and the program's
      * children stay in it unless they leave (the core reaps those). */
     proc->signal_pid = -pid;
-    for (size_t i = 0; i < n && i < KGATE_MAX_HELPERS; i++)
-        proc->helpers[i] = helpers[i];
+    for (size_t i = 0; i < n && i < KGATE_MAX_HELPERS; i++) proc->helpers[i] = helpers[i];
     proc->n_helpers = n < KGATE_MAX_HELPERS ? n : KGATE_MAX_HELPERS;
 }
 
-int ll_launch(const kgate_host *host, const kgate_policy *pol,
-              const kgate_probe *pr, const kgate_plan *plan,
-              const kgate_launch *io, kgate_proc *proc, kgate_err *err)
+int ll_launch(const kgate_host *host, const kgate_policy *pol, const kgate_probe *pr,
+              const kgate_plan *plan, const kgate_launch *io, kgate_proc *proc, kgate_err *err)
 {
     size_t argc = 0;
     const char *const *pargv = host->plan_argv(plan, &argc);
     if (argc < 1 || !pargv[0] || pargv[0][0] != '/')
-        return kgate_err_set(err, EINVAL, "the plan does not start with an "
-                                          "absolute command path");
+        return kgate_err_set(err, EINVAL,
+                             "the plan does not start with an "
+                             "absolute command path");
     int abi = kgate_probe_fact(pr, LL_FACT_ABI, 0);
     if (abi < 1)
-        return kgate_err_set(err, ENOTSUP, "launch was not given a probe that "
-                                           "found Landlock");
+        return kgate_err_set(err, ENOTSUP,
+                             "launch was not given a probe that "
+                             "found Landlock");
     char tmp[] = "/tmp/kgate-landlock.XXXXXX";
     if (!mkdtemp(tmp))
         return kgate_err_set(err, errno, "cannot make the private TMPDIR in /tmp: %s",
@@ -399,10 +387,16 @@ int ll_launch(const kgate_host *host, const kgate_policy *pol,
         close_pair(ready);
         goto out;
     }
-    child_ctx ctx = {.ruleset = rs, .sup_ruleset = rs_sup, .un = &un, .nonet = r.nonet,
-                     .pty = io->pty, .ipc_end = ipc.child_end,
+    child_ctx ctx = {.ruleset = rs,
+                     .sup_ruleset = rs_sup,
+                     .un = &un,
+                     .nonet = r.nonet,
+                     .pty = io->pty,
+                     .ipc_end = ipc.child_end,
                      .ipc_notify = kgate_probe_fact(pr, LL_FACT_IPC, 0) == 1,
-                     .tty = io->stdin_fd, .ready_w = ready[1], .go_r = go[0]};
+                     .tty = io->stdin_fd,
+                     .ready_w = ready[1],
+                     .go_r = go[0]};
     const kgl_spawn spawn = {
         .path = pargv[0],
         .argv = argv,
@@ -435,15 +429,17 @@ int ll_launch(const kgate_host *host, const kgate_policy *pol,
     guard.pid = -1;
     cleaner = -1;
     ipc.pid = -1;
-    host->log(host, KGATE_LOG_DEBUG, "landlock: program pid %ld, %zu rules, ABI %d",
-              (long)pid, r.n, r.abi);
+    host->log(host, KGATE_LOG_DEBUG, "landlock: program pid %ld, %zu rules, ABI %d", (long)pid, r.n,
+              r.abi);
     rc = 0;
 out:
     kgl_guard_stop(&guard);
     kgl_ipc_stop(&ipc);
     if (cleaner > 0) stop_helper(cleaner);
-    if (rc < 0) stop_helper(resolver); /* else the core's helper */
-    else if (rc < 0) rmdir(tmp);
+    if (rc < 0)
+        stop_helper(resolver); /* else the core's helper */
+    else if (rc < 0)
+        rmdir(tmp);
     if (rs >= 0) close(rs);
     if (rs_sup >= 0) close(rs_sup);
     free(sup.v);

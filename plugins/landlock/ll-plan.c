@@ -9,8 +9,8 @@
 
 #define LL_RULES_LABEL "landlock ruleset"
 
-int ll_plan(const kgate_host *h, const kgate_policy *pol,
-            const kgate_probe *pr, kgate_plan *plan, kgate_err *err)
+int ll_plan(const kgate_host *h, const kgate_policy *pol, const kgate_probe *pr, kgate_plan *plan,
+            kgate_err *err)
 {
     char why[128];
     if (ll_net_hosts(pol) && !ll_net_ready(pr, why, sizeof why))
@@ -18,8 +18,7 @@ int ll_plan(const kgate_host *h, const kgate_policy *pol,
     if (!pol->command_path || pol->command_path[0] != '/' || pol->argv.n < 1)
         return kgate_err_set(err, EINVAL, "no command to run");
     int abi = kgate_probe_fact(pr, LL_FACT_ABI, 0);
-    if (abi < 1)
-        return kgate_err_set(err, ENOTSUP, "Landlock is not enabled in this kernel");
+    if (abi < 1) return kgate_err_set(err, ENOTSUP, "Landlock is not enabled in this kernel");
     ll_rules r;
     if (ll_rules_build(pol, abi, LL_TMP_PLACEHOLDER, &r, err) < 0) return -1;
     char *table = ll_rules_table(&r);

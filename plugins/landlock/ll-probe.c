@@ -18,8 +18,7 @@
 #define SYS_landlock_create_ruleset 444
 #endif
 
-void ll_probe_from_facts(kgate_probe *p, int abi, int nnp, int seccomp,
-                         int userns)
+void ll_probe_from_facts(kgate_probe *p, int abi, int nnp, int seccomp, int userns)
 {
     kgate_probe_set_fact(p, LL_FACT_LINUX, 1);
     kgate_probe_set_fact(p, LL_FACT_ABI, abi);
@@ -38,22 +37,20 @@ void ll_probe_from_facts(kgate_probe *p, int abi, int nnp, int seccomp,
     else if (!nnp)
         snprintf(p->reason, sizeof p->reason, "no_new_privs is not available");
     else if (!seccomp)
-        snprintf(p->reason, sizeof p->reason,
-                 "seccomp filters cannot be loaded here");
+        snprintf(p->reason, sizeof p->reason, "seccomp filters cannot be loaded here");
     else
-        snprintf(p->reason, sizeof p->reason, "Landlock ABI %d; user namespaces %s",
-                 abi, userns == 1 ? "work (bubblewrap is preferred)"
-                      : userns == 0 ? "refused" : "not tried");
+        snprintf(p->reason, sizeof p->reason, "Landlock ABI %d; user namespaces %s", abi,
+                 userns == 1   ? "work (bubblewrap is preferred)"
+                 : userns == 0 ? "refused"
+                               : "not tried");
 }
 
-int ll_probe(const kgate_host *host, kgate_probe_depth depth,
-             kgate_probe *probe, kgate_err *err)
+int ll_probe(const kgate_host *host, kgate_probe_depth depth, kgate_probe *probe, kgate_err *err)
 {
     (void)host;
     (void)depth;
     (void)err;
-    long abi = syscall(SYS_landlock_create_ruleset, NULL, 0,
-                       LL_CREATE_RULESET_VERSION);
+    long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
     if (abi < 0) abi = 0;
     /* PR_GET_NO_NEW_PRIVS answers on every kernel that has the flag
      * (3.5); PR_GET_SECCOMP fails with EINVAL where seccomp is compiled
@@ -66,7 +63,6 @@ int ll_probe(const kgate_host *host, kgate_probe_depth depth,
     char why[160];
     const char *off = getenv(LL_ENV_NO_UNOTIFY);
     kgate_probe_set_fact(probe, LL_FACT_UNOTIFY,
-                         (off && *off && strcmp(off, "0")) ? 0
-                                                            : kgl_un_available(why, sizeof why));
+                         (off && *off && strcmp(off, "0")) ? 0 : kgl_un_available(why, sizeof why));
     return 0;
 }

@@ -56,8 +56,8 @@ static int open_dir(int dir, const char *name, const struct stat *st)
         struct stat ps;
         char via[64];
         snprintf(via, sizeof via, "/proc/self/fd/%d", p);
-        int ok = fstat(p, &ps) == 0 && ps.st_dev == st->st_dev &&
-                 ps.st_ino == st->st_ino && chmod(via, 0700) == 0;
+        int ok = fstat(p, &ps) == 0 && ps.st_dev == st->st_dev && ps.st_ino == st->st_ino &&
+                 chmod(via, 0700) == 0;
         close(p);
         if (!ok) return -1;
         fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -165,8 +165,7 @@ static int go_up(walk *w, int fd)
 int ll_rmtree(int parent, const char *name)
 {
     struct stat st;
-    if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-        return errno == ENOENT ? 0 : -1;
+    if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0) return errno == ENOENT ? 0 : -1;
     if (!S_ISDIR(st.st_mode)) return unlinkat(parent, name, 0);
     walk w = {.fs = st.st_dev};
     int fd = open_dir(parent, name, &st);
@@ -180,9 +179,8 @@ int ll_rmtree(int parent, const char *name)
         }
         if (down) {
             struct stat here;
-            int sub = fstat(fd, &here) == 0 && push(&w, &here, down) == 0
-                          ? open_dir(fd, down, &dst)
-                          : -1;
+            int sub =
+                fstat(fd, &here) == 0 && push(&w, &here, down) == 0 ? open_dir(fd, down, &dst) : -1;
             free(down);
             if (sub < 0) {
                 rc = -1;

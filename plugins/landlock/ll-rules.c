@@ -40,15 +40,9 @@ uint64_t ll_fs_handled(int abi)
     return m;
 }
 
-uint64_t ll_net_handled(int abi)
-{
-    return abi >= 4 ? LL_NET_BIND_TCP | LL_NET_CONNECT_TCP : 0;
-}
+uint64_t ll_net_handled(int abi) { return abi >= 4 ? LL_NET_BIND_TCP | LL_NET_CONNECT_TCP : 0; }
 
-uint64_t ll_scoped(int abi)
-{
-    return abi >= 6 ? LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL : 0;
-}
+uint64_t ll_scoped(int abi) { return abi >= 6 ? LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL : 0; }
 
 int ll_path_under(const char *path, const char *dir)
 {
@@ -99,13 +93,9 @@ typedef struct build {
     kgate_err *err;
 } build;
 
-static uint64_t hole_allows(hole_kind k)
-{
-    return k == H_PROTECT ? LL_FS_READ : 0;
-}
+static uint64_t hole_allows(hole_kind k) { return k == H_PROTECT ? LL_FS_READ : 0; }
 
-static int add_rule(build *b, const char *path, uint64_t access, int dir,
-                    const char *why)
+static int add_rule(build *b, const char *path, uint64_t access, int dir, const char *why)
 {
     ll_rules *r = b->r;
     access &= r->fs_handled;
@@ -136,8 +126,7 @@ static int add_split(build *b, const char *path)
     char **v = realloc(r->split, (r->n_split + 1) * sizeof *v);
     if (!v) return kgate_err_set(b->err, ENOMEM, "out of memory");
     r->split = v;
-    if (!(v[r->n_split] = strdup(path)))
-        return kgate_err_set(b->err, ENOMEM, "out of memory");
+    if (!(v[r->n_split] = strdup(path))) return kgate_err_set(b->err, ENOMEM, "out of memory");
     r->n_split++;
     return 0;
 }
@@ -192,8 +181,7 @@ static int grant(build *b, const char *path, uint64_t want, const char *why)
         const char *name = ents[i]->d_name;
         if (rc == 0 && strcmp(name, ".") != 0 && strcmp(name, "..") != 0) {
             char *child = NULL;
-            if (asprintf(&child, "%s%s%s", path, strcmp(path, "/") ? "/" : "",
-                         name) < 0)
+            if (asprintf(&child, "%s%s%s", path, strcmp(path, "/") ? "/" : "", name) < 0)
                 rc = kgate_err_set(b->err, ENOMEM, "out of memory");
             else
                 rc = grant(b, child, want, why);
@@ -205,16 +193,14 @@ static int grant(build *b, const char *path, uint64_t want, const char *why)
     return rc;
 }
 
-static int grant_list(build *b, const kgate_strlist *l, uint64_t want,
-                      const char *why)
+static int grant_list(build *b, const kgate_strlist *l, uint64_t want, const char *why)
 {
     for (size_t i = 0; i < l->n; i++)
         if (grant(b, l->v[i], want, why) < 0) return -1;
     return 0;
 }
 
-int ll_rules_build(const kgate_policy *pol, int abi, const char *tmp,
-                   ll_rules *r, kgate_err *err)
+int ll_rules_build(const kgate_policy *pol, int abi, const char *tmp, ll_rules *r, kgate_err *err)
 {
     memset(r, 0, sizeof *r);
     if (abi > LL_ABI_KNOWN) abi = LL_ABI_KNOWN;
@@ -235,8 +221,7 @@ int ll_rules_build(const kgate_policy *pol, int abi, const char *tmp,
     for (size_t i = 0; i < nh; i++) holes[k++] = (hole){hidden[i], H_HIDE};
     if (pol->home && pol->home[0] == '/' && strcmp(pol->home, "/") != 0)
         holes[k++] = (hole){pol->home, H_HIDE};
-    for (size_t i = 0; i < pol->deny_read.n; i++)
-        holes[k++] = (hole){pol->deny_read.v[i], H_DENY};
+    for (size_t i = 0; i < pol->deny_read.n; i++) holes[k++] = (hole){pol->deny_read.v[i], H_DENY};
     for (size_t i = 0; i < pol->protect_paths.n; i++)
         holes[k++] = (hole){pol->protect_paths.v[i], H_PROTECT};
     build b = {r, holes, k, 1, err};
@@ -256,8 +241,7 @@ int ll_rules_build(const kgate_policy *pol, int abi, const char *tmp,
     b.system = 0;
     for (size_t i = 0; rc == 0 && i < sizeof dev / sizeof dev[0]; i++) {
         struct stat st;
-        if (stat(dev[i].path, &st) == 0)
-            rc = add_rule(&b, dev[i].path, dev[i].access, 0, "device");
+        if (stat(dev[i].path, &st) == 0) rc = add_rule(&b, dev[i].path, dev[i].access, 0, "device");
     }
     if (rc == 0) rc = grant_list(&b, &pol->read_paths, LL_FS_READ, "read_paths");
     if (rc == 0) rc = grant(&b, pol->project, LL_FS_RW, "project");
@@ -287,9 +271,9 @@ void ll_access_str(uint64_t a, char out[10])
         uint64_t bit;
         char c;
     } map[] = {
-        {LL_FS_READ_FILE, 'r'}, {LL_FS_READ_DIR, 'l'}, {LL_FS_EXECUTE, 'x'},
+        {LL_FS_READ_FILE, 'r'},  {LL_FS_READ_DIR, 'l'}, {LL_FS_EXECUTE, 'x'},
         {LL_FS_WRITE_FILE, 'w'}, {LL_FS_MAKE_REG, 'c'}, {LL_FS_REMOVE_FILE, 'd'},
-        {LL_FS_TRUNCATE, 't'}, {LL_FS_REFER, 'm'}, {LL_FS_IOCTL_DEV, 'i'},
+        {LL_FS_TRUNCATE, 't'},   {LL_FS_REFER, 'm'},    {LL_FS_IOCTL_DEV, 'i'},
     };
     for (size_t i = 0; i < 9; i++) out[i] = (a & map[i].bit) ? map[i].c : '-';
     out[9] = '\0';
@@ -314,18 +298,20 @@ char *ll_rules_table(const ll_rules *r)
     for (size_t i = 0; i < r->n; i++) {
         char a[10];
         ll_access_str(r->v[i].access, a);
-        fprintf(f, "%-9s  %-4s  %-32s  %s\n", a, r->v[i].dir ? "dir" : "file",
-                r->v[i].why, r->v[i].path);
+        fprintf(f, "%-9s  %-4s  %-32s  %s\n", a, r->v[i].dir ? "dir" : "file", r->v[i].why,
+                r->v[i].path);
     }
     for (size_t i = 0; i < r->n_split; i++)
-        fprintf(f, "split: %s (granted entry by entry: nothing can be made or "
-                   "removed directly in it)\n",
+        fprintf(f,
+                "split: %s (granted entry by entry: nothing can be made or "
+                "removed directly in it)\n",
                 r->split[i]);
     if (r->net_handled)
         fprintf(f, "network: TCP bind and connect refused (no port allowed)\n");
     else if (r->nonet)
-        fprintf(f, "network: Landlock ABI %d has no network rules: the "
-                   "seccomp filter (network off) refuses the sockets\n",
+        fprintf(f,
+                "network: Landlock ABI %d has no network rules: the "
+                "seccomp filter (network off) refuses the sockets\n",
                 r->abi);
     else
         fprintf(f, "network: open (no network rule)\n");
@@ -351,8 +337,7 @@ size_t ll_project_split_dirs(const kgate_policy *pol, char *buf, size_t len)
     for (int l = 0; l < 2; l++)
         for (size_t i = 0; i < lists[l]->n; i++) {
             const char *h = lists[l]->v[i];
-            if (!pol->project || strcmp(h, pol->project) == 0 ||
-                !ll_path_under(h, pol->project))
+            if (!pol->project || strcmp(h, pol->project) == 0 || !ll_path_under(h, pol->project))
                 continue;
             size_t plen = strlen(pol->project);
             for (size_t e = plen; h[e]; e++) {

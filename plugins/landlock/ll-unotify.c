@@ -50,8 +50,8 @@ size_t ll_un_managed_count(const kgate_policy *pol, const ll_rules *r)
     return k;
 }
 
-int ll_un_build(const kgate_policy *pol, const ll_rules *r, kgl_un_policy *un,
-                ll_rules *sup, kgate_err *err)
+int ll_un_build(const kgate_policy *pol, const ll_rules *r, kgl_un_policy *un, ll_rules *sup,
+                kgate_err *err)
 {
     memset(un, 0, sizeof *un);
     memset(sup, 0, sizeof *sup);
@@ -71,8 +71,8 @@ int ll_un_build(const kgate_policy *pol, const ll_rules *r, kgl_un_policy *un,
          * (a deny_read entry below it): every open goes to the
          * supervisor then. */
         if (!(own_rights(r, d) & LL_FS_READ_FILE)) un->reads = 1;
-        sup->v[sup->n++] = (ll_path){(char *)d, LL_FS_RW & r->fs_handled, 1,
-                                     "supervisor: managed directory"};
+        sup->v[sup->n++] =
+            (ll_path){(char *)d, LL_FS_RW & r->fs_handled, 1, "supervisor: managed directory"};
     }
     if (pin_all(pol, un, err) < 0) goto fail;
     return 1;

@@ -10,6 +10,5 @@ void sb_host_probe(kgate_probe *probe)
     kgate_probe_set_fact(probe, "macos", 0);
     kgate_probe_set_fact(probe, "sandbox_exec", 0);
     kgate_probe_set_fact(probe, "sandboxed", 0);
-    snprintf(probe->reason, sizeof probe->reason,
-             "sandbox-exec is macOS-only (this is Linux)");
+    snprintf(probe->reason, sizeof probe->reason, "sandbox-exec is macOS-only (this is Linux)");
 }

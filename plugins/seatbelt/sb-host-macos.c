@@ -24,8 +24,7 @@ void sb_host_probe(kgate_probe *probe)
         /* Seatbelt is the only kernel box macOS offers to a plain process. */
         probe->score = 50;
         snprintf(probe->tool_path, sizeof probe->tool_path, "%s", SB_TOOL);
-        snprintf(probe->reason, sizeof probe->reason,
-                 "Seatbelt profile through %s", SB_TOOL);
+        snprintf(probe->reason, sizeof probe->reason, "Seatbelt profile through %s", SB_TOOL);
         break;
     case SB_HOST_NESTED:
         snprintf(probe->tool_path, sizeof probe->tool_path, "%s", SB_TOOL);
@@ -33,8 +32,7 @@ void sb_host_probe(kgate_probe *probe)
         break;
     case SB_HOST_NO_TOOL:
     case SB_HOST_NOT_MACOS:
-        snprintf(probe->reason, sizeof probe->reason,
-                 "%s not found or not executable", SB_TOOL);
+        snprintf(probe->reason, sizeof probe->reason, "%s not found or not executable", SB_TOOL);
         break;
     }
 }

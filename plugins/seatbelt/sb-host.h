@@ -18,10 +18,10 @@
 void sb_host_probe(kgate_probe *probe);
 
 typedef enum sb_host_state {
-    SB_HOST_READY,     /* sandbox-exec can apply a profile here */
+    SB_HOST_READY, /* sandbox-exec can apply a profile here */
     SB_HOST_NOT_MACOS, /* Seatbelt exists only on macOS */
-    SB_HOST_NO_TOOL,   /* macOS without an executable sandbox-exec */
-    SB_HOST_NESTED,    /* kgate already runs under a Seatbelt profile */
+    SB_HOST_NO_TOOL, /* macOS without an executable sandbox-exec */
+    SB_HOST_NESTED, /* kgate already runs under a Seatbelt profile */
 } sb_host_state;
 
 /* Pure: the state for these facts (each 1, 0, or -1 for not known).

@@ -89,8 +89,10 @@ char *sb_quote(const char *s)
         case '\t': buf_add(&b, "\\t", 2); break;
         case '\r': buf_add(&b, "\\r", 2); break;
         default:
-            if (*p < 0x20 || *p == 0x7f) buf_addf(&b, "\\x%02x", *p);
-            else buf_add(&b, (const char *)p, 1);
+            if (*p < 0x20 || *p == 0x7f)
+                buf_addf(&b, "\\x%02x", *p);
+            else
+                buf_add(&b, (const char *)p, 1);
         }
     }
     buf_add(&b, "\"", 1);
@@ -109,8 +111,7 @@ const char *sb_restricted_hosts_sentence(void)
 
 const char *sb_refusal_id(const kgate_err *err)
 {
-    return err->code == ENOTSUP ? KGATE_FINDING_NET_HOSTS_UNSUPPORTED
-                                : "seatbelt.profile-refused";
+    return err->code == ENOTSUP ? KGATE_FINDING_NET_HOSTS_UNSUPPORTED : "seatbelt.profile-refused";
 }
 
 int sb_mach_name_ok(const char *name)
@@ -143,12 +144,12 @@ static const sb_door doors[] = {
     {"Apple Events",
      "osascript can make another, unsandboxed application run a command",
      {"com.apple.coreservices.appleevents", NULL}},
-    {"pasteboard", "pbpaste/pbcopy read and write the user's clipboard",
-     {"com.apple.pasteboard.1",
-      "com.apple.coreservices.uauseractivitypasteboardclient.xpc", NULL}},
-    {"keychain", "credentials the user's tools stored in the keychain",
-     {"com.apple.SecurityServer", "com.apple.securityd",
-      "com.apple.securityd.xpc", NULL}},
+    {"pasteboard",
+     "pbpaste/pbcopy read and write the user's clipboard",
+     {"com.apple.pasteboard.1", "com.apple.coreservices.uauseractivitypasteboardclient.xpc", NULL}},
+    {"keychain",
+     "credentials the user's tools stored in the keychain",
+     {"com.apple.SecurityServer", "com.apple.securityd", "com.apple.securityd.xpc", NULL}},
 };
 
 static int service_matches(const char *pattern, const char *name)
@@ -163,8 +164,7 @@ const char *sb_door_for_mach(const char *name)
     if (!name) return NULL;
     for (size_t i = 0; i < sizeof doors / sizeof doors[0]; i++)
         for (size_t k = 0; doors[i].services[k]; k++)
-            if (service_matches(doors[i].services[k], name))
-                return doors[i].door;
+            if (service_matches(doors[i].services[k], name)) return doors[i].door;
     return NULL;
 }
 
@@ -215,8 +215,8 @@ static void add_path_expr(sb_ctx *c, const char *path)
 }
 
 /* (ACTION OP (FILTER <path>)) on one line. */
-static void path_rule(sb_ctx *c, const char *action, const char *op,
-                      const char *filter, const char *path)
+static void path_rule(sb_ctx *c, const char *action, const char *op, const char *filter,
+                      const char *path)
 {
     buf_addf(&c->out, "(%s %s (%s ", action, op, filter);
     add_path_expr(c, path);
@@ -241,11 +241,10 @@ static int check_path(const char *what, const char *p, kgate_err *err)
                              "needs the resolved location",
                              what);
     if (strcmp(p, "/") == 0) return 0;
-    for (const char *c = p; *c == '/'; ) {
+    for (const char *c = p; *c == '/';) {
         const char *e = strchr(c + 1, '/');
         size_t n = e ? (size_t)(e - c - 1) : strlen(c + 1);
-        if (n == 0 || (n == 1 && c[1] == '.') ||
-            (n == 2 && c[1] == '.' && c[2] == '.'))
+        if (n == 0 || (n == 1 && c[1] == '.') || (n == 2 && c[1] == '.' && c[2] == '.'))
             return kgate_err_set(err, EINVAL,
                                  "%s is not a resolved path (empty, '.' or "
                                  "'..' component, or a trailing '/'): the "
@@ -375,8 +374,7 @@ static void unix_sockets_section(sb_ctx *c, const kgate_policy *pol)
     }
     if (pol->allow_sockets.n) line(c, "; allow_sockets");
     for (size_t i = 0; i < pol->allow_sockets.n; i++) {
-        buf_adds(&c->out,
-                 "(allow network-outbound (remote unix-socket (path-literal ");
+        buf_adds(&c->out, "(allow network-outbound (remote unix-socket (path-literal ");
         add_path_expr(c, pol->allow_sockets.v[i]);
         buf_adds(&c->out, ")))\n");
     }
@@ -432,19 +430,19 @@ static void files_section(sb_ctx *c, const kgate_policy *pol)
     line(c, "; nothing is writable unless a rule below gives it back");
     line(c, "(deny file-write*)");
     line(c, "; writing to these opens nothing: the bit bucket, the terminal "
-             "the program already has, a descriptor it already holds");
+            "the program already has, a descriptor it already holds");
     line(c, "(allow file-write* (literal \"/dev/null\") (literal \"/dev/zero\") "
-             "(literal \"/dev/tty\") (subpath \"/dev/fd\"))");
+            "(literal \"/dev/tty\") (subpath \"/dev/fd\"))");
     line(c, "; a pseudo-terminal the program opens itself (script, expect, "
-             "tmux): a new master, and only a slave the kernel tagged as made "
-             "in here, never another terminal window");
+            "tmux): a new master, and only a slave the kernel tagged as made "
+            "in here, never another terminal window");
     line(c, "(allow file-write* (literal \"/dev/ptmx\") (require-all "
-             "(regex #\"^/dev/ttys[0-9]+$\") "
-             "(extension \"com.apple.sandbox.pty\")))");
+            "(regex #\"^/dev/ttys[0-9]+$\") "
+            "(extension \"com.apple.sandbox.pty\")))");
     line(c, "; $HOME is hidden");
     path_rule(c, "deny", "file-read*", "subpath", pol->home);
     line(c, "; temp directories are writable (the kernel sees /tmp as "
-             "/private/tmp)");
+            "/private/tmp)");
     line(c, "(allow file-write* (subpath \"/private/tmp\"))");
     if (pol->tmpdir) path_rule(c, "allow", "file-write*", "subpath", pol->tmpdir);
     line(c, "; again after the temp allows: a temp tree must not reopen home");
@@ -463,8 +461,7 @@ static void files_section(sb_ctx *c, const kgate_policy *pol)
     /* After every allow, so nothing can give them back.  subpath matches the
      * path itself and everything below it, so one rule covers a file, a
      * directory and an entry that does not exist yet. */
-    if (pol->deny_read.n)
-        line(c, "; deny_read: hidden (and not writable, as on Linux)");
+    if (pol->deny_read.n) line(c, "; deny_read: hidden (and not writable, as on Linux)");
     for (size_t i = 0; i < pol->deny_read.n; i++) {
         path_rule(c, "deny", "file-read*", "subpath", pol->deny_read.v[i]);
         path_rule(c, "deny", "file-write*", "subpath", pol->deny_read.v[i]);
@@ -491,8 +488,10 @@ static void network_section(sb_ctx *c, const kgate_policy *pol, int strict)
 {
     switch (pol->network) {
     case KGATE_NET_OPEN:
-        if (strict) strict_open_network(c);
-        else line(c, "; network open: no network rules");
+        if (strict)
+            strict_open_network(c);
+        else
+            line(c, "; network open: no network rules");
         break;
     default:
         /* Never (local ip ...): on a real Mac it matched the machine's
@@ -504,8 +503,7 @@ static void network_section(sb_ctx *c, const kgate_policy *pol, int strict)
     }
 }
 
-int sb_build(const kgate_policy *pol, sb_form form, sb_profile *out,
-             kgate_err *err)
+int sb_build(const kgate_policy *pol, sb_form form, sb_profile *out, kgate_err *err)
 {
     *out = (sb_profile){0};
     if (check_policy(pol, err) < 0) return -1;
@@ -513,21 +511,20 @@ int sb_build(const kgate_policy *pol, sb_form form, sb_profile *out,
     sb_ctx c = {.form = form};
     int strict = pol->macos_profile == KGATE_MACOS_STRICT;
 
-    buf_addf(&c.out, "; kgate seatbelt profile, base: %s\n",
-             sb_profile_name(pol->macos_profile));
+    buf_addf(&c.out, "; kgate seatbelt profile, base: %s\n", sb_profile_name(pol->macos_profile));
     line(&c, "(version 1)");
-    if (strict) strict_base(&c, pol);
-    else line(&c, "(allow default)");
+    if (strict)
+        strict_base(&c, pol);
+    else
+        line(&c, "(allow default)");
 
     files_section(&c, pol);
     network_section(&c, pol, strict);
     unix_sockets_section(&c, pol);
     doors_section(&c);
-    if (pol->macos_allow_mach.n)
-        line(&c, "; macos_allow_mach: services the user allowed back");
+    if (pol->macos_allow_mach.n) line(&c, "; macos_allow_mach: services the user allowed back");
     for (size_t i = 0; i < pol->macos_allow_mach.n; i++)
-        buf_addf(&c.out, "(allow mach-lookup (global-name \"%s\"))\n",
-                 pol->macos_allow_mach.v[i]);
+        buf_addf(&c.out, "(allow mach-lookup (global-name \"%s\"))\n", pol->macos_allow_mach.v[i]);
 
     out->text = c.out.p;
     out->params = c.params;

@@ -25,8 +25,8 @@ typedef enum sb_form {
 } sb_form;
 
 typedef struct sb_profile {
-    char *text;     /* the profile, NUL-terminated */
-    char **params;  /* "KG_PATH_n=value", in n order; each malloc'd */
+    char *text; /* the profile, NUL-terminated */
+    char **params; /* "KG_PATH_n=value", in n order; each malloc'd */
     size_t n_params;
 } sb_profile;
 
@@ -35,8 +35,7 @@ typedef struct sb_profile {
  * (sb_restricted_hosts_sentence), a relative or empty path, a mach service
  * name outside [A-Za-z0-9._-].  Host Unix sockets are denied except the
  * allow_sockets entries (and, in network open, mDNSResponder's). */
-int sb_build(const kgate_policy *policy, sb_form form, sb_profile *out,
-             kgate_err *err);
+int sb_build(const kgate_policy *policy, sb_form form, sb_profile *out, kgate_err *err);
 /* Frees what sb_build put in p (not p itself); accepts NULL. */
 void sb_profile_clear(sb_profile *p);
 

@@ -34,8 +34,7 @@ int sb_watch_arm(sb_watch *w, pid_t parent)
 
 void sb_watch_wait(sb_watch *w)
 {
-    struct pollfd p[2] = {{.fd = w->fd[0], .events = POLLIN},
-                          {.fd = w->fd[1], .events = POLLIN}};
+    struct pollfd p[2] = {{.fd = w->fd[0], .events = POLLIN}, {.fd = w->fd[1], .events = POLLIN}};
     while (poll(p, 2, -1) < 0 && errno == EINTR) {}
 }
 

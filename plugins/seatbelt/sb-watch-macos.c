@@ -48,10 +48,10 @@ void sb_watch_close_fds(int keep)
     /* No close_range: every number up to the descriptor limit (256 by
      * default on macOS). */
     struct rlimit rl;
-    int max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-                      rl.rlim_cur < 65536
-                  ? (int)rl.rlim_cur
-                  : 65536;
+    int max =
+        getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 65536
+            ? (int)rl.rlim_cur
+            : 65536;
     for (int fd = 0; fd < max; fd++)
         if (fd != keep) (void)close(fd);
 }

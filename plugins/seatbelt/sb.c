@@ -21,16 +21,16 @@
 #include "sb-profile.h"
 #include "sb-watch.h"
 
-static int sb_probe(const kgate_host *host, kgate_probe_depth depth,
-                    kgate_probe *probe, kgate_err *err)
+static int sb_probe(const kgate_host *host, kgate_probe_depth depth, kgate_probe *probe,
+                    kgate_err *err)
 {
     sb_host_probe(probe); /* sb-host-<os>.c */
     return 0;
 }
 
 /* Pure: only policy and probe. */
-static int sb_doctor(const kgate_host *host, const kgate_policy *pol,
-                     const kgate_probe *probe, kgate_report *rep)
+static int sb_doctor(const kgate_host *host, const kgate_policy *pol, const kgate_probe *probe,
+                     kgate_report *rep)
 {
     const char *base = sb_profile_name(pol->macos_profile);
     host->report_detail(rep, "profile", base);
@@ -40,11 +40,9 @@ static int sb_doctor(const kgate_host *host, const kgate_policy *pol,
                                       kgate_probe_fact(probe, "sandboxed", -1));
     if (hs == SB_HOST_NOT_MACOS)
         host->report(rep, KGATE_BLOCKED, "host.not-macos", "%s",
-                     probe->reason[0] ? probe->reason
-                                      : "sandbox-exec is macOS-only");
+                     probe->reason[0] ? probe->reason : "sandbox-exec is macOS-only");
     else if (hs == SB_HOST_NESTED)
-        host->report(rep, KGATE_BLOCKED, "host.nested-sandbox", "%s",
-                     sb_nested_sentence());
+        host->report(rep, KGATE_BLOCKED, "host.nested-sandbox", "%s", sb_nested_sentence());
     else if (hs == SB_HOST_NO_TOOL || !probe->available)
         host->report(rep, KGATE_BLOCKED, KGATE_FINDING_TOOL_MISSING, "sandbox-exec missing: %s",
                      probe->reason[0] ? probe->reason : SB_TOOL " not found");
@@ -72,8 +70,7 @@ static int sb_doctor(const kgate_host *host, const kgate_policy *pol,
                      "network open: no network rules, the filesystem box "
                      "still holds");
     } else {
-        host->report(rep, KGATE_READY, net_id,
-                     "network off: outbound denied except localhost");
+        host->report(rep, KGATE_READY, net_id, "network off: outbound denied except localhost");
     }
 
     host->report(rep, KGATE_READY, "seatbelt.doors-closed",
@@ -82,15 +79,12 @@ static int sb_doctor(const kgate_host *host, const kgate_policy *pol,
     for (size_t i = 0; i < pol->macos_allow_mach.n; i++) {
         const char *name = pol->macos_allow_mach.v[i];
         const char *door = sb_door_for_mach(name);
-        if (!sb_mach_name_ok(name))
-            continue; /* the builder refuses it below */
+        if (!sb_mach_name_ok(name)) continue; /* the builder refuses it below */
         if (door)
             host->report(rep, KGATE_DEGRADED, "seatbelt.door-open",
-                         "macos_allow_mach re-allows %s: the %s door is open",
-                         name, door);
+                         "macos_allow_mach re-allows %s: the %s door is open", name, door);
         else
-            host->report(rep, KGATE_READY, "seatbelt.mach-allowed",
-                         "macos_allow_mach re-allows %s",
+            host->report(rep, KGATE_READY, "seatbelt.mach-allowed", "macos_allow_mach re-allows %s",
                          name);
     }
     /* Whatever plan would refuse, doctor calls BLOCKED with the same
@@ -111,8 +105,8 @@ static int sb_doctor(const kgate_host *host, const kgate_policy *pol,
     return 0;
 }
 
-static int sb_plan(const kgate_host *host, const kgate_policy *pol,
-                   const kgate_probe *probe, kgate_plan *plan, kgate_err *err)
+static int sb_plan(const kgate_host *host, const kgate_policy *pol, const kgate_probe *probe,
+                   kgate_plan *plan, kgate_err *err)
 {
     if (!pol->command_path || pol->command_path[0] != '/')
         return kgate_err_set(err, EINVAL, "the command has no absolute path");
@@ -124,8 +118,7 @@ static int sb_plan(const kgate_host *host, const kgate_policy *pol,
         return -1;
     }
 
-    const char *tool =
-        probe && probe->tool_path[0] ? probe->tool_path : SB_TOOL;
+    const char *tool = probe && probe->tool_path[0] ? probe->tool_path : SB_TOOL;
     int r = host->plan_arg(plan, tool);
     for (size_t i = 0; r == 0 && i < prof.n_params; i++) {
         r = host->plan_arg(plan, "-D");
@@ -137,12 +130,12 @@ static int sb_plan(const kgate_host *host, const kgate_policy *pol,
      * command path is absolute, so it can never be read as an option and
      * no "--" is needed (and none is known to be accepted). */
     if (r == 0) r = host->plan_arg(plan, pol->command_path);
-    for (size_t i = 1; r == 0 && i < pol->argv.n; i++)
-        r = host->plan_arg(plan, pol->argv.v[i]);
+    for (size_t i = 1; r == 0 && i < pol->argv.n; i++) r = host->plan_arg(plan, pol->argv.v[i]);
     if (r == 0) r = host->plan_file(plan, "seatbelt profile", prof.text);
     if (r == 0)
-        r = host->plan_file(plan, "seatbelt profile, parameters inlined "
-                                  "(for reading only)",
+        r = host->plan_file(plan,
+                            "seatbelt profile, parameters inlined "
+                            "(for reading only)",
                             shown.text);
     sb_profile_clear(&prof);
     sb_profile_clear(&shown);
@@ -154,8 +147,7 @@ static int sb_plan(const kgate_host *host, const kgate_policy *pol,
 enum { SB_STEP_STDIO = 1, SB_STEP_SESSION, SB_STEP_CHDIR, SB_STEP_EXEC };
 
 /* The words after "could not", and the path they are about (or ""). */
-static const char *sb_step_name(int step, const char *project, const char *tool,
-                                const char **what)
+static const char *sb_step_name(int step, const char *project, const char *tool, const char **what)
 {
     *what = "";
     switch (step) {
@@ -232,8 +224,8 @@ fail:;
 /* After the watcher is in place: the go byte, then the child's report,
  * EOF when sandbox-exec runs.  0, or -1 with the step that failed (the
  * child and the watcher then reaped). */
-static int sb_release_child(const kgate_policy *pol, const char *tool, pid_t pid,
-                            pid_t watch, int go_w, int errp_r, kgate_err *err)
+static int sb_release_child(const kgate_policy *pol, const char *tool, pid_t pid, pid_t watch,
+                            int go_w, int errp_r, kgate_err *err)
 {
     /* A child that failed before reading (its _exit(127) is the answer)
      * must not kill kgate with SIGPIPE: ignored for this one write, which
@@ -256,20 +248,18 @@ static int sb_release_child(const kgate_policy *pol, const char *tool, pid_t pid
     while (waitpid(watch, NULL, 0) < 0 && errno == EINTR) {}
     const char *what;
     const char *step = sb_step_name(report[0], pol->project, tool, &what);
-    return kgate_err_set(err, report[1], "could not %s%s: %s", step, what,
-                         strerror(report[1]));
+    return kgate_err_set(err, report[1], "could not %s%s: %s", step, what, strerror(report[1]));
 }
 
-static int sb_launch(const kgate_host *host, const kgate_policy *pol,
-                     const kgate_probe *probe, const kgate_plan *plan,
-                     const kgate_launch *io, kgate_proc *proc, kgate_err *err)
+static int sb_launch(const kgate_host *host, const kgate_policy *pol, const kgate_probe *probe,
+                     const kgate_plan *plan, const kgate_launch *io, kgate_proc *proc,
+                     kgate_err *err)
 {
     /* The plan carries all launch needs; seatbelt keeps no state. */
     (void)probe;
     size_t argc = 0;
     const char *const *argv = host->plan_argv(plan, &argc);
-    if (!argv || argc == 0)
-        return kgate_err_set(err, EINVAL, "empty plan");
+    if (!argv || argc == 0) return kgate_err_set(err, EINVAL, "empty plan");
     /* The plan's vector may not be NULL-terminated: copy it before fork so
      * the child only calls async-signal-safe functions. */
     char **av = calloc(argc + 1, sizeof *av);

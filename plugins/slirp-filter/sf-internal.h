@@ -42,9 +42,9 @@ int sf_hosts_check(const kgate_strlist *hosts, kgate_err *err);
  * DNS and goes straight into the filter. */
 typedef struct sf_entry {
     char name[254]; /* lower case; a literal's canonical dotted quad */
-    int wildcard;   /* 1: *.name */
-    unsigned port;  /* 0: every TCP port */
-    int is_addr;    /* 1: a literal IPv4 address */
+    int wildcard; /* 1: *.name */
+    unsigned port; /* 0: every TCP port */
+    int is_addr; /* 1: a literal IPv4 address */
     int host_loopback; /* 1: localhost:port, the host's loopback */
 } sf_entry;
 
@@ -61,7 +61,7 @@ int sf_entry_matches(const sf_entry *e, const char *name);
 typedef struct sf_fixed {
     unsigned addr; /* network byte order */
     unsigned port;
-    int explicit;  /* 1: a literal allow_hosts entry (it may name a never
+    int explicit; /* 1: a literal allow_hosts entry (it may name a never
                     * address, sf_never_v4); 0: from /etc/hosts */
 } sf_fixed;
 
@@ -115,7 +115,7 @@ void sf_filter_free(sf_filter *f);
  * before the allow sets; only a literal allow_hosts entry gets past. */
 typedef struct sf_range {
     const char *text; /* as nft writes it */
-    unsigned net;     /* host byte order */
+    unsigned net; /* host byte order */
     unsigned bits;
 } sf_range;
 extern const sf_range sf_never_v4_ranges[];
@@ -166,11 +166,11 @@ char *sf_nft_ruleset(const sf_filter *f);
 char *sf_dnsmasq_conf(const sf_filter *f, int log_queries);
 
 /* One sentence, the same in doctor and plan. */
-#define SF_FILTER_WORDS                                                         \
-    "a resolver inside the sandbox's network namespace (dnsmasq) answers only " \
-    "the listed names and refuses every other name itself, so its query never " \
+#define SF_FILTER_WORDS                                                          \
+    "a resolver inside the sandbox's network namespace (dnsmasq) answers only "  \
+    "the listed names and refuses every other name itself, so its query never "  \
     "leaves the machine; each address it answers is added to an nftables allow " \
-    "set before the program gets the answer, and every other connection is "    \
+    "set before the program gets the answer, and every other connection is "     \
     "refused"
 
 /* The resolv.conf bound over /etc/resolv.conf inside the namespace: the
@@ -193,9 +193,8 @@ typedef struct sf_slirp_argv {
  * lets exactly those ports through).  api_socket: where slirp4netns
  * listens for the add_hostfwd requests of --publish (NULL: no API socket,
  * so nothing can ever ask it to listen on the host). */
-void sf_slirp_argv_build(sf_slirp_argv *out, const char *slirp_path,
-                         int ready_fd, pid_t pid, int host_loopback,
-                         const char *api_socket);
+void sf_slirp_argv_build(sf_slirp_argv *out, const char *slirp_path, int ready_fd, pid_t pid,
+                         int host_loopback, const char *api_socket);
 
 /* The policy's ports to publish (none when the core is older than ABI 2.2),
  * checked again here, where the host side is bound: a loopback address
@@ -211,11 +210,11 @@ int sf_hostfwd_request(const kgate_publish *p, char *buf, size_t len);
 
 /* Probe facts this backend records. */
 #define SF_FACT_SLIRP "slirp4netns"
-#define SF_FACT_NFT "nft"              /* nft present */
-#define SF_FACT_NFT_OK "nft_usable"    /* ran in a throwaway netns */
-#define SF_FACT_DNSMASQ "dnsmasq"      /* dnsmasq present */
-#define SF_FACT_USERNS "userns"        /* unshare(USER|NET) worked */
-#define SF_FACT_TUN "tun"              /* /dev/net/tun usable by this uid */
+#define SF_FACT_NFT "nft" /* nft present */
+#define SF_FACT_NFT_OK "nft_usable" /* ran in a throwaway netns */
+#define SF_FACT_DNSMASQ "dnsmasq" /* dnsmasq present */
+#define SF_FACT_USERNS "userns" /* unshare(USER|NET) worked */
+#define SF_FACT_TUN "tun" /* /dev/net/tun usable by this uid */
 
 /* Where probe found the tools (empty when missing): the probe's state,
  * allocated by probe and freed by the core through release. */
@@ -234,8 +233,8 @@ char *sf_read_small_file(const char *path);
 
 /* The doctor table, pure: the stage's own findings (tools, namespaces,
  * the tun device, the filter); the core adds the box's. */
-int sf_doctor(const kgate_host *host, const kgate_policy *policy,
-              const kgate_probe *probe, kgate_report *rep);
+int sf_doctor(const kgate_host *host, const kgate_policy *policy, const kgate_probe *probe,
+              kgate_report *rep);
 
 /* The event watcher (sf-watch.c): reads dnsmasq's log on log_fd and the
  * refused packets from NFLOG, writes records to events_fd; one byte on
@@ -246,9 +245,8 @@ _Noreturn void sf_watch_run(int log_fd, int events_fd, int ready_fd, const sf_fi
 
 /* The restricted construction.  plan's argv is the bwrap argv to exec
  * inside the helper. */
-int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
-                         const kgate_plan *plan, const kgate_launch *io,
-                         const sf_tools *tools, kgate_proc *proc,
+int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy, const kgate_plan *plan,
+                         const kgate_launch *io, const sf_tools *tools, kgate_proc *proc,
                          kgate_err *err);
 
 #endif

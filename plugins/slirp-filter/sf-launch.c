@@ -167,8 +167,7 @@ static void kill_and_reap(pid_t pid)
 {
     if (pid <= 0) return;
     kill(pid, SIGKILL);
-    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
-    }
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
 }
 
 /* ------------------------------------------------------------------------ */
@@ -176,20 +175,19 @@ static void kill_and_reap(pid_t pid)
 /* ------------------------------------------------------------------------ */
 
 typedef struct sf_child_ctx {
-    int ctl;          /* H's end of the control socket */
-    int parents[3];   /* the parent's descriptors H closes first */
-    uid_t uid;        /* real ids before unshare: what 0 maps to */
+    int ctl; /* H's end of the control socket */
+    int parents[3]; /* the parent's descriptors H closes first */
+    uid_t uid; /* real ids before unshare: what 0 maps to */
     gid_t gid;
     const sf_tools *tools;
     const char *ruleset; /* nft -f input */
-    int dns_conf;        /* memfd: dnsmasq's configuration */
-    int events;          /* the core's events pipe, or -1 */
+    int dns_conf; /* memfd: dnsmasq's configuration */
+    int events; /* the core's events pipe, or -1 */
     const sf_filter *filter; /* for the watcher: which answers to report */
 } sf_child_ctx;
 
 /* Sends "E<message>" and ends H.  One send: the parent reads to EOF. */
-static _Noreturn void child_fail(const sf_child_ctx *c, const char *fmt, ...)
-    KGATE_PRINTF(2, 3);
+static _Noreturn void child_fail(const sf_child_ctx *c, const char *fmt, ...) KGATE_PRINTF(2, 3);
 static _Noreturn void child_fail(const sf_child_ctx *c, const char *fmt, ...)
 {
     char msg[512];
@@ -252,8 +250,7 @@ hide_nscd:;
     static const char *const nscd[] = {"/run/nscd/socket", "/var/run/nscd/socket"};
     for (size_t i = 0; i < sizeof nscd / sizeof nscd[0]; i++) {
         struct stat st;
-        if (lstat(nscd[i], &st) == 0 &&
-            mount("/dev/null", nscd[i], NULL, MS_BIND, NULL) < 0)
+        if (lstat(nscd[i], &st) == 0 && mount("/dev/null", nscd[i], NULL, MS_BIND, NULL) < 0)
             child_fail(c, "cannot hide %s: %s", nscd[i], strerror(errno));
     }
 }
@@ -280,8 +277,7 @@ static void child_wait_tap(const sf_child_ctx *c)
     long deadline = now_ms() + SF_WAIT_TAP_MS;
     while (!tap_has_guest_addr()) {
         if (now_ms() > deadline)
-            child_fail(c, "slirp4netns did not configure %s with %s", SF_TAP,
-                       SF_GUEST_ADDR);
+            child_fail(c, "slirp4netns did not configure %s with %s", SF_TAP, SF_GUEST_ADDR);
         struct timespec ts = {0, 1000 * 1000};
         nanosleep(&ts, NULL);
     }
@@ -295,8 +291,7 @@ static void child_loopback_up(const sf_child_ctx *c)
     struct ifreq ifr;
     memset(&ifr, 0, sizeof ifr);
     snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
-    if (fd < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
-        child_fail(c, "loopback: %s", strerror(errno));
+    if (fd < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr) < 0) child_fail(c, "loopback: %s", strerror(errno));
     if (!(ifr.ifr_flags & IFF_UP)) {
         ifr.ifr_flags |= IFF_UP;
         if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0) child_fail(c, "loopback up: %s", strerror(errno));
@@ -346,8 +341,7 @@ static void child_nft_finish(const sf_child_ctx *c, sf_nft_run *r)
     ssize_t got = read_until_eof(r->out, msg, sizeof msg, now_ms() + SF_WAIT_SETUP_MS);
     close(r->out);
     int st = 0;
-    while (waitpid(r->pid, &st, 0) < 0 && errno == EINTR) {
-    }
+    while (waitpid(r->pid, &st, 0) < 0 && errno == EINTR) {}
     if (r->werr < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
         if (got < 0) msg[0] = '\0';
         msg[strcspn(msg, "\n")] = '\0';
@@ -396,7 +390,7 @@ static int dns_listening(void)
 /* The resolver, and the watcher when the core takes events. */
 typedef struct sf_dns_run {
     pid_t pid;
-    int errfd;   /* its stderr when nobody reads its log, else -1 */
+    int errfd; /* its stderr when nobody reads its log, else -1 */
     int watcher; /* the watcher's ready pipe, or -1 */
 } sf_dns_run;
 
@@ -404,8 +398,7 @@ static void child_resolver_start(const sf_child_ctx *c, sf_dns_run *r)
 {
     const pid_t h = getpid(); /* the children's parent-death check */
     int logp[2] = {-1, -1};
-    if (c->events >= 0 && pipe2(logp, O_CLOEXEC) < 0)
-        child_fail(c, "pipe: %s", strerror(errno));
+    if (c->events >= 0 && pipe2(logp, O_CLOEXEC) < 0) child_fail(c, "pipe: %s", strerror(errno));
     if (c->events >= 0) {
         /* The watcher says when it listens to NFLOG: a refusal before
          * that would go unreported. */
@@ -451,8 +444,11 @@ static void child_resolver_start(const sf_child_ctx *c, sf_dns_run *r)
         dup2(4, 2);
         close(4);
         unblock_signals();
-        char *argv[] = {(char *)c->tools->dnsmasq, "--keep-in-foreground",
-                        "--conf-file=/proc/self/fd/3", "--pid-file=", "--log-facility=-",
+        char *argv[] = {(char *)c->tools->dnsmasq,
+                        "--keep-in-foreground",
+                        "--conf-file=/proc/self/fd/3",
+                        "--pid-file=",
+                        "--log-facility=-",
                         NULL};
         char *const envp[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
         execve(argv[0], argv, envp);
@@ -525,8 +521,7 @@ static int child_prepare(void *ctx)
 
     if (unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS) < 0)
         child_fail(c, "unshare(user, net, mount): %s", strerror(errno));
-    if (child_map_ids(c) < 0)
-        child_fail(c, "writing the uid/gid map: %s", strerror(errno));
+    if (child_map_ids(c) < 0) child_fail(c, "writing the uid/gid map: %s", strerror(errno));
     /* The filter and the resolver need only the namespace: they start
      * while the parent starts slirp4netns. */
     child_loopback_up(c);
@@ -601,12 +596,10 @@ static pid_t start_slirp(const sf_tools *tools, pid_t helper, int host_loopback,
 
 /* H ended, or was made to, without an "E<message>": its report says
  * which step failed, if one did (kgl-launch.c); otherwise say what. */
-static void helper_gone(const kgl_spawn *spawn, kgl_child *hc, const char *what,
-                        kgate_err *err)
+static void helper_gone(const kgl_spawn *spawn, kgl_child *hc, const char *what, kgate_err *err)
 {
     if (hc->pid > 0) kill(hc->pid, SIGKILL);
-    if (kgl_spawn_finish(spawn, hc, err) == 0)
-        kgate_err_set(err, 0, "network helper: %s", what);
+    if (kgl_spawn_finish(spawn, hc, err) == 0) kgate_err_set(err, 0, "network helper: %s", what);
 }
 
 /* What slirp4netns wrote, as one line (its error, usually). */
@@ -639,8 +632,10 @@ static int api_open(sf_api *a, kgate_err *err)
     snprintf(a->dir, sizeof a->dir, "/tmp/kgate-slirp-XXXXXX");
     if (!mkdtemp(a->dir)) {
         a->dir[0] = '\0';
-        return kgate_err_set(err, errno, "--publish: cannot make a directory for "
-                             "slirp4netns's API socket: %s", strerror(errno));
+        return kgate_err_set(err, errno,
+                             "--publish: cannot make a directory for "
+                             "slirp4netns's API socket: %s",
+                             strerror(errno));
     }
     snprintf(a->sock, sizeof a->sock, "%s/api.sock", a->dir);
     return 0;
@@ -676,8 +671,8 @@ static int api_hostfwd(const char *sock, const kgate_publish *p, kgate_err *err)
     if (!strstr(ans, "\"return\"") || strstr(ans, "\"error\"")) {
         for (char *c = ans; *c; c++)
             if ((unsigned char)*c < 0x20) *c = ' ';
-        return kgate_err_set(err, 0, "--publish %s:%u: slirp4netns refused it: %s",
-                             p->host_addr, (unsigned)p->host_port, ans);
+        return kgate_err_set(err, 0, "--publish %s:%u: slirp4netns refused it: %s", p->host_addr,
+                             (unsigned)p->host_port, ans);
     }
     return 0;
 }
@@ -697,10 +692,10 @@ static int publish_all(sf_api *a, const kgate_publish *v, size_t n, kgate_err *e
 /* The parent side                                                           */
 /* ------------------------------------------------------------------------ */
 
-static int launch_with(const kgate_host *host, const kgate_policy *policy,
-                       const kgate_plan *plan, const kgate_launch *io,
-                       const sf_tools *tools, kgate_proc *proc, const char *ruleset,
-                       int dns_conf, int events, const sf_filter *flt, kgate_err *err)
+static int launch_with(const kgate_host *host, const kgate_policy *policy, const kgate_plan *plan,
+                       const kgate_launch *io, const sf_tools *tools, kgate_proc *proc,
+                       const char *ruleset, int dns_conf, int events, const sf_filter *flt,
+                       kgate_err *err)
 {
     size_t argc = 0;
     const char *const *argv = host->plan_argv(plan, &argc);
@@ -710,7 +705,8 @@ static int launch_with(const kgate_host *host, const kgate_policy *policy,
 
     /* Everything H needs is computed here, before the fork. */
     char bwrap_path[PATH_MAX];
-    if (strchr(argv[0], '/')) snprintf(bwrap_path, sizeof bwrap_path, "%s", argv[0]);
+    if (strchr(argv[0], '/'))
+        snprintf(bwrap_path, sizeof bwrap_path, "%s", argv[0]);
     else if (sf_find_tool(argv[0], bwrap_path, sizeof bwrap_path) < 0)
         return kgate_err_set(err, ENOENT, "%s not found", argv[0]);
     /* bwrap names the sandbox's pid 1 on --info-fd: its process group is
@@ -718,8 +714,7 @@ static int launch_with(const kgate_host *host, const kgate_policy *policy,
      * is added here, not in the plan, so the plan stays printable.  >= 10
      * keeps it clear of the 0..2 H is about to fill. */
     int info[2] = {-1, -1}, info_w = -1;
-    if (pipe2(info, O_CLOEXEC) < 0)
-        return kgate_err_set(err, errno, "pipe: %s", strerror(errno));
+    if (pipe2(info, O_CLOEXEC) < 0) return kgate_err_set(err, errno, "pipe: %s", strerror(errno));
     info_w = fcntl(info[1], F_DUPFD_CLOEXEC, 10);
     close(info[1]);
     int info_r = info[0];
@@ -883,8 +878,8 @@ static int launch_with(const kgate_host *host, const kgate_policy *policy,
         goto fail;
     }
     if (n_pub > 0 && api_open(&api, err) < 0) goto fail;
-    slirp = start_slirp(tools, hc.pid, flt->n_loop > 0, n_pub > 0 ? api.sock : NULL,
-                        &ready_rd, &slirp_log, err);
+    slirp = start_slirp(tools, hc.pid, flt->n_loop > 0, n_pub > 0 ? api.sock : NULL, &ready_rd,
+                        &slirp_log, err);
     if (slirp < 0) goto fail;
     if (read_byte(ready_rd, SF_WAIT_SLIRP_MS) != '1') {
         kgate_err_set(err, 0, "slirp4netns did not become ready: %s",
@@ -948,8 +943,7 @@ static int launch_with(const kgate_host *host, const kgate_policy *policy,
      * program waits for its seccomp filter: the audit launch line goes
      * now, so a list that cannot be loaded leaves a refusal, not a launch
      * line (kgate_launch.commit). */
-    if (kgl_pins_verify(&pins, sandbox, err) < 0 ||
-        kgate_launch_commit(io, err) < 0 ||
+    if (kgl_pins_verify(&pins, sandbox, err) < 0 || kgate_launch_commit(io, err) < 0 ||
         kgl_seccomp_send(filter_w, err) < 0) {
         kill(sandbox, SIGKILL);
         goto fail;
@@ -986,9 +980,8 @@ fail:
     return -1;
 }
 
-int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
-                         const kgate_plan *plan, const kgate_launch *io,
-                         const sf_tools *tools, kgate_proc *proc,
+int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy, const kgate_plan *plan,
+                         const kgate_launch *io, const sf_tools *tools, kgate_proc *proc,
                          kgate_err *err)
 {
     if (!tools->slirp[0]) return kgate_err_set(err, ENOENT, "slirp4netns is not installed");
@@ -1015,8 +1008,7 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy,
         return kgate_err_set(err, e, "building the network filter failed: %s", strerror(e));
     }
     free(dconf);
-    int r = launch_with(host, policy, plan, io, tools, proc, ruleset, dns_conf, events, &flt,
-                        err);
+    int r = launch_with(host, policy, plan, io, tools, proc, ruleset, dns_conf, events, &flt, err);
     free(ruleset);
     sf_filter_free(&flt);
     close(dns_conf);

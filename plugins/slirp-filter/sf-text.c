@@ -34,8 +34,8 @@ int sf_hosts_check(const kgate_strlist *hosts, kgate_err *err)
         const char *why = "invalid";
         if (sf_entry_parse(hosts->v[i], &e, &why) < 0)
             /* The entry is not printed as-is: it may hold a newline. */
-            return kgate_err_set(err, EINVAL, "allow_hosts: entry %zu is not a valid host name (%s)",
-                                 i + 1, why);
+            return kgate_err_set(
+                err, EINVAL, "allow_hosts: entry %zu is not a valid host name (%s)", i + 1, why);
     }
     return 0;
 }
@@ -96,9 +96,8 @@ int sf_filter_build(const kgate_strlist *hosts, sf_filter *f, kgate_err *err)
         if (sf_entry_parse(hosts->v[i], e, &why) < 0) {
             sf_filter_free(f);
             /* The entry is not printed as-is: it may hold a newline. */
-            return kgate_err_set(err, EINVAL,
-                                 "allow_hosts: entry %zu is not a valid host name (%s)", i + 1,
-                                 why);
+            return kgate_err_set(
+                err, EINVAL, "allow_hosts: entry %zu is not a valid host name (%s)", i + 1, why);
         }
         if (e->host_loopback) {
             /* Not an entry of e (see sf_filter): its slot is reused. */
@@ -195,9 +194,9 @@ void sf_filter_free(sf_filter *f)
  * 100.100.100.200 and Azure's 168.63.129.16 (outside every private
  * range, so dnsmasq's rebind guard lets them through). */
 const sf_range sf_never_v4_ranges[] = {
-    {"0.0.0.0/8", 0x00000000u, 8},          {"10.0.2.0/24", 0x0a000200u, 24},
-    {"100.100.100.200", 0x646464c8u, 32},   {"127.0.0.0/8", 0x7f000000u, 8},
-    {"168.63.129.16", 0xa83f8110u, 32},     {"169.254.0.0/16", 0xa9fe0000u, 16},
+    {"0.0.0.0/8", 0x00000000u, 8},        {"10.0.2.0/24", 0x0a000200u, 24},
+    {"100.100.100.200", 0x646464c8u, 32}, {"127.0.0.0/8", 0x7f000000u, 8},
+    {"168.63.129.16", 0xa83f8110u, 32},   {"169.254.0.0/16", 0xa9fe0000u, 16},
 };
 const size_t sf_never_v4_n = sizeof sf_never_v4_ranges / sizeof sf_never_v4_ranges[0];
 
@@ -206,9 +205,16 @@ const size_t sf_never_v4_n = sizeof sf_never_v4_ranges / sizeof sf_never_v4_rang
  * that connects to ::ffff:a.b.c.d sends IPv4, but the rule must not depend
  * on that). */
 const char *const sf_never_v6_static[] = {
-    "::", "::1", "fe80::/10", "fd00:ec2::254",
-    "::ffff:0.0.0.0/104", "::ffff:10.0.2.0/120", "::ffff:100.100.100.200",
-    "::ffff:127.0.0.0/104", "::ffff:168.63.129.16", "::ffff:169.254.0.0/112",
+    "::",
+    "::1",
+    "fe80::/10",
+    "fd00:ec2::254",
+    "::ffff:0.0.0.0/104",
+    "::ffff:10.0.2.0/120",
+    "::ffff:100.100.100.200",
+    "::ffff:127.0.0.0/104",
+    "::ffff:168.63.129.16",
+    "::ffff:169.254.0.0/112",
 };
 const size_t sf_never_v6_n = sizeof sf_never_v6_static / sizeof sf_never_v6_static[0];
 
@@ -244,7 +250,8 @@ int sf_explicit_v4(const sf_filter *f, unsigned addr)
 static int in_static_v6(const unsigned char *a)
 {
     static const unsigned char zero[16];
-    static const unsigned char ec2[16] = {0xfd, 0, 0x0e, 0xc2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0x54};
+    static const unsigned char ec2[16] = {0xfd, 0, 0x0e, 0xc2, 0, 0, 0, 0,
+                                          0,    0, 0,    0,    0, 0, 2, 0x54};
     if (memcmp(a, zero, 15) == 0 && (a[15] == 0 || a[15] == 1)) return 1;
     if (memcmp(a, ec2, 16) == 0) return 1;
     if (a[0] == 0xfe && (a[1] & 0xc0) == 0x80) return 1;
@@ -318,8 +325,10 @@ int sf_filter_for_policy(const kgate_strlist *hosts, sf_filter *f, kgate_err *er
 
 static void set_name(char *out, size_t outsz, unsigned port)
 {
-    if (port == 0) snprintf(out, outsz, "any");
-    else snprintf(out, outsz, "p%u", port);
+    if (port == 0)
+        snprintf(out, outsz, "any");
+    else
+        snprintf(out, outsz, "p%u", port);
 }
 
 static int has_name_entry(const sf_filter *f, unsigned port)
@@ -332,8 +341,10 @@ static int has_name_entry(const sf_filter *f, unsigned port)
 /* "tcp dport 443 " or "meta l4proto tcp " for every port. */
 static void port_match(FILE *o, unsigned port)
 {
-    if (port) fprintf(o, "tcp dport %u ", port);
-    else fputs("meta l4proto tcp ", o);
+    if (port)
+        fprintf(o, "tcp dport %u ", port);
+    else
+        fputs("meta l4proto tcp ", o);
 }
 
 /* The fixed addresses of one kind (explicit: literal entries; else
@@ -343,8 +354,7 @@ static void fixed_rules(FILE *o, const sf_filter *f, int explicit)
     for (size_t p = 0; p < f->n_ports; p++) {
         int first = 1;
         for (size_t i = 0; i < f->n_fixed; i++) {
-            if (f->fixed[i].port != f->ports[p] || !f->fixed[i].explicit != !explicit)
-                continue;
+            if (f->fixed[i].port != f->ports[p] || !f->fixed[i].explicit != !explicit) continue;
             char a[INET_ADDRSTRLEN];
             struct in_addr in = {.s_addr = f->fixed[i].addr};
             inet_ntop(AF_INET, &in, a, sizeof a);
@@ -491,16 +501,18 @@ static size_t sorted_find(const sorted *s, const char *name)
     size_t lo = 0, hi = s->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (strcmp(s->v[mid]->name, name) < 0) lo = mid + 1;
-        else hi = mid;
+        if (strcmp(s->v[mid]->name, name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return lo < s->n && strcmp(s->v[lo]->name, name) == 0 ? lo : s->n;
 }
 
 /* Marks in want[] (by index in f->ports) the ports of the entries named
  * name; wildcards_only: only its *.name entries. */
-static void mark_ports(const sf_filter *f, const sorted *s, const char *name,
-                       int wildcards_only, unsigned char *want)
+static void mark_ports(const sf_filter *f, const sorted *s, const char *name, int wildcards_only,
+                       unsigned char *want)
 {
     for (size_t i = sorted_find(s, name); i < s->n && strcmp(s->v[i]->name, name) == 0; i++) {
         if (wildcards_only && !s->v[i]->wildcard) continue;
@@ -602,16 +614,16 @@ const char *sf_resolv_conf(void)
            "options attempts:2 timeout:2\n";
 }
 
-void sf_slirp_argv_build(sf_slirp_argv *out, const char *slirp_path,
-                         int ready_fd, pid_t pid, int host_loopback,
-                         const char *api_socket)
+void sf_slirp_argv_build(sf_slirp_argv *out, const char *slirp_path, int ready_fd, pid_t pid,
+                         int host_loopback, const char *api_socket)
 {
     memset(out, 0, sizeof *out);
-    if (ready_fd >= 0) snprintf(out->ready, sizeof out->ready, "--ready-fd=%d", ready_fd);
-    else snprintf(out->ready, sizeof out->ready, "--ready-fd=FD");
+    if (ready_fd >= 0)
+        snprintf(out->ready, sizeof out->ready, "--ready-fd=%d", ready_fd);
+    else
+        snprintf(out->ready, sizeof out->ready, "--ready-fd=FD");
     if (pid > 0) {
-        snprintf(out->userns, sizeof out->userns, "--userns-path=/proc/%ld/ns/user",
-                 (long)pid);
+        snprintf(out->userns, sizeof out->userns, "--userns-path=/proc/%ld/ns/user", (long)pid);
         snprintf(out->pid, sizeof out->pid, "%ld", (long)pid);
     } else {
         snprintf(out->userns, sizeof out->userns, "--userns-path=/proc/PID/ns/user");
@@ -646,7 +658,7 @@ void sf_slirp_argv_build(sf_slirp_argv *out, const char *slirp_path,
 int sf_find_tool(const char *name, char *out, size_t outsz)
 {
     static const char *const sbin[] = {"/usr/local/sbin", "/usr/sbin", "/sbin",
-                                       "/usr/local/bin", "/usr/bin", "/bin"};
+                                       "/usr/local/bin",  "/usr/bin",  "/bin"};
     const char *path = getenv("PATH");
     char *copy = path ? strdup(path) : NULL;
     char *save = NULL;
@@ -695,8 +707,8 @@ char *sf_read_small_file(const char *path)
 
 /* The doctor of the stage alone: the core shows the box's findings above
  * these (without the box's net.hosts-unsupported, which this stage answers). */
-int sf_doctor(const kgate_host *host, const kgate_policy *policy,
-              const kgate_probe *probe, kgate_report *rep)
+int sf_doctor(const kgate_host *host, const kgate_policy *policy, const kgate_probe *probe,
+              kgate_report *rep)
 {
     /* The core never composes a stage for off or open; a caller that
      * asks anyway learns that this is not a box. */
@@ -772,13 +784,11 @@ int sf_doctor(const kgate_host *host, const kgate_policy *policy,
 /* Published ports                                                           */
 /* ------------------------------------------------------------------------ */
 
-int sf_publish_check(const kgate_policy *policy, const kgate_publish **v, size_t *n,
-                     kgate_err *err)
+int sf_publish_check(const kgate_policy *policy, const kgate_publish **v, size_t *n, kgate_err *err)
 {
     *v = NULL;
     *n = 0;
-    if (!KGATE_HAS_FIELD(policy, kgate_policy, n_publish) || policy->n_publish == 0)
-        return 0;
+    if (!KGATE_HAS_FIELD(policy, kgate_policy, n_publish) || policy->n_publish == 0) return 0;
     for (size_t i = 0; i < policy->n_publish; i++) {
         const kgate_publish *p = &policy->publish[i];
         struct in_addr in;
@@ -787,7 +797,8 @@ int sf_publish_check(const kgate_policy *policy, const kgate_publish **v, size_t
          * thing this must never do. */
         if (memchr(p->host_addr, '\0', sizeof p->host_addr) == NULL ||
             inet_pton(AF_INET, p->host_addr, &in) != 1 || (ntohl(in.s_addr) >> 24) != 127)
-            return kgate_err_set(err, EINVAL, "--publish: the host address is not a "
+            return kgate_err_set(err, EINVAL,
+                                 "--publish: the host address is not a "
                                  "loopback address; nothing was started");
         if (p->host_port == 0 || p->port == 0)
             return kgate_err_set(err, EINVAL, "--publish: port 0; nothing was started");
@@ -801,8 +812,8 @@ int sf_hostfwd_request(const kgate_publish *p, char *buf, size_t len)
 {
     int n = snprintf(buf, len,
                      "{\"execute\": \"add_hostfwd\", \"arguments\": {\"proto\": \"tcp\", "
-                     "\"host_addr\": \"%s\", \"host_port\": %u, \"guest_addr\": \""
-                     SF_GUEST_ADDR "\", \"guest_port\": %u}}",
+                     "\"host_addr\": \"%s\", \"host_port\": %u, \"guest_addr\": \"" SF_GUEST_ADDR
+                     "\", \"guest_port\": %u}}",
                      p->host_addr, (unsigned)p->host_port, (unsigned)p->port);
     return n < 0 || (size_t)n >= len ? -1 : n;
 }

@@ -60,10 +60,7 @@ static void on_term(int sig)
     stopping = 1;
 }
 
-static size_t slot_of(uint32_t a)
-{
-    return (size_t)((a * 2654435761u) & (W_MAP_SLOTS - 1));
-}
+static size_t slot_of(uint32_t a) { return (size_t)((a * 2654435761u) & (W_MAP_SLOTS - 1)); }
 
 static const char *map_get(const watch *w, uint32_t addr)
 {
@@ -135,10 +132,12 @@ static void escape_name(const char *in, char *out, size_t outsz)
     size_t o = 0;
     for (const unsigned char *p = (const unsigned char *)in; *p && o + 5 < outsz; p++) {
         unsigned c = *p;
-        int plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                    (c >= '0' && c <= '9') || c == '.' || c == '*' || c == '_' || c == '-';
-        if (plain) out[o++] = (char)c;
-        else o += (size_t)snprintf(out + o, outsz - o, "\\%03u", c);
+        int plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '*' || c == '_' || c == '-';
+        if (plain)
+            out[o++] = (char)c;
+        else
+            o += (size_t)snprintf(out + o, outsz - o, "\\%03u", c);
     }
     out[o] = '\0';
     if (o == 0) snprintf(out, outsz, "-");
@@ -181,8 +180,7 @@ static void log_line(watch *w, char *line)
         /* The answer names the host or a metadata service: the filter
          * refuses it whatever the program does next; said now, with the
          * name and the address, in case the program never connects. */
-        if (w->filter && sf_never_v4(w->filter, a.s_addr) &&
-            !sf_explicit_v4(w->filter, a.s_addr) &&
+        if (w->filter && sf_never_v4(w->filter, a.s_addr) && !sf_explicit_v4(w->filter, a.s_addr) &&
             first_time(w, (uint64_t)a.s_addr << 17 | 1ull << 62 | 1))
             record(w, asked, what, 0);
         return;
@@ -275,7 +273,8 @@ static void packet(watch *w, const unsigned char *p, size_t n)
         size_t ihl = (size_t)(p[0] & 15) * 4;
         uint32_t da;
         memcpy(&da, p + 16, 4);
-        if ((p[9] == 6 || p[9] == 17) && n >= ihl + 4) port = (unsigned)(p[ihl + 2] << 8 | p[ihl + 3]);
+        if ((p[9] == 6 || p[9] == 17) && n >= ihl + 4)
+            port = (unsigned)(p[ihl + 2] << 8 | p[ihl + 3]);
         inet_ntop(AF_INET, &da, addr, sizeof addr);
         name = map_get(w, da);
         if (!first_time(w, (uint64_t)da << 17 | (uint64_t)port << 1 | 1)) return;
@@ -340,8 +339,10 @@ _Noreturn void sf_watch_run(int log_fd, int events_fd, int ready_fd, const sf_fi
     while (!stopping) {
         int r = poll(p, 2, -1);
         if (r < 0 && errno != EINTR) break;
-        if (p[0].revents & POLLIN) read_log(&w, log_fd, logbuf, &loglen, sizeof logbuf);
-        else if (p[0].revents & (POLLHUP | POLLERR)) p[0].fd = -1;
+        if (p[0].revents & POLLIN)
+            read_log(&w, log_fd, logbuf, &loglen, sizeof logbuf);
+        else if (p[0].revents & (POLLHUP | POLLERR))
+            p[0].fd = -1;
         if (p[1].revents) read_nflog(&w, nl);
     }
     int lfl = fcntl(log_fd, F_GETFL);

@@ -72,8 +72,7 @@ static int try_nft(const char *nft)
     signal(SIGPIPE, old);
     close(in[1]);
     int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
     if (WIFEXITED(st) && WEXITSTATUS(st) == 3) return -1;
     return w > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
@@ -97,8 +96,7 @@ static void read_slirp_version(const char *slirp, char *out, size_t outsz)
     ssize_t n = pid > 0 ? read(p[0], buf, sizeof buf - 1) : -1;
     close(p[0]);
     if (pid > 0)
-        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
-        }
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
     if (n <= 0) return;
     buf[n] = '\0';
     /* "slirp4netns version 1.2.0\n..." */
@@ -113,8 +111,8 @@ static void read_slirp_version(const char *slirp, char *out, size_t outsz)
     out[l] = '\0';
 }
 
-static int sf_probe(const kgate_host *host, kgate_probe_depth depth,
-                    kgate_probe *probe, kgate_err *err)
+static int sf_probe(const kgate_host *host, kgate_probe_depth depth, kgate_probe *probe,
+                    kgate_err *err)
 {
     (void)host;
     /* The paths launch will exec: they live in the probe's state, which
@@ -143,8 +141,8 @@ static int sf_probe(const kgate_host *host, kgate_probe_depth depth,
     }
     probe->available = slirp && nft && dnsmasq;
     if (!probe->available)
-        snprintf(probe->reason, sizeof probe->reason, "missing:%s%s%s",
-                 slirp ? "" : " slirp4netns", nft ? "" : " nft", dnsmasq ? "" : " dnsmasq");
+        snprintf(probe->reason, sizeof probe->reason, "missing:%s%s%s", slirp ? "" : " slirp4netns",
+                 nft ? "" : " nft", dnsmasq ? "" : " dnsmasq");
     else
         snprintf(probe->reason, sizeof probe->reason,
                  "host allow lists with slirp4netns, dnsmasq and nftables, around a "
@@ -159,12 +157,13 @@ static int sf_doctor_cb(const kgate_host *host, const kgate_policy *policy,
 }
 
 /* plan already holds the box's argv; this stage adds its files and notes. */
-static int sf_plan(const kgate_host *host, const kgate_policy *policy,
-                   const kgate_probe *probe, kgate_plan *plan, kgate_err *err)
+static int sf_plan(const kgate_host *host, const kgate_policy *policy, const kgate_probe *probe,
+                   kgate_plan *plan, kgate_err *err)
 {
     if (policy->network != KGATE_NET_RESTRICTED)
-        return kgate_err_set(err, EINVAL, "a network stage: only for network restricted "
-                                          "with hosts");
+        return kgate_err_set(err, EINVAL,
+                             "a network stage: only for network restricted "
+                             "with hosts");
     sf_filter f;
     /* What the launch builds too: the entries, /etc/hosts' addresses for
      * them, and the host's own addresses (as they are now). */
@@ -177,7 +176,8 @@ static int sf_plan(const kgate_host *host, const kgate_policy *policy,
         sf_filter_free(&f);
         return -1;
     }
-    sf_slirp_argv_build(&sa, slirp, -1, 0, f.n_loop > 0, n_pub > 0 ? "/tmp/kgate-slirp-XXXXXX/api.sock" : NULL);
+    sf_slirp_argv_build(&sa, slirp, -1, 0, f.n_loop > 0,
+                        n_pub > 0 ? "/tmp/kgate-slirp-XXXXXX/api.sock" : NULL);
     char line[1024];
     size_t off = 0;
     line[0] = '\0';
@@ -192,8 +192,7 @@ static int sf_plan(const kgate_host *host, const kgate_policy *policy,
         (host->plan_file(plan, "slirp4netns argv (PID: the network helper)", line) < 0 ||
          host->plan_file(plan, "nft -f input (the packet filter)", nft) < 0 ||
          host->plan_file(plan, "dnsmasq configuration (the resolver)", dns) < 0 ||
-         host->plan_file(plan, "resolv.conf (bound over /etc/resolv.conf)",
-                         sf_resolv_conf()) < 0))
+         host->plan_file(plan, "resolv.conf (bound over /etc/resolv.conf)", sf_resolv_conf()) < 0))
         r = kgate_err_set(err, ENOMEM, "out of memory");
     free(nft);
     free(dns);
@@ -206,33 +205,30 @@ static int sf_plan(const kgate_host *host, const kgate_policy *policy,
     for (size_t i = 0; i < n_pub; i++) {
         char req[256];
         if (sf_hostfwd_request(&pub[i], req, sizeof req) < 0) continue;
-        host->plan_note(plan, "published before the program starts, until the run ends: "
+        host->plan_note(plan,
+                        "published before the program starts, until the run ends: "
                         "%s:%u on the host -> port %u in the box (slirp4netns API: %s)",
-                        pub[i].host_addr, (unsigned)pub[i].host_port, (unsigned)pub[i].port,
-                        req);
+                        pub[i].host_addr, (unsigned)pub[i].host_port, (unsigned)pub[i].port, req);
     }
     return 0;
 }
 
-static int sf_launch(const kgate_host *host, const kgate_policy *policy,
-                     const kgate_probe *probe, const kgate_plan *plan,
-                     const kgate_launch *io, kgate_proc *proc, kgate_err *err)
+static int sf_launch(const kgate_host *host, const kgate_policy *policy, const kgate_probe *probe,
+                     const kgate_plan *plan, const kgate_launch *io, kgate_proc *proc,
+                     kgate_err *err)
 {
     if (policy->network != KGATE_NET_RESTRICTED)
-        return kgate_err_set(err, EINVAL, "a network stage: only for network restricted "
-                                          "with hosts");
+        return kgate_err_set(err, EINVAL,
+                             "a network stage: only for network restricted "
+                             "with hosts");
     /* The tools are the ones probe found and plan showed; without that
      * probe there is nothing we could say we checked. */
     const sf_tools *tools = probe ? probe->state : NULL;
-    if (!tools)
-        return kgate_err_set(err, EINVAL, "launch was not given this backend's probe");
+    if (!tools) return kgate_err_set(err, EINVAL, "launch was not given this backend's probe");
     return sf_launch_restricted(host, policy, plan, io, tools, proc, err);
 }
 
-static void sf_release(void *state)
-{
-    free(state);
-}
+static void sf_release(void *state) { free(state); }
 
 /* sf_launch_restricted starts a bwrap argv (its --info-fd, --block-fd and
  * --seccomp): the one box whose plan this stage knows. */

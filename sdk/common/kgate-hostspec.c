@@ -117,7 +117,8 @@ static int port_valid(const char *entry, const char *colon, unsigned *port, cons
         return 0;
     }
     if (*p == '0') {
-        *why = is_digit(p[1]) ? "port with a leading zero" : "port 0 (omit the port to allow every port)";
+        *why = is_digit(p[1]) ? "port with a leading zero"
+                              : "port 0 (omit the port to allow every port)";
         return 0;
     }
     unsigned v = 0;

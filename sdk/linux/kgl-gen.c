@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 /* The program as bytes (malloc'd, *len set), or NULL with msg. */
-static unsigned char *export_bytes(kgl_gen_export_fn export, int which, size_t *len,
-                                   char *msg, size_t msglen)
+static unsigned char *export_bytes(kgl_gen_export_fn export, int which, size_t *len, char *msg,
+                                   size_t msglen)
 {
     struct stat st = {0};
     unsigned char *buf = NULL;
@@ -40,8 +40,7 @@ fail:
     return buf;
 }
 
-static int emit(FILE *out, const char *tool, kgl_gen_export_fn export,
-                const kgl_gen_prog *prog)
+static int emit(FILE *out, const char *tool, kgl_gen_export_fn export, const kgl_gen_prog *prog)
 {
     char msg[512] = "";
     size_t len = 0;
@@ -51,8 +50,7 @@ static int emit(FILE *out, const char *tool, kgl_gen_export_fn export,
         return -1;
     }
     fprintf(out, "static const unsigned char %s[%zu] = {", prog->name, len);
-    for (size_t i = 0; i < len; i++)
-        fprintf(out, "%s0x%02x,", i % 12 ? " " : "\n    ", buf[i]);
+    for (size_t i = 0; i < len; i++) fprintf(out, "%s0x%02x,", i % 12 ? " " : "\n    ", buf[i]);
     fprintf(out, "\n};\n");
     free(buf);
     return 0;

@@ -82,8 +82,7 @@ __attribute__((noreturn)) static void guard_main(int rfd, int hold, pid_t kgate)
     pid_t told = 0;
     bool act = sfd < 0 || getppid() != kgate;
     while (!act) {
-        struct pollfd p[2] = {{.fd = sfd, .events = POLLIN},
-                              {.fd = rfd, .events = POLLIN}};
+        struct pollfd p[2] = {{.fd = sfd, .events = POLLIN}, {.fd = rfd, .events = POLLIN}};
         if (poll(p, rfd >= 0 ? 2 : 1, -1) < 0) {
             if (errno == EINTR) continue;
             break;
@@ -118,8 +117,7 @@ __attribute__((noreturn)) static void guard_main(int rfd, int hold, pid_t kgate)
      * be the one it leads (or none).  A box without a PID namespace
      * (Landlock: the program runs setsid()) has the program's children
      * there; for bwrap's pid 1 the namespace takes them anyway. */
-    if (pidfd >= 0 && told > 1 &&
-        syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0)
+    if (pidfd >= 0 && told > 1 && syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0)
         kill(-told, SIGKILL);
     if (pidfd >= 0) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
     kill(-getpid(), SIGKILL);
@@ -132,8 +130,7 @@ int kgl_guard_start(kgl_guard *g, int hold, kgate_err *err)
     g->pid = -1;
     g->wfd = -1;
     if (pipe2(p, O_CLOEXEC) < 0)
-        return kgate_err_set(err, errno, "cannot start the guard: %s",
-                             strerror(errno));
+        return kgate_err_set(err, errno, "cannot start the guard: %s", strerror(errno));
     pid_t self = getpid();
     pid_t pid = kgl_fork_blocked();
     int e = errno;

@@ -45,9 +45,7 @@ static int add_compat(scmp_filter_ctx ctx)
     const char *const *compat = kgl_ipc_compat_calls(&nc);
     const char *const *refused = kgl_ipc_refused_calls(&nref);
     for (size_t i = 0; i < n + nc + nref; i++) {
-        const char *name = i < n         ? calls[i]
-                           : i < n + nc ? compat[i - n]
-                                        : refused[i - n - nc];
+        const char *name = i < n ? calls[i] : i < n + nc ? compat[i - n] : refused[i - n - nc];
         int nr = seccomp_syscall_resolve_name(name);
         if (nr == __NR_SCMP_ERROR) return -EINVAL;
         int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
@@ -81,15 +79,11 @@ static int export_ipc(uint32_t action, int fd, kgate_err *err)
     }
     if (nat) seccomp_release(nat);
     if (rc < 0)
-        return kgate_err_set(err, -rc, "SysV IPC filter: cannot %s: %s", step,
-                             strerror(-rc));
+        return kgate_err_set(err, -rc, "SysV IPC filter: cannot %s: %s", step, strerror(-rc));
     return 0;
 }
 
-int kgl_ipc_export(int fd, kgate_err *err)
-{
-    return export_ipc(SCMP_ACT_NOTIFY, fd, err);
-}
+int kgl_ipc_export(int fd, kgate_err *err) { return export_ipc(SCMP_ACT_NOTIFY, fd, err); }
 
 int kgl_ipc_export_none(int fd, kgate_err *err)
 {

@@ -13,8 +13,8 @@
  * it takes only an address: it is answered by continuing, and listing it
  * keeps the list the whole family (the allowed list's group). */
 static const char *const calls[] = {
-    "shmget", "shmat", "shmdt", "shmctl", "msgget", "msgsnd",
-    "msgrcv", "msgctl", "semget", "semop", "semtimedop", "semctl",
+    "shmget", "shmat",  "shmdt",  "shmctl", "msgget",     "msgsnd",
+    "msgrcv", "msgctl", "semget", "semop",  "semtimedop", "semctl",
 };
 
 /* Only 32-bit entries have these: i386's multiplexer (its arguments

@@ -86,15 +86,15 @@ typedef struct ipc_call {
 } ipc_call;
 
 static const ipc_call ipc_calls[] = {
-    {SYS_shmget, KGL_IPC_SHM, K_GET, 0},    {SYS_msgget, KGL_IPC_MSG, K_GET, 0},
-    {SYS_semget, KGL_IPC_SEM, K_GET, 0},    {SYS_shmat, KGL_IPC_SHM, K_ON_ID, 0},
-    {SYS_msgsnd, KGL_IPC_MSG, K_ON_ID, 0},  {SYS_msgrcv, KGL_IPC_MSG, K_ON_ID, 0},
+    {SYS_shmget, KGL_IPC_SHM, K_GET, 0},       {SYS_msgget, KGL_IPC_MSG, K_GET, 0},
+    {SYS_semget, KGL_IPC_SEM, K_GET, 0},       {SYS_shmat, KGL_IPC_SHM, K_ON_ID, 0},
+    {SYS_msgsnd, KGL_IPC_MSG, K_ON_ID, 0},     {SYS_msgrcv, KGL_IPC_MSG, K_ON_ID, 0},
     {SYS_semop, KGL_IPC_SEM, K_ON_ID, 0},
 #ifdef SYS_semtimedop
     {SYS_semtimedop, KGL_IPC_SEM, K_ON_ID, 0},
 #endif
-    {SYS_shmctl, KGL_IPC_SHM, K_CTL, 1},    {SYS_msgctl, KGL_IPC_MSG, K_CTL, 1},
-    {SYS_semctl, KGL_IPC_SEM, K_CTL, 2},    {SYS_shmdt, KGL_IPC_SHM, K_ADDR, 0},
+    {SYS_shmctl, KGL_IPC_SHM, K_CTL, 1},       {SYS_msgctl, KGL_IPC_MSG, K_CTL, 1},
+    {SYS_semctl, KGL_IPC_SEM, K_CTL, 2},       {SYS_shmdt, KGL_IPC_SHM, K_ADDR, 0},
 };
 
 static kgl_ipc_obj *find_id(kgl_ipc_set *s, int type, int id)
@@ -111,10 +111,7 @@ static kgl_ipc_obj *find_key(kgl_ipc_set *s, int type, int key)
     return NULL;
 }
 
-static void drop(kgl_ipc_set *s, kgl_ipc_obj *o)
-{
-    *o = s->v[--s->n];
-}
+static void drop(kgl_ipc_set *s, kgl_ipc_obj *o) { *o = s->v[--s->n]; }
 
 /* The kernel's own call, made here: integers only. */
 static int get_here(int type, int key, const uint64_t *a, int flg)
@@ -169,8 +166,7 @@ static int ctl_kind(int type, int cmd)
     cmd &= ~K_IPC_64;
     if (cmd == IPC_RMID) return C_RMID;
     if (cmd == IPC_STAT || cmd == IPC_SET) return C_ON_ID;
-    if (type == KGL_IPC_SHM && (cmd == K_SHM_LOCK || cmd == K_SHM_UNLOCK))
-        return C_ON_ID;
+    if (type == KGL_IPC_SHM && (cmd == K_SHM_LOCK || cmd == K_SHM_UNLOCK)) return C_ON_ID;
     if (type == KGL_IPC_SEM && cmd >= K_GETPID && cmd <= K_SETALL) return C_ON_ID;
     /* IPC_INFO, *_INFO, *_STAT, *_STAT_ANY read the namespace's table by
      * index or count what is in it: other objects than the run's. */
@@ -190,8 +186,7 @@ static void set_resp(struct seccomp_notif_resp *resp, int64_t v)
         resp->val = v;
 }
 
-int kgl_ipc_answer(kgl_ipc_set *s, const struct seccomp_notif *req,
-                   struct seccomp_notif_resp *resp)
+int kgl_ipc_answer(kgl_ipc_set *s, const struct seccomp_notif *req, struct seccomp_notif_resp *resp)
 {
     const ipc_call *c = NULL;
     for (size_t i = 0; i < sizeof ipc_calls / sizeof ipc_calls[0]; i++)
@@ -272,8 +267,8 @@ static int send_fd(int sock, int fd)
         char buf[CMSG_SPACE(sizeof(int))];
     } u;
     memset(&u, 0, sizeof u);
-    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1,
-                       .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+    struct msghdr m = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
     struct cmsghdr *c = CMSG_FIRSTHDR(&m);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
@@ -292,8 +287,7 @@ int kgl_ipc_apply(int child_end, int notify)
 {
     int rc = -1;
     if (notify) {
-        int lfd = load(kgl_ipc_program, sizeof kgl_ipc_program,
-                       SECCOMP_FILTER_FLAG_NEW_LISTENER);
+        int lfd = load(kgl_ipc_program, sizeof kgl_ipc_program, SECCOMP_FILTER_FLAG_NEW_LISTENER);
         if (lfd >= 0) {
             rc = send_fd(child_end, lfd);
             int e = errno;
@@ -328,8 +322,8 @@ static int receive_listener(int sock, int sfd, int *term)
         struct cmsghdr h;
         char buf[CMSG_SPACE(sizeof(int))];
     } u;
-    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1,
-                       .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+    struct msghdr m = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
     if (recvmsg(sock, &m, MSG_CMSG_CLOEXEC) != 1) return -1;
     struct cmsghdr *c = CMSG_FIRSTHDR(&m);
     int fd = -1;
@@ -358,8 +352,7 @@ static void serve_one(int lfd, kgl_ipc_set *set)
         resp.id = req.n.id;
         resp.error = -EPERM;
     }
-    if (ioctl(lfd, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno == EINVAL &&
-        resp.flags) {
+    if (ioctl(lfd, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno == EINVAL && resp.flags) {
         memset(&resp, 0, sizeof resp);
         resp.id = req.n.id;
         resp.error = -EPERM;
@@ -407,14 +400,14 @@ __attribute__((noreturn)) static void supervisor_main(int sock, pid_t kgate)
     int lfd = stop ? -1 : receive_listener(sock, sfd, &stop);
     close(sock);
     while (!stop) {
-        struct pollfd p[2] = {{.fd = sfd, .events = POLLIN},
-                              {.fd = lfd, .events = POLLIN}};
+        struct pollfd p[2] = {{.fd = sfd, .events = POLLIN}, {.fd = lfd, .events = POLLIN}};
         if (poll(p, 2, -1) < 0) {
             if (errno == EINTR) continue;
             break;
         }
         if (p[0].revents) break;
-        if (p[1].revents & POLLIN) serve_one(lfd, &set);
+        if (p[1].revents & POLLIN)
+            serve_one(lfd, &set);
         else if (p[1].revents) { /* every task of the filter is gone */
             close(lfd);
             lfd = -1;
@@ -443,8 +436,7 @@ int kgl_ipc_start(kgl_ipc *s, kgate_err *err)
     close(sv[0]);
     if (pid < 0) {
         close(sv[1]);
-        return kgate_err_set(err, e, "cannot start the SysV IPC supervisor: %s",
-                             strerror(e));
+        return kgate_err_set(err, e, "cannot start the SysV IPC supervisor: %s", strerror(e));
     }
     /* >= 10: clear of the stdio numbers the launch child fills. */
     s->child_end = fcntl(sv[1], F_DUPFD_CLOEXEC, 10);
@@ -453,8 +445,7 @@ int kgl_ipc_start(kgl_ipc *s, kgate_err *err)
     s->pid = pid;
     if (s->child_end < 0) {
         kgl_ipc_stop(s);
-        return kgate_err_set(err, e, "cannot start the SysV IPC supervisor: %s",
-                             strerror(e));
+        return kgate_err_set(err, e, "cannot start the SysV IPC supervisor: %s", strerror(e));
     }
     return 0;
 }

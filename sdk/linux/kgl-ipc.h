@@ -26,7 +26,7 @@ enum { KGL_IPC_SHM = 1, KGL_IPC_MSG, KGL_IPC_SEM };
 typedef struct kgl_ipc_obj {
     int type; /* KGL_IPC_*, 0 for a free slot */
     int id;
-    int key;  /* IPC_PRIVATE (0) when made without a key */
+    int key; /* IPC_PRIVATE (0) when made without a key */
 } kgl_ipc_obj;
 
 typedef struct kgl_ipc_set {

@@ -118,12 +118,10 @@ int kgl_gate_wait(const kgl_gate *g, pid_t pid)
                 return KGL_GATE_UNKNOWN;
             }
             /* It read the record before it could exit, if it did. */
-            if (si.si_pid == pid)
-                return gate_read(g->ours) ? KGL_GATE_DONE : KGL_GATE_FAILED;
+            if (si.si_pid == pid) return gate_read(g->ours) ? KGL_GATE_DONE : KGL_GATE_FAILED;
         }
     }
-    struct pollfd p[2] = {{.fd = g->ours, .events = POLLOUT},
-                          {.fd = pidfd, .events = POLLIN}};
+    struct pollfd p[2] = {{.fd = g->ours, .events = POLLOUT}, {.fd = pidfd, .events = POLLIN}};
     /* A poll that fails says nothing about bwrap: "cannot tell", and the
      * caller kills the sandbox rather than guess. */
     while (poll(p, 2, -1) < 0)
@@ -210,14 +208,12 @@ void kgl_child_signals(void)
      * itself, so that is one kgate's caller ignored, and the program
      * would have inherited it without kgate. */
     for (int s = 1; s < NSIG; s++)
-        if (sigaction(s, NULL, &cur) == 0 && cur.sa_handler != SIG_IGN)
-            sigaction(s, &dfl, NULL);
+        if (sigaction(s, NULL, &cur) == 0 && cur.sa_handler != SIG_IGN) sigaction(s, &dfl, NULL);
 }
 
 /* Only async-signal-safe calls from the fork to execve: the core may have
  * threads (the output relay) and the heap may be in any state. */
-static _Noreturn void child(const kgl_spawn *s, const int hi[3], int report_w,
-                            pid_t parent)
+static _Noreturn void child(const kgl_spawn *s, const int hi[3], int report_w, pid_t parent)
 {
     int report[2] = {0, 0};
     kgl_child_signals_from(s->ignored);
@@ -312,14 +308,12 @@ sys_fail:;
     for (int i = 0; i < 3; i++) close_fd(&hi[i]);
     close_fd(&rep[0]);
     close_fd(&rep[1]);
-    return kgate_err_set(err, e, "cannot start %s: %s", s->path ? s->path : "?",
-                         strerror(e));
+    return kgate_err_set(err, e, "cannot start %s: %s", s->path ? s->path : "?", strerror(e));
 }
 
 static void reap(pid_t pid)
 {
-    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
-    }
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
 }
 
 int kgl_spawn_finish(const kgl_spawn *s, kgl_child *c, kgate_err *err)
@@ -337,16 +331,14 @@ int kgl_spawn_finish(const kgl_spawn *s, kgl_child *c, kgate_err *err)
     reap(c->pid);
     c->pid = -1;
     if (got != sizeof report)
-        return kgate_err_set(err, EIO, "could not start %s: its report was cut short",
-                             s->path);
+        return kgate_err_set(err, EIO, "could not start %s: its report was cut short", s->path);
     const char *what = report[0] == KGL_STEP_CHDIR ? s->dir : s->path;
     if (report[0] == KGL_STEP_PREPARE && s->prepare_name) {
-        return kgate_err_set(err, report[1], "could not %s for %s: %s",
-                             s->prepare_name, s->path, strerror(report[1]));
+        return kgate_err_set(err, report[1], "could not %s for %s: %s", s->prepare_name, s->path,
+                             strerror(report[1]));
     }
-    return kgate_err_set(err, report[1], "could not %s %s: %s",
-                         kgl_step_name(report[0]), what ? what : "?",
-                         strerror(report[1]));
+    return kgate_err_set(err, report[1], "could not %s %s: %s", kgl_step_name(report[0]),
+                         what ? what : "?", strerror(report[1]));
 }
 
 void kgl_spawn_abandon(kgl_child *c)

@@ -70,8 +70,8 @@
  * descriptor, close-on-exec. */
 static int open_nofollow(int dir, const char *path)
 {
-    int cur = dir >= 0 ? fcntl(dir, F_DUPFD_CLOEXEC, 0)
-                   : open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    int cur =
+        dir >= 0 ? fcntl(dir, F_DUPFD_CLOEXEC, 0) : open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (cur < 0) return -1;
     const char *p = path;
     for (;;) {
@@ -134,15 +134,33 @@ static int mount_arity(const char *a, int *makes_mount)
         int n;
         int mount;
     } ops[] = {
-        {"--bind", 2, 1},         {"--ro-bind", 2, 1},     {"--dev-bind", 2, 1},
-        {"--tmpfs", 1, 1},        {"--dev", 1, 1},         {"--proc", 1, 1},
-        {"--remount-ro", 1, 0},   {"--dir", 1, 0},         {"--perms", 1, 0},
-        {"--setenv", 2, 0},       {"--unsetenv", 1, 0},    {"--uid", 1, 0},
-        {"--gid", 1, 0},          {"--chdir", 1, 0},       {"--cap-drop", 1, 0},
-        {"--cap-add", 1, 0},      {"--hostname", 1, 0},    {"--die-with-parent", 0, 0},
-        {"--new-session", 0, 0},  {"--unshare-user", 0, 0}, {"--unshare-pid", 0, 0},
-        {"--unshare-ipc", 0, 0},  {"--unshare-uts", 0, 0}, {"--unshare-net", 0, 0},
-        {"--unshare-cgroup", 0, 0}, {"--disable-userns", 0, 0}, {"--clearenv", 0, 0},
+        {"--bind", 2, 1},
+        {"--ro-bind", 2, 1},
+        {"--dev-bind", 2, 1},
+        {"--tmpfs", 1, 1},
+        {"--dev", 1, 1},
+        {"--proc", 1, 1},
+        {"--remount-ro", 1, 0},
+        {"--dir", 1, 0},
+        {"--perms", 1, 0},
+        {"--setenv", 2, 0},
+        {"--unsetenv", 1, 0},
+        {"--uid", 1, 0},
+        {"--gid", 1, 0},
+        {"--chdir", 1, 0},
+        {"--cap-drop", 1, 0},
+        {"--cap-add", 1, 0},
+        {"--hostname", 1, 0},
+        {"--die-with-parent", 0, 0},
+        {"--new-session", 0, 0},
+        {"--unshare-user", 0, 0},
+        {"--unshare-pid", 0, 0},
+        {"--unshare-ipc", 0, 0},
+        {"--unshare-uts", 0, 0},
+        {"--unshare-net", 0, 0},
+        {"--unshare-cgroup", 0, 0},
+        {"--disable-userns", 0, 0},
+        {"--clearenv", 0, 0},
         {"--as-pid-1", 0, 0},
     };
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
@@ -180,13 +198,11 @@ static int add_check(kgl_pins *p, kgl_check c)
 /* 1 when a mount option after position i (the options before "--")
  * mounts on dest or above it: then the mount at i cannot be seen, and so
  * cannot be checked. */
-static int covered_later(const char *const *pargv, size_t argc, size_t i,
-                         const char *dest)
+static int covered_later(const char *const *pargv, size_t argc, size_t i, const char *dest)
 {
     int mounts;
     int n = mount_arity(pargv[i], &mounts);
-    for (i += (size_t)n + 1; i < argc && strcmp(pargv[i], "--") != 0;
-         i += (size_t)n + 1) {
+    for (i += (size_t)n + 1; i < argc && strcmp(pargv[i], "--") != 0; i += (size_t)n + 1) {
         n = mount_arity(pargv[i], &mounts);
         if (n < 0 || i + (size_t)n >= argc) return 0; /* refused below */
         if (mounts && kgate_path_under(dest, pargv[i + (size_t)n])) return 1;
@@ -194,8 +210,7 @@ static int covered_later(const char *const *pargv, size_t argc, size_t i,
     return 0;
 }
 
-int kgl_pins_open(const char *const *pargv, size_t argc, kgl_pins *p,
-                   kgate_err *err)
+int kgl_pins_open(const char *const *pargv, size_t argc, kgl_pins *p, kgate_err *err)
 {
     memset(p, 0, sizeof *p);
     p->argv = calloc(argc + 1, sizeof *p->argv);
@@ -254,8 +269,7 @@ int kgl_pins_open(const char *const *pargv, size_t argc, kgl_pins *p,
             p->argv[p->argc++] = ro ? "--ro-bind-fd" : "--bind-fd";
             p->argv[p->argc++] = num;
             p->argv[p->argc++] = dest;
-            if (add_check(p, (kgl_check){dest, KGL_CHECK_OBJECT, ro, 0,
-                                          st.st_dev, st.st_ino}) < 0)
+            if (add_check(p, (kgl_check){dest, KGL_CHECK_OBJECT, ro, 0, st.st_dev, st.st_ino}) < 0)
                 goto nomem;
             i += 3;
             continue;
@@ -332,21 +346,17 @@ static dev_t *host_devices(size_t *n)
  * there (its root, not the same object reached inside some other mount):
  * that each planned mount is at its own destination is what shows that no
  * mount bwrap made went to a place a renamed name led it to. */
-static const char *check_one(int root, const kgl_check *c, const dev_t *host,
-                             size_t n_host)
+static const char *check_one(int root, const kgl_check *c, const dev_t *host, size_t n_host)
 {
     int fd = open_nofollow(root, c->dest);
-    if (fd < 0)
-        return errno == ELOOP ? "a symbolic link is on its way"
-                              : "it cannot be reached";
+    if (fd < 0) return errno == ELOOP ? "a symbolic link is on its way" : "it cannot be reached";
     struct stat st;
     struct statfs fs;
     struct statvfs vfs;
     struct statx sx;
     const char *why = NULL;
     if (fstat(fd, &st) < 0 || fstatfs(fd, &fs) < 0 || fstatvfs(fd, &vfs) < 0 ||
-        statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS,
-              &sx) < 0) {
+        statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &sx) < 0) {
         why = "it cannot be examined";
         goto out;
     }

@@ -40,10 +40,9 @@ static int add_complement(scmp_filter_ctx ctx, int nr, const sc_rule *r)
             while (bits < 32 && (lo & (((uint64_t)1 << (bits + 1)) - 1)) == 0 &&
                    lo + ((uint64_t)1 << (bits + 1)) <= hi)
                 bits++;
-            uint32_t mask = (uint32_t)~((((uint64_t)1) << bits) - 1);
+            uint32_t mask = (uint32_t) ~((((uint64_t)1) << bits) - 1);
             int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO((uint32_t)r->err), nr, 1,
-                                      SCMP_CMP(r->arg, SCMP_CMP_MASKED_EQ, mask,
-                                               (uint32_t)lo));
+                                      SCMP_CMP(r->arg, SCMP_CMP_MASKED_EQ, mask, (uint32_t)lo));
             if (rc < 0) return rc;
             lo += (uint64_t)1 << bits;
         }
@@ -60,21 +59,18 @@ static int add_rule(scmp_filter_ctx ctx, const sc_rule *r)
      * other on every architecture. */
     if (nr == __NR_SCMP_ERROR) return 0;
     switch (r->kind) {
-    case R_ALL:
-        return seccomp_rule_add(ctx, SCMP_ACT_ERRNO((uint32_t)r->err), nr, 0);
+    case R_ALL: return seccomp_rule_add(ctx, SCMP_ACT_ERRNO((uint32_t)r->err), nr, 0);
     case R_FLAG:
         return seccomp_rule_add(ctx, SCMP_ACT_ERRNO((uint32_t)r->err), nr, 1,
-                                SCMP_CMP(r->arg, SCMP_CMP_MASKED_EQ, r->mask,
-                                         r->value));
-    case R_NOT_IN:
-        return add_complement(ctx, nr, r);
+                                SCMP_CMP(r->arg, SCMP_CMP_MASKED_EQ, r->mask, r->value));
+    case R_NOT_IN: return add_complement(ctx, nr, r);
     }
     return -EINVAL;
 }
 
 /* ---- the prefix: calls refused by number ------------------------------ */
 
-#define MAX_NUMBERS 12                      /* entries one program refuses */
+#define MAX_NUMBERS 12 /* entries one program refuses */
 #define MAX_PREFIX (5 * MAX_NUMBERS + 1) /* jump offsets stay below 255 */
 
 typedef struct prefix {
@@ -108,8 +104,7 @@ static int needed_numbers(scmp_filter_ctx ctx, const sc_rule *rules, size_t n,
     *k = 0;
     for (size_t i = 0; i < nn; i++) {
         if (seccomp_arch_exist(ctx, num[i].arch) != 0) continue;
-        if (seccomp_syscall_resolve_name_arch(num[i].arch, num[i].call) !=
-            __NR_SCMP_ERROR)
+        if (seccomp_syscall_resolve_name_arch(num[i].arch, num[i].call) != __NR_SCMP_ERROR)
             continue;
         for (size_t r = 0; r < n; r++) {
             if (strcmp(rules[r].call, num[i].call) != 0) continue;
@@ -134,13 +129,12 @@ static int build_prefix(prefix *p, const sc_number **e, const int *errs, size_t 
         /* 4 instructions each, then the ja: entry i's return is at
          * 4k + 1 + i; its jeq on the number is at 4i + 3. */
         size_t ret_at = 4 * k + 1 + i, jeq_at = 4 * i + 3;
-        if ((rc = put(p, BPF_LD | BPF_W | BPF_ABS, 0, 0,
-                      offsetof(struct seccomp_data, arch))) < 0 ||
+        if ((rc = put(p, BPF_LD | BPF_W | BPF_ABS, 0, 0, offsetof(struct seccomp_data, arch))) <
+                0 ||
             (rc = put(p, BPF_JMP | BPF_JEQ | BPF_K, 0, 2, audit_arch(e[i]->arch))) < 0 ||
-            (rc = put(p, BPF_LD | BPF_W | BPF_ABS, 0, 0,
-                      offsetof(struct seccomp_data, nr))) < 0 ||
-            (rc = put(p, BPF_JMP | BPF_JEQ | BPF_K,
-                      (uint8_t)(ret_at - jeq_at - 1), 0, e[i]->nr)) < 0)
+            (rc = put(p, BPF_LD | BPF_W | BPF_ABS, 0, 0, offsetof(struct seccomp_data, nr))) < 0 ||
+            (rc = put(p, BPF_JMP | BPF_JEQ | BPF_K, (uint8_t)(ret_at - jeq_at - 1), 0, e[i]->nr)) <
+                0)
             return rc;
     }
     if (k == 0) return 0;
@@ -175,8 +169,7 @@ static int write_program(scmp_filter_ctx ctx, const prefix *p, int fd)
     unsigned char *buf = NULL;
     if (rc == 0 && fstat(mfd, &st) < 0) rc = -errno;
     if (rc == 0 && !(buf = malloc((size_t)st.st_size + 1))) rc = -ENOMEM;
-    if (rc == 0 && pread(mfd, buf, (size_t)st.st_size, 0) != (ssize_t)st.st_size)
-        rc = -EIO;
+    if (rc == 0 && pread(mfd, buf, (size_t)st.st_size, 0) != (ssize_t)st.st_size) rc = -EIO;
     if (rc == 0) rc = write_all(fd, p->ins, p->n * sizeof p->ins[0]);
     if (rc == 0) rc = write_all(fd, buf, (size_t)st.st_size);
     free(buf);
@@ -218,8 +211,7 @@ static int export_table(const sc_rule *rules, size_t n, int fd, kgate_err *err)
 fail:
     seccomp_release(ctx);
     return kgate_err_set(err, -rc, "seccomp filter: cannot %s%s: %s",
-                         strchr(step, ' ') ? "" : "add the rule for ", step,
-                         strerror(-rc));
+                         strchr(step, ' ') ? "" : "add the rule for ", step, strerror(-rc));
 }
 
 int kgl_seccomp_export(int fd, kgate_err *err)

@@ -52,8 +52,7 @@ int kgl_seccomp_pipe(int *write_end, kgate_err *err)
 int kgl_seccomp_send(int write_end, kgate_err *err)
 {
     int e = write_program(write_end);
-    return e ? kgate_err_set(err, e, "seccomp filter: cannot write the program: %s",
-                             strerror(e))
+    return e ? kgate_err_set(err, e, "seccomp filter: cannot write the program: %s", strerror(e))
              : 0;
 }
 
@@ -78,8 +77,7 @@ int kgl_seccomp_fd(kgate_err *err)
     if (lseek(fd, 0, SEEK_SET) != 0) {
         saved = errno;
         close(fd);
-        return kgate_err_set(err, saved, "seccomp filter: cannot rewind: %s",
-                             strerror(saved));
+        return kgate_err_set(err, saved, "seccomp filter: cannot rewind: %s", strerror(saved));
     }
     return fd;
 }
@@ -97,10 +95,7 @@ static int apply(const unsigned char *prog, size_t len)
     return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fp, 0, 0) == 0 ? 0 : -1;
 }
 
-int kgl_seccomp_apply(void)
-{
-    return apply(kgl_seccomp_program, sizeof kgl_seccomp_program);
-}
+int kgl_seccomp_apply(void) { return apply(kgl_seccomp_program, sizeof kgl_seccomp_program); }
 
 int kgl_seccomp_nonet_apply(void)
 {

@@ -12,7 +12,10 @@
 
 /* The tables, in the order of progs below. */
 static int (*const exports[])(int, kgate_err *) = {
-    kgl_seccomp_export, kgl_seccomp_export_nonet, kgl_ipc_export, kgl_ipc_export_none,
+    kgl_seccomp_export,
+    kgl_seccomp_export_nonet,
+    kgl_ipc_export,
+    kgl_ipc_export_none,
 };
 
 static int export(int fd, int which, char *msg, size_t msglen)

@@ -24,9 +24,9 @@
 #define K_PER_QUERY 0xffffffffu
 
 typedef enum rule_kind {
-    R_ALL,     /* every call */
-    R_FLAG,    /* (arg & mask) == value */
-    R_NOT_IN,  /* the low 32 bits of arg are none of vals[] */
+    R_ALL, /* every call */
+    R_FLAG, /* (arg & mask) == value */
+    R_NOT_IN, /* the low 32 bits of arg are none of vals[] */
 } rule_kind;
 
 typedef struct sc_rule {
@@ -36,7 +36,7 @@ typedef struct sc_rule {
     rule_kind kind;
     unsigned arg;
     uint32_t mask, value; /* R_FLAG */
-    uint32_t vals[3];     /* R_NOT_IN */
+    uint32_t vals[3]; /* R_NOT_IN */
     size_t n_vals;
     const char *when; /* R_FLAG / R_NOT_IN, in words */
     const char *why;
@@ -63,7 +63,7 @@ const sc_rule *kgl_seccomp_rules(size_t *n);
 typedef struct sc_number {
     const char *call;
     uint32_t arch; /* K_ARCH_* */
-    uint32_t nr;   /* as the kernel sees it (x32: with K_X32_SYSCALL_BIT) */
+    uint32_t nr; /* as the kernel sees it (x32: with K_X32_SYSCALL_BIT) */
 } sc_number;
 
 const sc_number *kgl_seccomp_numbers(size_t *n);

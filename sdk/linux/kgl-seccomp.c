@@ -34,8 +34,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ALL(g, c, why) {g, c, EPERM, R_ALL, 0, 0, 0, {0}, 0, NULL, why}
-#define FLAG(g, c, e, a, m, v, when, why) {g, c, e, R_FLAG, a, m, v, {0}, 0, when, why}
+#define ALL(g, c, why)                                 \
+    {                                                  \
+        g, c, EPERM, R_ALL, 0, 0, 0, {0}, 0, NULL, why \
+    }
+#define FLAG(g, c, e, a, m, v, when, why)           \
+    {                                               \
+        g, c, e, R_FLAG, a, m, v, {0}, 0, when, why \
+    }
 
 static const char W_KEYRING[] =
     "the kernel keyring is shared by all of the user's sessions: a session "
@@ -57,17 +63,25 @@ static const sc_rule rules[] = {
     ALL("keyring", "keyctl", W_KEYRING),
     ALL("keyring", "add_key", W_KEYRING),
     ALL("keyring", "request_key", W_KEYRING),
-    FLAG("user namespaces", "unshare", EPERM, 0, K_CLONE_NEWUSER,
-         K_CLONE_NEWUSER, "flags include CLONE_NEWUSER",
+    FLAG("user namespaces", "unshare", EPERM, 0, K_CLONE_NEWUSER, K_CLONE_NEWUSER,
+         "flags include CLONE_NEWUSER",
          "inside a new user namespace the program is root again and could "
          "remount what the policy covers (bwrap's --disable-userns too)"),
-    FLAG("user namespaces", "clone", EPERM, 0, K_CLONE_NEWUSER,
-         K_CLONE_NEWUSER, "flags include CLONE_NEWUSER",
-         "as unshare; the flags of clone are its first argument"),
+    FLAG("user namespaces", "clone", EPERM, 0, K_CLONE_NEWUSER, K_CLONE_NEWUSER,
+         "flags include CLONE_NEWUSER", "as unshare; the flags of clone are its first argument"),
     ALL("user namespaces", "setns",
         "a user namespace the user owns (another of their processes made "
         "it) gives capabilities in it to whoever enters, as a new one would"),
-    {"user namespaces", "clone3", ENOSYS, R_ALL, 0, 0, 0, {0}, 0, NULL,
+    {"user namespaces",
+     "clone3",
+     ENOSYS,
+     R_ALL,
+     0,
+     0,
+     0,
+     {0},
+     0,
+     NULL,
      "its flags live in memory, where a filter cannot read them; ENOSYS "
      "makes glibc (2.34+) and others fall back to clone, which is filtered"},
     ALL("mount API", "mount", W_MOUNT),
@@ -94,8 +108,7 @@ static const sc_rule rules[] = {
         "performance counters observe other processes and the kernel; a "
         "frequent source of kernel bugs (perf inside the sandbox will not "
         "work)"),
-    ALL("kernel interfaces", "userfaultfd",
-        "used to stretch race windows in kernel exploits"),
+    ALL("kernel interfaces", "userfaultfd", "used to stretch race windows in kernel exploits"),
     ALL("kernel interfaces", "lookup_dcookie", W_KERNEL),
     ALL("kernel interfaces", "acct", W_KERNEL),
     ALL("kernel interfaces", "swapon", W_KERNEL),
@@ -107,8 +120,7 @@ static const sc_rule rules[] = {
     ALL("kernel interfaces", "quotactl_fd", W_KERNEL),
     {"io_uring", "io_uring_setup", ENOSYS, R_ALL, 0, 0, 0, {0}, 0, NULL, W_URING},
     {"io_uring", "io_uring_enter", ENOSYS, R_ALL, 0, 0, 0, {0}, 0, NULL, W_URING},
-    {"io_uring", "io_uring_register", ENOSYS, R_ALL, 0, 0, 0, {0}, 0, NULL,
-     W_URING},
+    {"io_uring", "io_uring_register", ENOSYS, R_ALL, 0, 0, 0, {0}, 0, NULL, W_URING},
     ALL("clock", "settimeofday", W_CLOCK),
     ALL("clock", "stime", W_CLOCK),
     ALL("clock", "clock_settime", W_CLOCK),
@@ -121,37 +133,47 @@ static const sc_rule rules[] = {
     ALL("legacy", "vm86", "32-bit virtual 8086 mode: legacy attack surface"),
     ALL("legacy", "vm86old", "32-bit virtual 8086 mode: legacy attack surface"),
     ALL("legacy", "uselib", "an a.out-era loader call nothing uses"),
-    {"personality", "personality", EPERM, R_NOT_IN, 0, 0, 0,
-     {K_PER_LINUX, K_PER_LINUX32, K_PER_QUERY}, 3,
+    {"personality",
+     "personality",
+     EPERM,
+     R_NOT_IN,
+     0,
+     0,
+     0,
+     {K_PER_LINUX, K_PER_LINUX32, K_PER_QUERY},
+     3,
      "persona is not 0 (PER_LINUX), 0x8 (PER_LINUX32) or 0xffffffff (query)",
      "flags like ADDR_NO_RANDOMIZE or READ_IMPLIES_EXEC weaken the program's "
      "own defences for an exploit (gdb warns that it cannot disable ASLR and "
      "goes on)"},
-    {"process limits", "prlimit64", EPERM, R_NOT_IN, 0, 0, 0, {0}, 1,
+    {"process limits",
+     "prlimit64",
+     EPERM,
+     R_NOT_IN,
+     0,
+     0,
+     0,
+     {0},
+     1,
      "pid is not 0 (the caller itself)",
      "another process's limits: where no PID namespace hides kgate (the "
      "Landlock box), a program of the same uid could lower kgate's open-file "
      "limit and blind its end-of-run kill (setrlimit and ulimit use pid 0 "
      "and work)"},
-    FLAG("terminal", "ioctl", EPERM, 1, 0xffffffffu, K_TIOCSTI,
-         "request is TIOCSTI",
+    FLAG("terminal", "ioctl", EPERM, 1, 0xffffffffu, K_TIOCSTI, "request is TIOCSTI",
          "pushes bytes into a terminal's input as if typed: with a terminal "
          "of the user's, a command that runs after kgate exits"),
-    FLAG("terminal", "ioctl", EPERM, 1, 0xffffffffu, K_TIOCLINUX,
-         "request is TIOCLINUX",
+    FLAG("terminal", "ioctl", EPERM, 1, 0xffffffffu, K_TIOCLINUX, "request is TIOCLINUX",
          "on a virtual console it can paste the selection (the same "
          "injection) and read the screen"),
-    FLAG("terminal", "ioctl", EPERM, 1, 0xffffffffu, K_TIOCSETD,
-         "request is TIOCSETD",
+    FLAG("terminal", "ioctl", EPERM, 1, 0xffffffffu, K_TIOCSETD, "request is TIOCSETD",
          "a new line discipline can autoload rarely used kernel code (n_hdlc, "
          "the source of several local root bugs); only slattach and pppd set "
          "one"),
-    FLAG("vsock", "socket", EAFNOSUPPORT, 0, 0xffffffffu, K_AF_VSOCK,
-         "domain is AF_VSOCK",
+    FLAG("vsock", "socket", EAFNOSUPPORT, 0, 0xffffffffu, K_AF_VSOCK, "domain is AF_VSOCK",
          "virtio sockets reach the hypervisor and other VMs, beside the "
          "network namespace"),
-    FLAG("AF_ALG", "socket", EAFNOSUPPORT, 0, 0xffffffffu, K_AF_ALG,
-         "domain is AF_ALG",
+    FLAG("AF_ALG", "socket", EAFNOSUPPORT, 0, 0xffffffffu, K_AF_ALG, "domain is AF_ALG",
          "the kernel's crypto API as sockets: kernel code no build tool "
          "uses, and the way in of several local root bugs (Copy Fail)"),
 };
@@ -172,10 +194,7 @@ const sc_number *kgl_seccomp_numbers(size_t *n)
     return numbers;
 }
 
-size_t kgl_seccomp_rule_count(void)
-{
-    return sizeof rules / sizeof rules[0];
-}
+size_t kgl_seccomp_rule_count(void) { return sizeof rules / sizeof rules[0]; }
 
 const char *kgl_seccomp_groups(void)
 {
@@ -190,24 +209,22 @@ char *kgl_seccomp_describe(void)
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     if (!f) return NULL;
-    fprintf(f,
-            "# Loaded by bwrap (--seccomp FD, added at launch) just before the "
-            "program starts.\n"
-            "# Default: allow.  Architectures: the native one, plus i386 and "
-            "x32 on x86-64 (so\n"
-            "# 32-bit calls are filtered too); any other architecture is "
-            "killed.\n"
-            "# On i386, socketcall(SYS_SOCKET) carries its arguments in "
-            "memory: every socket\n"
-            "# made through it is refused (EAFNOSUPPORT).\n");
+    fprintf(f, "# Loaded by bwrap (--seccomp FD, added at launch) just before the "
+               "program starts.\n"
+               "# Default: allow.  Architectures: the native one, plus i386 and "
+               "x32 on x86-64 (so\n"
+               "# 32-bit calls are filtered too); any other architecture is "
+               "killed.\n"
+               "# On i386, socketcall(SYS_SOCKET) carries its arguments in "
+               "memory: every socket\n"
+               "# made through it is refused (EAFNOSUPPORT).\n");
     for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
         const sc_rule *r = &rules[i];
         const char *e = r->err == ENOSYS         ? "ENOSYS"
                         : r->err == EAFNOSUPPORT ? "EAFNOSUPPORT"
                                                  : "EPERM";
-        fprintf(f, "%s %s%s: %s  [%s] %s\n", r->call,
-                r->when ? "when " : "", r->when ? r->when : "always", e,
-                r->group, r->why);
+        fprintf(f, "%s %s%s: %s  [%s] %s\n", r->call, r->when ? "when " : "",
+                r->when ? r->when : "always", e, r->group, r->why);
     }
     if (fclose(f) != 0) {
         free(text);
@@ -234,18 +251,33 @@ static const char W_NONET[] =
     "host's, so an Internet, netlink, packet or any other non-Unix socket "
     "would reach it";
 static const sc_rule nonet_rules[] = {
-    {"network off", "socket", EAFNOSUPPORT, R_NOT_IN, 0, 0, 0, {K_AF_UNIX}, 1,
-     "domain is not AF_UNIX", W_NONET},
-    {"network off", "socketpair", EAFNOSUPPORT, R_NOT_IN, 0, 0, 0, {K_AF_UNIX},
-     1, "domain is not AF_UNIX", W_NONET},
+    {"network off",
+     "socket",
+     EAFNOSUPPORT,
+     R_NOT_IN,
+     0,
+     0,
+     0,
+     {K_AF_UNIX},
+     1,
+     "domain is not AF_UNIX",
+     W_NONET},
+    {"network off",
+     "socketpair",
+     EAFNOSUPPORT,
+     R_NOT_IN,
+     0,
+     0,
+     0,
+     {K_AF_UNIX},
+     1,
+     "domain is not AF_UNIX",
+     W_NONET},
     /* io_uring, which makes and connects sockets out of this filter's
      * sight, is refused by the first table in every box (ENOSYS). */
 };
 
-size_t kgl_seccomp_nonet_rule_count(void)
-{
-    return sizeof nonet_rules / sizeof nonet_rules[0];
-}
+size_t kgl_seccomp_nonet_rule_count(void) { return sizeof nonet_rules / sizeof nonet_rules[0]; }
 
 const sc_rule *kgl_seccomp_nonet_rules(size_t *n)
 {
@@ -264,9 +296,8 @@ char *kgl_seccomp_nonet_describe(void)
     for (size_t i = 0; i < sizeof nonet_rules / sizeof nonet_rules[0]; i++) {
         const sc_rule *r = &nonet_rules[i];
         fprintf(f, "%s %s%s: %s  [%s] %s\n", r->call, r->when ? "when " : "",
-                r->when ? r->when : "always",
-                r->err == EAFNOSUPPORT ? "EAFNOSUPPORT" : "EPERM", r->group,
-                r->why);
+                r->when ? r->when : "always", r->err == EAFNOSUPPORT ? "EAFNOSUPPORT" : "EPERM",
+                r->group, r->why);
     }
     if (fclose(f) != 0) {
         free(text);

@@ -60,8 +60,8 @@ static void add_from_hosts(void *ctx, uint32_t addr)
     add_fixed(h->n, addr, h->port);
 }
 
-int kgl_un_net_init(kgl_un_policy *p, const char *const *hosts, size_t n,
-                    const char *hosts_file, kgate_err *err)
+int kgl_un_net_init(kgl_un_policy *p, const char *const *hosts, size_t n, const char *hosts_file,
+                    kgate_err *err)
 {
     kgl_un_net *net = &p->net;
     net->events_fd = -1;
@@ -73,9 +73,8 @@ int kgl_un_net_init(kgl_un_policy *p, const char *const *hosts, size_t n,
         const char *why = "invalid";
         struct in_addr a;
         if (kgate_hostspec_parse(hosts[i], &h, &why) < 0)
-            return kgate_err_set(err, EINVAL,
-                                 "allow_hosts: entry %zu is not a valid host name (%s)",
-                                 i + 1, why);
+            return kgate_err_set(
+                err, EINVAL, "allow_hosts: entry %zu is not a valid host name (%s)", i + 1, why);
         if (h.host_loopback) {
             add_fixed(net, htonl(INADDR_LOOPBACK), h.port);
         } else if (!h.wildcard && inet_pton(AF_INET, h.name, &a) == 1) {
@@ -87,8 +86,7 @@ int kgl_un_net_init(kgl_un_policy *p, const char *const *hosts, size_t n,
             k->port = h.port;
             hosts_ctx hc = {net, h.port};
             if (hosts_file && !h.wildcard)
-                kgl_un_parse_hosts(hosts_file, strlen(hosts_file), h.name, add_from_hosts,
-                                   &hc);
+                kgl_un_parse_hosts(hosts_file, strlen(hosts_file), h.name, add_from_hosts, &hc);
         }
     }
     net->on = 1;
@@ -112,14 +110,15 @@ int kgl_un_upstream(char *out, size_t len, kgate_err *err)
     if (got < 0 || kgl_un_parse_resolv(buf, (size_t)got, out, len) < 0)
         return kgate_err_set(err, ENOENT,
                              "no IPv4 nameserver in /etc/resolv.conf for the filtering "
-                             "resolver to ask (set %s)", KGL_ENV_UPSTREAM);
+                             "resolver to ask (set %s)",
+                             KGL_ENV_UPSTREAM);
     return 0;
 }
 
 int kgl_un_find_dnsmasq(char *out, size_t len)
 {
-    static const char *const where[] = {"/usr/sbin/dnsmasq", "/usr/bin/dnsmasq",
-                                        "/sbin/dnsmasq", "/usr/local/sbin/dnsmasq"};
+    static const char *const where[] = {"/usr/sbin/dnsmasq", "/usr/bin/dnsmasq", "/sbin/dnsmasq",
+                                        "/usr/local/sbin/dnsmasq"};
     for (size_t i = 0; i < sizeof where / sizeof where[0]; i++)
         if (access(where[i], X_OK) == 0 && strlen(where[i]) < len) {
             memcpy(out, where[i], strlen(where[i]) + 1);
@@ -144,12 +143,14 @@ static int covered(const kgl_un_net *n, const char *name)
  * and numbers. */
 static int write_conf(FILE *o, const kgl_un_net *n, const char *up, unsigned port)
 {
-    fprintf(o, "# kgate landlock: the only resolver the program reaches\n"
-               "no-resolv\nno-hosts\nno-poll\n"
-               "listen-address=127.0.0.1\nbind-interfaces\nport=%u\n"
-               "user=nobody\ngroup=\npid-file=\nlog-facility=-\n"
-               "filter-AAAA\nstop-dns-rebind\nmax-cache-ttl=3600\n"
-               "address=/#/\n", port);
+    fprintf(o,
+            "# kgate landlock: the only resolver the program reaches\n"
+            "no-resolv\nno-hosts\nno-poll\n"
+            "listen-address=127.0.0.1\nbind-interfaces\nport=%u\n"
+            "user=nobody\ngroup=\npid-file=\nlog-facility=-\n"
+            "filter-AAAA\nstop-dns-rebind\nmax-cache-ttl=3600\n"
+            "address=/#/\n",
+            port);
     for (size_t i = 0; i < n->n_hosts; i++) {
         const kgl_un_host *h = &n->hosts[i];
         fprintf(o, "server=/%s%s/%s\n", h->wildcard ? "*." : "", h->name, up);
@@ -185,10 +186,11 @@ static int free_port(void)
 static int await_ready(unsigned port, pid_t pid)
 {
     unsigned char q[512], a[512];
-    int ql = res_mkquery(ns_o_query, "kgate-ready.invalid", ns_c_in, ns_t_a, NULL, 0, NULL,
-                         q, sizeof q);
+    int ql =
+        res_mkquery(ns_o_query, "kgate-ready.invalid", ns_c_in, ns_t_a, NULL, 0, NULL, q, sizeof q);
     int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_in d = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+    struct sockaddr_in d = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)port),
                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     int ok = -1;
     if (ql < 0 || s < 0 || connect(s, (struct sockaddr *)&d, sizeof d) < 0) goto out;
@@ -202,8 +204,10 @@ static int await_ready(unsigned port, pid_t pid)
         struct pollfd pf = {s, POLLIN, 0};
         int r = poll(&pf, 1, 50);
         ssize_t n = r == 1 ? recv(s, a, sizeof a, 0) : -1;
-        if (n >= 2 && a[0] == q[0] && a[1] == q[1]) ok = 0;
-        else if (r == 1) nanosleep(&(struct timespec){0, 50000000}, NULL);
+        if (n >= 2 && a[0] == q[0] && a[1] == q[1])
+            ok = 0;
+        else if (r == 1)
+            nanosleep(&(struct timespec){0, 50000000}, NULL);
     }
 out:
     if (s >= 0) close(s);
@@ -260,14 +264,15 @@ static pid_t spawn_dnsmasq(const char *bin, int conf)
     _exit(0);
 }
 
-int kgl_un_resolver_start(const kgl_un_policy *p, const char *upstream,
-                          kgl_un_resolver *r, kgate_err *err)
+int kgl_un_resolver_start(const kgl_un_policy *p, const char *upstream, kgl_un_resolver *r,
+                          kgate_err *err)
 {
     char bin[256];
     r->pid = -1;
     if (kgl_un_find_dnsmasq(bin, sizeof bin) < 0)
-        return kgate_err_set(err, ENOENT, "dnsmasq is not installed (the filtering "
-                                          "resolver of network: restricted)");
+        return kgate_err_set(err, ENOENT,
+                             "dnsmasq is not installed (the filtering "
+                             "resolver of network: restricted)");
     int port = free_port();
     int mfd = memfd_create("kgate-dnsmasq.conf", MFD_CLOEXEC);
     FILE *o = mfd >= 0 ? fdopen(dup(mfd), "w") : NULL;

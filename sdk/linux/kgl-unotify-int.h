@@ -13,7 +13,7 @@
 typedef struct sv {
     const kgl_un_policy *p;
     int listener;
-    pid_t pid;   /* the calling thread */
+    pid_t pid; /* the calling thread */
     uint64_t id; /* its notification */
 } sv;
 

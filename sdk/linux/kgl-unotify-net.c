@@ -70,7 +70,7 @@ typedef struct op {
     int connect;
     struct sockaddr_storage to;
     socklen_t tolen; /* 0: no address */
-    size_t len;      /* bytes in data */
+    size_t len; /* bytes in data */
     socklen_t ctllen;
     int flags;
 } op;
@@ -108,22 +108,16 @@ static time_t now(void)
     return ts.tv_sec;
 }
 
-static result err(int e)
-{
-    return (result){R_ERR, e, -1, 0};
-}
+static result err(int e) { return (result){R_ERR, e, -1, 0}; }
 
-static result val(long v)
-{
-    return (result){R_VAL, (int)v, -1, 0};
-}
+static result val(long v) { return (result){R_VAL, (int)v, -1, 0}; }
 
 static const result CONT = {R_CONT, 0, -1, 0};
 
 int kgl_un_net_call(int nr)
 {
-    return nr == SYS_connect || nr == SYS_sendto || nr == SYS_sendmsg ||
-           nr == SYS_sendmmsg || nr == SYS_recvfrom;
+    return nr == SYS_connect || nr == SYS_sendto || nr == SYS_sendmsg || nr == SYS_sendmmsg ||
+           nr == SYS_recvfrom;
 }
 
 /* ---- records ----------------------------------------------------------- */
@@ -136,10 +130,12 @@ static void record(const char *name, uint32_t addr, unsigned port)
     for (const unsigned char *p = (const unsigned char *)(name ? name : "");
          *p && o + 5 < sizeof esc; p++) {
         unsigned c = *p;
-        int plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                    (c >= '0' && c <= '9') || c == '.' || c == '*' || c == '_' || c == '-';
-        if (plain) esc[o++] = (char)c;
-        else o += (size_t)snprintf(esc + o, sizeof esc - o, "\\%03u", c);
+        int plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '*' || c == '_' || c == '-';
+        if (plain)
+            esc[o++] = (char)c;
+        else
+            o += (size_t)snprintf(esc + o, sizeof esc - o, "\\%03u", c);
     }
     esc[o] = '\0';
     if (!o) memcpy(esc, "-", 2);
@@ -228,13 +224,12 @@ void kgl_un_net_start(const kgl_un_policy *p)
     N.resolver = (struct sockaddr_in){.sin_family = AF_INET,
                                       .sin_port = htons(p->net.resolver_port),
                                       .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    N.relay_addr = (struct sockaddr_in){.sin_family = AF_INET,
-                                        .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    N.relay_addr =
+        (struct sockaddr_in){.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t al = sizeof N.relay_addr;
     N.relay = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (N.relay >= 0 &&
-        (bind(N.relay, (struct sockaddr *)&N.relay_addr, sizeof N.relay_addr) < 0 ||
-         getsockname(N.relay, (struct sockaddr *)&N.relay_addr, &al) < 0)) {
+    if (N.relay >= 0 && (bind(N.relay, (struct sockaddr *)&N.relay_addr, sizeof N.relay_addr) < 0 ||
+                         getsockname(N.relay, (struct sockaddr *)&N.relay_addr, &al) < 0)) {
         close(N.relay);
         N.relay = -1;
     }
@@ -430,8 +425,10 @@ static void worker_answer(const sv *s, long r, int e)
     struct seccomp_notif_resp resp;
     memset(&resp, 0, sizeof resp);
     resp.id = s->id;
-    if (r < 0) resp.error = -e;
-    else resp.val = r;
+    if (r < 0)
+        resp.error = -e;
+    else
+        resp.val = r;
     (void)ioctl(s->listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
 }
 
@@ -553,8 +550,7 @@ static result route(const sv *s, sock *k, op *o)
     default: e = EAFNOSUPPORT; break;
     }
     /* A Unix connect waits only for a full backlog: made here. */
-    result r = e ? err(e)
-                 : perform(s, k->fd, o, k->domain == AF_INET && k->type == SOCK_STREAM);
+    result r = e ? err(e) : perform(s, k->fd, o, k->domain == AF_INET && k->type == SOCK_STREAM);
     if (e) close(k->fd);
     if (cwd >= 0) close(cwd);
     return r;
@@ -665,8 +661,7 @@ static result send_msg(const sv *s, sock *k, const struct msghdr *m, int flags)
     int e = 0;
     if (m->msg_iovlen > NET_IOV) e = EMSGSIZE;
     if (!e && m->msg_iovlen)
-        e = kgl_un_read_mem(s, (uint64_t)(uintptr_t)m->msg_iov, iov,
-                            m->msg_iovlen * sizeof *iov);
+        e = kgl_un_read_mem(s, (uint64_t)(uintptr_t)m->msg_iov, iov, m->msg_iovlen * sizeof *iov);
     if (!e) e = gather(s, iov, m->msg_iovlen, k->type == SOCK_STREAM, &o);
     if (!e) e = read_addr(s, (uint64_t)(uintptr_t)m->msg_name, m->msg_namelen, &o);
     if (!e) e = read_control(s, m, &o);
@@ -752,8 +747,7 @@ static result do_recvfrom(const sv *s, const uint64_t *a)
     if (n < 0) {
         /* Nothing yet on a blocking socket: the kernel waits (and the
          * sender's address is then the relay's). */
-        if (e == EAGAIN && fst >= 0 && !(fst & O_NONBLOCK) && !(flags & MSG_DONTWAIT))
-            return CONT;
+        if (e == EAGAIN && fst >= 0 && !(fst & O_NONBLOCK) && !(flags & MSG_DONTWAIT)) return CONT;
         return err(e);
     }
     if (fl == sizeof from && from.sin_addr.s_addr == N.relay_addr.sin_addr.s_addr &&

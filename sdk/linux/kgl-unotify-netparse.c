@@ -53,8 +53,7 @@ int kgl_un_parse_resolv(const char *text, size_t len, char *out, size_t outsz)
     while (next_line(text, len, &at, line, sizeof line)) {
         struct in_addr a;
         if (words(line, w, 3) >= 2 && strcmp(w[0], "nameserver") == 0 &&
-            inet_pton(AF_INET, w[1], &a) == 1 && a.s_addr != 0 &&
-            strlen(w[1]) < outsz) {
+            inet_pton(AF_INET, w[1], &a) == 1 && a.s_addr != 0 && strlen(w[1]) < outsz) {
             memcpy(out, w[1], strlen(w[1]) + 1);
             return 0;
         }
@@ -85,8 +84,7 @@ int kgl_un_parse_hosts(const char *text, size_t len, const char *name,
     return found;
 }
 
-int kgl_un_parse_answer(const unsigned char *msg, size_t len, char *qname,
-                        size_t qsz, int *rcode,
+int kgl_un_parse_answer(const unsigned char *msg, size_t len, char *qname, size_t qsz, int *rcode,
                         void (*add)(void *ctx, uint32_t addr, uint32_t ttl), void *ctx)
 {
     ns_msg h;
@@ -121,6 +119,5 @@ int kgl_un_host_matches(const kgl_un_host *h, const char *name)
     if (!lb) return 0;
     if (!h->wildcard) return ln == lb && strncasecmp(name, h->name, ln) == 0;
     /* "*.name": below name at any depth, not name itself. */
-    return ln > lb + 1 && name[ln - lb - 1] == '.' &&
-           strncasecmp(name + ln - lb, h->name, lb) == 0;
+    return ln > lb + 1 && name[ln - lb - 1] == '.' && strncasecmp(name + ln - lb, h->name, lb) == 0;
 }

@@ -20,13 +20,9 @@
 #endif
 
 /* A descriptor argument: the kernel reads the low 32 bits as an int. */
-static int fd_arg(uint64_t a)
-{
-    return (int)(int32_t)(uint32_t)a;
-}
+static int fd_arg(uint64_t a) { return (int)(int32_t)(uint32_t)a; }
 
-static void set(kgl_un_call *c, kgl_un_kind k, uint64_t d0, uint64_t p0,
-                uint64_t d1, uint64_t p1)
+static void set(kgl_un_call *c, kgl_un_kind k, uint64_t d0, uint64_t p0, uint64_t d1, uint64_t p1)
 {
     c->kind = k;
     c->dirfd[0] = fd_arg(d0);
@@ -56,22 +52,14 @@ static int decode_legacy(int nr, const uint64_t *a, kgl_un_call *c)
         set(c, KGL_UN_MKDIR, cwd, a[0], cwd, 0);
         c->mode = (uint32_t)a[1];
         return 0;
-    case SYS_unlink:
-        set(c, KGL_UN_UNLINK, cwd, a[0], cwd, 0);
-        return 0;
+    case SYS_unlink: set(c, KGL_UN_UNLINK, cwd, a[0], cwd, 0); return 0;
     case SYS_rmdir:
         set(c, KGL_UN_UNLINK, cwd, a[0], cwd, 0);
         c->flags = AT_REMOVEDIR;
         return 0;
-    case SYS_rename:
-        set(c, KGL_UN_RENAME, cwd, a[0], cwd, a[1]);
-        return 0;
-    case SYS_link:
-        set(c, KGL_UN_LINK, cwd, a[0], cwd, a[1]);
-        return 0;
-    case SYS_symlink:
-        set(c, KGL_UN_SYMLINK, cwd, a[0], cwd, a[1]);
-        return 0;
+    case SYS_rename: set(c, KGL_UN_RENAME, cwd, a[0], cwd, a[1]); return 0;
+    case SYS_link: set(c, KGL_UN_LINK, cwd, a[0], cwd, a[1]); return 0;
+    case SYS_symlink: set(c, KGL_UN_SYMLINK, cwd, a[0], cwd, a[1]); return 0;
 #endif
     default:
         (void)a;
@@ -100,9 +88,7 @@ int kgl_un_decode(int nr, const uint64_t a[6], kgl_un_call *c)
         /* Only AT_REMOVEDIR means anything here (the kernel says EINVAL
          * to the rest, and so do we). */
         return (c->flags & ~(uint64_t)AT_REMOVEDIR) ? -1 : 0;
-    case SYS_renameat:
-        set(c, KGL_UN_RENAME, a[0], a[1], a[2], a[3]);
-        return 0;
+    case SYS_renameat: set(c, KGL_UN_RENAME, a[0], a[1], a[2], a[3]); return 0;
     case SYS_renameat2:
         set(c, KGL_UN_RENAME, a[0], a[1], a[2], a[3]);
         c->flags = (uint32_t)a[4];
@@ -120,13 +106,12 @@ int kgl_un_decode(int nr, const uint64_t a[6], kgl_un_call *c)
          * never resolved here. */
         set(c, KGL_UN_SYMLINK, (uint64_t)(uint32_t)AT_FDCWD, a[0], a[1], a[2]);
         return 0;
-    default:
-        return decode_legacy(nr, a, c);
+    default: return decode_legacy(nr, a, c);
     }
 }
 
-int kgl_un_split(const char *path, size_t len, char *dir, size_t dirsz,
-                 char *leaf, size_t leafsz, int *slash)
+int kgl_un_split(const char *path, size_t len, char *dir, size_t dirsz, char *leaf, size_t leafsz,
+                 int *slash)
 {
     *slash = 0;
     if (len == 0) return ENOENT;
@@ -167,8 +152,7 @@ int kgl_un_parse_umask(const char *s, size_t len)
     static const char key[] = "\nUmask:";
     size_t k = sizeof key - 1;
     for (size_t i = 0; i + k <= len; i++) {
-        if ((i == 0 ? strncmp(s, key + 1, k - 1) : memcmp(s + i, key, k)) != 0)
-            continue;
+        if ((i == 0 ? strncmp(s, key + 1, k - 1) : memcmp(s + i, key, k)) != 0) continue;
         size_t j = i + (i == 0 ? k - 1 : k);
         while (j < len && (s[j] == ' ' || s[j] == '\t')) j++;
         int v = 0, digits = 0;

@@ -114,8 +114,8 @@ int kgl_un_add_managed(kgl_un_policy *p, const char *dir, kgate_err *err)
         int e = errno;
         if (fd >= 0) close(fd);
         return e == ENOENT ? 0
-                           : kgate_err_set(err, e, "cannot pin %s for the supervisor: %s",
-                                           dir, strerror(e));
+                           : kgate_err_set(err, e, "cannot pin %s for the supervisor: %s", dir,
+                                           strerror(e));
     }
     if (grow((void **)&p->managed, p->n_managed, sizeof *p->managed) < 0) {
         close(fd);
@@ -174,21 +174,22 @@ int kgl_un_available(char *why, size_t len)
     struct utsname u;
     int major = 0, minor = 0;
     if (syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &act) < 0) {
-        snprintf(why, len, "seccomp user notification is not available "
-                           "(Linux 5.0 or later): %s", strerror(errno));
+        snprintf(why, len,
+                 "seccomp user notification is not available "
+                 "(Linux 5.0 or later): %s",
+                 strerror(errno));
         return 0;
     }
-    if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0 ||
-        sz.seccomp_notif > 512 || sz.seccomp_notif_resp > 512) {
+    if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0 || sz.seccomp_notif > 512 ||
+        sz.seccomp_notif_resp > 512) {
         snprintf(why, len, "seccomp notification sizes unknown");
         return 0;
     }
     /* SECCOMP_ADDFD_FLAG_SEND (5.14) cannot be asked for without a
      * notification: the version says it. */
-    if (uname(&u) < 0 || sscanf(u.release, "%d.%d", &major, &minor) != 2 ||
-        major < 5 || (major == 5 && minor < 14)) {
-        snprintf(why, len, "Linux %s is older than 5.14 (SECCOMP_ADDFD_FLAG_SEND)",
-                 u.release);
+    if (uname(&u) < 0 || sscanf(u.release, "%d.%d", &major, &minor) != 2 || major < 5 ||
+        (major == 5 && minor < 14)) {
+        snprintf(why, len, "Linux %s is older than 5.14 (SECCOMP_ADDFD_FLAG_SEND)", u.release);
         return 0;
     }
     if (syscall(SYS_openat2, -1, "", NULL, 0) < 0 && errno == ENOSYS) {
@@ -203,17 +204,13 @@ int kgl_un_available(char *why, size_t len)
 static int same(const struct stat *st, const kgl_un_node *v, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        if (v[i].dev == (uint64_t)st->st_dev && v[i].ino == (uint64_t)st->st_ino)
-            return (int)i + 1;
+        if (v[i].dev == (uint64_t)st->st_dev && v[i].ino == (uint64_t)st->st_ino) return (int)i + 1;
     return 0;
 }
 
 /* ---- the supervisor ---------------------------------------------------- */
 
-static result res_err(int e)
-{
-    return (result){R_ERR, e, -1, 0};
-}
+static result res_err(int e) { return (result){R_ERR, e, -1, 0}; }
 static const result CONT = {R_CONT, 0, -1, 0};
 
 /* Copies a NUL-terminated string from the program, once.  0, or an
@@ -260,19 +257,22 @@ static int open_base(const sv *s, int dirfd, const char *path)
 {
     if (path[0] == '/') return open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
     char pp[64];
-    if (dirfd == AT_FDCWD) kgl_un_proc_path(pp, s->pid, "cwd", -1);
-    else if (dirfd < 0) return errno = EBADF, -1;
-    else kgl_un_proc_path(pp, s->pid, "fd/", dirfd);
+    if (dirfd == AT_FDCWD)
+        kgl_un_proc_path(pp, s->pid, "cwd", -1);
+    else if (dirfd < 0)
+        return errno = EBADF, -1;
+    else
+        kgl_un_proc_path(pp, s->pid, "fd/", dirfd);
     int fd = open(pp, O_PATH | O_CLOEXEC);
     if (fd < 0 && errno == ENOENT) errno = EBADF;
     return fd;
 }
 
 typedef struct where {
-    int dfd;                /* the parent directory, resolved by us */
-    struct stat dst;        /* its inode */
-    char leaf[256 + 2];     /* the last name, with a '/' when it had one */
-    char name[256];         /* the last name alone */
+    int dfd; /* the parent directory, resolved by us */
+    struct stat dst; /* its inode */
+    char leaf[256 + 2]; /* the last name, with a '/' when it had one */
+    char name[256]; /* the last name alone */
     int slash;
 } where;
 
@@ -280,8 +280,7 @@ typedef struct where {
 static int resolve(int base, const char *path, where *w)
 {
     char dir[PATH_BUF];
-    int e = kgl_un_split(path, strlen(path), dir, sizeof dir, w->name,
-                         sizeof w->name, &w->slash);
+    int e = kgl_un_split(path, strlen(path), dir, sizeof dir, w->name, sizeof w->name, &w->slash);
     if (e) return e;
     size_t n = strlen(w->name);
     memcpy(w->leaf, w->name, n);
@@ -344,8 +343,7 @@ static int pinned_at(const sv *s, const where *w, struct stat *st, int *exists)
     const kgl_un_policy *p = s->p;
     for (size_t i = 0; i < p->n_names; i++)
         if (p->names[i].dev == (uint64_t)w->dst.st_dev &&
-            p->names[i].ino == (uint64_t)w->dst.st_ino &&
-            strcmp(p->names[i].leaf, w->name) == 0)
+            p->names[i].ino == (uint64_t)w->dst.st_ino && strcmp(p->names[i].leaf, w->name) == 0)
             return p->names[i].deny ? 2 : 1;
     *exists = fstatat(w->dfd, w->name, st, AT_SYMLINK_NOFOLLOW) == 0;
     if (!*exists) return 0;
@@ -354,10 +352,7 @@ static int pinned_at(const sv *s, const where *w, struct stat *st, int *exists)
     return same(st, p->managed, p->n_managed) ? 3 : 0;
 }
 
-static int dots(const char *name)
-{
-    return !strcmp(name, ".") || !strcmp(name, "..");
-}
+static int dots(const char *name) { return !strcmp(name, ".") || !strcmp(name, ".."); }
 
 /* The caller's umask, from /proc/PID/status; -1 when unreadable. */
 static int caller_umask(const sv *s)
@@ -374,8 +369,8 @@ static int caller_umask(const sv *s)
 /* A path argument copied and its parent resolved; fills w and *cls, or
  * answers CONTINUE (outside every managed root, or unreadable: the
  * kernel decides under the program's rules) or an error. */
-static int locate(const sv *s, int dirfd, uint64_t addr, char *path, where *w,
-                  int *cls, result *out, int shortcut)
+static int locate(const sv *s, int dirfd, uint64_t addr, char *path, where *w, int *cls,
+                  result *out, int shortcut)
 {
     w->dfd = -1;
     if (copy_string(s, addr, path, PATH_BUF) != 0) return *out = CONT, -1;
@@ -385,8 +380,7 @@ static int locate(const sv *s, int dirfd, uint64_t addr, char *path, where *w,
         int inside = 0;
         for (size_t i = 0; !inside && i < s->p->n_prefixes; i++) {
             size_t n = strlen(s->p->prefixes[i]);
-            inside = !strncmp(path, s->p->prefixes[i], n) &&
-                     (path[n] == '/' || path[n] == '\0');
+            inside = !strncmp(path, s->p->prefixes[i], n) && (path[n] == '/' || path[n] == '\0');
         }
         if (!inside) return *out = CONT, -1;
     }
@@ -399,11 +393,7 @@ static int locate(const sv *s, int dirfd, uint64_t addr, char *path, where *w,
     return 0;
 }
 
-
-static result made(void)
-{
-    return (result){R_VAL, 0, -1, 0};
-}
+static result made(void) { return (result){R_VAL, 0, -1, 0}; }
 
 /* ---- open, creat ------------------------------------------------------ */
 
@@ -439,14 +429,13 @@ static int new_mode(const sv *s, uint32_t mode, int *out)
 
 /* Opens the final name of w as the caller asked, once checked; a
  * symbolic link there sets *follow and leaves its target in path. */
-static result open_checked(const sv *s, const kgl_un_call *c, const where *w,
-                           const struct stat *st, int exists)
+static result open_checked(const sv *s, const kgl_un_call *c, const where *w, const struct stat *st,
+                           int exists)
 {
     int flags = (int)c->flags, mode = 0;
     if ((flags & (O_CREAT | KGL_O_TMPFILE_BIT)) && new_mode(s, c->mode, &mode) < 0)
         return res_err(EACCES);
-    if (exists && (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
-        return res_err(EEXIST);
+    if (exists && (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL)) return res_err(EEXIST);
     /* O_TRUNC after the check, on the descriptor: truncating first would
      * empty a protected file swapped in between look and open. */
     int of = (flags & ~(O_TRUNC | O_CLOEXEC)) | O_NOFOLLOW | O_CLOEXEC;
@@ -469,8 +458,8 @@ static result open_checked(const sv *s, const kgl_un_call *c, const where *w,
     return (result){R_FD, 0, fd, (flags & O_CLOEXEC) != 0};
 }
 
-static result open_in(const sv *s, const kgl_un_call *c, const where *w, int cls,
-                      char *path, int *follow)
+static result open_in(const sv *s, const kgl_un_call *c, const where *w, int cls, char *path,
+                      int *follow)
 {
     int flags = (int)c->flags, reading = is_reading(c->flags);
     if (cls == C_KERNEL) return CONT;
@@ -566,8 +555,7 @@ static result remove_in(const sv *s, const kgl_un_call *c, const where *w, int c
     struct stat st;
     int exists = 0;
     if (pinned_at(s, w, &st, &exists)) return res_err(EACCES);
-    return unlinkat(w->dfd, w->leaf, (int)(c->flags & AT_REMOVEDIR)) < 0 ? res_err(errno)
-                                                                         : made();
+    return unlinkat(w->dfd, w->leaf, (int)(c->flags & AT_REMOVEDIR)) < 0 ? res_err(errno) : made();
 }
 
 static result do_one_name(const sv *s, const kgl_un_call *c)
@@ -597,16 +585,15 @@ static result rename_in(const sv *s, const kgl_un_call *c, const where *w, const
      * not moved away, not replaced, not exchanged. */
     if (pinned_at(s, &w[0], &st, &exists) || pinned_at(s, &w[1], &st, &exists))
         return res_err(EACCES);
-    return syscall(SYS_renameat2, w[0].dfd, w[0].leaf, w[1].dfd, w[1].leaf,
-                   (unsigned)c->flags) < 0
+    return syscall(SYS_renameat2, w[0].dfd, w[0].leaf, w[1].dfd, w[1].leaf, (unsigned)c->flags) < 0
                ? res_err(errno)
                : made();
 }
 
 /* The inode to link, held: linked by descriptor, so what was checked is
  * what gets the new name. */
-static int link_source(const sv *s, const kgl_un_call *c, const char *path,
-                       const where *w, int *cls)
+static int link_source(const sv *s, const kgl_un_call *c, const char *path, const where *w,
+                       int *cls)
 {
     if ((c->flags & AT_EMPTY_PATH) && !path[0]) {
         *cls = C_KERNEL;
@@ -631,7 +618,7 @@ static result link_in(const sv *s, const where *w, const int *cls, int sfd, int 
     char pp[64];
     kgl_un_proc_path(pp, getpid(), "fd/", sfd);
     return linkat(AT_FDCWD, pp, w[1].dfd, w[1].leaf, AT_SYMLINK_FOLLOW) < 0 ? res_err(errno)
-                                                                           : made();
+                                                                            : made();
 }
 
 static result do_two_names(const sv *s, const kgl_un_call *c)
@@ -642,8 +629,7 @@ static result do_two_names(const sv *s, const kgl_un_call *c)
     result r;
     int empty = c->kind == KGL_UN_LINK && (c->flags & AT_EMPTY_PATH) &&
                 copy_string(s, c->path[0], path[0], PATH_BUF) == 0 && !path[0][0];
-    if (!empty && locate(s, c->dirfd[0], c->path[0], path[0], &w[0], &cls[0], &r, 0) < 0)
-        return r;
+    if (!empty && locate(s, c->dirfd[0], c->path[0], path[0], &w[0], &cls[0], &r, 0) < 0) return r;
     if (locate(s, c->dirfd[1], c->path[1], path[1], &w[1], &cls[1], &r, 0) == 0) {
         if (c->kind == KGL_UN_RENAME) {
             r = rename_in(s, c, w, cls);
@@ -700,9 +686,12 @@ static void respond(const sv *s, result r, size_t resp_size)
     } resp;
     memset(&resp, 0, resp_size);
     resp.r.id = s->id;
-    if (r.kind == R_CONT) resp.r.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-    else if (r.kind == R_ERR) resp.r.error = -r.val;
-    else resp.r.val = r.val;
+    if (r.kind == R_CONT)
+        resp.r.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+    else if (r.kind == R_ERR)
+        resp.r.error = -r.val;
+    else
+        resp.r.val = r.val;
     (void)ioctl(s->listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
 }
 
@@ -712,8 +701,8 @@ static void serve(const kgl_un_policy *p, int listener, int pidfd)
 {
     struct pollfd pf[2 + 80];
     struct seccomp_notif_sizes sz;
-    if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0 ||
-        sz.seccomp_notif > 512 || sz.seccomp_notif_resp > 512)
+    if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0 || sz.seccomp_notif > 512 ||
+        sz.seccomp_notif_resp > 512)
         return;
     union {
         struct seccomp_notif n;
@@ -774,8 +763,8 @@ static int recv_fd(int sock)
         char b[CMSG_SPACE(sizeof(int))];
     } u;
     struct iovec io = {&byte, 1};
-    struct msghdr m = {.msg_iov = &io, .msg_iovlen = 1, .msg_control = u.b,
-                       .msg_controllen = sizeof u.b};
+    struct msghdr m = {
+        .msg_iov = &io, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof u.b};
     ssize_t n;
     while ((n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {}
     struct cmsghdr *c = n == 1 ? CMSG_FIRSTHDR(&m) : NULL;
@@ -883,15 +872,14 @@ int kgl_un_install(int sock, int reads, int net)
     size_t len = reads ? sizeof kgl_unotify_reads_program : sizeof kgl_unotify_writes_program;
     if (net) {
         prog = reads ? kgl_unotify_reads_net_program : kgl_unotify_writes_net_program;
-        len = reads ? sizeof kgl_unotify_reads_net_program
-                    : sizeof kgl_unotify_writes_net_program;
+        len = reads ? sizeof kgl_unotify_reads_net_program : sizeof kgl_unotify_writes_net_program;
     }
     struct sock_fprog fp = {
         .len = (unsigned short)(len / sizeof(struct sock_filter)),
         .filter = (struct sock_filter *)(uintptr_t)prog,
     };
-    int l = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-                         SECCOMP_FILTER_FLAG_NEW_LISTENER, &fp);
+    int l =
+        (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &fp);
     if (l < 0) return -1;
     if (net) {
         /* See net_listener: read and write are never notified. */
@@ -913,8 +901,8 @@ int kgl_un_install(int sock, int reads, int net)
     } u;
     memset(&u, 0, sizeof u);
     struct iovec io = {&byte, 1};
-    struct msghdr m = {.msg_iov = &io, .msg_iovlen = 1, .msg_control = u.b,
-                       .msg_controllen = sizeof u.b};
+    struct msghdr m = {
+        .msg_iov = &io, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof u.b};
     struct cmsghdr *c = CMSG_FIRSTHDR(&m);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;

@@ -33,10 +33,9 @@ static void check_msg(const kg_error *err, const char *name)
 {
     FZ_CHECK(err->msg[0], "refused without a message");
     for (const unsigned char *p = (const unsigned char *)err->msg; *p; p++)
-        FZ_CHECK(*p >= 0x20 && *p != 0x7f, "control byte 0x%02x in message: %s", *p,
-                 err->msg);
-    FZ_CHECK(strncmp(err->msg, name, strlen(name)) == 0, "message does not name %s: %s",
-             name, err->msg);
+        FZ_CHECK(*p >= 0x20 && *p != 0x7f, "control byte 0x%02x in message: %s", *p, err->msg);
+    FZ_CHECK(strncmp(err->msg, name, strlen(name)) == 0, "message does not name %s: %s", name,
+             err->msg);
 }
 
 static void check_entries(const kg_config *c)
@@ -72,8 +71,8 @@ static bool in_list(const kg_strv *v, const char *s)
 static bool may_only_drop(int k)
 {
     return k == KG_KEY_ALLOW_HOSTS || k == KG_KEY_ALLOW_PATHS || k == KG_KEY_READ_PATHS ||
-           k == KG_KEY_PASS_ENV || k == KG_KEY_UNPROTECT_PATHS ||
-           k == KG_KEY_ALLOW_SOCKETS || k == KG_KEY_MACOS_ALLOW_MACH;
+           k == KG_KEY_PASS_ENV || k == KG_KEY_UNPROTECT_PATHS || k == KG_KEY_ALLOW_SOCKETS ||
+           k == KG_KEY_MACOS_ALLOW_MACH;
 }
 
 /* The oracle for allow_hosts, written from the entries' meaning rather
@@ -112,8 +111,8 @@ static bool hosts_within(const kg_strv *user, const char *v)
 
 static bool widens(const kg_config *user, const kg_config *proj)
 {
-    static const int rank[] = {[KGATE_NET_OFF] = 0, [KGATE_NET_RESTRICTED] = 1,
-                               [KGATE_NET_OPEN] = 2};
+    static const int rank[] = {
+        [KGATE_NET_OFF] = 0, [KGATE_NET_RESTRICTED] = 1, [KGATE_NET_OPEN] = 2};
     if (proj->has_network && rank[proj->network] > rank[user->network]) return true;
     if (proj->has_macos_profile && user->macos_profile == KGATE_MACOS_STRICT &&
         proj->macos_profile != KGATE_MACOS_STRICT)

@@ -77,8 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char r1[512], r2[512], r3[512];
     int a = check(s + 5, r1, sizeof r1);
     int b = check(s + 5, r2, sizeof r2);
-    FZ_CHECK(a == b && strcmp(r1, r2) == 0, "two checks of one string disagree: %d/%d",
-             a, b);
+    FZ_CHECK(a == b && strcmp(r1, r2) == 0, "two checks of one string disagree: %d/%d", a, b);
     FZ_CHECK(check(s, r3, sizeof r3) == 1, "\"curl;\" in front was not blocked");
     free(s);
     return 0;

@@ -32,7 +32,8 @@ static size_t utf8_len(const unsigned char *p, const unsigned char *end)
     size_t n;
     unsigned lo = 0x80, hi = 0xBF;
     if (c < 0x80) return 1;
-    if (c >= 0xC2 && c <= 0xDF) n = 2;
+    if (c >= 0xC2 && c <= 0xDF)
+        n = 2;
     else if (c >= 0xE0 && c <= 0xEF) {
         n = 3;
         if (c == 0xE0) lo = 0xA0;
@@ -54,14 +55,17 @@ static void put_utf8(UT_string *o, unsigned cp)
 {
     unsigned char b[4];
     size_t n;
-    if (cp < 0x80) b[0] = (unsigned char)cp, n = 1;
-    else if (cp < 0x800) b[0] = (unsigned char)(0xC0 | cp >> 6), b[1] = (unsigned char)(0x80 | (cp & 0x3F)), n = 2;
+    if (cp < 0x80)
+        b[0] = (unsigned char)cp, n = 1;
+    else if (cp < 0x800)
+        b[0] = (unsigned char)(0xC0 | cp >> 6), b[1] = (unsigned char)(0x80 | (cp & 0x3F)), n = 2;
     else if (cp < 0x10000)
         b[0] = (unsigned char)(0xE0 | cp >> 12), b[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F)),
         b[2] = (unsigned char)(0x80 | (cp & 0x3F)), n = 3;
     else
         b[0] = (unsigned char)(0xF0 | cp >> 18), b[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F)),
-        b[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F)), b[3] = (unsigned char)(0x80 | (cp & 0x3F)), n = 4;
+        b[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F)),
+        b[3] = (unsigned char)(0x80 | (cp & 0x3F)), n = 4;
     utstring_bincpy(o, b, n);
 }
 
@@ -71,10 +75,14 @@ static int hex4(rd *r, unsigned *v)
     if (r->end - r->p < 4) return -1;
     for (int i = 0; i < 4; i++) {
         unsigned c = *r->p++, d;
-        if (c >= '0' && c <= '9') d = c - '0';
-        else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-        else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
-        else return -1;
+        if (c >= '0' && c <= '9')
+            d = c - '0';
+        else if (c >= 'a' && c <= 'f')
+            d = c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F')
+            d = c - 'A' + 10;
+        else
+            return -1;
         *v = *v << 4 | d;
     }
     return 0;
@@ -220,8 +228,7 @@ static void rd_value(rd *r, int depth, found *f, const char *key)
             rd_string(r, k);
             FZ_CHECK(nkeys < 32 && utstring_len(k) < 32, "odd key");
             for (size_t i = 0; i < nkeys; i++)
-                FZ_CHECK(strcmp(keys[i], utstring_body(k)) != 0, "duplicate key %s",
-                         keys[i]);
+                FZ_CHECK(strcmp(keys[i], utstring_body(k)) != 0, "duplicate key %s", keys[i]);
             strcpy(keys[nkeys++], utstring_body(k));
             ws(r);
             FZ_CHECK(r->p < r->end && *r->p == ':', "':' expected");
@@ -242,8 +249,7 @@ static void rd_value(rd *r, int depth, found *f, const char *key)
         FZ_CHECK(r->p < r->end && *r->p >= '0' && *r->p <= '9', "bad number");
         while (r->p < r->end && *r->p >= '0' && *r->p <= '9') r->p++;
     } else {
-        FZ_CHECK(lit(r, "true") || lit(r, "false") || lit(r, "null"), "bad value at %c",
-                 c);
+        FZ_CHECK(lit(r, "true") || lit(r, "false") || lit(r, "null"), "bad value at %c", c);
     }
 }
 
@@ -268,15 +274,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         argv[argc++] = p;
         p += strlen(p);
     }
-    kg_audit_event ev = {.kind = "launch", .argv = argv, .argc = argc, .cwd = cwd,
-                         .reason = argc ? argv[0] : NULL};
+    kg_audit_event ev = {
+        .kind = "launch", .argv = argv, .argc = argc, .cwd = cwd, .reason = argc ? argv[0] : NULL};
     UT_string *line;
     utstring_new(line);
     kg_audit_format(&ev, line);
     const unsigned char *s = (const unsigned char *)utstring_body(line);
     size_t n = utstring_len(line);
-    FZ_CHECK(n >= 2 && s[n - 1] == '\n' && memchr(s, '\n', n - 1) == NULL,
-             "not exactly one line");
+    FZ_CHECK(n >= 2 && s[n - 1] == '\n' && memchr(s, '\n', n - 1) == NULL, "not exactly one line");
     rd r = {s, s + n - 1};
     found f = {0};
     FZ_CHECK(*r.p == '{', "not an object");

@@ -26,7 +26,7 @@
 typedef struct sink {
     UT_string *out;
     size_t fail_at; /* 0: never */
-    int failed;     /* once failed, fails for good (a closed pipe) */
+    int failed; /* once failed, fails for good (a closed pipe) */
 } sink;
 
 static int to_buf(void *ctx, const char *buf, size_t len)
@@ -101,18 +101,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FZ_CHECK(kg_mask_held(m) == 0, "bytes held after flush");
         /* Whatever reached the sink is the start of the right answer. */
         FZ_CHECK(utstring_len(k.out) <= utstring_len(want) &&
-                     memcmp(utstring_body(k.out), utstring_body(want),
-                            utstring_len(k.out)) == 0,
+                     memcmp(utstring_body(k.out), utstring_body(want), utstring_len(k.out)) == 0,
                  "pass %d: output is not a prefix of the reference", pass);
         if (!failing) {
             FZ_CHECK(rc == 0, "feed failed with a sink that never fails");
             FZ_CHECK(utstring_len(k.out) == utstring_len(want) &&
-                         memcmp(utstring_body(k.out), utstring_body(want),
-                                utstring_len(want)) == 0,
-                     "pass %d: mask wrote %zu bytes, reference %zu:\n[%.*s]\n[%.*s]",
-                     pass, utstring_len(k.out), utstring_len(want),
-                     (int)utstring_len(k.out), utstring_body(k.out),
-                     (int)utstring_len(want), utstring_body(want));
+                         memcmp(utstring_body(k.out), utstring_body(want), utstring_len(want)) == 0,
+                     "pass %d: mask wrote %zu bytes, reference %zu:\n[%.*s]\n[%.*s]", pass,
+                     utstring_len(k.out), utstring_len(want), (int)utstring_len(k.out),
+                     utstring_body(k.out), (int)utstring_len(want), utstring_body(want));
         }
         kg_mask_free(m);
         utstring_free(k.out);

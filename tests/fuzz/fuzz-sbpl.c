@@ -132,10 +132,7 @@ static bool is_policy_path(const pol *x, const char *v)
     return false;
 }
 
-static kgate_strlist sl(const list *l)
-{
-    return (kgate_strlist){l->v, l->n};
-}
+static kgate_strlist sl(const list *l) { return (kgate_strlist){l->v, l->n}; }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -158,8 +155,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     pol x = {0};
     x.p.struct_size = sizeof x.p;
     x.p.macos_profile = (data[0] & 1) ? KGATE_MACOS_STRICT : KGATE_MACOS_PERMISSIVE;
-    static const kgate_network nets[] = {KGATE_NET_OFF, KGATE_NET_RESTRICTED,
-                                         KGATE_NET_OPEN, KGATE_NET_OFF};
+    static const kgate_network nets[] = {KGATE_NET_OFF, KGATE_NET_RESTRICTED, KGATE_NET_OPEN,
+                                         KGATE_NET_OFF};
     x.p.network = x.p.configured_network = nets[(data[0] >> 1) & 3];
     x.p.home = field[0];
     x.p.project = field[1];
@@ -203,8 +200,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ask_all(&x, e);
         sbe_free(e);
     }
-    FZ_CHECK(strcmp(dump[0], dump[1]) == 0, "the forms differ:\n%s\n----\n%s", dump[0],
-             dump[1]);
+    FZ_CHECK(strcmp(dump[0], dump[1]) == 0, "the forms differ:\n%s\n----\n%s", dump[0], dump[1]);
     for (size_t i = 0; i < prof[0].n_params; i++) {
         const char *eq = strchr(prof[0].params[i], '=');
         FZ_CHECK(eq && is_policy_path(&x, eq + 1), "parameter %s is no policy path",

@@ -48,8 +48,7 @@ static void check_hosts(const uint8_t *d, size_t n)
     for (size_t i = 0; i < n; i++) lines += d[i] == '\n';
     n_added = 0;
     int k = kgl_un_parse_hosts((const char *)d, n, "allowed.test", on_host, NULL);
-    FZ_CHECK(k >= 0 && (size_t)k == n_added && n_added <= lines, "%d matches, %zu lines", k,
-             lines);
+    FZ_CHECK(k >= 0 && (size_t)k == n_added && n_added <= lines, "%d matches, %zu lines", k, lines);
 }
 
 static void check_answer(const uint8_t *d, size_t n)

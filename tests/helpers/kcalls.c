@@ -39,8 +39,8 @@ typedef struct probe {
     const char *name;
     long ret;
     int err;
-    int want;           /* the filter's errno */
-    int outside_ok;     /* the control must succeed (not only differ) */
+    int want; /* the filter's errno */
+    int outside_ok; /* the control must succeed (not only differ) */
 } probe;
 
 static probe probes[64];
@@ -52,8 +52,7 @@ static void record(const char *name, long ret, int err, int want, int outside_ok
         probes[nprobes++] = (probe){name, ret, err, want, outside_ok};
 }
 
-static void native(const char *name, int want, long nr, long a, long b, long c,
-                   long d, long e)
+static void native(const char *name, int want, long nr, long a, long b, long c, long d, long e)
 {
     errno = 0;
     long r = syscall(nr, a, b, c, d, e);
@@ -75,8 +74,8 @@ static long int80(long nr, long a, long b, long c, long d, long e)
     return (long)(int)ret;
 }
 
-static void call32(const char *name, int want, int outside_ok, long nr, long a,
-                 long b, long c, long d, long e)
+static void call32(const char *name, int want, int outside_ok, long nr, long a, long b, long c,
+                   long d, long e)
 {
     long r = int80(nr, a, b, c, d, e);
     if (r >= 0 && outside_ok) close((int)r);
@@ -100,10 +99,7 @@ static int try_entry(int x32)
     return WEXITSTATUS(st);
 }
 
-static int have_i386(void)
-{
-    return try_entry(0) == 0;
-}
+static int have_i386(void) { return try_entry(0) == 0; }
 
 static void i386_calls(void)
 {
@@ -111,8 +107,8 @@ static void i386_calls(void)
         printf("# no i386 entry (int 0x80) on this kernel\n");
         return;
     }
-    uint32_t *low = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+    uint32_t *low =
+        mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
     if (low == MAP_FAILED) {
         printf("# no memory below 4 GiB: %s\n", strerror(errno));
         return;
@@ -130,12 +126,12 @@ static void i386_calls(void)
     call32("i386:io_uring_enter", ENOSYS, 0, 426, -1, 0, 0, 0, 0);
     call32("i386:io_uring_register", ENOSYS, 0, 427, -1, 0, 0, 0, 0);
     call32("i386:socket(AF_ALG)", EAFNOSUPPORT, 0, 359, AF_ALG_, BAD_TYPE, 0, 0, 0);
-    call32("i386:socketcall(socket, AF_ALG)", EAFNOSUPPORT, 0, 102, 1, (long)(uintptr_t)alg,
-         0, 0, 0);
+    call32("i386:socketcall(socket, AF_ALG)", EAFNOSUPPORT, 0, 102, 1, (long)(uintptr_t)alg, 0, 0,
+           0);
     /* Documented (docs/escapes.md): every socket made through socketcall
      * is refused, AF_UNIX too. */
-    call32("i386:socketcall(socket, AF_UNIX)", EAFNOSUPPORT, 1, 102, 1,
-         (long)(uintptr_t)unix_, 0, 0, 0);
+    call32("i386:socketcall(socket, AF_UNIX)", EAFNOSUPPORT, 1, 102, 1, (long)(uintptr_t)unix_, 0,
+           0, 0);
     call32("i386:clock_settime", EPERM, 0, 264, CLOCK_MONO, zeros, 0, 0, 0);
     call32("i386:clock_settime64", EPERM, 0, 404, CLOCK_MONO, zeros, 0, 0, 0);
     call32("i386:clock_adjtime64", EPERM, 0, 405, BAD_CLOCK, zeros, 0, 0, 0);
@@ -156,8 +152,7 @@ static void x32_calls(void)
         return;
     }
     native("x32:io_uring_setup", ENOSYS, bit | 425, 1, 0, 0, 0, 0);
-    native("x32:socket(AF_ALG)", EAFNOSUPPORT, bit | SYS_socket, AF_ALG_, BAD_TYPE, 0,
-           0, 0);
+    native("x32:socket(AF_ALG)", EAFNOSUPPORT, bit | SYS_socket, AF_ALG_, BAD_TYPE, 0, 0, 0);
     native("x32:quotactl_fd", EPERM, bit | 443, -1, 0, 0, 0, 0);
     native("x32:open_tree_attr", EPERM, bit | 467, -1, 0, 0xffffffffL, 0, 0);
 }
@@ -176,10 +171,7 @@ static void native_calls(void)
     native("setns", EPERM, SYS_setns, -1, 0, 0, 0, 0);
 }
 
-static const char *result(const probe *p)
-{
-    return p->ret >= 0 ? "ok" : strerrorname_np(p->err);
-}
+static const char *result(const probe *p) { return p->ret >= 0 ? "ok" : strerrorname_np(p->err); }
 
 int main(int argc, char **argv)
 {
@@ -204,8 +196,7 @@ int main(int argc, char **argv)
         printf("%s %s (filter: %s)%s\n", p->name, result(p), strerrorname_np(p->want),
                good ? "" : "  <- wrong");
     }
-    if (bad == 0 && inside)
-        printf("kcalls: %zu calls, each refused as the filter says\n", nprobes);
+    if (bad == 0 && inside) printf("kcalls: %zu calls, each refused as the filter says\n", nprobes);
     if (bad == 0 && !inside)
         printf("kcalls: %zu calls, none refused so without the filter\n", nprobes);
     return bad == 0 ? 0 : 1;

@@ -80,8 +80,7 @@ static int intact(int key, int shm, int msg, int sem)
 {
     struct msqid_ds q;
     int bad = 0;
-    if (shmget(key, 0, 0) != shm || msgget(key + 1, 0) != msg ||
-        semget(key + 2, 0, 0) != sem) {
+    if (shmget(key, 0, 0) != shm || msgget(key + 1, 0) != msg || semget(key + 2, 0, 0) != sem) {
         printf("NOT-INTACT keys\n");
         bad = 1;
     }
@@ -102,10 +101,7 @@ static int intact(int key, int shm, int msg, int sem)
     return bad;
 }
 
-static void leak(const char *what, int id)
-{
-    printf("LEAK-%s %d\n", what, id);
-}
+static void leak(const char *what, int id) { printf("LEAK-%s %d\n", what, id); }
 
 /* Everything a program could do to one id of each kind.  Writes and
  * removal come after the reads, so a leak shows as a read first. */
@@ -189,10 +185,8 @@ static int attack(int key, int shm, int msg, int sem)
     int r;
     if ((r = shmget(key, SHM_SIZE, IPC_CREAT | 0600)) >= 0 && r == shm)
         leak("shmget-key-create", r);
-    if ((r = msgget(key + 1, IPC_CREAT | 0600)) >= 0 && r == msg)
-        leak("msgget-key-create", r);
-    if ((r = semget(key + 2, 1, IPC_CREAT | 0600)) >= 0 && r == sem)
-        leak("semget-key-create", r);
+    if ((r = msgget(key + 1, IPC_CREAT | 0600)) >= 0 && r == msg) leak("msgget-key-create", r);
+    if ((r = semget(key + 2, 1, IPC_CREAT | 0600)) >= 0 && r == sem) leak("semget-key-create", r);
     printf("M-ipc-ids\n");
     try_ids(try_shm, shm);
     try_ids(try_msg, msg);
@@ -219,8 +213,7 @@ static int own(int key)
     }
     strcpy(a, "own-data");
     struct shmid_ds ds;
-    if (strcmp(b, "own-data") == 0 && shmctl(shm, IPC_STAT, &ds) == 0 &&
-        ds.shm_nattch == 2)
+    if (strcmp(b, "own-data") == 0 && shmctl(shm, IPC_STAT, &ds) == 0 && ds.shm_nattch == 2)
         printf("OWN-SHM-OK\n");
     shmdt(a);
     shmdt(b);
@@ -241,8 +234,7 @@ static int own(int key)
         printf("OWN-SEM-OK\n");
     /* Removed by the program itself, then gone for it too. */
     int tmp = shmget(IPC_PRIVATE, SHM_SIZE, IPC_CREAT | 0600);
-    if (tmp >= 0 && shmctl(tmp, IPC_RMID, NULL) == 0 &&
-        shmctl(tmp, IPC_STAT, &ds) < 0)
+    if (tmp >= 0 && shmctl(tmp, IPC_RMID, NULL) == 0 && shmctl(tmp, IPC_STAT, &ds) < 0)
         printf("OWN-RMID-OK\n");
     printf("OWN-IDS shm:%d shm:%d msg:%d sem:%d\n", shm, k1, msg, sem);
     return 0;

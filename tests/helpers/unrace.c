@@ -115,12 +115,13 @@ int main(int argc, char **argv)
                 if (fd >= 0) close(fd);
             }
         }
-        if (r == 0) ok++;
-        else refused++;
+        if (r == 0)
+            ok++;
+        else
+            refused++;
     }
     atomic_store(&stop, 1);
     pthread_join(t, NULL);
-    printf("RACE %s tries=%ld ok=%ld refused=%ld breach=%ld\n", mode, i, ok, refused,
-           breach);
+    printf("RACE %s tries=%ld ok=%ld refused=%ld breach=%ld\n", mode, i, ok, refused, breach);
     return 0;
 }

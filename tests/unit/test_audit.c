@@ -80,18 +80,23 @@ START_TEST(format_keys_in_order)
     const char *argv[] = {"git", "status"};
     kg_strv *paths = kg_strv_new(), *empty = kg_strv_new();
     kg_strv_push(paths, "/tmp/x");
-    kg_audit_event ev = {.kind = "launch", .argv = argv, .argc = 2,
-                         .cwd = "/p", .backend = "bubblewrap",
-                         .network = "off", .reason = "",
-                         .allow_paths = paths, .allow_hosts = empty};
+    kg_audit_event ev = {.kind = "launch",
+                         .argv = argv,
+                         .argc = 2,
+                         .cwd = "/p",
+                         .backend = "bubblewrap",
+                         .network = "off",
+                         .reason = "",
+                         .allow_paths = paths,
+                         .allow_hosts = empty};
     UT_string *s;
     utstring_new(s);
     kg_audit_format(&ev, s);
     const char *l = utstring_body(s);
     /* 2026-11-29T13:51:13.123Z */
     ck_assert(strncmp(l, "{\"time\":\"", 9) == 0);
-    ck_assert(l[13] == '-' && l[16] == '-' && l[19] == 'T' && l[22] == ':' &&
-              l[25] == ':' && l[28] == '.' && l[32] == 'Z' && l[33] == '"');
+    ck_assert(l[13] == '-' && l[16] == '-' && l[19] == 'T' && l[22] == ':' && l[25] == ':' &&
+              l[28] == '.' && l[32] == 'Z' && l[33] == '"');
     char pid[64];
     snprintf(pid, sizeof pid, ",\"pid\":%ld,", (long)getpid());
     const char *rest = l + 34;
@@ -116,8 +121,11 @@ START_TEST(hostile_argv_stays_one_line)
                           "\xff\xfe invalid \xc3\x28 utf8", "ok \xc3\xa9"};
     kg_strv *withheld = kg_strv_new();
     kg_strv_push(withheld, "GITHUB_TOKEN");
-    kg_audit_event ev = {.kind = "block", .argv = argv, .argc = 5,
-                         .cwd = "/dir\nwith newline", .reason = "curl \"denied\"",
+    kg_audit_event ev = {.kind = "block",
+                         .argv = argv,
+                         .argc = 5,
+                         .cwd = "/dir\nwith newline",
+                         .reason = "curl \"denied\"",
                          .withheld_env = withheld};
     ck_assert_int_eq(kg_audit_write(path_in("a/audit.log"), &ev, NULL), 0);
     size_t len;
@@ -151,15 +159,17 @@ static char *json_of(const char *s)
 
 START_TEST(invalid_utf8_is_told_from_characters)
 {
-    static const struct { const char *in, *out; } cases[] = {
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
         {"caf\xe9", "\"caf\\udce9\""},
-        {"caf\xc3\xa9", "\"caf\xc3\xa9\""},              /* a real e-acute */
-        {"\xed\xa0\x80", "\"\\udced\\udca0\\udc80\""},  /* an encoded surrogate */
-        {"\xc0\xaf", "\"\\udcc0\\udcaf\""},              /* overlong '/' */
+        {"caf\xc3\xa9", "\"caf\xc3\xa9\""}, /* a real e-acute */
+        {"\xed\xa0\x80", "\"\\udced\\udca0\\udc80\""}, /* an encoded surrogate */
+        {"\xc0\xaf", "\"\\udcc0\\udcaf\""}, /* overlong '/' */
         {"\xf4\x90\x80\x80", "\"\\udcf4\\udc90\\udc80\\udc80\""}, /* past U+10FFFF */
-        {"x\xe2\x82", "\"x\\udce2\\udc82\""},            /* cut short */
-        {"\xf0\x9f\x98\x80", "\"\xf0\x9f\x98\x80\""},  /* U+1F600 stays itself */
-        {"\\udce9", "\"\\\\udce9\""},                 /* the text is not the escape */
+        {"x\xe2\x82", "\"x\\udce2\\udc82\""}, /* cut short */
+        {"\xf0\x9f\x98\x80", "\"\xf0\x9f\x98\x80\""}, /* U+1F600 stays itself */
+        {"\\udce9", "\"\\\\udce9\""}, /* the text is not the escape */
         {"\x1b[2J\x7f", "\"\\u001b[2J\\u007f\""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -219,8 +229,8 @@ static void write_records(const char *log, int n)
     for (int i = 0; i < n; i++) {
         char reason[16];
         snprintf(reason, sizeof reason, "r%d", i + 1);
-        kg_audit_event ev = {.kind = "launch", .argv = argv, .argc = 2, .cwd = "/p",
-                             .reason = reason};
+        kg_audit_event ev = {
+            .kind = "launch", .argv = argv, .argc = 2, .cwd = "/p", .reason = reason};
         kg_error err = {0};
         ck_assert_msg(kg_audit_write(log, &ev, &err) == 0, "%s", err.msg);
     }
@@ -276,11 +286,11 @@ START_TEST(chain_catches_tampering)
         const char *says;
     } cases[] = {
         {{0, 1, 3, 4, 5, -1}, "record 3 does not follow the record before it"}, /* removed */
-        {{0, 1, 3, 2, 4, 5, -1}, "record 3 does not follow"},                  /* swapped */
-        {{0, 1, 2, 3, -1}, "record 4 is not the last one written"},            /* cut */
+        {{0, 1, 3, 2, 4, 5, -1}, "record 3 does not follow"}, /* swapped */
+        {{0, 1, 2, 3, -1}, "record 4 is not the last one written"}, /* cut */
         {{1, 2, 3, 4, 5, -1}, "record 1 follows a record that is not there"}, /* first */
-        {{-1}, "no record, but"},                                              /* emptied */
-        {{0, 1, 2, 3, 4, 5, 5, -1}, "record 7 does not follow"},              /* replayed */
+        {{-1}, "no record, but"}, /* emptied */
+        {{0, 1, 2, 3, 4, 5, 5, -1}, "record 7 does not follow"}, /* replayed */
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         rewrite(log, rec, cases[i].order);
@@ -313,8 +323,8 @@ START_TEST(chain_catches_tampering)
     UT_string *u;
     utstring_new(u);
     utstring_bincpy(u, orig, (size_t)(strstr(orig, rec[3]) - orig));
-    utstring_printf(u, "{\"time\":\"2026-01-01T00:00:00.000Z\",\"kind\":\"launch\"}\n%s%s",
-                    rec[3], rec[4]);
+    utstring_printf(u, "{\"time\":\"2026-01-01T00:00:00.000Z\",\"kind\":\"launch\"}\n%s%s", rec[3],
+                    rec[4]);
     utstring_bincpy(u, rec[5], strlen(rec[5]));
     spit(log, utstring_body(u), utstring_len(u));
     utstring_free(u);
@@ -351,7 +361,7 @@ START_TEST(chain_across_rotation)
     size_t len;
     char *buf = slurp(old, &len);
     char last[KG_AUDIT_HASH_HEX];
-    kg_audit_hash(strrchr(buf, '{') , strlen(strrchr(buf, '{')), last);
+    kg_audit_hash(strrchr(buf, '{'), strlen(strrchr(buf, '{')), last);
     free(buf);
     buf = slurp(log, &len);
     ck_assert_ptr_nonnull(strstr(buf, last));
@@ -408,11 +418,22 @@ END_TEST
 START_TEST(records_read_back)
 {
     const char *argv[] = {"sh", "-c", "a\nb\t\"q\" \\ \x1b[2J", "caf\xe9 caf\xc3\xa9"};
-    kg_audit_event ev = {.kind = "end", .argv = argv, .argc = 4, .cwd = "/p q",
-                         .run = "00112233445566778899aabbccddeeff", .backend = "bubblewrap",
-                         .verdict = "refused", .name = "x.test", .addr = "198.18.0.9",
-                         .port = 443, .reason = "why", .has_exit = true, .exit_status = 137,
-                         .duration_ms = 1234, .recovered = true, .prev = "00"};
+    kg_audit_event ev = {.kind = "end",
+                         .argv = argv,
+                         .argc = 4,
+                         .cwd = "/p q",
+                         .run = "00112233445566778899aabbccddeeff",
+                         .backend = "bubblewrap",
+                         .verdict = "refused",
+                         .name = "x.test",
+                         .addr = "198.18.0.9",
+                         .port = 443,
+                         .reason = "why",
+                         .has_exit = true,
+                         .exit_status = 137,
+                         .duration_ms = 1234,
+                         .recovered = true,
+                         .prev = "00"};
     UT_string *u;
     utstring_new(u);
     kg_audit_format(&ev, u);
@@ -432,10 +453,16 @@ START_TEST(records_read_back)
     kg_audit_rec_clear(&rec);
     /* Not kgate's shape: refused, never half read. */
     static const char *const bad[] = {
-        "", "{", "{}", "{\"time\":\"t\"}", "{\"time\":\"t\",\"kind\":\"x\"} ",
+        "",
+        "{",
+        "{}",
+        "{\"time\":\"t\"}",
+        "{\"time\":\"t\",\"kind\":\"x\"} ",
         "{\"time\":\"t\",\"kind\":\"x\",\"o\":{}}",
-        "{\"time\":\"t\",\"kind\":\"a\\u0000b\"}", "{\"time\":\"t\",\"kind\":\"a\nb\"}",
-        "{\"time\":\"t\",\"kind\":\"x\",\"argv\":[1]}", "{\"time\":\"t\",\"kind\":\"x\"",
+        "{\"time\":\"t\",\"kind\":\"a\\u0000b\"}",
+        "{\"time\":\"t\",\"kind\":\"a\nb\"}",
+        "{\"time\":\"t\",\"kind\":\"x\",\"argv\":[1]}",
+        "{\"time\":\"t\",\"kind\":\"x\"",
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         ck_assert_msg(kg_audit_rec_parse(bad[i], strlen(bad[i]), &rec) == -1, "bad %zu", i);
@@ -468,8 +495,12 @@ START_TEST(killed_runs_get_their_end)
     pid_t child = fork();
     ck_assert_int_ge(child, 0);
     if (child == 0) {
-        kg_audit_event ev = {.kind = "launch", .argv = argv, .argc = 2, .cwd = "/p",
-                             .run = id_dead, .backend = "bubblewrap"};
+        kg_audit_event ev = {.kind = "launch",
+                             .argv = argv,
+                             .argc = 2,
+                             .cwd = "/p",
+                             .run = id_dead,
+                             .backend = "bubblewrap"};
         kg_run_marker *m = kg_run_marker_new(runs, &ev, NULL);
         char c = m ? 'y' : 'n';
         if (write(p[1], &c, 1) != 1) _exit(1);
@@ -479,8 +510,7 @@ START_TEST(killed_runs_get_their_end)
     char c = 0;
     ck_assert_int_eq(read(p[0], &c, 1), 1);
     ck_assert_int_eq(c, 'y');
-    kg_audit_event live = {.kind = "launch", .argv = argv, .argc = 1, .cwd = "/p",
-                           .run = id_live};
+    kg_audit_event live = {.kind = "launch", .argv = argv, .argc = 1, .cwd = "/p", .run = id_live};
     kg_run_marker *mine = kg_run_marker_new(runs, &live, NULL);
     ck_assert_ptr_nonnull(mine);
     kg_audit_log *l = kg_audit_open(log, NULL);
@@ -574,8 +604,7 @@ START_TEST(concurrent_writers_whole_lines)
         char num[16];
         snprintf(num, sizeof num, "%d", w);
         char *const argv[] = {"test_audit", "--writer", (char *)log, num, NULL};
-        ck_assert_int_eq(posix_spawn(&pids[w], "/proc/self/exe", NULL, NULL,
-                                     argv, environ), 0);
+        ck_assert_int_eq(posix_spawn(&pids[w], "/proc/self/exe", NULL, NULL, argv, environ), 0);
     }
     for (int w = 0; w < WRITERS; w++) {
         int st;
@@ -630,8 +659,8 @@ static int writer(const char *log, int w)
     for (int i = 0; i < LINES; i++) {
         char reason[32];
         snprintf(reason, sizeof reason, "w%d-l%d", w, i);
-        kg_audit_event ev = {.kind = "launch", .argv = argv, .argc = 40,
-                             .cwd = "/project", .reason = reason};
+        kg_audit_event ev = {
+            .kind = "launch", .argv = argv, .argc = 40, .cwd = "/project", .reason = reason};
         kg_error err = {0};
         if (kg_audit_write(log, &ev, &err) < 0) {
             fprintf(stderr, "writer %d: %s\n", w, err.msg);
@@ -643,8 +672,7 @@ static int writer(const char *log, int w)
 
 int main(int argc, char **argv)
 {
-    if (argc == 4 && strcmp(argv[1], "--writer") == 0)
-        return writer(argv[2], atoi(argv[3]));
+    if (argc == 4 && strcmp(argv[1], "--writer") == 0) return writer(argv[2], atoi(argv[3]));
     Suite *s = suite_create("audit");
     TCase *tc = tcase_create("log");
     tcase_add_checked_fixture(tc, setup, teardown);

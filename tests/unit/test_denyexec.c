@@ -26,7 +26,6 @@ static char path_env[4 * PATH_MAX];
 static char reason[512];
 static kg_denyexec *dx;
 
-
 static char *read_all(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
@@ -96,7 +95,8 @@ static int run(const char *first, ...)
 }
 
 #define BLOCKED(...) ck_assert_msg(run(__VA_ARGS__, NULL) == 1, "not blocked: %s", #__VA_ARGS__)
-#define ALLOWED(...) ck_assert_msg(run(__VA_ARGS__, NULL) == 0, "blocked: %s (%s)", #__VA_ARGS__, reason)
+#define ALLOWED(...) \
+    ck_assert_msg(run(__VA_ARGS__, NULL) == 0, "blocked: %s (%s)", #__VA_ARGS__, reason)
 
 static void setup(void)
 {
@@ -254,7 +254,7 @@ START_TEST(wrappers)
     ALLOWED("env", "-C", work, "./other");
     BLOCKED("env", "-S", "denyme -x");
     BLOCKED("env", "--split-string=true; denyme");
-    BLOCKED("env", pj("PATH=", hidden) , "x");
+    BLOCKED("env", pj("PATH=", hidden), "x");
     ALLOWED("env", "PATH=/usr/bin", "x");
     BLOCKED("./myenv", "denyme"); /* a copy of env */
     BLOCKED("nice", "-n", "5", "denyme");
@@ -618,7 +618,8 @@ START_TEST(cache_corrupt)
     ck_assert_ptr_nonnull(strstr(c, "\nend "));
     free(c);
     /* A valid-looking file with a bad trailer is ignored too. */
-    kgt_write_file(pj(cache, "exec-fingerprints"), "kgate-exec-fingerprints 1\nend 0000000000000000\n", 47, 0600);
+    kgt_write_file(pj(cache, "exec-fingerprints"),
+                   "kgate-exec-fingerprints 1\nend 0000000000000000\n", 47, 0600);
     dx = make("denyme", NULL);
     BLOCKED("./copy");
 }
@@ -732,14 +733,18 @@ static void forge_cache(const char *dir, const char *path, const char *bytes_of)
     size_t len;
     char *content = read_all(bytes_of, &len);
     char *body = NULL;
-    ck_assert_int_ge(asprintf(&body, "kgate-exec-fingerprints 1\n%016llx %ju:%ju:%jd:%o:%jd.%09ld:%jd.%09ld:%s\n",
-                              (unsigned long long)kg_fp_hash_mem(content, len),
-                              (uintmax_t)st.st_dev, (uintmax_t)st.st_ino, (intmax_t)st.st_size,
-                              (unsigned)st.st_mode, (intmax_t)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
-                              (intmax_t)st.st_ctim.tv_sec, st.st_ctim.tv_nsec, path), 0);
+    ck_assert_int_ge(
+        asprintf(&body,
+                 "kgate-exec-fingerprints 1\n%016llx %ju:%ju:%jd:%o:%jd.%09ld:%jd.%09ld:%s\n",
+                 (unsigned long long)kg_fp_hash_mem(content, len), (uintmax_t)st.st_dev,
+                 (uintmax_t)st.st_ino, (intmax_t)st.st_size, (unsigned)st.st_mode,
+                 (intmax_t)st.st_mtim.tv_sec, st.st_mtim.tv_nsec, (intmax_t)st.st_ctim.tv_sec,
+                 st.st_ctim.tv_nsec, path),
+        0);
     char *all = NULL;
     ck_assert_int_ge(asprintf(&all, "%send %016llx\n", body,
-                              (unsigned long long)kg_fp_hash_mem(body, strlen(body))), 0);
+                              (unsigned long long)kg_fp_hash_mem(body, strlen(body))),
+                     0);
     kgt_write_file(pj(dir, "exec-fingerprints"), all, strlen(all), 0600);
     free(content);
     free(body);
@@ -851,8 +856,10 @@ START_TEST(nesting_bounded)
         o += (size_t)snprintf(buf + o, sizeof buf - o, "true");
         for (int i = 0; i < levels; i++) buf[o++] = ')';
         buf[o] = '\0';
-        if (levels == 30) ALLOWED("sh", "-c", buf);
-        else BLOCKED("sh", "-c", buf);
+        if (levels == 30)
+            ALLOWED("sh", "-c", buf);
+        else
+            BLOCKED("sh", "-c", buf);
     }
     /* env -C twice: the second is relative to the first (a use after
      * free once, found by fuzz-denyexec). */

@@ -53,8 +53,8 @@ static char *at(const char *rel)
 }
 
 /* A repository r with a file and a nested repository n as a gitlink. */
-#define REPO_WITH_GITLINK                                                          \
-    "git init -q r && cd r && echo a > a.txt && git init -q n && "                \
+#define REPO_WITH_GITLINK                                          \
+    "git init -q r && cd r && echo a > a.txt && git init -q n && " \
     "git -C n commit -q --allow-empty -m n && git add a.txt n && git commit -qm one"
 
 static void expect_links(const char *gitdir, const char *want)
@@ -112,7 +112,7 @@ START_TEST(config_allow_list)
         "[core]\n\thooksPath = h\n",
         "[include]\n\tpath = other\n",
         "[includeIf \"gitdir:/\"]\n\tpath = other\n",
-        "[core] fsmonitor = x\n",              /* a key on the header's line */
+        "[core] fsmonitor = x\n", /* a key on the header's line */
         "[user]\n\tname = a\\\n\tfsmonitor\n", /* a continuation line */
         "[alias]\n\tst = !sh\n",
         "[submodule \"s\"]\n\tupdate = !sh\n",
@@ -213,8 +213,8 @@ END_TEST
 
 /* A git directory evil/ that runs fsmonitor, and r/n a gitlink to it in
  * r's index with no .git yet: each test then plants r/n/.git its way. */
-#define EVIL_AND_LINK                                                                 \
-    "git init -q r && git -C r commit -q --allow-empty -m r && git init -q e && "     \
+#define EVIL_AND_LINK                                                                       \
+    "git init -q r && git -C r commit -q --allow-empty -m r && git init -q e && "           \
     "git -C e commit -q --allow-empty -m e && git -C e config core.fsmonitor 'touch x' && " \
     "mkdir r/n && git -C r update-index --add --cacheinfo 160000,$(git -C e rev-parse HEAD),n"
 
@@ -248,7 +248,8 @@ static void planted_link_moved(const char *gd, const char *script)
 /* The .git file read as git reads it (measured with git 2.39). */
 START_TEST(gitfile_longer_than_a_page)
 {
-    planted_link_moved("gd", "{ printf 'gitdir: ../gd'; head -c 9000 /dev/zero | tr '\\0' '\\n'; } > n/.git");
+    planted_link_moved(
+        "gd", "{ printf 'gitdir: ../gd'; head -c 9000 /dev/zero | tr '\\0' '\\n'; } > n/.git");
 }
 END_TEST
 
@@ -264,23 +265,18 @@ START_TEST(gitfile_nul_ends_the_name)
 }
 END_TEST
 
-START_TEST(gitfile_through_a_symlink)
-{
-    planted_link_moved("gd", "ln -s ../gd n/.git");
-}
+START_TEST(gitfile_through_a_symlink) { planted_link_moved("gd", "ln -s ../gd n/.git"); }
 END_TEST
 
 /* What kgate cannot read as git does is moved aside, not skipped. */
 START_TEST(gitfile_unreadable_is_unsafe)
 {
-    planted_link_moved("gd", "{ printf 'gitdir: ../gd'; head -c 1048576 /dev/zero | tr '\\0' '\\n'; } > n/.git");
+    planted_link_moved(
+        "gd", "{ printf 'gitdir: ../gd'; head -c 1048576 /dev/zero | tr '\\0' '\\n'; } > n/.git");
 }
 END_TEST
 
-START_TEST(gitfile_dangling_is_unsafe)
-{
-    planted_link_moved("gd", "ln -s ../nowhere n/.git");
-}
+START_TEST(gitfile_dangling_is_unsafe) { planted_link_moved("gd", "ln -s ../nowhere n/.git"); }
 END_TEST
 
 /* git status in a nested repository enters that repository's gitlinks. */
@@ -329,7 +325,8 @@ START_TEST(quarantine_in_a_read_only_directory)
     kg_error err = {0};
     kg_gitguard *g = kg_gitguard_begin(at("r"), 0, &err);
     ck_assert_ptr_nonnull(g);
-    sh("cd r && printf 'gitdir: ../gd\\n' > n/.git && touch n/.git.kgate-quarantine && chmod 555 n");
+    sh("cd r && printf 'gitdir: ../gd\\n' > n/.git && touch n/.git.kgate-quarantine && chmod 555 "
+       "n");
     ck_assert_int_eq(end_of(g, out, sizeof out), 1);
     ck_assert_msg(strstr(out, "moved aside to"), "%s", out);
     ck_assert_int_eq(lstat(at("r/n/.git"), &st), -1);

@@ -42,8 +42,8 @@ START_TEST(accepts_and_normalizes)
         kgate_hostspec h;
         memset(&h, 0x55, sizeof h);
         const char *why = NULL;
-        ck_assert_msg(kgate_hostspec_parse(cases[i].in, &h, &why) == 0, "%s: %s",
-                      cases[i].in, why ? why : "?");
+        ck_assert_msg(kgate_hostspec_parse(cases[i].in, &h, &why) == 0, "%s: %s", cases[i].in,
+                      why ? why : "?");
         ck_assert_str_eq(h.name, cases[i].name);
         ck_assert_int_eq(h.wildcard, cases[i].wildcard);
         ck_assert_uint_eq(h.port, cases[i].port);
@@ -128,10 +128,9 @@ START_TEST(refuses_with_a_reason)
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         kgate_hostspec h;
         const char *why = NULL;
-        ck_assert_msg(kgate_hostspec_parse(cases[i].in, &h, &why) == -1,
-                      "accepted case %zu", i);
-        ck_assert_msg(why && strstr(why, cases[i].why), "case %zu: reason '%s' lacks '%s'",
-                      i, why ? why : "(null)", cases[i].why);
+        ck_assert_msg(kgate_hostspec_parse(cases[i].in, &h, &why) == -1, "accepted case %zu", i);
+        ck_assert_msg(why && strstr(why, cases[i].why), "case %zu: reason '%s' lacks '%s'", i,
+                      why ? why : "(null)", cases[i].why);
         /* One line, nothing of the input pasted into it. */
         ck_assert(!strchr(why, '\n'));
     }
@@ -172,11 +171,10 @@ START_TEST(small_inputs_round_trip)
                         continue;
                     }
                     ck_assert_msg(!strchr(h.name, '*') && !strchr(h.name, ':'), "%s", in);
-                    for (const char *p = h.name; *p; p++)
-                        ck_assert(!(*p >= 'A' && *p <= 'Z'));
+                    for (const char *p = h.name; *p; p++) ck_assert(!(*p >= 'A' && *p <= 'Z'));
                     if (h.port)
-                        snprintf(again, sizeof again, "%s%s:%u", h.wildcard ? "*." : "",
-                                 h.name, h.port);
+                        snprintf(again, sizeof again, "%s%s:%u", h.wildcard ? "*." : "", h.name,
+                                 h.port);
                     else
                         snprintf(again, sizeof again, "%s%s", h.wildcard ? "*." : "", h.name);
                     ck_assert_int_eq(kgate_hostspec_parse(again, &h2, &why), 0);

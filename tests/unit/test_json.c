@@ -21,15 +21,17 @@ static char *js(const char *s)
 
 START_TEST(escapes_quotes_controls_and_bad_bytes)
 {
-    static const struct { const char *in, *out; } cases[] = {
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
         {"plain", "\"plain\""},
         {"", "\"\""},
         {"say \"hi\" \\ back", "\"say \\\"hi\\\" \\\\ back\""},
         {"a\nb\tc\rd", "\"a\\nb\\tc\\rd\""},
         {"\x01\x1b[2J\x7f", "\"\\u0001\\u001b[2J\\u007f\""},
         {"caf\xc3\xa9 \xe2\x82\xac", "\"caf\xc3\xa9 \xe2\x82\xac\""}, /* UTF-8 kept */
-        {"bad \xff\xc3", "\"bad \\udcff\\udcc3\""},                /* not UTF-8 */
-        {"\xed\xa0\x80", "\"\\udced\\udca0\\udc80\""},             /* a surrogate */
+        {"bad \xff\xc3", "\"bad \\udcff\\udcc3\""}, /* not UTF-8 */
+        {"\xed\xa0\x80", "\"\\udced\\udca0\\udc80\""}, /* a surrogate */
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char *got = js(cases[i].in);

@@ -54,10 +54,7 @@ static void setup(void)
     key_base = 0x4c000000 + (int)((unsigned)getpid() % 4096) * 64;
 }
 
-static void teardown(void)
-{
-    kgl_ipc_remove_all(&set);
-}
+static void teardown(void) { kgl_ipc_remove_all(&set); }
 
 START_TEST(private_objects_are_made_and_continued)
 {
@@ -92,8 +89,7 @@ START_TEST(keys_of_the_run)
     ck_assert_int_ge(id, 0);
     ck_assert_int_eq(ask(SYS_shmget, (uint64_t)key, 0, 0), id);
     ck_assert_int_eq(ask(SYS_shmget, (uint64_t)key, 4096, IPC_CREAT | 0600), id);
-    ck_assert_int_eq(ask(SYS_shmget, (uint64_t)key, 4096, IPC_CREAT | IPC_EXCL | 0600),
-                     -EEXIST);
+    ck_assert_int_eq(ask(SYS_shmget, (uint64_t)key, 4096, IPC_CREAT | IPC_EXCL | 0600), -EEXIST);
     /* The kernel still checks what it checks: a size over the segment's. */
     ck_assert_int_eq(ask(SYS_shmget, (uint64_t)key, 1 << 20, 0), -EINVAL);
     ck_assert_int_eq(shmget(key, 0, 0), id);
@@ -115,8 +111,7 @@ START_TEST(objects_outside_are_out_of_reach)
     ck_assert_int_eq(ask(SYS_shmget, (uint64_t)key, 4096, IPC_CREAT | 0600), -EACCES);
     ck_assert_int_eq(ask(SYS_msgget, (uint64_t)key, IPC_CREAT | 0600, 0), -EACCES);
     ck_assert_int_eq(ask(SYS_semget, (uint64_t)key, 1, IPC_CREAT | 0600), -EACCES);
-    ck_assert_int_eq(ask(SYS_semget, (uint64_t)key, 1, IPC_CREAT | IPC_EXCL | 0600),
-                     -EEXIST);
+    ck_assert_int_eq(ask(SYS_semget, (uint64_t)key, 1, IPC_CREAT | IPC_EXCL | 0600), -EEXIST);
     /* By id: no such id. */
     ck_assert_int_eq(ask(SYS_shmat, (uint64_t)shm, 0, SHM_RDONLY), -EINVAL);
     ck_assert_int_eq(ask(SYS_shmctl, (uint64_t)shm, IPC_STAT, 0), -EINVAL);
@@ -221,8 +216,7 @@ int main(void)
 #endif
     /* A namespace of our own where we may (root): nobody's objects. */
     if (unshare(CLONE_NEWIPC) < 0)
-        fprintf(stderr, "# no IPC namespace of its own (%s): random keys\n",
-                strerror(errno));
+        fprintf(stderr, "# no IPC namespace of its own (%s): random keys\n", strerror(errno));
     Suite *s = suite_create("kgl_ipc");
     TCase *tc = tcase_create("answer");
     tcase_add_checked_fixture(tc, setup, teardown);

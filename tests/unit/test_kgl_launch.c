@@ -186,8 +186,8 @@ START_TEST(group_failure_is_an_error)
     status_of(other);
     if (r > 0) status_of(r);
     ck_assert_int_eq(r, -1);
-    ck_assert_msg(strstr(err.msg, "could not join the guard's process group for /bin/sh"),
-                  "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "could not join the guard's process group for /bin/sh"), "%s",
+                  err.msg);
     ck_assert_int_eq(err.code, EPERM);
 }
 END_TEST
@@ -275,8 +275,7 @@ END_TEST
 /* A peer that stands in for bwrap: waits ms, writes a marker to mark
  * (when >= 0), then reads the record (when read_it) and waits for hold to
  * reach EOF before it exits. */
-static pid_t peer(const kgl_gate *g, int ms, int mark, int read_it, int hold,
-                  int hold_w)
+static pid_t peer(const kgl_gate *g, int ms, int mark, int read_it, int hold, int hold_w)
 {
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
@@ -291,8 +290,7 @@ static pid_t peer(const kgl_gate *g, int ms, int mark, int read_it, int hold,
     }
     char c;
     if (hold >= 0)
-        while (read(hold, &c, 1) > 0) {
-        }
+        while (read(hold, &c, 1) > 0) {}
     _exit(0);
 }
 

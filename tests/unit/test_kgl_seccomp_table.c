@@ -125,8 +125,8 @@ START_TEST(every_known_call_is_classified)
                   missing);
     /* One decision per call. */
     for (size_t i = 0; i < a.n; i++)
-        ck_assert_msg(!is_refused(a.names[i]),
-                      "%s is both refused and listed as allowed", a.names[i]);
+        ck_assert_msg(!is_refused(a.names[i]), "%s is both refused and listed as allowed",
+                      a.names[i]);
     free_allowed(&a);
 }
 END_TEST
@@ -186,8 +186,8 @@ START_TEST(twins_are_refused_together)
     for (size_t i = 0; i < sizeof twins / sizeof twins[0]; i++)
         for (size_t k = 1; k < 4 && twins[i][k]; k++)
             ck_assert_msg(is_refused(twins[i][0]) == is_refused(twins[i][k]),
-                          "%s and %s do the same work: refuse both or neither",
-                          twins[i][0], twins[i][k]);
+                          "%s and %s do the same work: refuse both or neither", twins[i][0],
+                          twins[i][k]);
 }
 END_TEST
 
@@ -315,8 +315,8 @@ static void expect(const program *p, const call *c)
     struct seccomp_data d = {.nr = c->nr, .arch = c->arch};
     d.args[0] = c->a0;
     uint32_t got = run(p, &d);
-    ck_assert_msg(got == c->want, "%s: the program returns 0x%08x, want 0x%08x",
-                  c->what, got, c->want);
+    ck_assert_msg(got == c->want, "%s: the program returns 0x%08x, want 0x%08x", c->what, got,
+                  c->want);
 }
 
 START_TEST(the_program_refuses_through_every_entry)
@@ -326,8 +326,7 @@ START_TEST(the_program_refuses_through_every_entry)
         return;
     }
     program p = compile(kgl_seccomp_export);
-    for (size_t i = 0; i < sizeof x86_calls / sizeof x86_calls[0]; i++)
-        expect(&p, &x86_calls[i]);
+    for (size_t i = 0; i < sizeof x86_calls / sizeof x86_calls[0]; i++) expect(&p, &x86_calls[i]);
     /* An architecture the filter does not cover is killed. */
     struct seccomp_data d = {.nr = 0, .arch = K_ARCH_AARCH64};
     uint32_t got = run(&p, &d);
@@ -430,13 +429,15 @@ START_TEST(the_ipc_filter_covers_the_allowed_sysv_calls)
             continue;
         ck_assert_msg(in_list(calls, n, w) || in_list(compat, nc, w),
                       "%s is SysV IPC left open by the first table, but the IPC "
-                      "filter (sdk/linux/kgl-ipc-table.c) does not cover it", w);
+                      "filter (sdk/linux/kgl-ipc-table.c) does not cover it",
+                      w);
     }
     for (size_t i = 0; i < n + nc + nr; i++) {
         const char *w = i < n ? calls[i] : i < n + nc ? compat[i - n] : refused[i - n - nc];
         ck_assert_msg(is_allowed(&a, w) && !is_refused(w),
                       "%s: the IPC filter covers a call the first table does "
-                      "not leave open with a reason", w);
+                      "not leave open with a reason",
+                      w);
     }
     free_allowed(&a);
 }

@@ -108,8 +108,7 @@ END_TEST
 START_TEST(refuses_wrong_major)
 {
     char why[64];
-    snprintf(why, sizeof why, "ABI major %d, kgate needs %d", KGATE_ABI_MAJOR + 1,
-             KGATE_ABI_MAJOR);
+    snprintf(why, sizeof why, "ABI major %d, kgate needs %d", KGATE_ABI_MAJOR + 1, KGATE_ABI_MAJOR);
     refused_variant("major", why);
 }
 END_TEST
@@ -124,10 +123,7 @@ START_TEST(refuses_old_major)
 }
 END_TEST
 
-START_TEST(refuses_missing_symbol)
-{
-    refused_variant("nosym", "no kgate_plugin_entry symbol");
-}
+START_TEST(refuses_missing_symbol) { refused_variant("nosym", "no kgate_plugin_entry symbol"); }
 END_TEST
 
 START_TEST(refuses_small_struct)
@@ -139,16 +135,10 @@ START_TEST(refuses_small_struct)
 }
 END_TEST
 
-START_TEST(refuses_null_entry)
-{
-    refused_variant("null", "kgate_plugin_entry() returned NULL");
-}
+START_TEST(refuses_null_entry) { refused_variant("null", "kgate_plugin_entry() returned NULL"); }
 END_TEST
 
-START_TEST(refuses_missing_name)
-{
-    refused_variant("noname", "backend has no name");
-}
+START_TEST(refuses_missing_name) { refused_variant("noname", "backend has no name"); }
 END_TEST
 
 START_TEST(refuses_invalid_name_on_one_line)
@@ -184,8 +174,8 @@ START_TEST(refuses_duplicate_name_keeps_first)
     put("good", "b_second" SUFFIX);
     kg_registry *r = load_tmp(0);
     char why[2048];
-    snprintf(why, sizeof why, "duplicate name good (already loaded from %s/a_first%s)",
-             tmpdir, SUFFIX);
+    snprintf(why, sizeof why, "duplicate name good (already loaded from %s/a_first%s)", tmpdir,
+             SUFFIX);
     ck_assert_uint_eq(kg_strv_len(r->refusals), 1);
     ck_assert_str_eq(kg_strv_get(r->refused_reasons, 0), why);
     kg_plugin *p = kg_registry_find(r, "good");
@@ -265,8 +255,8 @@ START_TEST(one_bad_plugin_does_not_stop_the_others)
     ck_assert_str_eq(r->by_name->name, "good");
     ck_assert_str_eq(((kg_plugin *)r->by_name->hh.next)->name, "newer");
     for (size_t i = 1; i < kg_strv_len(r->refused_files); i++)
-        ck_assert_int_lt(strcmp(kg_strv_get(r->refused_files, i - 1),
-                                kg_strv_get(r->refused_files, i)), 0);
+        ck_assert_int_lt(
+            strcmp(kg_strv_get(r->refused_files, i - 1), kg_strv_get(r->refused_files, i)), 0);
     kg_registry_free(r);
 }
 END_TEST
@@ -377,8 +367,8 @@ START_TEST(refusal_lines_on_stderr_only_when_asked)
 {
     put("nosym", "nosym" SUFFIX);
     char buf[4096], want[2048];
-    snprintf(want, sizeof want, "kgate: plugin %s/nosym%s: no kgate_plugin_entry symbol\n",
-             tmpdir, SUFFIX);
+    snprintf(want, sizeof want, "kgate: plugin %s/nosym%s: no kgate_plugin_entry symbol\n", tmpdir,
+             SUFFIX);
     load_capturing(1, buf, sizeof buf);
     ck_assert_str_eq(buf, want);
     load_capturing(0, buf, sizeof buf);
@@ -458,8 +448,10 @@ START_TEST(refuses_directory_a_box_could_write)
     r = load_exposed(link, proj);
     ck_assert_ptr_null(kg_registry_find(r, "good"));
     ck_assert_uint_eq(kg_strv_len(r->exposed), 1);
-    snprintf(line, sizeof line, "%s: resolves to %s, inside %s, which a program kgate runs "
-             "here could write", link, plug, proj);
+    snprintf(line, sizeof line,
+             "%s: resolves to %s, inside %s, which a program kgate runs "
+             "here could write",
+             link, plug, proj);
     ck_assert_str_eq(kg_strv_get(r->exposed, 0), line);
     kg_registry_free(r);
 
@@ -627,7 +619,7 @@ START_TEST(abi_layout_frozen)
     OFF(kgate_launch, envp, 24);
     OFF(kgate_launch, pty, 32);
     OFF(kgate_launch, events_fd, 36); /* 2.1 */
-    OFF(kgate_launch, commit, 40);    /* 2.1 */
+    OFF(kgate_launch, commit, 40); /* 2.1 */
     OFF(kgate_launch, commit_ctx, 48);
     OFF(kgate_launch, sig_ignored_at_start, 56); /* 2.1, appended */
 

@@ -20,8 +20,8 @@ static int sink_str(void *ctx, const char *buf, size_t len)
 }
 
 /* Masks chunks given by cut points (ascending, within len). */
-static void mask_cuts(const kg_strv *extra, const char *in, size_t len,
-                      const size_t *cuts, size_t n_cuts, UT_string *out)
+static void mask_cuts(const kg_strv *extra, const char *in, size_t len, const size_t *cuts,
+                      size_t n_cuts, UT_string *out)
 {
     kg_mask *m = kg_mask_new(extra, sink_str, out);
     ck_assert_ptr_nonnull(m);
@@ -35,8 +35,7 @@ static void mask_cuts(const kg_strv *extra, const char *in, size_t len,
     kg_mask_free(m);
 }
 
-static char *mask_once(const kg_strv *extra, const char *in, size_t len,
-                       size_t *out_len)
+static char *mask_once(const kg_strv *extra, const char *in, size_t len, size_t *out_len)
 {
     UT_string *out;
     utstring_new(out);
@@ -55,22 +54,21 @@ static char *mask_s(const char *in)
     return mask_once(NULL, in, strlen(in), &n);
 }
 
-#define ck_mask(in, want)                                                      \
-    do {                                                                       \
-        char *got_ = mask_s(in);                                               \
-        ck_assert_str_eq(got_, want);                                          \
-        free(got_);                                                            \
+#define ck_mask(in, want)             \
+    do {                              \
+        char *got_ = mask_s(in);      \
+        ck_assert_str_eq(got_, want); \
+        free(got_);                   \
     } while (0)
 
 static int tokc(unsigned char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-           (c >= '0' && c <= '9') || c == '_' || c == '-';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-';
 }
 
 /* The rule written as plainly as possible, on the whole input at once. */
-static void reference(const char *const *pfx, size_t n_pfx, const char *s,
-                      size_t n, UT_string *out)
+static void reference(const char *const *pfx, size_t n_pfx, const char *s, size_t n, UT_string *out)
 {
     size_t i = 0;
     while (i < n) {
@@ -78,8 +76,7 @@ static void reference(const char *const *pfx, size_t n_pfx, const char *s,
         if (i == 0 || !tokc((unsigned char)s[i - 1])) {
             for (size_t k = 0; k < n_pfx; k++) {
                 size_t pl = strlen(pfx[k]);
-                if (pl <= best || n - i < pl || memcmp(s + i, pfx[k], pl) != 0)
-                    continue;
+                if (pl <= best || n - i < pl || memcmp(s + i, pfx[k], pl) != 0) continue;
                 size_t t = 0;
                 while (i + pl + t < n && tokc((unsigned char)s[i + pl + t])) t++;
                 if (t >= 16) best = pl;
@@ -109,12 +106,10 @@ static void check_against_reference(const char *s, size_t n)
     UT_string *want, *got;
     utstring_new(want);
     utstring_new(got);
-    reference((const char *const *)kg_mask_builtin_prefixes, builtin_count(), s,
-              n, want);
+    reference((const char *const *)kg_mask_builtin_prefixes, builtin_count(), s, n, want);
     mask_cuts(NULL, s, n, NULL, 0, got);
     ck_assert_uint_eq(utstring_len(got), utstring_len(want));
-    ck_assert(memcmp(utstring_body(got), utstring_body(want),
-                     utstring_len(want)) == 0);
+    ck_assert(memcmp(utstring_body(got), utstring_body(want), utstring_len(want)) == 0);
     utstring_free(want);
     utstring_free(got);
 }
@@ -138,9 +133,8 @@ END_TEST
 START_TEST(required_prefixes_present)
 {
     static const char *const required[] = {
-        "sk-ant-", "sk-proj-", "sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_",
-        "github_pat_", "glpat-", "xoxb-", "xoxp-", "AKIA", "ASIA", "AIza",
-        "hf_", "npm_", "pypi-"};
+        "sk-ant-", "sk-proj-", "sk-",   "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
+        "glpat-",  "xoxb-",    "xoxp-", "AKIA", "ASIA", "AIza", "hf_",  "npm_", "pypi-"};
     for (size_t i = 0; i < sizeof required / sizeof *required; i++) {
         int found = 0;
         for (size_t k = 0; kg_mask_builtin_prefixes[k]; k++)
@@ -153,7 +147,7 @@ END_TEST
 START_TEST(token_length_threshold)
 {
     ck_mask("ghp_123456789012345", "ghp_123456789012345"); /* 15 */
-    ck_mask("ghp_1234567890123456", "ghp_***");            /* 16 */
+    ck_mask("ghp_1234567890123456", "ghp_***"); /* 16 */
     ck_mask("ghp_1234567890123456789012345678901234567890 ok", "ghp_*** ok");
     ck_mask("ghp_123456789012345 ok", "ghp_123456789012345 ok");
     /* A non-token byte ends the run before 16. */
@@ -214,22 +208,18 @@ START_TEST(no_false_positives)
         "the quick brown fox jumps over the lazy dog 0123456789",
         "ask-me-anything-about-everything-you-want", /* 'a' before sk- */
     };
-    for (size_t i = 0; i < sizeof prose / sizeof *prose; i++)
-        ck_mask(prose[i], prose[i]);
+    for (size_t i = 0; i < sizeof prose / sizeof *prose; i++) ck_mask(prose[i], prose[i]);
 }
 END_TEST
 
 START_TEST(gemini_style_vectors)
 {
     /* Secret shapes other redactors test with, where our rule covers them. */
-    ck_mask("token=ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789",
-            "token=ghp_***");
-    ck_mask("GOOGLE_API_KEY=AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUvW",
-            "GOOGLE_API_KEY=AIza***");
+    ck_mask("token=ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789", "token=ghp_***");
+    ck_mask("GOOGLE_API_KEY=AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUvW", "GOOGLE_API_KEY=AIza***");
     ck_mask("aws_access_key_id = AKIAIOSFODNN7EXAMPLE", "aws_access_key_id = AKIA***");
     ck_mask("ASIAY34FZKBOKMUTVV7A", "ASIA***");
-    ck_mask("SLACK=xoxb-1234567890-0987654321-AbCdEfGhIjKl",
-            "SLACK=xoxb-***");
+    ck_mask("SLACK=xoxb-1234567890-0987654321-AbCdEfGhIjKl", "SLACK=xoxb-***");
     ck_mask("xoxp-1234567890-0987654321-AbCdEfGhIjKl", "xoxp-***");
     ck_mask("HF=hf_AbCdEfGhIjKlMnOpQrStUvWxYz", "HF=hf_***");
     ck_mask("//registry.npmjs.org/:_authToken=npm_AbCdEfGhIjKlMnOpQrSt",
@@ -280,13 +270,13 @@ END_TEST
 static const char *const split_inputs[] = {
     "pre sk-ant-api03-0123456789abcdefghij post",
     "sk-0123456789abcdef",
-    "x sk-ant-abcdefghijkl y",   /* falls back to sk- */
-    "x sk-ant-abcdefghijk y",    /* nothing */
+    "x sk-ant-abcdefghijkl y", /* falls back to sk- */
+    "x sk-ant-abcdefghijk y", /* nothing */
     "github_pat_11AAAAAAA0123456789_abcdefghij\nghp_short ghp_0123456789abcdefXX",
     "desk-0123456789abcdefghij (AKIAIOSFODNN7EXAMPLE) ASIAN",
     "sk-sk-sk-0123456789abcdefghij sk-",
-    "aaaa ghp_0123456789abcde",  /* 15 then end of stream */
-    "ghp_0123456789abcdef",      /* 16 exactly at end of stream */
+    "aaaa ghp_0123456789abcde", /* 15 then end of stream */
+    "ghp_0123456789abcdef", /* 16 exactly at end of stream */
 };
 
 START_TEST(every_split_two_and_three_feeds)
@@ -296,19 +286,18 @@ START_TEST(every_split_two_and_three_feeds)
         size_t len = strlen(in);
         UT_string *want;
         utstring_new(want);
-        reference((const char *const *)kg_mask_builtin_prefixes,
-                  builtin_count(), in, len, want);
+        reference((const char *const *)kg_mask_builtin_prefixes, builtin_count(), in, len, want);
         for (size_t a = 0; a <= len; a++) {
             for (size_t b = a; b <= len; b++) {
                 size_t cuts[2] = {a, b};
                 UT_string *got;
                 utstring_new(got);
                 mask_cuts(NULL, in, len, cuts, 2, got);
-                ck_assert_msg(utstring_len(got) == utstring_len(want) &&
-                                  memcmp(utstring_body(got), utstring_body(want),
-                                         utstring_len(want)) == 0,
-                              "input %zu cut at %zu,%zu: got '%s' want '%s'", s,
-                              a, b, utstring_body(got), utstring_body(want));
+                ck_assert_msg(
+                    utstring_len(got) == utstring_len(want) &&
+                        memcmp(utstring_body(got), utstring_body(want), utstring_len(want)) == 0,
+                    "input %zu cut at %zu,%zu: got '%s' want '%s'", s, a, b, utstring_body(got),
+                    utstring_body(want));
                 utstring_free(got);
             }
         }
@@ -334,8 +323,8 @@ END_TEST
 START_TEST(random_streams_match_reference)
 {
     static const char *const atoms[] = {
-        "sk-", "sk-ant-", "ghp_", "AKIA", "a", "Z", "0", "_", "-", " ",
-        "\n", ".", "\0", "\xff", "aaaaaaaaaaaaaaa", "x"};
+        "sk-",  "sk-ant-",         "ghp_", "AKIA", "a", "Z", "0", "_", "-", " ", "\n", ".", "\0",
+        "\xff", "aaaaaaaaaaaaaaa", "x"};
     unsigned seed = 12345;
     for (int round = 0; round < 400; round++) {
         UT_string *in, *want, *got;
@@ -348,8 +337,8 @@ START_TEST(random_streams_match_reference)
             utstring_bincpy(in, a, a[0] ? strlen(a) : 1);
         }
         size_t len = utstring_len(in);
-        reference((const char *const *)kg_mask_builtin_prefixes,
-                  builtin_count(), utstring_body(in), len, want);
+        reference((const char *const *)kg_mask_builtin_prefixes, builtin_count(), utstring_body(in),
+                  len, want);
         size_t cuts[64], nc = 0, at = 0;
         while (nc < 64) {
             at += (size_t)(rand_r(&seed) % 40);
@@ -358,8 +347,7 @@ START_TEST(random_streams_match_reference)
         }
         mask_cuts(NULL, utstring_body(in), len, cuts, nc, got);
         ck_assert_uint_eq(utstring_len(got), utstring_len(want));
-        ck_assert(memcmp(utstring_body(got), utstring_body(want),
-                         utstring_len(want)) == 0);
+        ck_assert(memcmp(utstring_body(got), utstring_body(want), utstring_len(want)) == 0);
         utstring_free(in);
         utstring_free(want);
         utstring_free(got);
@@ -451,7 +439,8 @@ static void reference_esc(const char *s, size_t n, UT_string *out)
 {
     size_t np = builtin_count(), maxlen = 0;
     for (size_t k = 0; k < np; k++)
-        if (strlen(kg_mask_builtin_prefixes[k]) > maxlen) maxlen = strlen(kg_mask_builtin_prefixes[k]);
+        if (strlen(kg_mask_builtin_prefixes[k]) > maxlen)
+            maxlen = strlen(kg_mask_builtin_prefixes[k]);
     mask_reference((const char *const *)kg_mask_builtin_prefixes, np, maxlen,
                    (const unsigned char *)s, n, out);
 }
@@ -552,9 +541,12 @@ END_TEST
 START_TEST(random_streams_with_sequences)
 {
     static const char *const atoms[] = {
-        "sk-", "sk-ant-", "ghp_", "AKIA", "a", "Z", "0", "_", "-", " ", "\n", "m",
-        "K", "[", "\x1b", "\x1b[", "\x1b[m", "\x1b[K", "\x1b[01;31m", "\x1b]0;", "\x07",
-        "\x1b\\", "\x1b(B", "\x1b[?1049h", "aaaaaaaaaaaaaaa", "\xff"};
+        "sk-",   "sk-ant-", "ghp_",   "AKIA",        "a",
+        "Z",     "0",       "_",      "-",           " ",
+        "\n",    "m",       "K",      "[",           "\x1b",
+        "\x1b[", "\x1b[m",  "\x1b[K", "\x1b[01;31m", "\x1b]0;",
+        "\x07",  "\x1b\\",  "\x1b(B", "\x1b[?1049h", "aaaaaaaaaaaaaaa",
+        "\xff"};
     unsigned seed = 4242;
     for (int round = 0; round < 600; round++) {
         UT_string *in;
@@ -585,8 +577,8 @@ START_TEST(sequences_in_long_inputs)
         size_t n = 0;
         for (size_t i = 0; i < pad; i++) buf[n++] = (i % 5 == 2) ? ' ' : 'q';
         n += (size_t)snprintf(buf + n, sizeof buf - n,
-                              " x=" RED "ghp_" OFF "0123456789abcdefgh tail " RED
-                              "AIza" OFF "0123456789abcdef!" RED "zz" OFF
+                              " x=" RED "ghp_" OFF "0123456789abcdefgh tail " RED "AIza" OFF
+                              "0123456789abcdef!" RED "zz" OFF
                               " and a long clean run of words after it all");
         check_esc_cuts(buf, n, NULL, 0);
         char *got = mask_s(buf);
@@ -629,7 +621,4 @@ static Suite *mask_suite(void)
     return s;
 }
 
-int main(void)
-{
-    return kgt_run_suite(mask_suite());
-}
+int main(void) { return kgt_run_suite(mask_suite()); }

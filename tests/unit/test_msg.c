@@ -21,22 +21,30 @@ static char *esc(const char *s)
 
 START_TEST(escapes_what_a_terminal_acts_on)
 {
-    static const struct { const char *in, *out; } cases[] = {
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
         {"plain /path/to x", "plain /path/to x"},
         {"nosuch\nkgate: forged \033[2J", "nosuch\\nkgate: forged \\e[2J"},
         {"a\tb\rc", "a\\tb\\rc"},
-        {"back\\slash", "back\\\\slash"},                 /* our escapes stay ours */
-        {"\\n", "\\\\n"},                                  /* text that looks escaped */
+        {"back\\slash", "back\\\\slash"}, /* our escapes stay ours */
+        {"\\n", "\\\\n"}, /* text that looks escaped */
         {"\x01\x07\x08\x7f", "\\x01\\x07\\x08\\x7f"},
         {"caf\xc3\xa9 \xe2\x9c\x93", "caf\xc3\xa9 \xe2\x9c\x93"}, /* printable UTF-8 */
         {"bad\xff\xfe", "bad\\xff\\xfe"},
-        {"\xc2\x9b" "31m", "\\u{009b}31m"},                /* C1 CSI */
-        {"\xc2\x85", "\\u{0085}"},                         /* NEL */
-        {"a\xe2\x80\xa8" "b", "a\\u{2028}b"},              /* line separator */
-        {"x\xe2\x80\xae" "gpj.exe", "x\\u{202e}gpj.exe"},  /* right-to-left override */
+        {"\xc2\x9b"
+         "31m",
+         "\\u{009b}31m"}, /* C1 CSI */
+        {"\xc2\x85", "\\u{0085}"}, /* NEL */
+        {"a\xe2\x80\xa8"
+         "b",
+         "a\\u{2028}b"}, /* line separator */
+        {"x\xe2\x80\xae"
+         "gpj.exe",
+         "x\\u{202e}gpj.exe"}, /* right-to-left override */
         {"\xe2\x81\xa6", "\\u{2066}"},
-        {"\xed\xa0\x80", "\\xed\\xa0\\x80"},               /* an encoded surrogate */
-        {"\xe2\x82", "\\xe2\\x82"},                        /* cut short */
+        {"\xed\xa0\x80", "\\xed\\xa0\\x80"}, /* an encoded surrogate */
+        {"\xe2\x82", "\\xe2\\x82"}, /* cut short */
         {"", ""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -67,7 +75,7 @@ START_TEST(every_byte_gives_one_printable_line)
     ck_assert_int_eq(strncmp(buf, "kgate: refused ", 15), 0);
     for (size_t i = 0; i + 1 < len; i++)
         ck_assert_msg((unsigned char)buf[i] >= 0x20 && (unsigned char)buf[i] != 0x7f &&
-                      (unsigned char)buf[i] < 0x80,
+                          (unsigned char)buf[i] < 0x80,
                       "byte %zu is 0x%02x", i, (unsigned char)buf[i]);
     ck_assert_ptr_nonnull(strstr(buf, " and x\\n\n"));
     free(buf);
@@ -78,7 +86,9 @@ END_TEST
  * byte is written as bash's $'...', exact and without the raw byte. */
 START_TEST(dry_run_words_stay_printable)
 {
-    static const struct { const char *in, *out; } cases[] = {
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
         {"plain/path", "plain/path"},
         {"two words", "'two words'"},
         {"it's", "'it'\\''s'"},

@@ -10,10 +10,7 @@
 #include "netevents.h"
 #include "testutil.h"
 
-static int parse(const char *s, kg_net_event *e)
-{
-    return kg_net_event_parse(s, strlen(s), e);
-}
+static int parse(const char *s, kg_net_event *e) { return kg_net_event_parse(s, strlen(s), e); }
 
 START_TEST(records_that_parse)
 {
@@ -50,28 +47,28 @@ START_TEST(records_refused)
         "net refused a.test - ",
         "net refused a.test -",
         "net refused a.test - 0 extra",
-        "net  refused a.test - 0",           /* two spaces */
-        "net refused a.test - 0 ",           /* trailing space */
-        "dns refused a.test - 0",            /* not a net record */
+        "net  refused a.test - 0", /* two spaces */
+        "net refused a.test - 0 ", /* trailing space */
+        "dns refused a.test - 0", /* not a net record */
         "NET refused a.test - 0",
-        "net Refused a.test - 0",            /* verdict: a lowercase word */
+        "net Refused a.test - 0", /* verdict: a lowercase word */
         "net refused! a.test - 0",
         "net averyveryverylongverdict a.test - 0",
-        "net refused a/b - 0",               /* a byte outside the alphabet */
+        "net refused a/b - 0", /* a byte outside the alphabet */
         "net refused a\tb - 0",
         "net refused a\x1b[2Jb - 0",
         "net refused caf\xc3\xa9 - 0",
-        "net refused a\\ - 0",               /* escapes: three digits, 1..255 */
+        "net refused a\\ - 0", /* escapes: three digits, 1..255 */
         "net refused a\\12 - 0",
         "net refused a\\12x - 0",
         "net refused a\\256 - 0",
         "net refused a\\000b - 0",
-        "net refused - - 0",                 /* neither a name nor an address */
-        "net refused a.test 198.18.0 0",     /* addresses inet_pton takes */
+        "net refused - - 0", /* neither a name nor an address */
+        "net refused a.test 198.18.0 0", /* addresses inet_pton takes */
         "net refused a.test 198.18.0.9.1 0",
         "net refused a.test ::g 0",
         "net refused a.test 010.1.1.1 0",
-        "net refused a.test 198.18.0.9 -1",  /* ports: 0..65535, plain */
+        "net refused a.test 198.18.0.9 -1", /* ports: 0..65535, plain */
         "net refused a.test 198.18.0.9 65536",
         "net refused a.test 198.18.0.9 080",
         "net refused a.test 198.18.0.9 +80",
@@ -138,8 +135,8 @@ START_TEST(netlog_audit_and_summary)
     char path[64];
     kg_audit_log *fd = temp_log(path, sizeof path);
     const char *argv[] = {"curl", "x"};
-    kg_audit_event base = {.kind = "net", .argv = argv, .argc = 2, .cwd = "/p",
-                           .backend = "slirp-filter"};
+    kg_audit_event base = {
+        .kind = "net", .argv = argv, .argc = 2, .cwd = "/p", .backend = "slirp-filter"};
     kg_netlog *l = kg_netlog_new(fd, &base);
     UT_string *s;
     utstring_new(s);
@@ -174,9 +171,9 @@ START_TEST(netlog_audit_and_summary)
     const char *log = slurp(path);
     ck_assert_uint_eq(count(log, "\n"), 12); /* 11 records + the count line */
     ck_assert_uint_eq(count(log, "\"kind\":\"net\""), 12);
-    ck_assert_ptr_nonnull(strstr(
-        log, "\"backend\":\"slirp-filter\",\"verdict\":\"refused\",\"name\":\"api.example\","
-             "\"addr\":\"198.18.0.9\",\"port\":80,\"prev\":\""));
+    ck_assert_ptr_nonnull(
+        strstr(log, "\"backend\":\"slirp-filter\",\"verdict\":\"refused\",\"name\":\"api.example\","
+                    "\"addr\":\"198.18.0.9\",\"port\":80,\"prev\":\""));
     ck_assert_ptr_nonnull(strstr(log, "\"verdict\":\"refused\",\"name\":\"evil.example\","
                                       "\"port\":0,\"prev\":\""));
     ck_assert_ptr_nonnull(strstr(log, "\"reason\":\"2 unreadable records from the backend "

@@ -224,8 +224,8 @@ START_TEST(test_within)
         {"/home/u", "/home/u/x", false},  {"relative", "/", false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        ck_assert_msg(kg_path_is_within(cases[i].path, cases[i].dir) == cases[i].within,
-                      "%s in %s", cases[i].path, cases[i].dir);
+        ck_assert_msg(kg_path_is_within(cases[i].path, cases[i].dir) == cases[i].within, "%s in %s",
+                      cases[i].path, cases[i].dir);
     ck_assert(kg_path_covers_home("/", "/home/u"));
     ck_assert(kg_path_covers_home("/home", "/home/u"));
     ck_assert(kg_path_covers_home("/home/u", "/home/u"));

@@ -97,8 +97,8 @@ END_TEST
  * here is a test error, so this fails without the check. */
 START_TEST(cut_short_refused_others_load)
 {
-    size_t cuts[] = {0, 1, 4, 16, 52, 63, 64, 100, 1000, 3000, good_len / 2,
-                     good_len - 64, good_len - 1};
+    size_t cuts[] = {
+        0, 1, 4, 16, 52, 63, 64, 100, 1000, 3000, good_len / 2, good_len - 64, good_len - 1};
     size_t n = sizeof cuts / sizeof cuts[0];
     char why[256];
     for (size_t i = 0; i < n; i++) {
@@ -166,10 +166,22 @@ static Elf64_Dyn *dyn_tag(unsigned char *b, Elf64_Sxword tag)
     return NULL;
 }
 
-static void m_class(unsigned char *b, size_t l) { (void)l; b[EI_CLASS] = ELFCLASS32; }
-static void m_type(unsigned char *b, size_t l) { (void)l; eh(b)->e_type = ET_EXEC; }
+static void m_class(unsigned char *b, size_t l)
+{
+    (void)l;
+    b[EI_CLASS] = ELFCLASS32;
+}
+static void m_type(unsigned char *b, size_t l)
+{
+    (void)l;
+    eh(b)->e_type = ET_EXEC;
+}
 static void m_phoff(unsigned char *b, size_t l) { eh(b)->e_phoff = l - 8; }
-static void m_phentsize(unsigned char *b, size_t l) { (void)l; eh(b)->e_phentsize = 40; }
+static void m_phentsize(unsigned char *b, size_t l)
+{
+    (void)l;
+    eh(b)->e_phentsize = 40;
+}
 static void m_shoff(unsigned char *b, size_t l) { eh(b)->e_shoff = l; }
 static void m_load_past_end(unsigned char *b, size_t l) { ph(b, PT_LOAD)->p_filesz = l; }
 static void m_load_wrap(unsigned char *b, size_t l)
@@ -182,8 +194,16 @@ static void m_dynamic_unloaded(unsigned char *b, size_t l)
     (void)l;
     ph(b, PT_DYNAMIC)->p_vaddr = 0x7fff0000;
 }
-static void m_strtab(unsigned char *b, size_t l) { (void)l; dyn_tag(b, DT_STRTAB)->d_un.d_ptr = 0x7fff0000; }
-static void m_strsz(unsigned char *b, size_t l) { (void)l; dyn_tag(b, DT_STRSZ)->d_un.d_val = 1u << 30; }
+static void m_strtab(unsigned char *b, size_t l)
+{
+    (void)l;
+    dyn_tag(b, DT_STRTAB)->d_un.d_ptr = 0x7fff0000;
+}
+static void m_strsz(unsigned char *b, size_t l)
+{
+    (void)l;
+    dyn_tag(b, DT_STRSZ)->d_un.d_val = 1u << 30;
+}
 static void m_no_dt_null(unsigned char *b, size_t l)
 {
     (void)l;
@@ -195,7 +215,10 @@ static void m_no_dt_null(unsigned char *b, size_t l)
 
 START_TEST(each_field_checked)
 {
-    static const struct { const char *what; mutate_fn f; } m[] = {
+    static const struct {
+        const char *what;
+        mutate_fn f;
+    } m[] = {
         {"32-bit class", m_class},
         {"not ET_DYN", m_type},
         {"program headers past the end", m_phoff},
@@ -215,8 +238,7 @@ START_TEST(each_field_checked)
         memcpy(b, good, good_len);
         m[i].f(b, good_len);
         why[0] = '\0';
-        ck_assert_msg(kg_elf_check_mem(b, good_len, why, sizeof why) < 0, "%s accepted",
-                      m[i].what);
+        ck_assert_msg(kg_elf_check_mem(b, good_len, why, sizeof why) < 0, "%s accepted", m[i].what);
         ck_assert_msg(why[0] && !strchr(why, '\n'), "%s: reason '%s'", m[i].what, why);
         free(b);
     }
@@ -281,14 +303,14 @@ static void be32put(unsigned char *p, uint32_t v)
 static size_t macho(unsigned char *b, uint64_t seg_size)
 {
     memset(b, 0, 4096);
-    le32put(b, 0xfeedfacf);  /* MH_MAGIC_64 */
-    le32put(b + 12, 6);      /* MH_DYLIB */
-    le32put(b + 16, 1);      /* ncmds */
-    le32put(b + 20, 72);     /* sizeofcmds */
+    le32put(b, 0xfeedfacf); /* MH_MAGIC_64 */
+    le32put(b + 12, 6); /* MH_DYLIB */
+    le32put(b + 16, 1); /* ncmds */
+    le32put(b + 20, 72); /* sizeofcmds */
     unsigned char *lc = b + 32;
-    le32put(lc, 0x19);       /* LC_SEGMENT_64 */
+    le32put(lc, 0x19); /* LC_SEGMENT_64 */
     le32put(lc + 4, 72);
-    le64put(lc + 40, 512);   /* fileoff */
+    le64put(lc + 40, 512); /* fileoff */
     le64put(lc + 48, seg_size);
     return 512 + 1024;
 }

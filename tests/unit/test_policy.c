@@ -47,21 +47,24 @@ static void teardown(void)
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", root);
 }
 
-
 static void write_user(const char *yaml)
 {
     char p[PATH_MAX * 2];
     snprintf(p, sizeof p, "%s/.kgate/config.yaml", home);
-    if (yaml) kgt_write_text(p, yaml);
-    else unlink(p);
+    if (yaml)
+        kgt_write_text(p, yaml);
+    else
+        unlink(p);
 }
 
 static void write_project(const char *yaml)
 {
     char p[PATH_MAX * 2];
     snprintf(p, sizeof p, "%s/.kgate.yaml", proj);
-    if (yaml) kgt_write_text(p, yaml);
-    else unlink(p);
+    if (yaml)
+        kgt_write_text(p, yaml);
+    else
+        unlink(p);
 }
 
 /* Replaces every "$H" with home and "$P" with the project. */
@@ -71,8 +74,10 @@ static const char *expand(const char *s, char *buf, size_t len)
     buf[0] = '\0';
     while (*s && o + 1 < len) {
         const char *rep = NULL;
-        if (s[0] == '$' && s[1] == 'H') rep = home;
-        else if (s[0] == '$' && s[1] == 'P') rep = proj;
+        if (s[0] == '$' && s[1] == 'H')
+            rep = home;
+        else if (s[0] == '$' && s[1] == 'P')
+            rep = proj;
         if (rep) {
             o += (size_t)snprintf(buf + o, len - o, "%s", rep);
             s += 2;
@@ -106,8 +111,7 @@ static const narrow_case cases[] = {
     {"network narrows", "network: open\n", "network: restricted\n", NULL, NULL, NULL, NULL},
     {"network keeps", "network: off\n", "network: off\n", NULL, NULL, NULL, NULL},
     {"network widens off->open", "network: off\n", "network: open\n",
-     "$P/.kgate.yaml: network: 'open' is wider than the user config's 'off'", NULL, NULL,
-     NULL},
+     "$P/.kgate.yaml: network: 'open' is wider than the user config's 'off'", NULL, NULL, NULL},
     {"network widens restricted->open", "network: restricted\n", "network: open\n",
      "network: 'open' is wider than the user config's 'restricted'", NULL, NULL, NULL},
     {"network widens off->restricted", "network: off\n", "network: restricted\n",
@@ -115,50 +119,47 @@ static const narrow_case cases[] = {
     {"network widens the defaults", NULL, "network: open\n",
      "network: 'open' is wider than the user config's 'restricted'", NULL, NULL, NULL},
     /* macos_profile: permissive > strict */
-    {"macos_profile narrows", "macos_profile: permissive\n", "macos_profile: strict\n", NULL,
-     NULL, NULL, NULL},
+    {"macos_profile narrows", "macos_profile: permissive\n", "macos_profile: strict\n", NULL, NULL,
+     NULL, NULL},
     {"macos_profile widens", "macos_profile: strict\n", "macos_profile: permissive\n",
-     "macos_profile: 'permissive' is wider than the user config's 'strict'", NULL, NULL,
-     NULL},
+     "macos_profile: 'permissive' is wider than the user config's 'strict'", NULL, NULL, NULL},
     /* may drop, never add */
     {"allow_hosts drops", "allow_hosts: [a.com, b.com]\n", "allow_hosts: [A.COM]\n", NULL,
      "allow_hosts", "a.com", "b.com"},
     {"allow_hosts adds", "allow_hosts: [a.com]\n", "allow_hosts: [a.com, evil.com]\n",
      ".kgate.yaml:1: allow_hosts: the entry is not in the user config", NULL, NULL, NULL},
-    {"allow_paths drops", "allow_paths: [~/a, b]\n", "allow_paths: [../a]\n", NULL,
-     "allow_paths", "$H/a", "$H/b"},
+    {"allow_paths drops", "allow_paths: [~/a, b]\n", "allow_paths: [../a]\n", NULL, "allow_paths",
+     "$H/a", "$H/b"},
     {"allow_paths adds", "allow_paths: [~/a]\n", "allow_paths: [~/a, ~/c]\n",
      ".kgate.yaml:1: allow_paths: the entry is not in the user config", NULL, NULL, NULL},
-    {"read_paths drops", "read_paths: [~/a, ~/b]\n", "read_paths: []\n", NULL, "read_paths",
-     NULL, "$H/a"},
+    {"read_paths drops", "read_paths: [~/a, ~/b]\n", "read_paths: []\n", NULL, "read_paths", NULL,
+     "$H/a"},
     {"read_paths adds", "read_paths: [~/a]\n", "read_paths: [~/b]\n",
      ".kgate.yaml:1: read_paths: the entry is not in the user config", NULL, NULL, NULL},
-    {"pass_env drops", "pass_env: [A_TOKEN, B_KEY]\n", "pass_env: [A_TOKEN]\n", NULL,
-     "pass_env", "A_TOKEN", "B_KEY"},
+    {"pass_env drops", "pass_env: [A_TOKEN, B_KEY]\n", "pass_env: [A_TOKEN]\n", NULL, "pass_env",
+     "A_TOKEN", "B_KEY"},
     {"pass_env adds", "pass_env: [A_TOKEN]\n", "pass_env: [C_SECRET]\n",
      ".kgate.yaml:1: pass_env: the entry is not in the user config", NULL, NULL, NULL},
-    {"unprotect_paths drops", "unprotect_paths: [.vscode, .idea]\n",
-     "unprotect_paths: [.vscode]\n", NULL, "protect_paths", "$P/.idea", "$P/.vscode"},
+    {"unprotect_paths drops", "unprotect_paths: [.vscode, .idea]\n", "unprotect_paths: [.vscode]\n",
+     NULL, "protect_paths", "$P/.idea", "$P/.vscode"},
     {"unprotect_paths adds", "unprotect_paths: [.vscode]\n",
      "unprotect_paths: [.vscode, .git/hooks]\n",
      ".kgate.yaml:1: unprotect_paths: the entry is not in the user config", NULL, NULL, NULL},
     {"allow_sockets drops", "allow_sockets: [~/agent.sock]\n", "allow_sockets: []\n", NULL,
      "allow_sockets", NULL, "$H/agent.sock"},
-    {"allow_sockets adds", "allow_sockets: [~/agent.sock]\n",
-     "allow_sockets: [/run/docker.sock]\n",
+    {"allow_sockets adds", "allow_sockets: [~/agent.sock]\n", "allow_sockets: [/run/docker.sock]\n",
      ".kgate.yaml:1: allow_sockets: the entry is not in the user config", NULL, NULL, NULL},
-    {"macos_allow_mach drops", "macos_allow_mach: [com.a, com.b]\n",
-     "macos_allow_mach: [com.b]\n", NULL, "macos_allow_mach", "com.b", "com.a"},
+    {"macos_allow_mach drops", "macos_allow_mach: [com.a, com.b]\n", "macos_allow_mach: [com.b]\n",
+     NULL, "macos_allow_mach", "com.b", "com.a"},
     {"macos_allow_mach adds", "macos_allow_mach: [com.a]\n", "macos_allow_mach: [com.x]\n",
      ".kgate.yaml:1: macos_allow_mach: the entry is not in the user config", NULL, NULL, NULL},
     /* may add; leaving an entry out does not remove it */
-    {"deny_read adds", NULL, "deny_read: [secret.pem]\n", NULL, "deny_read",
-     "$P/secret.pem", NULL},
+    {"deny_read adds", NULL, "deny_read: [secret.pem]\n", NULL, "deny_read", "$P/secret.pem", NULL},
     {"deny_read cannot drop", NULL, "deny_read: []\n", NULL, "deny_read", "$P/.env", NULL},
     {"deny_exec adds", NULL, "deny_exec: [nc]\n", NULL, "deny_exec", "nc", NULL},
     {"deny_exec cannot drop", NULL, "deny_exec: [nc]\n", NULL, "deny_exec", "curl", NULL},
-    {"mask_prefixes adds", "mask_prefixes: [a_]\n", "mask_prefixes: [b_]\n", NULL,
-     "mask_prefixes", "b_", NULL},
+    {"mask_prefixes adds", "mask_prefixes: [a_]\n", "mask_prefixes: [b_]\n", NULL, "mask_prefixes",
+     "b_", NULL},
     {"mask_prefixes cannot drop", "mask_prefixes: [a_]\n", "mask_prefixes: []\n", NULL,
      "mask_prefixes", "a_", NULL},
     {"deny_env adds", NULL, "deny_env: [DB_*]\n", NULL, "deny_env", "DB_*", NULL},
@@ -176,14 +177,13 @@ static const narrow_case cases[] = {
      "allow_hosts: [\"*.api.example.com\", \"*.example.com\"]\n", NULL, "allow_hosts",
      "*.api.example.com", NULL},
     {"allow_hosts a port added", "allow_hosts: [a.com, \"*.example.com\"]\n",
-     "allow_hosts: [\"a.com:443\", \"x.y.example.com:8443\"]\n", NULL, "allow_hosts",
-     "a.com:443", "a.com"},
+     "allow_hosts: [\"a.com:443\", \"x.y.example.com:8443\"]\n", NULL, "allow_hosts", "a.com:443",
+     "a.com"},
     {"allow_hosts wildcard port kept", "allow_hosts: [\"*.example.com:443\"]\n",
-     "allow_hosts: [\"api.example.com:443\"]\n", NULL, "allow_hosts",
-     "api.example.com:443", NULL},
+     "allow_hosts: [\"api.example.com:443\"]\n", NULL, "allow_hosts", "api.example.com:443", NULL},
     {"allow_hosts wildcard does not cover its own name", "allow_hosts: [\"*.example.com\"]\n",
-     "allow_hosts: [example.com]\n", ".kgate.yaml:1: allow_hosts: the entry is not in the user config",
-     NULL, NULL, NULL},
+     "allow_hosts: [example.com]\n",
+     ".kgate.yaml:1: allow_hosts: the entry is not in the user config", NULL, NULL, NULL},
     {"allow_hosts name widened to a wildcard", "allow_hosts: [api.example.com]\n",
      "allow_hosts: [\"*.api.example.com\"]\n",
      ".kgate.yaml:1: allow_hosts: the entry is not in the user config", NULL, NULL, NULL},
@@ -193,9 +193,8 @@ static const narrow_case cases[] = {
     {"allow_hosts a suffix that is not a label", "allow_hosts: [\"*.example.com\"]\n",
      "allow_hosts: [evilexample.com]\n",
      ".kgate.yaml:1: allow_hosts: the entry is not in the user config", NULL, NULL, NULL},
-    {"allow_hosts another port", "allow_hosts: [\"a.com:443\"]\n",
-     "allow_hosts: [\"a.com:80\"]\n", ".kgate.yaml:1: allow_hosts: the entry is not in the user config",
-     NULL, NULL, NULL},
+    {"allow_hosts another port", "allow_hosts: [\"a.com:443\"]\n", "allow_hosts: [\"a.com:80\"]\n",
+     ".kgate.yaml:1: allow_hosts: the entry is not in the user config", NULL, NULL, NULL},
     {"allow_hosts a port dropped", "allow_hosts: [\"*.example.com:443\"]\n",
      "allow_hosts: [api.example.com]\n",
      ".kgate.yaml:1: allow_hosts: the entry is not in the user config", NULL, NULL, NULL},
@@ -217,8 +216,7 @@ START_TEST(test_narrowing_table)
     if (c->err) {
         ck_assert_msg(p == NULL, "%s: loaded although it widens", c->what);
         const char *want = expand(c->err, b1, sizeof b1);
-        ck_assert_msg(strstr(err.msg, want) != NULL, "%s: '%s' lacks '%s'", c->what, err.msg,
-                      want);
+        ck_assert_msg(strstr(err.msg, want) != NULL, "%s: '%s' lacks '%s'", c->what, err.msg, want);
         /* Always the file, the key and the value, and never a partial policy. */
         ck_assert_msg(strstr(err.msg, ".kgate.yaml") != NULL, "%s: no file name", c->what);
         return;
@@ -230,8 +228,8 @@ START_TEST(test_narrowing_table)
             ck_assert_msg(kg_strv_contains(v, expand(c->has, b1, sizeof b1)), "%s: %s lacks %s",
                           c->what, c->key, b1);
         if (c->lacks)
-            ck_assert_msg(!kg_strv_contains(v, expand(c->lacks, b2, sizeof b2)),
-                          "%s: %s has %s", c->what, c->key, b2);
+            ck_assert_msg(!kg_strv_contains(v, expand(c->lacks, b2, sizeof b2)), "%s: %s has %s",
+                          c->what, c->key, b2);
     }
     kg_policy_free(p);
 }
@@ -257,7 +255,8 @@ START_TEST(test_narrowing_max_processes)
     for (size_t i = 0; i < sizeof mp_cases / sizeof *mp_cases; i++) {
         kg_error err = {0};
         kg_config *u = kg_config_parse("u", mp_cases[i].user, strlen(mp_cases[i].user), &err);
-        kg_config *pr = kg_config_parse("proj.yaml", mp_cases[i].proj, strlen(mp_cases[i].proj), &err);
+        kg_config *pr =
+            kg_config_parse("proj.yaml", mp_cases[i].proj, strlen(mp_cases[i].proj), &err);
         ck_assert(u && pr);
         int rc = kg_policy_check_narrowing(u, pr, &err);
         ck_assert_msg((rc == 0) == mp_cases[i].ok, "case %zu: rc %d: %s", i, rc, err.msg);
@@ -286,7 +285,8 @@ START_TEST(test_narrowing_audit_sink)
     for (size_t i = 0; i < sizeof sink_cases / sizeof *sink_cases; i++) {
         kg_error err = {0};
         kg_config *u = kg_config_parse("u", sink_cases[i].user, strlen(sink_cases[i].user), &err);
-        kg_config *pr = kg_config_parse("proj.yaml", sink_cases[i].proj, strlen(sink_cases[i].proj), &err);
+        kg_config *pr =
+            kg_config_parse("proj.yaml", sink_cases[i].proj, strlen(sink_cases[i].proj), &err);
         ck_assert(u && pr);
         int rc = kg_policy_check_narrowing(u, pr, &err);
         ck_assert_msg((rc == 0) == sink_cases[i].ok, "case %zu: rc %d: %s", i, rc, err.msg);
@@ -372,8 +372,7 @@ START_TEST(test_check_narrowing_pure)
             u->has_macos_profile = pr->has_macos_profile = true;
             u->macos_profile = profs[i];
             pr->macos_profile = profs[j];
-            ck_assert_int_eq(kg_policy_check_narrowing(u, pr, &err),
-                             (i == 1 && j == 0) ? -1 : 0);
+            ck_assert_int_eq(kg_policy_check_narrowing(u, pr, &err), (i == 1 && j == 0) ? -1 : 0);
             kg_config_free(u);
             kg_config_free(pr);
         }
@@ -406,12 +405,11 @@ START_TEST(test_defaults_without_files)
     ck_assert_uint_eq(kg_strv_len(p->deny_exec), 2);
     ck_assert_str_eq(kg_strv_get(p->deny_exec, 0), "curl");
     /* the built-in protected paths, sorted */
-    const char *prot[] = {".claude",        ".codex",         ".cursor",
-                          ".devcontainer",  ".devcontainer.json", ".envrc",
-                          ".gemini",        ".git/commondir", ".git/config",
-                          ".git/config.worktree", ".git/hooks", ".git/modules",
-                          ".git/worktrees", ".husky",         ".idea",
-                          ".kgate.yaml",    ".mcp.json",      ".vscode"};
+    const char *prot[] = {
+        ".claude",     ".codex",       ".cursor",        ".devcontainer", ".devcontainer.json",
+        ".envrc",      ".gemini",      ".git/commondir", ".git/config",   ".git/config.worktree",
+        ".git/hooks",  ".git/modules", ".git/worktrees", ".husky",        ".idea",
+        ".kgate.yaml", ".mcp.json",    ".vscode"};
     ck_assert_uint_eq(p->pub.protect_paths.n, 18);
     for (size_t i = 0; i < 18; i++) {
         snprintf(want, sizeof want, "%s/%s", proj, prot[i]);
@@ -458,15 +456,19 @@ START_TEST(test_project_messages_name_lines)
     write_user("network: restricted\nallow_hosts: [a.example]\nallow_paths: [~/a]\n");
     write_project("network: off\nallow_hosts:\n  - a.example\n  - gho-kgsecret.example\n");
     ck_assert_ptr_null(kg_policy_load(home, proj, NULL, &err));
-    snprintf(want, sizeof want, "%s/.kgate.yaml:4: allow_hosts: the entry is not in the user "
-                                "config", proj);
+    snprintf(want, sizeof want,
+             "%s/.kgate.yaml:4: allow_hosts: the entry is not in the user "
+             "config",
+             proj);
     ck_assert_msg(strncmp(err.msg, want, strlen(want)) == 0, "%s", err.msg);
     ck_assert_msg(strstr(err.msg, "kgsecret") == NULL, "quotes the entry: %s", err.msg);
 
     write_project("network: off\nallow_paths:\n  - ~/gho-kgsecret-missing\n");
     ck_assert_ptr_null(kg_policy_load(home, proj, NULL, &err));
-    snprintf(want, sizeof want, "%s/.kgate.yaml:3: allow_paths: the path of the entry cannot "
-                                "be used (", proj);
+    snprintf(want, sizeof want,
+             "%s/.kgate.yaml:3: allow_paths: the path of the entry cannot "
+             "be used (",
+             proj);
     ck_assert_msg(strncmp(err.msg, want, strlen(want)) == 0, "%s", err.msg);
     ck_assert_msg(strstr(err.msg, "kgsecret") == NULL, "quotes the entry: %s", err.msg);
 
@@ -474,8 +476,7 @@ START_TEST(test_project_messages_name_lines)
     write_project(NULL);
     write_user("allow_paths: [~/gho-kgsecret-missing]\n");
     ck_assert_ptr_null(kg_policy_load(home, proj, NULL, &err));
-    ck_assert_msg(strstr(err.msg, "~/gho-kgsecret-missing: does not exist") != NULL, "%s",
-                  err.msg);
+    ck_assert_msg(strstr(err.msg, "~/gho-kgsecret-missing: does not exist") != NULL, "%s", err.msg);
 }
 END_TEST
 
@@ -492,8 +493,7 @@ START_TEST(test_bad_files)
     write_project("allow_hosts: [x..y]\n");
     ck_assert_ptr_null(kg_policy_load(home, proj, NULL, &err));
     snprintf(want, sizeof want,
-             "%s/.kgate.yaml:1:15: allow_hosts: invalid host name: empty label in host name",
-             proj);
+             "%s/.kgate.yaml:1:15: allow_hosts: invalid host name: empty label in host name", proj);
     ck_assert_str_eq(err.msg, want);
 
     /* a path that does not exist, and one through a symlink */
@@ -509,8 +509,8 @@ START_TEST(test_bad_files)
     ck_assert_int_eq(symlink("/usr", link), 0);
     write_user("read_paths: [~/link]\n");
     ck_assert_ptr_null(kg_policy_load(home, proj, NULL, &err));
-    ck_assert_msg(strstr(err.msg, "read_paths: ~/link: resolves to /usr through a symlink"),
-                  "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "read_paths: ~/link: resolves to /usr through a symlink"), "%s",
+                  err.msg);
 
     /* kgate's own directory is never writable, not even when the user's
      * file asks for it */
@@ -677,8 +677,8 @@ START_TEST(test_builtin_protection_edges)
     snprintf(p1, sizeof p1, "%s/.vscode", proj);
     ck_assert_int_eq(symlink(home, p1), 0);
     ck_assert_ptr_null(kg_policy_load(home, proj, NULL, &err));
-    ck_assert_msg(strstr(err.msg, "built-in protected path .vscode cannot be protected"),
-                  "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "built-in protected path .vscode cannot be protected"), "%s",
+                  err.msg);
     write_user("unprotect_paths: [.vscode]\n");
     p = kg_policy_load(home, proj, NULL, &err);
     ck_assert_msg(p != NULL, "%s", err.msg);
@@ -737,14 +737,26 @@ START_TEST(test_json_and_command)
     ck_assert_msg(strncmp(j, head, strlen(head)) == 0, "%s", j);
     snprintf(want, sizeof want, "\"allow_paths\":[\"%s/a\"]", home);
     ck_assert_msg(strstr(j, want), "%s", j);
-    const char *keys[] = {"\"allow_hosts\":[]", "\"read_paths\":[]", "\"deny_exec\":[\"curl\",\"wget\"]",
-                          "\"mask_prefixes\":[]", "\"pass_env\":[\"GH_TOKEN\"]", "\"deny_env\":[]",
-                          "\"allow_sockets\":[]", "\"macos_allow_mach\":[]",
-                          "\"macos_profile\":\"permissive\"", "\"tmpdir\":null",
-                          "\"user_file_missing\":false", "\"project_file\":null",
-                          "\"oneshot_paths\":[]", "\"oneshot_hosts\":[]",
-                          "\"argv\":[\"make\",\"te\\\"st\"]", "\"command_path\":\"/usr/bin/make\"",
-                          "\"protect_paths\":[", "\"deny_read\":[", "\"uid\":", "\"gid\":"};
+    const char *keys[] = {"\"allow_hosts\":[]",
+                          "\"read_paths\":[]",
+                          "\"deny_exec\":[\"curl\",\"wget\"]",
+                          "\"mask_prefixes\":[]",
+                          "\"pass_env\":[\"GH_TOKEN\"]",
+                          "\"deny_env\":[]",
+                          "\"allow_sockets\":[]",
+                          "\"macos_allow_mach\":[]",
+                          "\"macos_profile\":\"permissive\"",
+                          "\"tmpdir\":null",
+                          "\"user_file_missing\":false",
+                          "\"project_file\":null",
+                          "\"oneshot_paths\":[]",
+                          "\"oneshot_hosts\":[]",
+                          "\"argv\":[\"make\",\"te\\\"st\"]",
+                          "\"command_path\":\"/usr/bin/make\"",
+                          "\"protect_paths\":[",
+                          "\"deny_read\":[",
+                          "\"uid\":",
+                          "\"gid\":"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         ck_assert_msg(strstr(j, keys[i]), "%s missing in %s", keys[i], j);
     ck_assert_int_eq(j[strlen(j) - 1], '}');

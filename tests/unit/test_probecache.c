@@ -15,8 +15,7 @@
 #include "probecache.h"
 #include "testutil.h"
 
-static char top[64], dir[96], plugin[96], tool[96],
-    entry[128];
+static char top[64], dir[96], plugin[96], tool[96], entry[128];
 
 static void touch_file(const char *p, const char *text)
 {
@@ -146,8 +145,10 @@ START_TEST(situation_changed)
     /* another PATH may find another tool */
     setenv("PATH", "/usr/bin:/bin", 1);
     ck_assert_int_eq(get_now(&got), 0);
-    if (saved) setenv("PATH", saved, 1);
-    else unsetenv("PATH");
+    if (saved)
+        setenv("PATH", saved, 1);
+    else
+        unsetenv("PATH");
     free(saved);
     ck_assert_int_eq(get_now(&got), 1);
     /* a launch that failed drops the entry */

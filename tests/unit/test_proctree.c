@@ -16,8 +16,7 @@
 
 /* ---- kg_proctree_below ---------------------------------------------- */
 
-static size_t below(const kg_procent *v, size_t n, const pid_t *spare, size_t ns,
-                    pid_t *out)
+static size_t below(const kg_procent *v, size_t n, const pid_t *spare, size_t ns, pid_t *out)
 {
     size_t idx[64];
     long k = kg_proctree_below(v, n, SELF, spare, ns, idx);
@@ -37,18 +36,14 @@ START_TEST(below_finds_every_descendant_and_nothing_else)
 {
     /* Listed children before parents, as after a pid wrap. */
     const kg_procent v[] = {
-        {5, 300, false},   /* great-grandchild */
-        {1, 0, false},     /* init */
-        {SELF, 1, false},  /* kgate */
-        {300, 200, true},  /* a zombie grandchild: still there */
-        {200, SELF, false},
-        {400, 1, false},   /* someone else's */
-        {401, 400, false},
-        {500, SELF, false}, /* a helper: spared, with its child */
-        {501, 500, false},
-        {600, 601, false},  /* a loop (a racy list): not ours */
-        {601, 600, false},
-        {700, 999, false},  /* a parent not in the list */
+        {5, 300, false}, /* great-grandchild */
+        {1, 0, false}, /* init */
+        {SELF, 1, false}, /* kgate */
+        {300, 200, true}, /* a zombie grandchild: still there */
+        {200, SELF, false}, {400, 1, false}, /* someone else's */
+        {401, 400, false},  {500, SELF, false}, /* a helper: spared, with its child */
+        {501, 500, false},  {600, 601, false}, /* a loop (a racy list): not ours */
+        {601, 600, false},  {700, 999, false}, /* a parent not in the list */
     };
     const pid_t spare[] = {500};
     pid_t got[16];
@@ -73,7 +68,7 @@ typedef struct proc {
     bool zombie, gone, killed;
     bool behind; /* forked behind the scan's cursor (a lower pid after a
                     wrap): the scan under way does not see it */
-    bool last;   /* forked while SIGKILL came: it forks no more before
+    bool last; /* forked while SIGKILL came: it forks no more before
                     its own kill */
 } proc;
 
@@ -120,8 +115,7 @@ static int w_scan(void *ctx, void (*each)(void *, const kg_procent *), void *arg
     /* In the order of the table; what is forked during the scan is
      * appended, and read too if the scan gets there (a higher pid). */
     size_t acting = w->n; /* one move each per scan: as fast as the reads */
-    for (size_t i = 0; i < w->n; i++)
-        w->p[i].behind = false;
+    for (size_t i = 0; i < w->n; i++) w->p[i].behind = false;
     for (size_t i = 0; i < w->n; i++) {
         proc *p = &w->p[i];
         if (p->gone || p->behind) continue;
@@ -175,16 +169,13 @@ static void w_pause(void *ctx, int ms)
             die(w, &w->p[i]);
 }
 
-static int64_t w_now(void *ctx)
-{
-    return ((world *)ctx)->now;
-}
+static int64_t w_now(void *ctx) { return ((world *)ctx)->now; }
 
 static world *new_world(void)
 {
     world *w = calloc(1, sizeof *w);
     ck_assert_ptr_nonnull(w);
-    w->p[w->n++] = (proc){.pid = SELF, .ppid = 1};  /* kgate itself */
+    w->p[w->n++] = (proc){.pid = SELF, .ppid = 1}; /* kgate itself */
     w->next = 1000;
     return w;
 }

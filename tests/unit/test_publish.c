@@ -23,8 +23,7 @@ START_TEST(accepts)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         kgate_publish p;
         kg_error err = {0};
-        ck_assert_msg(kg_publish_parse(cases[i].in, &p, &err) == 0, "%s: %s", cases[i].in,
-                      err.msg);
+        ck_assert_msg(kg_publish_parse(cases[i].in, &p, &err) == 0, "%s: %s", cases[i].in, err.msg);
         ck_assert_str_eq(p.host_addr, cases[i].addr);
         ck_assert_uint_eq(p.host_port, cases[i].host_port);
         ck_assert_uint_eq(p.port, cases[i].port);
@@ -72,10 +71,8 @@ START_TEST(refuses_with_a_reason)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         kgate_publish p;
         kg_error err = {0};
-        ck_assert_msg(kg_publish_parse(cases[i].in, &p, &err) == -1, "accepted '%s'",
-                      cases[i].in);
-        ck_assert_msg(strstr(err.msg, cases[i].words) != NULL, "'%s': %s", cases[i].in,
-                      err.msg);
+        ck_assert_msg(kg_publish_parse(cases[i].in, &p, &err) == -1, "accepted '%s'", cases[i].in);
+        ck_assert_msg(strstr(err.msg, cases[i].words) != NULL, "'%s': %s", cases[i].in, err.msg);
         ck_assert_msg(strncmp(err.msg, "--publish", 9) == 0, "%s", err.msg);
     }
 }
@@ -97,7 +94,7 @@ START_TEST(list_canonical_and_duplicates)
     kg_strv *in = kg_strv_new(), *canon = kg_strv_new();
     kg_strv_push(in, "8080:80");
     kg_strv_push(in, "127.0.0.2:8080:80"); /* another address: allowed */
-    kg_strv_push(in, "8081:80");           /* the same box port twice: allowed */
+    kg_strv_push(in, "8081:80"); /* the same box port twice: allowed */
     kgate_publish *v = NULL;
     size_t n = 0;
     kg_error err = {0};

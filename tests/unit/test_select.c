@@ -15,20 +15,20 @@ typedef struct fake {
     const char *name;
     int available;
     int score;
-    int probe_rc;       /* -1: probe itself fails */
+    int probe_rc; /* -1: probe itself fails */
     kgate_verdict verdict;
-    int findings;       /* how many findings doctor adds (0: none) */
+    int findings; /* how many findings doctor adds (0: none) */
     int doctor_rc;
     const char *reason; /* the probe's reason */
-    int probes[2];      /* calls, by depth */
-    int doctors;        /* doctor calls */
-    const char *also;   /* doctor adds a second BLOCKED finding with this id */
+    int probes[2]; /* calls, by depth */
+    int doctors; /* doctor calls */
+    const char *also; /* doctor adds a second BLOCKED finding with this id */
     kgate_network planned; /* the network its plan was asked with */
-    int plan_arg;       /* 1: plan adds an argument (a stage must not) */
-    int stage;          /* registered as a network stage */
-    int keeps_state;    /* probe allocates a state, release frees it */
-    void *seen_state;   /* what doctor last found in its probe */
-    const char *id;     /* its findings' id (NULL: "fake.finding") */
+    int plan_arg; /* 1: plan adds an argument (a stage must not) */
+    int stage; /* registered as a network stage */
+    int keeps_state; /* probe allocates a state, release frees it */
+    void *seen_state; /* what doctor last found in its probe */
+    const char *id; /* its findings' id (NULL: "fake.finding") */
 } fake;
 
 /* States alive and released, across fakes (a state records its fake). */
@@ -50,8 +50,7 @@ static fake *self(const kgate_host *host)
     return NULL;
 }
 
-static int f_probe(const kgate_host *host, kgate_probe_depth depth, kgate_probe *p,
-                   kgate_err *err)
+static int f_probe(const kgate_host *host, kgate_probe_depth depth, kgate_probe *p, kgate_err *err)
 {
     fake *f = self(host);
     f->probes[depth]++;
@@ -121,7 +120,6 @@ static void f_release(void *state)
     free(st);
 }
 
-
 static kg_registry *reg;
 static kg_host host;
 static kgate_policy policy;
@@ -137,10 +135,7 @@ static void setup(void)
     policy = (kgate_policy){.struct_size = sizeof policy, .network = KGATE_NET_OFF};
 }
 
-static void teardown(void)
-{
-    kg_registry_free(reg);
-}
+static void teardown(void) { kg_registry_free(reg); }
 
 static fake *add_kind(const char *name, int score, kgate_backend_kind kind,
                       const char *const *boxes);
@@ -155,12 +150,16 @@ static fake *add_kind(const char *name, int score, kgate_backend_kind kind,
                       const char *const *boxes)
 {
     fake *f = &fakes[n_fakes];
-    *f = (fake){.name = name, .available = 1, .score = score, .verdict = KGATE_READY,
-                .findings = 1, .stage = kind == KGATE_KIND_NETWORK};
+    *f = (fake){.name = name,
+                .available = 1,
+                .score = score,
+                .verdict = KGATE_READY,
+                .findings = 1,
+                .stage = kind == KGATE_KIND_NETWORK};
     kgate_backend *b = &descs[n_fakes++];
-    *b = (kgate_backend){KGATE_BACKEND_INIT, .name = name, .probe = f_probe,
-                         .doctor = f_doctor, .plan = f_plan, .launch = f_launch,
-                         .release = f_release, .kind = kind, .boxes = boxes};
+    *b = (kgate_backend){KGATE_BACKEND_INIT,   .name = name,   .probe = f_probe,
+                         .doctor = f_doctor,   .plan = f_plan, .launch = f_launch,
+                         .release = f_release, .kind = kind,   .boxes = boxes};
     kg_error err = {0};
     ck_assert_msg(kg_registry_add(reg, b, NULL, NULL, &err) != NULL, "%s", err.msg);
     return f;
@@ -238,8 +237,9 @@ START_TEST(forced_blocked_is_an_error_with_its_report)
     ck_assert_str_eq(err.msg, "backend stuck cannot enforce this policy: stuck finding 0");
     ck_assert_int_eq(rep->verdict, KGATE_BLOCKED);
     kg_report_free(rep);
-    ck_assert_int_eq(kg_select_candidate(reg, &host, &policy, "stuck", KGATE_PROBE_QUICK,
-                                         &cand, &rep, &err), -1);
+    ck_assert_int_eq(
+        kg_select_candidate(reg, &host, &policy, "stuck", KGATE_PROBE_QUICK, &cand, &rep, &err),
+        -1);
     ck_assert_str_eq(cand->name, "stuck");
     kg_report_free(rep);
 }
@@ -268,8 +268,8 @@ START_TEST(all_blocked_is_an_error_naming_each)
     kgate_report *rep = NULL;
     kg_plugin *cand = NULL;
     kg_error err = {0};
-    ck_assert_int_eq(kg_select_candidate(reg, &host, &policy, NULL, KGATE_PROBE_QUICK,
-                                         &cand, &rep, &err), -1);
+    ck_assert_int_eq(
+        kg_select_candidate(reg, &host, &policy, NULL, KGATE_PROBE_QUICK, &cand, &rep, &err), -1);
     ck_assert_str_eq(err.msg, "no backend can enforce this policy: one: one finding 0; "
                               "two: two finding 0; gone: not available here: tool missing");
     /* The report shown is the most useful one: available, higher score. */
@@ -320,8 +320,8 @@ START_TEST(unavailable_cannot_read_ready)
     fake *f = add_fake("absent", 5);
     f->available = 0;
     f->reason = "no such tool";
-    kgate_report *rep = kg_select_doctor(kg_registry_find(reg, "absent"), &host, &policy,
-                                         KGATE_PROBE_QUICK);
+    kgate_report *rep =
+        kg_select_doctor(kg_registry_find(reg, "absent"), &host, &policy, KGATE_PROBE_QUICK);
     ck_assert_int_eq(rep->verdict, KGATE_BLOCKED);
     ck_assert_str_eq(rep->items[rep->n_items - 1].text, "not available here: no such tool");
     kg_report_free(rep);
@@ -354,12 +354,19 @@ END_TEST
  * case differs from an accepted one by one character. */
 START_TEST(finding_id_rules)
 {
-    const char *ok[] = {"net.hosts-unsupported", "fs.home-hidden", "a", "seccomp.filter",
-                        "x1.y-2.z3", "core.finding-id-invalid",
+    const char *ok[] = {"net.hosts-unsupported",
+                        "fs.home-hidden",
+                        "a",
+                        "seccomp.filter",
+                        "x1.y-2.z3",
+                        "core.finding-id-invalid",
                         "a23456789012345678901234567890123456789012345678"};
-    const char *bad[] = {NULL,  "", "Net.off", "net.off ", "net_off", "net..off", ".net",
-                         "net.", "net-", "1net", "-net", "net.\xc3\xa9", "net/off", "net.off\n",
-                         "a234567890123456789012345678901234567890123456789"};
+    const char *bad[] = {
+        NULL,       "",          "Net.off",
+        "net.off ", "net_off",   "net..off",
+        ".net",     "net.",      "net-",
+        "1net",     "-net",      "net.\xc3\xa9",
+        "net/off",  "net.off\n", "a234567890123456789012345678901234567890123456789"};
     ck_assert_uint_eq(strlen(ok[6]), KGATE_FINDING_ID_MAX);
     ck_assert_uint_eq(strlen(bad[14]), KGATE_FINDING_ID_MAX + 1);
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
@@ -670,9 +677,9 @@ START_TEST(kind_defaults_to_box_and_unknown_is_refused)
 {
     fake *f = &fakes[n_fakes++];
     *f = (fake){.name = "short", .available = 1, .verdict = KGATE_READY, .findings = 1};
-    kgate_backend b = {KGATE_BACKEND_INIT, .name = "short", .probe = f_probe,
-                       .doctor = f_doctor, .plan = f_plan, .launch = f_launch,
-                       .release = f_release, .kind = KGATE_KIND_NETWORK};
+    kgate_backend b = {
+        KGATE_BACKEND_INIT, .name = "short",    .probe = f_probe,     .doctor = f_doctor,
+        .plan = f_plan,     .launch = f_launch, .release = f_release, .kind = KGATE_KIND_NETWORK};
     b.struct_size = KG_BACKEND_MIN_SIZE;
     kg_error err = {0};
     kg_plugin *p = kg_registry_add(reg, &b, NULL, NULL, &err);

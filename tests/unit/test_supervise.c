@@ -25,9 +25,9 @@
 /* The fake backend                                                          */
 /* ------------------------------------------------------------------------ */
 
-static pid_t helper_pid;          /* the last helper a launch started */
+static pid_t helper_pid; /* the last helper a launch started */
 static const char *helper_script; /* sh script for a helper, or NULL */
-static int fail_after_helper;     /* launch starts a helper, then fails */
+static int fail_after_helper; /* launch starts a helper, then fails */
 
 static pid_t spawn(const char *const *argv, const kgate_launch *io)
 {
@@ -49,9 +49,9 @@ static pid_t spawn(const char *const *argv, const kgate_launch *io)
 /* The probe run_sh hands kg_supervise: launch must get that one. */
 static kgate_probe the_probe;
 
-static int fake_launch(const kgate_host *host, const kgate_policy *policy,
-                       const kgate_probe *probe, const kgate_plan *plan,
-                       const kgate_launch *io, kgate_proc *proc, kgate_err *err)
+static int fake_launch(const kgate_host *host, const kgate_policy *policy, const kgate_probe *probe,
+                       const kgate_plan *plan, const kgate_launch *io, kgate_proc *proc,
+                       kgate_err *err)
 {
     (void)policy;
     ck_assert_ptr_eq(probe, &the_probe);
@@ -66,8 +66,7 @@ static int fake_launch(const kgate_host *host, const kgate_policy *policy,
         helper_pid = spawn(hargv, NULL);
         proc->helpers[proc->n_helpers++] = helper_pid;
     }
-    if (fail_after_helper)
-        return kgate_err_set(err, ENOENT, "no such tool: %s", "frobnicate");
+    if (fail_after_helper) return kgate_err_set(err, ENOENT, "no such tool: %s", "frobnicate");
     size_t argc;
     const char *const *argv = host->plan_argv(plan, &argc);
     const char **v = calloc(argc + 1, sizeof *v);
@@ -612,7 +611,8 @@ START_TEST(pty_mask_reads_what_the_terminal_shows)
                       acc);
     ck_assert_ptr_nonnull(strstr(acc, "ghp_***\x1b[m"));
     ck_assert_ptr_nonnull(strstr(acc, "gh\x1b[31mp_***"));
-    ck_assert_ptr_nonnull(strstr(acc, "ghp_***\x1b" "D"));
+    ck_assert_ptr_nonnull(strstr(acc, "ghp_***\x1b"
+                                      "D"));
     ck_assert_ptr_null(strstr(acc, "\x1b[6n")); /* the query was dropped */
     ck_assert_ptr_null(strstr(acc, "\xc2\x9b")); /* C1 forms leave as ESC forms */
     close(ts);
@@ -628,9 +628,9 @@ START_TEST(pipe_mask_reads_the_bytes_written)
 {
     ck_assert_int_eq(run_sh("printf 'ghp_AAAAAAAA\\033[mBBBBBBBBBBBB\\n'; "
                             "printf 'ghp_CCCCCCCC\\302\\233mCCCCCCCCCCCC\\n'",
-                            NULL, NULL), 0);
-    ck_assert_str_eq(slurp(outpath),
-                     "ghp_***\x1b[m\nghp_CCCCCCCC\xc2\x9bmCCCCCCCCCCCC\n");
+                            NULL, NULL),
+                     0);
+    ck_assert_str_eq(slurp(outpath), "ghp_***\x1b[m\nghp_CCCCCCCC\xc2\x9bmCCCCCCCCCCCC\n");
 }
 END_TEST
 

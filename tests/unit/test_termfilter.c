@@ -45,7 +45,8 @@ static void ck_filter(const char *in, size_t len, const char *want, size_t want_
     /* Every split into two, and byte by byte, gives the same. */
     for (size_t a = 0; a <= len; a++) {
         got = filter_cuts(in, len, &a, 1, NULL);
-        ck_assert_msg(utstring_len(got) == want_len && memcmp(utstring_body(got), want, want_len) == 0,
+        ck_assert_msg(utstring_len(got) == want_len &&
+                          memcmp(utstring_body(got), want, want_len) == 0,
                       "cut at %zu", a);
         utstring_free(got);
     }
@@ -61,42 +62,123 @@ static void ck_filter(const char *in, size_t len, const char *want, size_t want_
 
 /* Sequences that make a terminal answer, or reach the clipboard. */
 static const char *const answers[] = {
-    "\x1b[c", "\x1b[0c", "\x1b[>c", "\x1b[>0c", "\x1b[=c",    /* DA1, DA2, DA3 */
-    "\x1bZ",                                                  /* DECID */
-    "\x1b[5n", "\x1b[6n", "\x1b[?6n", "\x1b[?996n",           /* DSR */
-    "\x1bP$qm\x1b\\", "\x1bP$q\"p\x1b\\",                     /* DECRQSS */
-    "\x1bP+q544e\x1b\\",                                      /* XTGETTCAP */
-    "\x1b[>q", "\x1b[>0q",                                    /* XTVERSION */
-    "\x1b[21t", "\x1b[18t", "\x1b[14t", "\x1b[13t", "\x1b[11t", /* window reports */
-    "\x1b[3;0;0t", "\x1b[8;100;300t",                         /* move, resize */
-    "\x1b]10;?\x07", "\x1b]11;?\x1b\\", "\x1b]4;1;?\x07", "\x1b]12;?\x07",
-    "\x1b]52;c;aGVsbG8=\x07", "\x1b]52;c;?\x07", "\x1b]52;;\x1b\\", /* clipboard */
-    "\x1b]50;?\x07", "\x1b]1337;ReportCellSize\x07",
-    "\x1b[?2004$p", "\x1b[4$p",                               /* DECRQM */
-    "\x1b[x", "\x1b[1x",                                      /* DECREQTPARM */
-    "\x1b[?u", "\x1b[?4m", "\x1b[?1;1S", "\x1b[#|", "\x1b[1;1;1;1;1*y",
-    "\x1b_Gi=1,a=q;\x1b\\",                                   /* APC: kitty graphics */
-    "\x1bPtmux;\x1b\x1b[c\x1b\\",                             /* tmux passthrough */
-    "\x1bP1;1|17/61\x1b\\",                                   /* DECUDK */
-    "\x05",                                                   /* ENQ */
-    "\xc2\x9b" "c", "\xc2\x9b" "6n", "\xc2\x9d" "52;c;eA==\x07", /* UTF-8 C1 */
+    "\x1b[c",
+    "\x1b[0c",
+    "\x1b[>c",
+    "\x1b[>0c",
+    "\x1b[=c", /* DA1, DA2, DA3 */
+    "\x1bZ", /* DECID */
+    "\x1b[5n",
+    "\x1b[6n",
+    "\x1b[?6n",
+    "\x1b[?996n", /* DSR */
+    "\x1bP$qm\x1b\\",
+    "\x1bP$q\"p\x1b\\", /* DECRQSS */
+    "\x1bP+q544e\x1b\\", /* XTGETTCAP */
+    "\x1b[>q",
+    "\x1b[>0q", /* XTVERSION */
+    "\x1b[21t",
+    "\x1b[18t",
+    "\x1b[14t",
+    "\x1b[13t",
+    "\x1b[11t", /* window reports */
+    "\x1b[3;0;0t",
+    "\x1b[8;100;300t", /* move, resize */
+    "\x1b]10;?\x07",
+    "\x1b]11;?\x1b\\",
+    "\x1b]4;1;?\x07",
+    "\x1b]12;?\x07",
+    "\x1b]52;c;aGVsbG8=\x07",
+    "\x1b]52;c;?\x07",
+    "\x1b]52;;\x1b\\", /* clipboard */
+    "\x1b]50;?\x07",
+    "\x1b]1337;ReportCellSize\x07",
+    "\x1b[?2004$p",
+    "\x1b[4$p", /* DECRQM */
+    "\x1b[x",
+    "\x1b[1x", /* DECREQTPARM */
+    "\x1b[?u",
+    "\x1b[?4m",
+    "\x1b[?1;1S",
+    "\x1b[#|",
+    "\x1b[1;1;1;1;1*y",
+    "\x1b_Gi=1,a=q;\x1b\\", /* APC: kitty graphics */
+    "\x1bPtmux;\x1b\x1b[c\x1b\\", /* tmux passthrough */
+    "\x1bP1;1|17/61\x1b\\", /* DECUDK */
+    "\x05", /* ENQ */
+    "\xc2\x9b"
+    "c",
+    "\xc2\x9b"
+    "6n",
+    "\xc2\x9d"
+    "52;c;eA==\x07", /* UTF-8 C1 */
 };
 
 /* Sequences terminal programs need: passed byte for byte. */
 static const char *const needed[] = {
-    "\x1b[1;31m", "\x1b[0m", "\x1b[m", "\x1b[38;5;196m", "\x1b[38:2::255:0:0m",
-    "\x1b[10;5H", "\x1b[2A", "\x1b[B", "\x1b[3C", "\x1b[D", "\x1b[G", "\x1b[5d",
-    "\x1b[2J", "\x1b[K", "\x1b[1K", "\x1b[2L", "\x1b[P", "\x1b[X",
-    "\x1b[5;20r", "\x1b[r", "\x1bM", "\x1b" "D", "\x1b" "E",
-    "\x1b[?1049h", "\x1b[?1049l", "\x1b[?25l", "\x1b[?25h", "\x1b[?1h", "\x1b=",
-    "\x1b[?2004h", "\x1b[?2004l", "\x1b[?1000h", "\x1b[?1006h", "\x1b[?1004h",
-    "\x1b[2 q", "\x1b[>4;2m", "\x1b[>1u", "\x1b[<u", "\x1b[s", "\x1b[u",
-    "\x1b" "7", "\x1b" "8", "\x1b(B", "\x1b(0", "\x1b)0", "\x1b#8", "\x1b" "c",
-    "\x1b]0;kgate test\x07", "\x1b]2;title\x1b\\", "\x1b]1;icon\x07",
+    "\x1b[1;31m",
+    "\x1b[0m",
+    "\x1b[m",
+    "\x1b[38;5;196m",
+    "\x1b[38:2::255:0:0m",
+    "\x1b[10;5H",
+    "\x1b[2A",
+    "\x1b[B",
+    "\x1b[3C",
+    "\x1b[D",
+    "\x1b[G",
+    "\x1b[5d",
+    "\x1b[2J",
+    "\x1b[K",
+    "\x1b[1K",
+    "\x1b[2L",
+    "\x1b[P",
+    "\x1b[X",
+    "\x1b[5;20r",
+    "\x1b[r",
+    "\x1bM",
+    "\x1b"
+    "D",
+    "\x1b"
+    "E",
+    "\x1b[?1049h",
+    "\x1b[?1049l",
+    "\x1b[?25l",
+    "\x1b[?25h",
+    "\x1b[?1h",
+    "\x1b=",
+    "\x1b[?2004h",
+    "\x1b[?2004l",
+    "\x1b[?1000h",
+    "\x1b[?1006h",
+    "\x1b[?1004h",
+    "\x1b[2 q",
+    "\x1b[>4;2m",
+    "\x1b[>1u",
+    "\x1b[<u",
+    "\x1b[s",
+    "\x1b[u",
+    "\x1b"
+    "7",
+    "\x1b"
+    "8",
+    "\x1b(B",
+    "\x1b(0",
+    "\x1b)0",
+    "\x1b#8",
+    "\x1b"
+    "c",
+    "\x1b]0;kgate test\x07",
+    "\x1b]2;title\x1b\\",
+    "\x1b]1;icon\x07",
     "\x1b]8;;http://example.invalid/?a=b\x1b\\link\x1b]8;;\x1b\\",
-    "\x1b]11;rgb:00/00/00\x07", "\x1b]4;1;#ff0000\x07", "\x1b]104\x07", "\x1b]7;file:///x\x07",
+    "\x1b]11;rgb:00/00/00\x07",
+    "\x1b]4;1;#ff0000\x07",
+    "\x1b]104\x07",
+    "\x1b]7;file:///x\x07",
     "\x1b]133;A\x07",
-    "\x1bPq#0;2;0;0;0#0!10~-\x1b\\", "\x1bP0;1;0q\"1;1;2;2#0~~\x1b\\",  /* sixel */
+    "\x1bPq#0;2;0;0;0#0!10~-\x1b\\",
+    "\x1bP0;1;0q\"1;1;2;2#0~~\x1b\\", /* sixel */
     "plain text, \xc3\xa9t\xc3\xa9 \xc2\xa9 \xe2\x82\xac\r\n\t\x07\x08",
 };
 
@@ -164,7 +246,9 @@ START_TEST(odd_forms)
     ck_filter(S("\x1b[6\x1b[c."), S("."));
     ck_filter(S("\x1b"), S(""));
     /* A UTF-8 C1 CSI that only draws is written in its 7-bit form. */
-    ck_filter(S("\xc2\x9b" "1m"), S("\x1b[1m"));
+    ck_filter(S("\xc2\x9b"
+                "1m"),
+              S("\x1b[1m"));
     /* An OSC ended by another sequence: a passed title is closed. */
     ck_filter(S("\x1b]0;t\x1b[1m"), S("\x1b]0;t\x1b\\\x1b[1m"));
     /* An unfinished query at the end is not written. */

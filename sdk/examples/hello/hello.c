@@ -33,8 +33,8 @@
  * on every command): stat, no child processes.  THOROUGH (doctor, plugins)
  * may try the tool.  A missing tool is not an error: it is available = 0
  * with a reason. */
-static int hello_probe(const kgate_host *host, kgate_probe_depth depth,
-                       kgate_probe *probe, kgate_err *err)
+static int hello_probe(const kgate_host *host, kgate_probe_depth depth, kgate_probe *probe,
+                       kgate_err *err)
 {
     struct stat st;
     (void)err;
@@ -75,11 +75,11 @@ static int hello_doctor(const kgate_host *host, const kgate_policy *policy,
 
 /* plan: the exact argv that launch will exec.  It is data: kgate shows it
  * with --dry-run and never hands it to a shell. */
-static int hello_plan(const kgate_host *host, const kgate_policy *policy,
-                      const kgate_probe *probe, kgate_plan *plan, kgate_err *err)
+static int hello_plan(const kgate_host *host, const kgate_policy *policy, const kgate_probe *probe,
+                      kgate_plan *plan, kgate_err *err)
 {
-    if (host->plan_arg(plan, probe->tool_path) < 0 ||
-        host->plan_arg(plan, "--") < 0 || host->plan_args(plan, &policy->argv) < 0)
+    if (host->plan_arg(plan, probe->tool_path) < 0 || host->plan_arg(plan, "--") < 0 ||
+        host->plan_args(plan, &policy->argv) < 0)
         return kgate_err_set(err, ENOMEM, "out of memory");
     return host->plan_note(plan, "no sandbox: this is the SDK example");
 }
@@ -87,8 +87,8 @@ static int hello_plan(const kgate_host *host, const kgate_policy *policy,
 /* launch: start the plan and return at once; the core waits, relays
  * output, forwards signals and reports the exit status. */
 static int hello_launch(const kgate_host *host, const kgate_policy *policy,
-                        const kgate_probe *probe, const kgate_plan *plan,
-                        const kgate_launch *io, kgate_proc *proc, kgate_err *err)
+                        const kgate_probe *probe, const kgate_plan *plan, const kgate_launch *io,
+                        kgate_proc *proc, kgate_err *err)
 {
     /* probe is the one plan was given.  hello keeps no state of its own
      * (probe->state stays NULL and .release unset); a backend that found
@@ -131,8 +131,8 @@ static int hello_launch(const kgate_host *host, const kgate_policy *policy,
     }
     if (pid == 0) {
         /* The child: only async-signal-safe calls until execve. */
-        if (dup2(io->stdin_fd, 0) < 0 || dup2(io->stdout_fd, 1) < 0 ||
-            dup2(io->stderr_fd, 2) < 0 || chdir(policy->project) < 0)
+        if (dup2(io->stdin_fd, 0) < 0 || dup2(io->stdout_fd, 1) < 0 || dup2(io->stderr_fd, 2) < 0 ||
+            chdir(policy->project) < 0)
             _exit(125);
         execve(args[0], args, (char *const *)io->envp);
         _exit(125);
@@ -145,12 +145,9 @@ static int hello_launch(const kgate_host *host, const kgate_policy *policy,
 
 static const kgate_backend hello_backend = {
     KGATE_BACKEND_INIT, /* struct_size, abi_major, abi_minor: never by hand */
-    .name = "hello",
-    .description = "SDK example: shows the ABI, enforces nothing",
-    .probe = hello_probe,
-    .doctor = hello_doctor,
-    .plan = hello_plan,
-    .launch = hello_launch,
+    .name = "hello",      .description = "SDK example: shows the ABI, enforces nothing",
+    .probe = hello_probe, .doctor = hello_doctor,
+    .plan = hello_plan,   .launch = hello_launch,
 };
 
 /* The one exported symbol. */

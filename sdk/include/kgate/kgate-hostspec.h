@@ -38,9 +38,9 @@ extern "C" {
 #endif
 
 typedef struct kgate_hostspec {
-    char name[254];   /* lowercase, without the leading "*." */
-    int wildcard;     /* 1 for "*.name": names under name at any depth, not name itself */
-    unsigned port;    /* 0: every port; else only that TCP port (1..65535) */
+    char name[254]; /* lowercase, without the leading "*." */
+    int wildcard; /* 1 for "*.name": names under name at any depth, not name itself */
+    unsigned port; /* 0: every port; else only that TCP port (1..65535) */
     int host_loopback; /* 1 for "localhost:port": the host's loopback, that port */
 } kgate_hostspec;
 

@@ -103,16 +103,16 @@ pid_t kgl_fork_blocked(void);
 /* Mount sources as descriptors, destinations checked (kgl-pin.c): every
  * backend that execs bwrap does this at launch. */
 typedef enum {
-    KGL_CHECK_NONE,   /* a mount of the floor: not checked, but it hides */
+    KGL_CHECK_NONE, /* a mount of the floor: not checked, but it hides */
     KGL_CHECK_OBJECT, /* the object opened for a --bind-fd/--ro-bind-fd */
     KGL_CHECK_DEVNULL, /* the deny_read cover of a file */
-    KGL_CHECK_TMPFS,   /* an empty tmpfs */
+    KGL_CHECK_TMPFS, /* an empty tmpfs */
 } kgl_check_kind;
 
 typedef struct kgl_check {
     const char *dest; /* as in the plan's argv */
     kgl_check_kind kind;
-    int ro;     /* must be read-only */
+    int ro; /* must be read-only */
     int hidden; /* a later mount covers it: nothing to check */
     dev_t dev;
     ino_t ino;
@@ -133,8 +133,7 @@ typedef struct kgl_pins {
  * following any symlink, and fills p with the argv that passes them as
  * descriptors and the checks to make once bwrap has mounted.  -1 with err
  * (p then holds nothing) when a source cannot be opened that way. */
-int kgl_pins_open(const char *const *pargv, size_t argc, kgl_pins *p,
-                   kgate_err *err);
+int kgl_pins_open(const char *const *pargv, size_t argc, kgl_pins *p, kgate_err *err);
 /* Checks inside the sandbox whose setup process is sandbox (bwrap's
  * child-pid, after its chroot).  -1 with err naming the first mount that
  * is not what was planned. */
@@ -201,24 +200,24 @@ pid_t kgl_info_child_pid(const char *json);
  * directory, the signal mask emptied, execve. */
 enum {
     KGL_STEP_PARENT = 1, /* kgate died before the child could watch it */
-    KGL_STEP_GROUP,      /* setpgid */
-    KGL_STEP_PREPARE,    /* the caller's prepare returned -1 */
-    KGL_STEP_STDIO,      /* dup2 onto 0, 1, 2 */
-    KGL_STEP_FD,         /* clearing close-on-exec on pass[] */
-    KGL_STEP_CHDIR,      /* dir */
-    KGL_STEP_EXEC,       /* execve */
+    KGL_STEP_GROUP, /* setpgid */
+    KGL_STEP_PREPARE, /* the caller's prepare returned -1 */
+    KGL_STEP_STDIO, /* dup2 onto 0, 1, 2 */
+    KGL_STEP_FD, /* clearing close-on-exec on pass[] */
+    KGL_STEP_CHDIR, /* dir */
+    KGL_STEP_EXEC, /* execve */
 };
 typedef struct kgl_spawn {
-    const char *path;  /* absolute; execve's, no PATH search */
+    const char *path; /* absolute; execve's, no PATH search */
     char *const *argv; /* NULL-terminated */
     char *const *envp;
-    int stdio[3];      /* become 0, 1, 2 (-1: left as they are) */
-    const int *pass;   /* close-on-exec cleared just before the exec */
+    int stdio[3]; /* become 0, 1, 2 (-1: left as they are) */
+    const int *pass; /* close-on-exec cleared just before the exec */
     size_t n_pass;
-    const char *dir;   /* chdir here (NULL: stay) */
-    pid_t group;       /* > 0: setpgid(0, group), e.g. the guard's */
-    int new_group;     /* instead: a process group of its own */
-    int pdeathsig;     /* SIGKILL when kgate dies, checked right away */
+    const char *dir; /* chdir here (NULL: stay) */
+    pid_t group; /* > 0: setpgid(0, group), e.g. the guard's */
+    int new_group; /* instead: a process group of its own */
+    int pdeathsig; /* SIGKILL when kgate dies, checked right away */
     /* Run in the child after the group, before stdio: may do anything the
      * child is allowed to (async-signal-safe unless the caller knows
      * better).  -1 with errno: reported as prepare_name ("prepare"). */
@@ -232,7 +231,7 @@ typedef struct kgl_spawn {
     const unsigned long long *ignored;
 } kgl_spawn;
 typedef struct kgl_child {
-    pid_t pid;  /* -1 once reaped by finish */
+    pid_t pid; /* -1 once reaped by finish */
     int report; /* the pipe's read end, -1 once read */
 } kgl_child;
 /* start forks (0, or -1 with err); finish reads the report to EOF: 0 when

@@ -63,7 +63,7 @@ extern "C" {
 
 /* True when a struct that declares its own size is large enough to hold
  * FIELD, i.e. it was produced by a peer that knows that field. */
-#define KGATE_HAS_FIELD(ptr, type, field)                                      \
+#define KGATE_HAS_FIELD(ptr, type, field) \
     ((ptr)->struct_size >= offsetof(type, field) + sizeof(((type *)0)->field))
 
 /* ------------------------------------------------------------------------ */
@@ -71,14 +71,14 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 typedef enum kgate_network {
-    KGATE_NET_OFF = 0,        /* no route anywhere; loopback only */
+    KGATE_NET_OFF = 0, /* no route anywhere; loopback only */
     KGATE_NET_RESTRICTED = 1, /* only the addresses allow_hosts resolve to */
-    KGATE_NET_OPEN = 2,       /* the host's network, unfiltered */
+    KGATE_NET_OPEN = 2, /* the host's network, unfiltered */
 } kgate_network;
 
 typedef enum kgate_macos_profile {
     KGATE_MACOS_PERMISSIVE = 0, /* (allow default), known doors closed */
-    KGATE_MACOS_STRICT = 1,     /* (deny default) and a commented allow list */
+    KGATE_MACOS_STRICT = 1, /* (deny default) and a commented allow list */
 } kgate_macos_profile;
 
 /* A read-only list of strings.  v[n] is not guaranteed to be NULL. */
@@ -98,7 +98,7 @@ typedef struct kgate_strlist {
 typedef struct kgate_publish {
     char host_addr[16]; /* dotted quad, NUL-terminated */
     uint16_t host_port;
-    uint16_t port;      /* inside the box */
+    uint16_t port; /* inside the box */
 } kgate_publish;
 
 /* One plain data structure: the user config, narrowed by the project file,
@@ -121,14 +121,14 @@ typedef struct kgate_policy {
     kgate_strlist allow_hosts; /* validated host names, lowercase */
 
     const char *project; /* the working directory: always writable */
-    const char *home;    /* hidden, except what the lists below give back */
-    const char *tmpdir;  /* resolved $TMPDIR, or NULL when unset or /tmp */
+    const char *home; /* hidden, except what the lists below give back */
+    const char *tmpdir; /* resolved $TMPDIR, or NULL when unset or /tmp */
     uid_t uid;
     gid_t gid;
 
-    kgate_strlist allow_paths;   /* extra read-write paths */
-    kgate_strlist read_paths;    /* extra read-only paths */
-    kgate_strlist deny_read;     /* hidden inside the sandbox */
+    kgate_strlist allow_paths; /* extra read-write paths */
+    kgate_strlist read_paths; /* extra read-only paths */
+    kgate_strlist deny_read; /* hidden inside the sandbox */
     kgate_strlist protect_paths; /* read-only although inside a writable root
                                     (.git/hooks, .kgate.yaml, ...) */
     kgate_strlist allow_sockets; /* host Unix sockets the program may reach */
@@ -171,10 +171,9 @@ typedef struct kgate_err {
     char msg[512];
 } kgate_err;
 
-static inline int kgate_err_vset(kgate_err *err, int code, const char *fmt,
-                                 va_list ap) KGATE_PRINTF(3, 0);
-static inline int kgate_err_vset(kgate_err *err, int code, const char *fmt,
-                                 va_list ap)
+static inline int kgate_err_vset(kgate_err *err, int code, const char *fmt, va_list ap)
+    KGATE_PRINTF(3, 0);
+static inline int kgate_err_vset(kgate_err *err, int code, const char *fmt, va_list ap)
 {
     if (err) {
         err->code = code;
@@ -185,8 +184,7 @@ static inline int kgate_err_vset(kgate_err *err, int code, const char *fmt,
 
 /* Fills err and returns -1, so a plugin can write
  *     return kgate_err_set(err, ENOENT, "bwrap not found in %s", path);  */
-static inline int kgate_err_set(kgate_err *err, int code, const char *fmt, ...)
-    KGATE_PRINTF(3, 4);
+static inline int kgate_err_set(kgate_err *err, int code, const char *fmt, ...) KGATE_PRINTF(3, 4);
 static inline int kgate_err_set(kgate_err *err, int code, const char *fmt, ...)
 {
     va_list ap;
@@ -226,10 +224,10 @@ typedef enum kgate_probe_depth {
 typedef struct kgate_probe {
     size_t struct_size;
     int available; /* 1: this backend can start programs here */
-    int score;     /* higher wins among backends that can enforce the policy */
-    char version[64];   /* the tool's version, or "" */
+    int score; /* higher wins among backends that can enforce the policy */
+    char version[64]; /* the tool's version, or "" */
     char tool_path[256]; /* the tool that launch will exec, or "" */
-    char reason[256];   /* why not available, or a one-line summary */
+    char reason[256]; /* why not available, or a one-line summary */
     size_t n_facts;
     struct {
         char name[32];
@@ -255,8 +253,7 @@ static inline void kgate_probe_init(kgate_probe *p)
 }
 
 /* Records a named finding (ignored when the table is full). */
-static inline void kgate_probe_set_fact(kgate_probe *p, const char *name,
-                                        int value)
+static inline void kgate_probe_set_fact(kgate_probe *p, const char *name, int value)
 {
     size_t i;
     for (i = 0; i < p->n_facts; i++) {
@@ -278,8 +275,7 @@ static inline void kgate_probe_set_fact(kgate_probe *p, const char *name,
 }
 
 /* A named finding, or dflt when probe did not record it. */
-static inline int kgate_probe_fact(const kgate_probe *p, const char *name,
-                                   int dflt)
+static inline int kgate_probe_fact(const kgate_probe *p, const char *name, int dflt)
 {
     size_t i;
     for (i = 0; i < p->n_facts; i++) {
@@ -317,18 +313,18 @@ static inline int kgate_probe_fact(const kgate_probe *p, const char *name,
 /* The ids more than one backend reports, each meaning the same thing
  * whichever backend says it: named once, so that no backend can spell one
  * another way. */
-#define KGATE_FINDING_HOST_NOT_LINUX     "host.not-linux"
-#define KGATE_FINDING_TOOL_MISSING       "tool.missing"
+#define KGATE_FINDING_HOST_NOT_LINUX "host.not-linux"
+#define KGATE_FINDING_TOOL_MISSING "tool.missing"
 #define KGATE_FINDING_USERNS_UNAVAILABLE "userns.unavailable"
-#define KGATE_FINDING_FS_HOME_HIDDEN     "fs.home-hidden"
-#define KGATE_FINDING_FS_PROTECT_PATHS   "fs.protect-paths"
-#define KGATE_FINDING_NET_OFF            "net.off"
-#define KGATE_FINDING_NET_OPEN           "net.open"
-#define KGATE_FINDING_NET_MODE_UNKNOWN   "net.mode-unknown"
-#define KGATE_FINDING_SOCKETS_UNIX       "sockets.unix"
-#define KGATE_FINDING_SOCKETS_ABSTRACT   "sockets.abstract"
-#define KGATE_FINDING_TTY_ISOLATED       "tty.isolated"
-#define KGATE_FINDING_SECCOMP_FILTER     "seccomp.filter"
+#define KGATE_FINDING_FS_HOME_HIDDEN "fs.home-hidden"
+#define KGATE_FINDING_FS_PROTECT_PATHS "fs.protect-paths"
+#define KGATE_FINDING_NET_OFF "net.off"
+#define KGATE_FINDING_NET_OPEN "net.open"
+#define KGATE_FINDING_NET_MODE_UNKNOWN "net.mode-unknown"
+#define KGATE_FINDING_SOCKETS_UNIX "sockets.unix"
+#define KGATE_FINDING_SOCKETS_ABSTRACT "sockets.abstract"
+#define KGATE_FINDING_TTY_ISOLATED "tty.isolated"
+#define KGATE_FINDING_SECCOMP_FILTER "seccomp.filter"
 
 /* Owned by the core; a plugin only adds to them through kgate_host. */
 typedef struct kgate_plan kgate_plan;
@@ -337,7 +333,7 @@ struct kgate_backend;
 
 typedef enum kgate_log_level {
     KGATE_LOG_DEBUG = 0, /* shown with KGATE_DEBUG=1 */
-    KGATE_LOG_WARN = 1,  /* shown as "kgate: <backend>: ..." on stderr */
+    KGATE_LOG_WARN = 1, /* shown as "kgate: <backend>: ..." on stderr */
 } kgate_log_level;
 
 typedef struct kgate_host {
@@ -345,8 +341,8 @@ typedef struct kgate_host {
     uint32_t abi_major;
     uint32_t abi_minor;
 
-    void (*log)(const struct kgate_host *host, kgate_log_level level,
-                const char *fmt, ...) KGATE_PRINTF(3, 4);
+    void (*log)(const struct kgate_host *host, kgate_log_level level, const char *fmt, ...)
+        KGATE_PRINTF(3, 4);
 
     /* Plan building.  Each call copies its strings.  They return 0, or -1
      * when memory runs out (the plan is then unusable: return an error). */
@@ -370,8 +366,8 @@ typedef struct kgate_host {
      * sentence is for people and may change.  A finding whose id is not
      * valid is not recorded: the call returns -1 and the core refuses the
      * whole report (BLOCKED, core.finding-id-invalid). */
-    int (*report)(kgate_report *rep, kgate_verdict verdict, const char *id,
-                  const char *fmt, ...) KGATE_PRINTF(4, 5);
+    int (*report)(kgate_report *rep, kgate_verdict verdict, const char *id, const char *fmt, ...)
+        KGATE_PRINTF(4, 5);
     /* An extra key for `doctor --json` and a "key: value" line in text. */
     int (*report_detail)(kgate_report *rep, const char *key, const char *value);
 
@@ -514,30 +510,29 @@ typedef struct kgate_backend {
     uint32_t abi_major;
     uint32_t abi_minor;
 
-    const char *name;        /* unique; [a-z0-9-]+ */
+    const char *name; /* unique; [a-z0-9-]+ */
     const char *description; /* one line */
 
     /* Fills probe (already kgate_probe_init()ed).  Returns 0, or -1 with err
      * when probing itself failed (a missing tool is not a failure: it is
      * available = 0 with a reason). */
-    int (*probe)(const kgate_host *host, kgate_probe_depth depth,
-                 kgate_probe *probe, kgate_err *err);
+    int (*probe)(const kgate_host *host, kgate_probe_depth depth, kgate_probe *probe,
+                 kgate_err *err);
 
     /* Adds findings to rep: at least one line saying what is enforced and
      * how.  Must not touch the system: use only policy and probe. */
-    int (*doctor)(const kgate_host *host, const kgate_policy *policy,
-                  const kgate_probe *probe, kgate_report *rep);
+    int (*doctor)(const kgate_host *host, const kgate_policy *policy, const kgate_probe *probe,
+                  kgate_report *rep);
 
     /* Fills plan.  The first argument added is the program to exec. */
-    int (*plan)(const kgate_host *host, const kgate_policy *policy,
-                const kgate_probe *probe, kgate_plan *plan, kgate_err *err);
+    int (*plan)(const kgate_host *host, const kgate_policy *policy, const kgate_probe *probe,
+                kgate_plan *plan, kgate_err *err);
 
     /* Starts plan and returns at once with the pids filled in; the core
      * waits.  probe is the one plan was given (with its state).  On
      * failure nothing of the program may be running. */
-    int (*launch)(const kgate_host *host, const kgate_policy *policy,
-                  const kgate_probe *probe, const kgate_plan *plan,
-                  const kgate_launch *io, kgate_proc *proc, kgate_err *err);
+    int (*launch)(const kgate_host *host, const kgate_policy *policy, const kgate_probe *probe,
+                  const kgate_plan *plan, const kgate_launch *io, kgate_proc *proc, kgate_err *err);
 
     /* Frees probe->state.  The core calls it once for every probe whose
      * state is not NULL (also after a probe that returned -1), before
@@ -570,19 +565,15 @@ typedef struct kgate_backend {
  *         KGATE_BACKEND_INIT,
  *         .name = "hello", ...
  *     };  */
-#define KGATE_BACKEND_INIT                                                     \
-    .struct_size = sizeof(kgate_backend), .abi_major = KGATE_ABI_MAJOR,        \
-    .abi_minor = KGATE_ABI_MINOR
+#define KGATE_BACKEND_INIT \
+    .struct_size = sizeof(kgate_backend), .abi_major = KGATE_ABI_MAJOR, .abi_minor = KGATE_ABI_MINOR
 
 typedef const kgate_backend *(*kgate_plugin_entry_fn)(void);
 
 /* Defines the exported entry point of a plugin that returns backend_var. */
-#define KGATE_PLUGIN_DEFINE(backend_var)                                       \
-    KGATE_EXPORT const kgate_backend *kgate_plugin_entry(void);                \
-    KGATE_EXPORT const kgate_backend *kgate_plugin_entry(void)                 \
-    {                                                                          \
-        return &(backend_var);                                                 \
-    }
+#define KGATE_PLUGIN_DEFINE(backend_var)                        \
+    KGATE_EXPORT const kgate_backend *kgate_plugin_entry(void); \
+    KGATE_EXPORT const kgate_backend *kgate_plugin_entry(void) { return &(backend_var); }
 
 #ifdef __cplusplus
 }

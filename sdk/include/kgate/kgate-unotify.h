@@ -45,9 +45,9 @@ typedef struct kgl_un_name {
  * allocated in kgate's process before the fork; the supervisor only
  * fills the slots. */
 typedef struct kgl_un_allow {
-    uint32_t addr;  /* IPv4, network byte order; 0: a free slot */
-    uint16_t port;  /* TCP port, 0: every port */
-    uint8_t fixed;  /* 1: from the list itself (a literal, localhost:port,
+    uint32_t addr; /* IPv4, network byte order; 0: a free slot */
+    uint16_t port; /* TCP port, 0: every port */
+    uint8_t fixed; /* 1: from the list itself (a literal, localhost:port,
                      * /etc/hosts), never replaced */
     uint64_t until; /* CLOCK_MONOTONIC seconds; answers only */
 } kgl_un_allow;
@@ -59,17 +59,17 @@ typedef struct kgl_un_allow {
 typedef struct kgl_un_host {
     char name[254]; /* lower case, without "*." */
     int wildcard;
-    unsigned port;  /* 0: every TCP port */
+    unsigned port; /* 0: every TCP port */
 } kgl_un_host;
 
 typedef struct kgl_un_net {
-    int on;            /* 1: the network calls are notified and checked */
-    int events_fd;     /* kgate_launch.events_fd, or -1 */
+    int on; /* 1: the network calls are notified and checked */
+    int events_fd; /* kgate_launch.events_fd, or -1 */
     uint16_t resolver_port; /* the filtering resolver on 127.0.0.1 */
-    kgl_un_host *hosts;     /* the allow list's names */
+    kgl_un_host *hosts; /* the allow list's names */
     size_t n_hosts;
-    kgl_un_allow *allow;    /* KGL_UN_NET_SLOTS slots */
-    size_t n_fixed;         /* the first n_fixed are fixed */
+    kgl_un_allow *allow; /* KGL_UN_NET_SLOTS slots */
+    size_t n_fixed; /* the first n_fixed are fixed */
 } kgl_un_net;
 
 typedef struct kgl_un_policy {
@@ -104,8 +104,8 @@ void kgl_un_policy_free(kgl_un_policy *p);
  * addresses and localhost:port become fixed slots) and reads the hosts
  * file text (may be NULL) for listed names, as the program's resolver
  * reads it before DNS; -1 with err. */
-int kgl_un_net_init(kgl_un_policy *p, const char *const *hosts, size_t n,
-                    const char *hosts_file, kgate_err *err);
+int kgl_un_net_init(kgl_un_policy *p, const char *const *hosts, size_t n, const char *hosts_file,
+                    kgate_err *err);
 
 /* The filtering resolver: dnsmasq on 127.0.0.1 at a free port, answering
  * listed names from upstream (an IPv4 address) and NXDOMAIN for every
@@ -115,8 +115,8 @@ typedef struct kgl_un_resolver {
     pid_t pid;
     uint16_t port;
 } kgl_un_resolver;
-int kgl_un_resolver_start(const kgl_un_policy *p, const char *upstream,
-                          kgl_un_resolver *r, kgate_err *err);
+int kgl_un_resolver_start(const kgl_un_policy *p, const char *upstream, kgl_un_resolver *r,
+                          kgate_err *err);
 /* The upstream the resolver forwards to: KGATE_LANDLOCK_DNS_UPSTREAM when
  * set (the tests' lab server), else the first IPv4 nameserver of
  * /etc/resolv.conf.  0 with out filled, or -1 with err. */
@@ -131,8 +131,7 @@ int kgl_un_find_dnsmasq(char *out, size_t len);
 int kgl_un_parse_resolv(const char *text, size_t len, char *out, size_t outsz);
 int kgl_un_parse_hosts(const char *text, size_t len, const char *name,
                        void (*add)(void *ctx, uint32_t addr), void *ctx);
-int kgl_un_parse_answer(const unsigned char *msg, size_t len, char *qname,
-                        size_t qsz, int *rcode,
+int kgl_un_parse_answer(const unsigned char *msg, size_t len, char *qname, size_t qsz, int *rcode,
                         void (*add)(void *ctx, uint32_t addr, uint32_t ttl), void *ctx);
 /* 1 when name (any case, an optional final dot) is allowed by h. */
 int kgl_un_host_matches(const kgl_un_host *h, const char *name);
@@ -161,9 +160,9 @@ typedef enum kgl_un_kind {
 
 typedef struct kgl_un_call {
     kgl_un_kind kind;
-    int dirfd[2];      /* AT_FDCWD or a descriptor of the program's */
-    uint64_t path[2];  /* addresses in the program; [0] the source */
-    uint64_t flags;    /* open flags, AT_REMOVEDIR, rename or link flags */
+    int dirfd[2]; /* AT_FDCWD or a descriptor of the program's */
+    uint64_t path[2]; /* addresses in the program; [0] the source */
+    uint64_t flags; /* open flags, AT_REMOVEDIR, rename or link flags */
     uint32_t mode;
 } kgl_un_call;
 
@@ -172,8 +171,8 @@ typedef struct kgl_un_call {
 int kgl_un_decode(int nr, const uint64_t args[6], kgl_un_call *c);
 /* Splits path (len bytes, no NUL needed) into its directory and last
  * name; *slash is set when path ended in '/'.  0, or an errno. */
-int kgl_un_split(const char *path, size_t len, char *dir, size_t dirsz,
-                 char *leaf, size_t leafsz, int *slash);
+int kgl_un_split(const char *path, size_t len, char *dir, size_t dirsz, char *leaf, size_t leafsz,
+                 int *slash);
 /* The umask in a /proc/PID/status text; -1 when it has none. */
 int kgl_un_parse_umask(const char *status, size_t len);
 

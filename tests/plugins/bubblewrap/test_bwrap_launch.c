@@ -27,9 +27,8 @@
 
 /* Under /var/tmp, not /tmp: the sandbox replaces /tmp, which would hide a
  * home there even without the tmpfs on $HOME that this should test. */
-static char root[64], home[96], proj[128], secret[128], gitconfig[128],
-    envfile[160], privdir[160], privfile[192], hooks[160], hookfile[192];
-
+static char root[64], home[96], proj[128], secret[128], gitconfig[128], envfile[160], privdir[160],
+    privfile[192], hooks[160], hookfile[192];
 
 static char *slurp_file(const char *p, char *buf, size_t n)
 {
@@ -123,9 +122,7 @@ static int sandbox_init(sandbox *s, const char *script)
     s->out_r = -1;
     kg_host_init(&s->host);
     kgate_probe_init(&s->probe);
-    ck_assert_int_eq(bwrap_probe(&s->host.pub, KGATE_PROBE_THOROUGH, &s->probe,
-                                &s->err),
-                     0);
+    ck_assert_int_eq(bwrap_probe(&s->host.pub, KGATE_PROBE_THOROUGH, &s->probe, &s->err), 0);
     if (!s->probe.available) {
         const char *must = getenv("KGATE_MUST_WORK");
         ck_assert_msg(!(must && *must), "bwrap unusable: %s", s->probe.reason);
@@ -155,8 +152,8 @@ static int sandbox_init(sandbox *s, const char *script)
     s->envp[1] = s->env_home;
     s->envp[2] = NULL;
     s->plan = kg_plan_new();
-    ck_assert_msg(bwrap_plan(&s->host.pub, &s->pol, &s->probe, s->plan, &s->err) == 0,
-                  "plan: %s", s->err.msg);
+    ck_assert_msg(bwrap_plan(&s->host.pub, &s->pol, &s->probe, s->plan, &s->err) == 0, "plan: %s",
+                  s->err.msg);
     return 0;
 }
 
@@ -306,8 +303,11 @@ START_TEST(crossed_stdio_descriptors)
     close(a[1]);
     close(b[1]);
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    kgate_launch io = {.struct_size = sizeof io, .stdin_fd = devnull,
-                       .stdout_fd = 2, .stderr_fd = 1, .envp = s.envp};
+    kgate_launch io = {.struct_size = sizeof io,
+                       .stdin_fd = devnull,
+                       .stdout_fd = 2,
+                       .stderr_fd = 1,
+                       .envp = s.envp};
     s.proc.struct_size = sizeof s.proc;
     int r = bwrap_launch(&s.host.pub, &s.pol, &s.probe, s.plan, &io, &s.proc, &s.err);
     dup2(save1, 1);
@@ -353,10 +353,7 @@ out:
 }
 END_TEST
 
-static int pidfd_open_(pid_t pid)
-{
-    return (int)syscall(SYS_pidfd_open, pid, 0);
-}
+static int pidfd_open_(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
 
 /* Every descendant of pid, through /proc/P/task/P/children. */
 static size_t descendants(pid_t pid, pid_t *out, size_t max, size_t n)
@@ -365,8 +362,7 @@ static size_t descendants(pid_t pid, pid_t *out, size_t max, size_t n)
     snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid, (int)pid);
     slurp_file(path, buf, sizeof buf);
     char *save = NULL;
-    for (char *t = strtok_r(buf, " \n", &save); t && n < max;
-         t = strtok_r(NULL, " \n", &save)) {
+    for (char *t = strtok_r(buf, " \n", &save); t && n < max; t = strtok_r(NULL, " \n", &save)) {
         out[n++] = (pid_t)atoi(t);
         n = descendants(out[n - 1], out, max, n);
     }
@@ -377,8 +373,7 @@ START_TEST(no_orphans_when_launcher_killed)
 {
     if (prepare(_i)) return;
     sandbox s;
-    if (sandbox_init(&s, "sleep 1000 & sleep 1001 & echo ready; wait") < 0)
-        goto out;
+    if (sandbox_init(&s, "sleep 1000 & sleep 1001 & echo ready; wait") < 0) goto out;
     int report[2];
     ck_assert_int_eq(pipe(report), 0);
     pid_t launcher = fork();
@@ -441,12 +436,24 @@ START_TEST(symlinked_destination_fails_closed)
         kg_plan_free(s.plan);
         s.plan = kg_plan_new();
         const kgate_host *h = &s.host.pub;
-        const char *args[] = {s.probe.tool_path, "--unshare-user", "--ro-bind", "/",
-                              "/", "--bind", proj, proj, "--ro-bind", src,
-                              round ? sub : dest, "--chdir", proj, "--",
-                              "/bin/sh", "-c", "ls -l /proc/self/fd; touch ran"};
-        for (size_t i = 0; i < sizeof args / sizeof args[0]; i++)
-            h->plan_arg(s.plan, args[i]);
+        const char *args[] = {s.probe.tool_path,
+                              "--unshare-user",
+                              "--ro-bind",
+                              "/",
+                              "/",
+                              "--bind",
+                              proj,
+                              proj,
+                              "--ro-bind",
+                              src,
+                              round ? sub : dest,
+                              "--chdir",
+                              proj,
+                              "--",
+                              "/bin/sh",
+                              "-c",
+                              "ls -l /proc/self/fd; touch ran"};
+        for (size_t i = 0; i < sizeof args / sizeof args[0]; i++) h->plan_arg(s.plan, args[i]);
         int r = sandbox_launch(&s);
         char out[512] = "";
         if (round == 0) {
@@ -462,8 +469,7 @@ START_TEST(symlinked_destination_fails_closed)
             ck_assert_int_eq(wait_status(s.proc.pid), 0);
             ck_assert_int_eq(access(marker, F_OK), 0);
             /* no descriptor of a bind source reached the program */
-            ck_assert_msg(strstr(out, "/dev/null") && !strstr(out, src) &&
-                              !strstr(out, proj),
+            ck_assert_msg(strstr(out, "/dev/null") && !strstr(out, src) && !strstr(out, proj),
                           "fds: %s", out);
         }
         close(s.out_r);

@@ -22,9 +22,8 @@
 #include "testutil.h"
 
 static char root[64];
-static char home[128], proj[160], gitconfig[160], secretdir[160], envfile[192],
-    privdir[192], hooks[192], missing[192], outside[128], ssh[192];
-
+static char home[128], proj[160], gitconfig[160], secretdir[160], envfile[192], privdir[192],
+    hooks[192], missing[192], outside[128], ssh[192];
 
 static void setup(void)
 {
@@ -127,21 +126,48 @@ START_TEST(golden_minimal)
     fixture_init(&f);
     ck_assert_int_eq(run_plan(&f), 0);
     const char *head[] = {
-        "/usr/bin/bwrap", "--die-with-parent", "--new-session",
-        "--unshare-user", "--uid", "1000", "--gid", "1001",
-        "--disable-userns", "--cap-drop", "ALL",
-        "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net",
-        "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-        "--tmpfs", "/tmp",
+        "/usr/bin/bwrap",
+        "--die-with-parent",
+        "--new-session",
+        "--unshare-user",
+        "--uid",
+        "1000",
+        "--gid",
+        "1001",
+        "--disable-userns",
+        "--cap-drop",
+        "ALL",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-net",
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--tmpfs",
+        "/tmp",
     };
     char dotgit[192];
     snprintf(dotgit, sizeof dotgit, "%s/.git", proj);
     const char *tail[] = {
-        "--tmpfs", home,
-        "--bind", proj, proj,
+        "--tmpfs",
+        home,
+        "--bind",
+        proj,
+        proj,
         /* .git bound onto itself: it cannot be renamed or replaced */
-        "--bind", dotgit, dotgit,
-        "--chdir", proj, "--", "/usr/bin/make", "test",
+        "--bind",
+        dotgit,
+        dotgit,
+        "--chdir",
+        proj,
+        "--",
+        "/usr/bin/make",
+        "test",
     };
     /* Between them, the socket covers of this machine: each socket
      * directory that exists here, the resolv.conf target when it is a link
@@ -214,8 +240,10 @@ START_TEST(namespace_flags_in_every_plan)
         long floor = find3(&f, "--ro-bind", "/", "/");
         long end = find3(&f, "--", NULL, NULL);
         ck_assert_msg(user > 0, "variant %d: no --unshare-user", variant);
-        ck_assert_msg(nouserns > user, "variant %d: --disable-userns missing or before "
-                                       "--unshare-user", variant);
+        ck_assert_msg(nouserns > user,
+                      "variant %d: --disable-userns missing or before "
+                      "--unshare-user",
+                      variant);
         ck_assert_msg(capdrop > 0, "variant %d: no --cap-drop ALL", variant);
         ck_assert_msg(session > 0, "variant %d: no --new-session", variant);
         /* options, not part of the command: before the first mount and
@@ -252,13 +280,13 @@ START_TEST(order_of_covers)
     long priv = find3(&f, "--tmpfs", privdir, NULL);
     long privro = find3(&f, "--remount-ro", privdir, NULL);
     ck_assert_int_ge(tmp_home, 0);
-    ck_assert_int_gt(git, tmp_home);     /* ~/.gitconfig after the tmpfs */
+    ck_assert_int_gt(git, tmp_home); /* ~/.gitconfig after the tmpfs */
     ck_assert_int_gt(out, tmp_home);
     ck_assert_int_gt(project, tmp_home); /* the project after the tmpfs */
-    ck_assert_int_gt(hook, project);     /* protected after the project */
-    ck_assert_int_gt(env, project);      /* deny_read covers the project */
+    ck_assert_int_gt(hook, project); /* protected after the project */
+    ck_assert_int_gt(env, project); /* deny_read covers the project */
     ck_assert_int_gt(priv, project);
-    ck_assert_int_eq(privro, priv + 2);  /* an empty, read-only directory */
+    ck_assert_int_eq(privro, priv + 2); /* an empty, read-only directory */
     ck_assert_int_gt(env, hook);
     /* Missing: nothing to hide; in the hidden home: already hidden. */
     ck_assert_int_lt(find3(&f, missing, NULL, NULL), 0);
@@ -304,8 +332,7 @@ START_TEST(deny_read_parents_pinned)
     fixture_init(&f);
     f.pol.deny_read = (kgate_strlist){denies, 2};
     ck_assert_int_eq(run_plan(&f), -1);
-    ck_assert_msg(strstr(f.err.msg, envfile) && strstr(f.err.msg, "2 hard links"),
-                  "%s", f.err.msg);
+    ck_assert_msg(strstr(f.err.msg, envfile) && strstr(f.err.msg, "2 hard links"), "%s", f.err.msg);
     kg_plan_free(f.plan);
     ck_assert_int_eq(unlink(other), 0);
 
@@ -319,8 +346,7 @@ START_TEST(deny_read_parents_pinned)
     fixture_init(&f);
     f.pol.deny_read = (kgate_strlist){dirdeny, 1};
     ck_assert_int_eq(run_plan(&f), -1);
-    ck_assert_msg(strstr(f.err.msg, privdir) && strstr(f.err.msg, "hard links"),
-                  "%s", f.err.msg);
+    ck_assert_msg(strstr(f.err.msg, privdir) && strstr(f.err.msg, "hard links"), "%s", f.err.msg);
     kg_plan_free(f.plan);
     ck_assert_int_eq(unlink(in2), 0);
     ck_assert_int_eq(symlink("key", in2), 0); /* stays inside: fine */
@@ -363,8 +389,7 @@ START_TEST(pins_rewrite_the_plan)
             binds++;
             slash += !strcmp(p.argv[i + 1], "/");
         }
-        if (!strcmp(p.argv[i], "--bind-fd") || !strcmp(p.argv[i], "--ro-bind-fd"))
-            fdbinds++;
+        if (!strcmp(p.argv[i], "--bind-fd") || !strcmp(p.argv[i], "--ro-bind-fd")) fdbinds++;
         if (!strcmp(p.argv[i], "--dev-bind")) devnull += !strcmp(p.argv[i + 1], "/dev/null");
     }
     ck_assert_int_eq(binds, 1); /* only --ro-bind / / */
@@ -392,9 +417,8 @@ START_TEST(pins_rewrite_the_plan)
     /* Hidden: a bind under a later tmpfs could not be checked where it
      * should be, so it is left out of the argv (kgl-pin.c); a cover
      * under a later mount stays, unchecked. */
-    const char *hid[] = {"/usr/bin/bwrap", "--bind", proj, envfile,
-                         "--dev-bind", "/dev/null", envfile, "--tmpfs", proj,
-                         "--", "/bin/true"};
+    const char *hid[] = {"/usr/bin/bwrap", "--bind",  proj, envfile, "--dev-bind", "/dev/null",
+                         envfile,          "--tmpfs", proj, "--",    "/bin/true"};
     ck_assert_int_eq(kgl_pins_open(hid, 11, &p, &err), 0);
     ck_assert_uint_eq(p.n_fds, 0);
     ck_assert_uint_eq(p.argc, 8);
@@ -409,7 +433,7 @@ START_TEST(pins_rewrite_the_plan)
     ck_assert_int_eq(kgl_pins_open(unknown, 6, &p, &err), -1);
     ck_assert_msg(strstr(err.msg, "--bind-try"), "%s", err.msg);
     const char *symlinked[] = {"/usr/bin/bwrap", "--ro-bind", "/proc/self/root/etc",
-                               "/etc", "--", "/bin/true"};
+                               "/etc",           "--",        "/bin/true"};
     ck_assert_int_eq(kgl_pins_open(symlinked, 6, &p, &err), -1);
     ck_assert_msg(strstr(err.msg, "symbolic link"), "%s", err.msg);
 }
@@ -437,17 +461,14 @@ START_TEST(verify_wants_each_mount_at_its_place)
     ck_assert_ptr_nonnull(mkdtemp(dir));
     ck_assert_int_eq(stat(dir, &st), 0);
     /* The right object, but no mount there. */
-    const char *why = verify_one((kgl_check){dir, KGL_CHECK_OBJECT, 0, 0,
-                                              st.st_dev, st.st_ino});
+    const char *why = verify_one((kgl_check){dir, KGL_CHECK_OBJECT, 0, 0, st.st_dev, st.st_ino});
     ck_assert_ptr_nonnull(why);
     ck_assert_msg(strstr(why, "no mount is there"), "%s", why);
     /* A mount of the right object: /proc is one everywhere. */
     ck_assert_int_eq(stat("/proc", &st), 0);
-    why = verify_one((kgl_check){"/proc", KGL_CHECK_OBJECT, 0, 0, st.st_dev,
-                                  st.st_ino});
+    why = verify_one((kgl_check){"/proc", KGL_CHECK_OBJECT, 0, 0, st.st_dev, st.st_ino});
     ck_assert_msg(why == NULL, "%s", why);
-    why = verify_one((kgl_check){"/proc", KGL_CHECK_OBJECT, 0, 0, st.st_dev,
-                                  st.st_ino + 1});
+    why = verify_one((kgl_check){"/proc", KGL_CHECK_OBJECT, 0, 0, st.st_dev, st.st_ino + 1});
     ck_assert_msg(why && strstr(why, "another object"), "%s", why);
     /* A tmpfs the host has mounted is not a new one. */
     struct statfs fs;
@@ -477,8 +498,7 @@ START_TEST(nested_paths_most_specific_last)
     f.pol.allow_paths = (kgate_strlist){allows, 2};
     ck_assert_int_eq(run_plan(&f), 0);
     /* read-only inside the writable project stays read-only */
-    ck_assert_int_gt(find3(&f, "--ro-bind", vendor, vendor),
-                     find3(&f, "--bind", proj, proj));
+    ck_assert_int_gt(find3(&f, "--ro-bind", vendor, vendor), find3(&f, "--bind", proj, proj));
     /* the same path read-only and read-write: read-only, mounted once */
     ck_assert_int_ge(find3(&f, "--ro-bind", gitconfig, gitconfig), 0);
     ck_assert_int_lt(find3(&f, "--bind", gitconfig, gitconfig), 0);
@@ -736,8 +756,7 @@ START_TEST(allow_sockets_bound_back)
     f.pol.allow_sockets = (kgate_strlist){one, 1};
     f.pol.deny_read = (kgate_strlist){one, 1};
     ck_assert_int_eq(run_plan(&f), 0);
-    ck_assert_int_gt(find3(&f, "--dev-bind", "/dev/null", sock),
-                     find3(&f, "--bind", sock, sock));
+    ck_assert_int_gt(find3(&f, "--dev-bind", "/dev/null", sock), find3(&f, "--bind", sock, sock));
     kg_plan_free(f.plan);
 
     fixture_init(&f); /* a directory over the home would show it again */
@@ -850,11 +869,13 @@ START_TEST(seccomp_one_table_two_outputs)
         if (*p == '\n' && p[1] && p[1] != '#') lines++;
     /* one line per rule after the comment header */
     ck_assert_uint_eq(lines, kgl_seccomp_rule_count());
-    const char *calls[] = {"keyctl always: EPERM", "clone3 always: ENOSYS",
+    const char *calls[] = {"keyctl always: EPERM",
+                           "clone3 always: ENOSYS",
                            "ioctl when request is TIOCSTI: EPERM",
                            "ioctl when request is TIOCLINUX: EPERM",
                            "unshare when flags include CLONE_NEWUSER",
-                           "personality when", "socket when domain is AF_VSOCK",
+                           "personality when",
+                           "socket when domain is AF_VSOCK",
                            "socket when domain is AF_ALG: EAFNOSUPPORT",
                            "io_uring_setup always: ENOSYS",
                            "io_uring_enter always: ENOSYS",
@@ -908,8 +929,8 @@ static kgate_report *doctor(const machine *m, kgate_network net, size_t nhosts)
     fixture f;
     fixture_init(&f);
     kg_plan_free(f.plan);
-    bwrap_probe_from_sysctls(&f.probe, m->bwrap, m->root, m->max_userns,
-                            m->clone, m->apparmor, m->trial);
+    bwrap_probe_from_sysctls(&f.probe, m->bwrap, m->root, m->max_userns, m->clone, m->apparmor,
+                             m->trial);
     static const char *hosts[] = {"example.org"};
     f.pol.network = net;
     f.pol.allow_hosts = (kgate_strlist){hosts, nhosts};

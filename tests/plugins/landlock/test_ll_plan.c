@@ -12,8 +12,8 @@
 #include "ll-internal.h"
 #include "testutil.h"
 
-static char root[64], home[128], proj[160], denied[192], hooks[192], sub[192],
-    secret[160], dotgit[192], existing[192];
+static char root[64], home[128], proj[160], denied[192], hooks[192], sub[192], secret[160],
+    dotgit[192], existing[192];
 
 static void mk(const char *p) { ck_assert_int_eq(mkdir(p, 0755), 0); }
 static void touch(const char *p)
@@ -53,10 +53,7 @@ static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ft
     return remove(p);
 }
 
-static void teardown(void)
-{
-    ck_assert_int_eq(nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS), 0);
-}
+static void teardown(void) { ck_assert_int_eq(nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS), 0); }
 
 typedef struct fixture {
     kg_host host;
@@ -98,16 +95,13 @@ START_TEST(home_hidden_project_split)
     fixture_init(&f, 7);
     ll_rules r;
     kgate_err err = {0};
-    ck_assert_msg(ll_rules_build(&f.pol, 7, LL_TMP_PLACEHOLDER, &r, &err) == 0, "%s",
-                  err.msg);
+    ck_assert_msg(ll_rules_build(&f.pol, 7, LL_TMP_PLACEHOLDER, &r, &err) == 0, "%s", err.msg);
     /* Nothing of home but the project; nothing of / as a whole. */
     for (size_t i = 0; i < r.n; i++) {
-        ck_assert_msg(!ll_path_under(r.v[i].path, home) ||
-                          ll_path_under(r.v[i].path, proj),
+        ck_assert_msg(!ll_path_under(r.v[i].path, home) || ll_path_under(r.v[i].path, proj),
                       "home granted: %s", r.v[i].path);
         ck_assert_msg(strcmp(r.v[i].path, "/") != 0, "/ granted");
-        ck_assert_msg(!ll_path_under(r.v[i].path, "/tmp") ||
-                          ll_path_under(r.v[i].path, proj) ||
+        ck_assert_msg(!ll_path_under(r.v[i].path, "/tmp") || ll_path_under(r.v[i].path, proj) ||
                           strcmp(r.v[i].path, LL_TMP_PLACEHOLDER) == 0,
                       "/tmp granted: %s", r.v[i].path);
     }
@@ -202,8 +196,7 @@ START_TEST(doctor_names_what_each_abi_lacks)
         /* Network off is never BLOCKED, on any ABI. */
         ck_assert_int_ne(rep->verdict, KGATE_BLOCKED);
         ck_assert_int_eq(verdict_of(rep, "net.off"), KGATE_READY);
-        ck_assert_int_eq(verdict_of(rep, "scope.signal"),
-                         abi >= 6 ? KGATE_READY : KGATE_DEGRADED);
+        ck_assert_int_eq(verdict_of(rep, "scope.signal"), abi >= 6 ? KGATE_READY : KGATE_DEGRADED);
         ck_assert_int_eq(verdict_of(rep, "sockets.abstract"),
                          abi >= 6 ? KGATE_READY : KGATE_DEGRADED);
         ck_assert_int_eq(verdict_of(rep, "fs.truncate-unchecked"),
@@ -255,8 +248,8 @@ START_TEST(doctor_says_which_sysv_ipc)
     fixture_init(&f, 7);
     kgate_report *rep = doctor(&f);
     ck_assert_int_eq(verdict_of(rep, "ipc.sysv"), KGATE_READY);
-    ck_assert_ptr_nonnull(strstr(text_of(rep, "ipc.sysv"),
-                                 "SysV IPC: none in the Landlock box; no IPC namespace"));
+    ck_assert_ptr_nonnull(
+        strstr(text_of(rep, "ipc.sysv"), "SysV IPC: none in the Landlock box; no IPC namespace"));
     ck_assert_ptr_nonnull(strstr(text_of(rep, "ipc.sysv"), "Linux 5.5"));
     kg_report_free(rep);
     kgate_probe_set_fact(&f.probe, LL_FACT_IPC, 1);

@@ -45,8 +45,7 @@ static int build(const char *base)
     if (d < 0) return 3;
     char target[600];
     snprintf(target, sizeof target, "%s/file", out);
-    if (symlinkat(out, d, "link-dir") < 0 || symlinkat(target, d, "link-file") < 0)
-        return 4;
+    if (symlinkat(out, d, "link-dir") < 0 || symlinkat(target, d, "link-file") < 0) return 4;
     for (int i = 0; i < DEPTH; i++) {
         if (mkdirat(d, "d", 0700) < 0) return 5;
         int n = openat(d, "d", O_RDONLY | O_DIRECTORY);
@@ -59,8 +58,7 @@ static int build(const char *base)
     /* Mode 0 with a file inside, and 0500 (readable, not writable). */
     if (mkdirat(d, "zero", 0700) < 0 || mkdirat(d, "ro", 0700) < 0) return 9;
     int z = openat(d, "zero", O_RDONLY | O_DIRECTORY), r = openat(d, "ro", O_RDONLY | O_DIRECTORY);
-    if (z < 0 || r < 0 || mk_file(z, "f", 0644) < 0 || mk_file(r, "f", 0644) < 0)
-        return 10;
+    if (z < 0 || r < 0 || mk_file(z, "f", 0644) < 0 || mk_file(r, "f", 0644) < 0) return 10;
     if (mkdirat(z, "inner", 0700) < 0) return 11;
     if (fchmod(z, 0) < 0 || fchmod(r, 0500) < 0) return 12;
     close(z);

@@ -16,13 +16,16 @@
 
 int main(int argc, char **argv)
 {
-    kgate_policy pol = {.struct_size = sizeof pol, .network = KGATE_NET_OFF,
-                        .configured_network = KGATE_NET_OFF};
+    kgate_policy pol = {
+        .struct_size = sizeof pol, .network = KGATE_NET_OFF, .configured_network = KGATE_NET_OFF};
     int print = 0, i = 1;
     for (; i < argc && strncmp(argv[i], "--", 2) == 0 && argv[i][2]; i++) {
-        if (strcmp(argv[i], "--strict") == 0) pol.macos_profile = KGATE_MACOS_STRICT;
-        else if (strcmp(argv[i], "--open") == 0) pol.network = KGATE_NET_OPEN;
-        else if (strcmp(argv[i], "--print") == 0) print = 1;
+        if (strcmp(argv[i], "--strict") == 0)
+            pol.macos_profile = KGATE_MACOS_STRICT;
+        else if (strcmp(argv[i], "--open") == 0)
+            pol.network = KGATE_NET_OPEN;
+        else if (strcmp(argv[i], "--print") == 0)
+            print = 1;
         else {
             fprintf(stderr, "sb-run: unknown option %s\n", argv[i]);
             return 2;

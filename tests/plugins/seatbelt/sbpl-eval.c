@@ -22,16 +22,25 @@ typedef enum fkind {
     F_TARGET,
     F_SYSCTL_NAME,
     F_SYSCTL_NAME_PREFIX,
-    F_EXTENSION,   /* never held: the evaluator models a process without
+    F_EXTENSION, /* never held: the evaluator models a process without
                       sandbox extensions, the conservative reading */
     F_REQUIRE_ALL, /* every sub-filter matches */
     F_REMOTE_UNIX, /* (remote unix-socket [(path-literal P)]); value "" = any */
 } fkind;
 
 static const char *const fnames[] = {
-    "subpath",     "literal",    "regex",       "global-name",
-    "global-name-prefix", "remote-ip", "target", "sysctl-name",
-    "sysctl-name-prefix", "extension", "require-all", "remote-unix-socket",
+    "subpath",
+    "literal",
+    "regex",
+    "global-name",
+    "global-name-prefix",
+    "remote-ip",
+    "target",
+    "sysctl-name",
+    "sysctl-name-prefix",
+    "extension",
+    "require-all",
+    "remote-unix-socket",
 };
 
 typedef struct filter {
@@ -98,8 +107,7 @@ static void node_free(node *n)
 static void skip_space(reader *r)
 {
     for (;;) {
-        while (*r->p == ' ' || *r->p == '\n' || *r->p == '\t' || *r->p == '\r')
-            r->p++;
+        while (*r->p == ' ' || *r->p == '\n' || *r->p == '\t' || *r->p == '\r') r->p++;
         if (*r->p != ';') return;
         while (*r->p && *r->p != '\n') r->p++;
     }
@@ -244,8 +252,7 @@ static char *string_arg(pctx *c, const node *n)
         n->kids[1]->type == N_STR) {
         size_t k = strlen(n->kids[1]->s);
         for (size_t i = 0; i < c->n_params; i++)
-            if (strncmp(c->params[i], n->kids[1]->s, k) == 0 &&
-                c->params[i][k] == '=')
+            if (strncmp(c->params[i], n->kids[1]->s, k) == 0 && c->params[i][k] == '=')
                 return strdup(c->params[i] + k + 1);
         fail(c->r, "parameter %s not given", n->kids[1]->s);
         return NULL;
@@ -279,8 +286,7 @@ static int read_filter(pctx *c, filter *fl, const node *f, int depth)
         fl->value = strdup("");
         fl->subs = calloc(f->n_kids - 1, sizeof *fl->subs);
         for (size_t i = 1; i < f->n_kids; i++) {
-            if (read_filter(c, &fl->subs[fl->n_subs], f->kids[i], depth + 1) < 0)
-                return -1;
+            if (read_filter(c, &fl->subs[fl->n_subs], f->kids[i], depth + 1) < 0) return -1;
             fl->n_subs++;
         }
         return 0;
@@ -291,8 +297,7 @@ static int read_filter(pctx *c, filter *fl, const node *f, int depth)
         fl->kind = F_REMOTE_UNIX;
         if (f->n_kids == 2) {
             fl->value = strdup("");
-        } else if (f->n_kids == 3 && f->kids[2]->type == N_LIST &&
-                   f->kids[2]->n_kids == 2 &&
+        } else if (f->n_kids == 3 && f->kids[2]->type == N_LIST && f->kids[2]->n_kids == 2 &&
                    is_sym(f->kids[2]->kids[0], "path-literal")) {
             fl->value = string_arg(c, f->kids[2]->kids[1]);
             if (!fl->value) return -1;
@@ -305,8 +310,7 @@ static int read_filter(pctx *c, filter *fl, const node *f, int depth)
             return -1;
         }
     } else if (strcmp(name, "remote") == 0) {
-        if (f->n_kids != 3 || !is_sym(f->kids[1], "ip") ||
-            f->kids[2]->type != N_STR) {
+        if (f->n_kids != 3 || !is_sym(f->kids[1], "ip") || f->kids[2]->type != N_STR) {
             fail(c->r, "only (remote ip \"HOST:PORT\") is known");
             return -1;
         }
@@ -335,9 +339,8 @@ static int read_filter(pctx *c, filter *fl, const node *f, int depth)
         size_t k;
         for (k = 0; k < sizeof fnames / sizeof fnames[0]; k++)
             if (strcmp(fnames[k], name) == 0) break;
-        if (k == sizeof fnames / sizeof fnames[0] || k == F_REMOTE_IP ||
-            k == F_TARGET || k == F_REGEX || k == F_REQUIRE_ALL ||
-            k == F_REMOTE_UNIX || f->n_kids != 2) {
+        if (k == sizeof fnames / sizeof fnames[0] || k == F_REMOTE_IP || k == F_TARGET ||
+            k == F_REGEX || k == F_REQUIRE_ALL || k == F_REMOTE_UNIX || f->n_kids != 2) {
             fail(c->r, "unknown filter (%s ...)", name);
             return -1;
         }
@@ -391,8 +394,8 @@ static int add_rule(pctx *c, sbe_profile *p, const node *n)
     return 0;
 }
 
-sbe_profile *sbe_parse(const char *text, const char *const *params,
-                       size_t n_params, char *err, size_t errlen)
+sbe_profile *sbe_parse(const char *text, const char *const *params, size_t n_params, char *err,
+                       size_t errlen)
 {
     reader r = {.p = text, .err = err, .errlen = errlen};
     pctx c = {&r, params, n_params};
@@ -405,13 +408,14 @@ sbe_profile *sbe_parse(const char *text, const char *const *params,
         if (n->type != N_LIST || n->n_kids == 0) {
             fail(&r, "top level: expected a list");
         } else if (is_sym(n->kids[0], "version")) {
-            if (n->n_kids != 2 || !is_sym(n->kids[1], "1") || p->version_seen ||
-                p->n_rules)
+            if (n->n_kids != 2 || !is_sym(n->kids[1], "1") || p->version_seen || p->n_rules)
                 fail(&r, "(version 1) must come first, once");
             p->version_seen = 1;
         } else if (is_sym(n->kids[0], "allow") || is_sym(n->kids[0], "deny")) {
-            if (!p->version_seen) fail(&r, "rule before (version 1)");
-            else add_rule(&c, p, n);
+            if (!p->version_seen)
+                fail(&r, "rule before (version 1)");
+            else
+                add_rule(&c, p, n);
         } else {
             fail(&r, "unknown form");
         }
@@ -472,8 +476,7 @@ static int ip_matches(const char *pattern, const char *addr)
     if (!pc) return 0;
     size_t hl = (size_t)(pc - pattern);
     int host_ok = (hl == 1 && pattern[0] == '*') ||
-                  (hl == 9 && strncmp(pattern, "localhost", 9) == 0 &&
-                   is_loopback(host));
+                  (hl == 9 && strncmp(pattern, "localhost", 9) == 0 && is_loopback(host));
     int port_ok = strcmp(pc + 1, "*") == 0 || strcmp(pc + 1, port) == 0;
     return host_ok && port_ok;
 }
@@ -486,26 +489,16 @@ static int filter_matches(const filter *f, sbe_kind kind, const char *v)
         if (kind != SBE_PATH) return 0;
         if (strcmp(f->value, "/") == 0) return v[0] == '/';
         return strncmp(f->value, v, n) == 0 && (v[n] == '\0' || v[n] == '/');
-    case F_LITERAL:
-        return kind == SBE_PATH && strcmp(f->value, v) == 0;
-    case F_REGEX:
-        return kind == SBE_PATH && regexec(&f->re, v, 0, NULL, 0) == 0;
-    case F_GLOBAL_NAME:
-        return kind == SBE_MACH && strcmp(f->value, v) == 0;
-    case F_GLOBAL_NAME_PREFIX:
-        return kind == SBE_MACH && strncmp(f->value, v, n) == 0;
-    case F_REMOTE_IP:
-        return kind == SBE_ADDR && ip_matches(f->value, v);
-    case F_TARGET:
-        return kind == SBE_TARGET && strcmp(f->value, v) == 0;
-    case F_SYSCTL_NAME:
-        return kind == SBE_SYSCTL && strcmp(f->value, v) == 0;
-    case F_SYSCTL_NAME_PREFIX:
-        return kind == SBE_SYSCTL && strncmp(f->value, v, n) == 0;
-    case F_EXTENSION:
-        return 0;
-    case F_REMOTE_UNIX:
-        return kind == SBE_UNIX && (n == 0 || strcmp(f->value, v) == 0);
+    case F_LITERAL: return kind == SBE_PATH && strcmp(f->value, v) == 0;
+    case F_REGEX: return kind == SBE_PATH && regexec(&f->re, v, 0, NULL, 0) == 0;
+    case F_GLOBAL_NAME: return kind == SBE_MACH && strcmp(f->value, v) == 0;
+    case F_GLOBAL_NAME_PREFIX: return kind == SBE_MACH && strncmp(f->value, v, n) == 0;
+    case F_REMOTE_IP: return kind == SBE_ADDR && ip_matches(f->value, v);
+    case F_TARGET: return kind == SBE_TARGET && strcmp(f->value, v) == 0;
+    case F_SYSCTL_NAME: return kind == SBE_SYSCTL && strcmp(f->value, v) == 0;
+    case F_SYSCTL_NAME_PREFIX: return kind == SBE_SYSCTL && strncmp(f->value, v, n) == 0;
+    case F_EXTENSION: return 0;
+    case F_REMOTE_UNIX: return kind == SBE_UNIX && (n == 0 || strcmp(f->value, v) == 0);
     case F_REQUIRE_ALL:
         for (size_t i = 0; i < f->n_subs; i++)
             if (!filter_matches(&f->subs[i], kind, v)) return 0;
@@ -514,15 +507,13 @@ static int filter_matches(const filter *f, sbe_kind kind, const char *v)
     return 0;
 }
 
-int sbe_allows(const sbe_profile *p, const char *op, sbe_kind kind,
-               const char *value)
+int sbe_allows(const sbe_profile *p, const char *op, sbe_kind kind, const char *value)
 {
     int verdict = 0; /* nothing matched: Seatbelt denies */
     for (size_t i = 0; i < p->n_rules; i++) {
         const rule *ru = &p->rules[i];
         int op_ok = 0;
-        for (size_t k = 0; k < ru->n_ops && !op_ok; k++)
-            op_ok = op_matches(ru->ops[k], op);
+        for (size_t k = 0; k < ru->n_ops && !op_ok; k++) op_ok = op_matches(ru->ops[k], op);
         if (!op_ok) continue;
         int f_ok = ru->n_filters == 0;
         for (size_t k = 0; k < ru->n_filters && !f_ok; k++)

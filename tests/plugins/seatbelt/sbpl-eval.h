@@ -13,25 +13,24 @@
 
 typedef enum sbe_kind {
     SBE_NONE = 0, /* an operation without an argument (appleevent-send) */
-    SBE_PATH,     /* file-*: an absolute path */
-    SBE_ADDR,     /* network-*: "127.0.0.1:9", "[::1]:9" */
-    SBE_MACH,     /* mach-lookup: a service name */
-    SBE_SYSCTL,   /* sysctl-*: a sysctl name */
-    SBE_TARGET,   /* signal, process-info*: "same-sandbox" or "other" */
-    SBE_UNIX,     /* network-outbound to a Unix socket: its path */
+    SBE_PATH, /* file-*: an absolute path */
+    SBE_ADDR, /* network-*: "127.0.0.1:9", "[::1]:9" */
+    SBE_MACH, /* mach-lookup: a service name */
+    SBE_SYSCTL, /* sysctl-*: a sysctl name */
+    SBE_TARGET, /* signal, process-info*: "same-sandbox" or "other" */
+    SBE_UNIX, /* network-outbound to a Unix socket: its path */
 } sbe_kind;
 
 typedef struct sbe_profile sbe_profile;
 
 /* Parses text; params are "NAME=VALUE" strings as passed to -D (split at the
  * first '=').  NULL with a message in err on any syntax or vocabulary error. */
-sbe_profile *sbe_parse(const char *text, const char *const *params,
-                       size_t n_params, char *err, size_t errlen);
+sbe_profile *sbe_parse(const char *text, const char *const *params, size_t n_params, char *err,
+                       size_t errlen);
 void sbe_free(sbe_profile *p);
 
 /* 1 when the profile allows op on value, else 0. */
-int sbe_allows(const sbe_profile *p, const char *op, sbe_kind kind,
-               const char *value);
+int sbe_allows(const sbe_profile *p, const char *op, sbe_kind kind, const char *value);
 
 /* The rules in order, one line each ("deny file-read* subpath=<v>"), with
  * parameters substituted and every byte outside printable ASCII written as

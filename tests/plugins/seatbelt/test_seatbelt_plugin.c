@@ -22,10 +22,9 @@
 #error "SB_PLUGIN_PATH must name the built plugin"
 #endif
 
-#define SL(...)                                                                \
-    ((kgate_strlist){(const char *const[]){__VA_ARGS__},                       \
-                     sizeof((const char *const[]){__VA_ARGS__}) /              \
-                         sizeof(const char *)})
+#define SL(...)                                          \
+    ((kgate_strlist){(const char *const[]){__VA_ARGS__}, \
+                     sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *)})
 
 static void *handle;
 static const kgate_backend *be;
@@ -86,8 +85,7 @@ static kgate_probe mac_probe(int sandbox_exec)
 static int report_has(const kgate_report *r, kgate_verdict v, const char *needle)
 {
     for (size_t i = 0; i < r->n_items; i++)
-        if (r->items[i].verdict == v && strstr(r->items[i].text, needle))
-            return 1;
+        if (r->items[i].verdict == v && strstr(r->items[i].text, needle)) return 1;
     return 0;
 }
 
@@ -165,8 +163,7 @@ START_TEST(doctor_table)
             kgate_probe_init(&p);
             kgate_probe_set_fact(&p, "macos", 0);
             kgate_probe_set_fact(&p, "sandbox_exec", 0);
-            snprintf(p.reason, sizeof p.reason,
-                     "sandbox-exec is macOS-only (this is Linux)");
+            snprintf(p.reason, sizeof p.reason, "sandbox-exec is macOS-only (this is Linux)");
         }
         kgate_policy pol = policy(t[i].net);
         /* A compound literal in the if's body would die with it. */
@@ -175,8 +172,7 @@ START_TEST(doctor_table)
         ck_assert_int_eq(be->doctor(&host.pub, &pol, &p, r), 0);
         ck_assert_msg(r->verdict == t[i].want, "row %zu: verdict %s", i,
                       kg_verdict_name(r->verdict));
-        ck_assert_msg(report_has(r, t[i].want, t[i].line), "row %zu: no '%s'",
-                      i, t[i].line);
+        ck_assert_msg(report_has(r, t[i].want, t[i].line), "row %zu: no '%s'", i, t[i].line);
         ck_assert_str_eq(detail(r, "profile"), "permissive");
         if (t[i].macos && t[i].sandbox_exec && !t[i].hosts)
             ck_assert(report_has(r, KGATE_READY,
@@ -202,8 +198,7 @@ START_TEST(restricted_same_sentence)
     ck_assert_int_eq(be->plan(&host.pub, &pol, &p, plan, &err), -1);
     int found = 0;
     for (size_t i = 0; i < r->n_items; i++)
-        if (r->items[i].verdict == KGATE_BLOCKED &&
-            strcmp(r->items[i].text, err.msg) == 0)
+        if (r->items[i].verdict == KGATE_BLOCKED && strcmp(r->items[i].text, err.msg) == 0)
             found = 1;
     ck_assert_msg(found, "plan said: %s", err.msg);
     size_t times = 0, ids = 0;
@@ -234,8 +229,8 @@ START_TEST(doctor_doors)
     ck_assert(report_has(r, KGATE_READY, "com.apple.fonts"));
     kg_report_free(r);
 
-    pol.macos_allow_mach = SL("com.apple.fonts", "com.apple.SecurityServer",
-                              "com.apple.pasteboard.1");
+    pol.macos_allow_mach =
+        SL("com.apple.fonts", "com.apple.SecurityServer", "com.apple.pasteboard.1");
     r = kg_report_new();
     be->doctor(&host.pub, &pol, &p, r);
     ck_assert_int_eq(r->verdict, KGATE_DEGRADED);
@@ -376,8 +371,11 @@ START_TEST(launch_stdio_cwd)
     ck_assert_int_eq(pipe(errp), 0);
     ck_assert_int_eq(pipe(in), 0);
     const char *envp[] = {"KGV=from-envp", NULL};
-    kgate_launch io = {.struct_size = sizeof io, .stdin_fd = in[0],
-                       .stdout_fd = out[1], .stderr_fd = errp[1], .envp = envp};
+    kgate_launch io = {.struct_size = sizeof io,
+                       .stdin_fd = in[0],
+                       .stdout_fd = out[1],
+                       .stderr_fd = errp[1],
+                       .envp = envp};
     kgate_proc proc = {.struct_size = sizeof proc};
     kgate_err err = {0};
     ck_assert_int_eq(be->launch(&host.pub, &pol, &p, plan, &io, &proc, &err), 0);
@@ -417,8 +415,7 @@ START_TEST(launch_stdio_cwd)
     memset(&proc, 0, sizeof proc);
     proc.struct_size = sizeof proc;
     ck_assert_int_eq(be->launch(&host.pub, &pol, &p, plan, &io, &proc, &err), -1);
-    ck_assert_msg(strstr(err.msg, "could not execute /nonexistent/sandbox-exec"),
-                  "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "could not execute /nonexistent/sandbox-exec"), "%s", err.msg);
     ck_assert_int_eq(err.code, ENOENT);
     ck_assert_int_eq(proc.n_helpers, 0); /* the watcher was stopped */
     ck_assert_int_eq(waitpid(-1, &status, WNOHANG), -1); /* and reaped */
@@ -431,8 +428,8 @@ START_TEST(launch_stdio_cwd)
     pol.project = "/nonexistent/project";
     memset(&err, 0, sizeof err);
     ck_assert_int_eq(be->launch(&host.pub, &pol, &p, plan, &io, &proc, &err), -1);
-    ck_assert_msg(strstr(err.msg, "could not enter the project /nonexistent/project"),
-                  "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "could not enter the project /nonexistent/project"), "%s",
+                  err.msg);
     ck_assert_int_eq(waitpid(-1, &status, WNOHANG), -1);
     kg_plan_free(plan);
     close(nul);
@@ -459,16 +456,19 @@ START_TEST(launch_pty)
     host.pub.plan_arg(plan, "-c");
     host.pub.plan_arg(plan, "echo ctty-ok > /dev/tty");
     const char *envp[] = {NULL};
-    kgate_launch io = {.struct_size = sizeof io, .stdin_fd = sl,
-                       .stdout_fd = sl, .stderr_fd = sl, .envp = envp, .pty = 1};
+    kgate_launch io = {.struct_size = sizeof io,
+                       .stdin_fd = sl,
+                       .stdout_fd = sl,
+                       .stderr_fd = sl,
+                       .envp = envp,
+                       .pty = 1};
     kgate_proc proc = {.struct_size = sizeof proc};
     kgate_err err = {0};
     ck_assert_int_eq(be->launch(&host.pub, &pol, &p, plan, &io, &proc, &err), 0);
     close(sl);
     int status;
     ck_assert_int_eq(waitpid(proc.pid, &status, 0), proc.pid);
-    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-                  "status %d", status);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
     stop_watcher(&proc);
     char buf[256] = "";
     ssize_t n = read(m, buf, sizeof buf - 1);
@@ -505,10 +505,8 @@ START_TEST(doctor_nested)
         kgate_report *r = kg_report_new();
         ck_assert_int_eq(be->doctor(&host.pub, &pol, &p, r), 0);
         ck_assert_int_eq(r->verdict, KGATE_BLOCKED);
-        ck_assert(report_has(r, KGATE_BLOCKED,
-                             "kgate already runs inside a Seatbelt sandbox"));
-        ck_assert(report_has(r, KGATE_BLOCKED,
-                             "lets no sandboxed process apply another profile"));
+        ck_assert(report_has(r, KGATE_BLOCKED, "kgate already runs inside a Seatbelt sandbox"));
+        ck_assert(report_has(r, KGATE_BLOCKED, "lets no sandboxed process apply another profile"));
         /* Not mistaken for a missing sandbox-exec. */
         ck_assert(!report_has(r, KGATE_BLOCKED, "sandbox-exec missing"));
         kg_report_free(r);
@@ -549,8 +547,8 @@ START_TEST(run_refuses_nested)
         kgate_policy pol = policy(KGATE_NET_OFF);
         kg_plugin *chosen = NULL;
         kgate_report *rep = NULL;
-        int rc = kg_select_candidate(reg, &h, &pol, "seatbelt", KGATE_PROBE_QUICK,
-                                     &chosen, &rep, &err);
+        int rc =
+            kg_select_candidate(reg, &h, &pol, "seatbelt", KGATE_PROBE_QUICK, &chosen, &rep, &err);
         if (sandboxed) {
             ck_assert_int_eq(rc, -1);
             ck_assert_ptr_nonnull(strstr(err.msg, "backend seatbelt cannot enforce "
@@ -587,7 +585,4 @@ static Suite *plugin_suite(void)
     return s;
 }
 
-int main(void)
-{
-    return kgt_run_suite(plugin_suite());
-}
+int main(void) { return kgt_run_suite(plugin_suite()); }

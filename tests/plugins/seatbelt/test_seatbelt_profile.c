@@ -12,10 +12,9 @@
 #include "sbpl-eval.h"
 #include "testutil.h"
 
-#define SL(...)                                                                \
-    ((kgate_strlist){(const char *const[]){__VA_ARGS__},                       \
-                     sizeof((const char *const[]){__VA_ARGS__}) /              \
-                         sizeof(const char *)})
+#define SL(...)                                          \
+    ((kgate_strlist){(const char *const[]){__VA_ARGS__}, \
+                     sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *)})
 
 static kgate_policy base_policy(const char *home, const char *project)
 {
@@ -30,14 +29,13 @@ static kgate_policy base_policy(const char *home, const char *project)
 }
 
 /* Builds pol in form and reads it back; fails the test on any error. */
-static sbe_profile *build_parse(const kgate_policy *pol, sb_form form,
-                                sb_profile *prof)
+static sbe_profile *build_parse(const kgate_policy *pol, sb_form form, sb_profile *prof)
 {
     kgate_err err = {0};
     ck_assert_msg(sb_build(pol, form, prof, &err) == 0, "build: %s", err.msg);
     char perr[256] = "";
-    sbe_profile *p = sbe_parse(prof->text, (const char *const *)prof->params,
-                               prof->n_params, perr, sizeof perr);
+    sbe_profile *p =
+        sbe_parse(prof->text, (const char *const *)prof->params, prof->n_params, perr, sizeof perr);
     ck_assert_msg(p != NULL, "parse: %s\n%s", perr, prof->text);
     return p;
 }
@@ -116,8 +114,7 @@ START_TEST(golden_seed_profile)
     ck_assert_str_eq(got[3], dev_rule);
     ck_assert_str_eq(got[4], pty_rule);
     ck_assert_str_eq(got[n_seed + 2], unix_rule);
-    for (size_t i = 0; i < n_door; i++)
-        ck_assert_str_eq(got[n_seed + 3 + i], door_rules[i]);
+    for (size_t i = 0; i < n_door; i++) ck_assert_str_eq(got[n_seed + 3 + i], door_rules[i]);
     /* ...and without them, the seed rule for rule, in its order. */
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
@@ -181,8 +178,7 @@ static const layout layouts[] = {
     {"/Users/me", "/private/var/build/p", "/private/var/folders/zz/q/T"},
     /* home inside the temp trees that are opened for writing: the second
      * home write deny is what keeps it closed (design note 001) */
-    {"/private/tmp/kg-home", "/private/tmp/kg-home/proj",
-     "/private/tmp/kg-home/T"},
+    {"/private/tmp/kg-home", "/private/tmp/kg-home/proj", "/private/tmp/kg-home/T"},
 };
 #define N_LAYOUTS (sizeof layouts / sizeof layouts[0])
 
@@ -193,19 +189,18 @@ static char *cat(const char *a, const char *b)
     return s;
 }
 
-static void ask(const sbe_profile *p, const char *what, const char *op,
-                sbe_kind kind, const char *value, int want)
+static void ask(const sbe_profile *p, const char *what, const char *op, sbe_kind kind,
+                const char *value, int want)
 {
     int got = sbe_allows(p, op, kind, value);
     /* Operations without an argument (process-fork, appleevent-send) are
      * asked with value NULL, which printf's %s must never see. */
     ck_assert_msg(got == want, "%s: %s %s: want %s, got %s", what, op,
-                  value ? value : "(no argument)",
-                  want ? "allow" : "deny", got ? "allow" : "deny");
+                  value ? value : "(no argument)", want ? "allow" : "deny", got ? "allow" : "deny");
 }
 
-static void question_table(const layout *l, int strict, kgate_network net,
-                           sb_form form, int regrant_keychain)
+static void question_table(const layout *l, int strict, kgate_network net, sb_form form,
+                           int regrant_keychain)
 {
     char *h_secret = cat(l->home, "/.ssh/id_ed25519");
     char *h_new = cat(l->home, "/planted");
@@ -232,8 +227,7 @@ static void question_table(const layout *l, int strict, kgate_network net,
     pol.deny_read = SL(p_env, p_secrets);
     pol.protect_paths = SL(p_hooks, p_kgate);
     /* A compound literal in an if's body would die with it. */
-    pol.macos_allow_mach = regrant_keychain ? SL("com.apple.SecurityServer")
-                                            : (kgate_strlist){0};
+    pol.macos_allow_mach = regrant_keychain ? SL("com.apple.SecurityServer") : (kgate_strlist){0};
 
     sb_profile prof;
     sbe_profile *p = build_parse(&pol, form, &prof);
@@ -265,14 +259,12 @@ static void question_table(const layout *l, int strict, kgate_network net,
     ask(p, "deny_read file", "file-read-data", SBE_PATH, p_env, 0);
     ask(p, "deny_read file", "file-read-metadata", SBE_PATH, p_env, 0);
     ask(p, "deny_read file", "file-write-data", SBE_PATH, p_env, 0);
-    ask(p, "deny_read is a path, not a prefix", "file-read-data", SBE_PATH,
-        p_env_local, 1);
+    ask(p, "deny_read is a path, not a prefix", "file-read-data", SBE_PATH, p_env_local, 1);
     ask(p, "deny_read directory", "file-read-data", SBE_PATH, p_secret_f, 0);
     /* protect_paths */
     ask(p, "protected hook", "file-write-data", SBE_PATH, p_hook_f, 0);
     ask(p, "protected hook", "file-write-create", SBE_PATH, p_hook_f, 0);
-    ask(p, "protected hook stays readable", "file-read-data", SBE_PATH,
-        p_hook_f, 1);
+    ask(p, "protected hook stays readable", "file-read-data", SBE_PATH, p_hook_f, 1);
     ask(p, "protected policy file", "file-write-data", SBE_PATH, p_kgate, 0);
     /* read_paths, allow_paths */
     ask(p, "read_paths", "file-read-data", SBE_PATH, h_gitcfg, 1);
@@ -288,43 +280,33 @@ static void question_table(const layout *l, int strict, kgate_network net,
     ask(p, "bit bucket", "file-write-data", SBE_PATH, "/dev/null", 1);
     ask(p, "a disk", "file-write-data", SBE_PATH, "/dev/disk0", 0);
     ask(p, "a new pty", "file-write-data", SBE_PATH, "/dev/ptmx", 1);
-    ask(p, "another terminal window", "file-write-data", SBE_PATH,
-        "/dev/ttys003", 0);
+    ask(p, "another terminal window", "file-write-data", SBE_PATH, "/dev/ttys003", 0);
     /* network */
     int open = net == KGATE_NET_OPEN;
     ask(p, "loopback v4", "network-outbound", SBE_ADDR, "127.0.0.1:9", 1);
     ask(p, "loopback v6", "network-outbound", SBE_ADDR, "[::1]:9", 1);
     ask(p, "public v4", "network-outbound", SBE_ADDR, "142.250.134.139:443", open);
-    ask(p, "public v6", "network-outbound", SBE_ADDR,
-        "[2001:4860:4860::8888]:443", open);
-    ask(p, "the machine's own address", "network-outbound", SBE_ADDR,
-        "192.168.1.20:443", open);
+    ask(p, "public v6", "network-outbound", SBE_ADDR, "[2001:4860:4860::8888]:443", open);
+    ask(p, "the machine's own address", "network-outbound", SBE_ADDR, "192.168.1.20:443", open);
     /* doors */
     ask(p, "Apple Events", "appleevent-send", SBE_NONE, NULL, 0);
-    ask(p, "LaunchServices", "mach-lookup", SBE_MACH,
-        "com.apple.coreservices.launchservicesd", 0);
-    ask(p, "LaunchServices mapdb", "mach-lookup", SBE_MACH,
-        "com.apple.lsd.mapdb", 0);
+    ask(p, "LaunchServices", "mach-lookup", SBE_MACH, "com.apple.coreservices.launchservicesd", 0);
+    ask(p, "LaunchServices mapdb", "mach-lookup", SBE_MACH, "com.apple.lsd.mapdb", 0);
     ask(p, "LaunchServices open", "mach-lookup", SBE_MACH, "com.apple.lsd.open", 0);
-    ask(p, "Apple Events daemon", "mach-lookup", SBE_MACH,
-        "com.apple.coreservices.appleevents", 0);
+    ask(p, "Apple Events daemon", "mach-lookup", SBE_MACH, "com.apple.coreservices.appleevents", 0);
     ask(p, "pasteboard", "mach-lookup", SBE_MACH, "com.apple.pasteboard.1", 0);
-    ask(p, "keychain", "mach-lookup", SBE_MACH, "com.apple.SecurityServer",
-        regrant_keychain);
+    ask(p, "keychain", "mach-lookup", SBE_MACH, "com.apple.SecurityServer", regrant_keychain);
     ask(p, "keychain xpc", "mach-lookup", SBE_MACH, "com.apple.securityd.xpc", 0);
     /* the base profiles differ here */
-    ask(p, "a service on no list", "mach-lookup", SBE_MACH,
-        "com.apple.windowserver.active", !strict);
-    ask(p, "user lookup", "mach-lookup", SBE_MACH,
-        "com.apple.system.opendirectoryd.libinfo", 1);
-    ask(p, "outside the lists", "file-read-data", SBE_PATH,
-        "/private/var/root/.profile", !strict);
+    ask(p, "a service on no list", "mach-lookup", SBE_MACH, "com.apple.windowserver.active",
+        !strict);
+    ask(p, "user lookup", "mach-lookup", SBE_MACH, "com.apple.system.opendirectoryd.libinfo", 1);
+    ask(p, "outside the lists", "file-read-data", SBE_PATH, "/private/var/root/.profile", !strict);
     ask(p, "fork", "process-fork", SBE_NONE, NULL, 1);
     ask(p, "signal own children", "signal", SBE_TARGET, "same-sandbox", 1);
     ask(p, "signal others", "signal", SBE_TARGET, "other", !strict);
     ask(p, "cpu count", "sysctl-read", SBE_SYSCTL, "hw.ncpu", 1);
-    ask(p, "loading a kernel extension", "system-kext-load", SBE_NONE, NULL,
-        !strict);
+    ask(p, "loading a kernel extension", "system-kext-load", SBE_NONE, NULL, !strict);
 
     sbe_free(p);
     sb_profile_clear(&prof);
@@ -389,8 +371,8 @@ START_TEST(unix_sockets)
     kgate_policy pol = base_policy("/Users/you", "/Users/you/proj");
     pol.macos_profile = strict ? KGATE_MACOS_STRICT : KGATE_MACOS_PERMISSIVE;
     pol.network = open ? KGATE_NET_OPEN : KGATE_NET_OFF;
-    pol.allow_sockets = SL("/Users/you/.ssh/agent.sock",
-                           "/private/tmp/com.apple.launchd.x/Listeners");
+    pol.allow_sockets =
+        SL("/Users/you/.ssh/agent.sock", "/private/tmp/com.apple.launchd.x/Listeners");
     sb_profile prof;
     sbe_profile *p = build_parse(&pol, form, &prof);
     const char *what = open ? "open" : "off";
@@ -398,19 +380,16 @@ START_TEST(unix_sockets)
     ask(p, what, "network-outbound", SBE_UNIX, "/Users/you/.docker/run/docker.sock", 0);
     ask(p, what, "network-outbound", SBE_UNIX, "/private/tmp/.X11-unix/X0", 0);
     ask(p, what, "network-outbound", SBE_UNIX, "/Users/you/.ssh/agent.sock", 1);
-    ask(p, what, "network-outbound", SBE_UNIX,
-        "/private/tmp/com.apple.launchd.x/Listeners", 1);
+    ask(p, what, "network-outbound", SBE_UNIX, "/private/tmp/com.apple.launchd.x/Listeners", 1);
     /* path-literal: exactly that path, nothing below or beside it */
     ask(p, what, "network-outbound", SBE_UNIX, "/Users/you/.ssh/agent.sock2", 0);
     ask(p, what, "network-outbound", SBE_UNIX, "/Users/you/.ssh/agent.sock/x", 0);
-    ask(p, what, "network-outbound", SBE_UNIX, "/private/var/run/mDNSResponder",
-        open);
+    ask(p, what, "network-outbound", SBE_UNIX, "/private/var/run/mDNSResponder", open);
     /* the IP rules are what they were */
     ask(p, what, "network-outbound", SBE_ADDR, "127.0.0.1:9", 1);
     ask(p, what, "network-outbound", SBE_ADDR, "1.1.1.1:443", open);
     /* a socket of its own in the project: binding is not outbound */
-    ask(p, what, "network-bind", SBE_UNIX, "/Users/you/proj/dev.sock",
-        !strict || open);
+    ask(p, what, "network-bind", SBE_UNIX, "/Users/you/proj/dev.sock", !strict || open);
     sbe_free(p);
     if (form == SB_FORM_PARAMS) /* no socket path pasted into the text */
         ck_assert_ptr_null(strstr(prof.text, "agent.sock"));
@@ -457,13 +436,13 @@ START_TEST(refuses_bad_input)
      * match nothing, and a deny would fail open. */
     static const char *const uncanonical[] = {
         "/Users/you/p/./.env", "/Users/you/p//.env", "/Users/you/p/../q/.env",
-        "/Users/you/p/.env/", "/Users/you/p/..", "//x",
+        "/Users/you/p/.env/",  "/Users/you/p/..",    "//x",
     };
     for (size_t i = 0; i < sizeof uncanonical / sizeof uncanonical[0]; i++) {
         pol = base_policy("/Users/you", "/Users/you/p");
         pol.deny_read = (kgate_strlist){&uncanonical[i], 1};
-        ck_assert_msg(sb_build(&pol, SB_FORM_PARAMS, &prof, &err) == -1,
-                      "accepted %s", uncanonical[i]);
+        ck_assert_msg(sb_build(&pol, SB_FORM_PARAMS, &prof, &err) == -1, "accepted %s",
+                      uncanonical[i]);
         ck_assert_ptr_nonnull(strstr(err.msg, "not a resolved path"));
     }
     /* Names that merely start with dots are fine. */
@@ -484,8 +463,14 @@ START_TEST(refuses_bad_input)
     sb_profile_clear(&prof);
 
     static const char *const bad[] = {
-        "com.apple.x\") (allow default", "a b", "", "x)", "a\nb",
-        "com.apple.\"", "sem;colon", "caf\xc3\xa9",
+        "com.apple.x\") (allow default",
+        "a b",
+        "",
+        "x)",
+        "a\nb",
+        "com.apple.\"",
+        "sem;colon",
+        "caf\xc3\xa9",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         pol = base_policy("/Users/you", "/Users/you/p");
@@ -509,10 +494,8 @@ START_TEST(doors_named)
     ck_assert_str_eq(sb_door_for_mach("com.apple.securityd.xpc"), "keychain");
     ck_assert_str_eq(sb_door_for_mach("com.apple.pasteboard.1"), "pasteboard");
     ck_assert_str_eq(sb_door_for_mach("com.apple.lsd.mapdb"), "LaunchServices");
-    ck_assert_str_eq(sb_door_for_mach("com.apple.coreservices.launchservicesd"),
-                     "LaunchServices");
-    ck_assert_str_eq(sb_door_for_mach("com.apple.coreservices.appleevents"),
-                     "Apple Events");
+    ck_assert_str_eq(sb_door_for_mach("com.apple.coreservices.launchservicesd"), "LaunchServices");
+    ck_assert_str_eq(sb_door_for_mach("com.apple.coreservices.appleevents"), "Apple Events");
     ck_assert_ptr_null(sb_door_for_mach("com.apple.fonts"));
     ck_assert_ptr_null(sb_door_for_mach("com.apple.lsd"));
     ck_assert_ptr_null(sb_door_for_mach(NULL));
@@ -665,11 +648,11 @@ START_TEST(protected_table)
         ck_assert_int_ge(asprintf(&below, "%s/settings.json", paths[i]), 0);
         ck_assert_int_ge(asprintf(&beside, "%s.kgt-beside", paths[i]), 0);
         ask(p, t[i].name, "file-write-create", SBE_PATH, paths[i], 0); /* create, mkdir, link */
-        ask(p, t[i].name, "file-write-data", SBE_PATH, paths[i], 0);   /* write */
+        ask(p, t[i].name, "file-write-data", SBE_PATH, paths[i], 0); /* write */
         ask(p, t[i].name, "file-write-unlink", SBE_PATH, paths[i], 0); /* rename away, rm */
-        ask(p, t[i].name, "file-write-create", SBE_PATH, below, 0);    /* a file in it */
+        ask(p, t[i].name, "file-write-create", SBE_PATH, below, 0); /* a file in it */
         ask(p, t[i].name, "file-write-data", SBE_PATH, below, 0);
-        ask(p, t[i].name, "file-read-data", SBE_PATH, paths[i], 1);    /* still read */
+        ask(p, t[i].name, "file-read-data", SBE_PATH, paths[i], 1); /* still read */
         ask(p, "beside it", "file-write-create", SBE_PATH, beside, 1);
         free(below);
         free(beside);
@@ -813,8 +796,7 @@ static Suite *profile_suite(void)
     tcase_add_test(tc, doors_named);
     tcase_add_test(tc, quote_table);
     tcase_add_test(tc, quote_roundtrip);
-    tcase_add_loop_test(tc, hostile_paths, 0,
-                        (int)(sizeof hostile / sizeof hostile[0]));
+    tcase_add_loop_test(tc, hostile_paths, 0, (int)(sizeof hostile / sizeof hostile[0]));
     tcase_add_test(tc, evaluator_is_strict);
     tcase_add_test(tc, dot_git_literal);
     tcase_add_loop_test(tc, protected_table, 0, 2);
@@ -823,7 +805,4 @@ static Suite *profile_suite(void)
     return s;
 }
 
-int main(void)
-{
-    return kgt_run_suite(profile_suite());
-}
+int main(void) { return kgt_run_suite(profile_suite()); }

@@ -64,10 +64,7 @@ static kgate_policy policy(kgate_network net)
     };
 }
 
-static int pidfd_of(pid_t pid)
-{
-    return (int)syscall(SYS_pidfd_open, pid, 0);
-}
+static int pidfd_of(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
 
 /* 1 when the process behind pidfd ended within ms. */
 static int ended_within(int pidfd, int ms)
@@ -102,8 +99,11 @@ static void orphans_case(int kill_watcher_first, int *program_ended, int *child_
         host.pub.plan_arg(plan, "sleep 300 & echo $! $$; exec sleep 300");
         const char *envp[] = {"PATH=/usr/bin:/bin", NULL};
         int nul = open("/dev/null", O_RDWR);
-        kgate_launch io = {.struct_size = sizeof io, .stdin_fd = nul,
-                           .stdout_fd = info[1], .stderr_fd = nul, .envp = envp};
+        kgate_launch io = {.struct_size = sizeof io,
+                           .stdin_fd = nul,
+                           .stdout_fd = info[1],
+                           .stderr_fd = nul,
+                           .envp = envp};
         kgate_proc proc = {.struct_size = sizeof proc};
         kgate_err err = {0};
         if (be->launch(&host.pub, &pol, &p, plan, &io, &proc, &err) < 0) _exit(3);
@@ -183,8 +183,11 @@ START_TEST(launch_watcher_stop_kills_group)
     ck_assert_int_eq(pipe(out), 0);
     const char *envp[] = {"PATH=/usr/bin:/bin", NULL};
     int nul = open("/dev/null", O_RDWR);
-    kgate_launch io = {.struct_size = sizeof io, .stdin_fd = nul,
-                       .stdout_fd = out[1], .stderr_fd = nul, .envp = envp};
+    kgate_launch io = {.struct_size = sizeof io,
+                       .stdin_fd = nul,
+                       .stdout_fd = out[1],
+                       .stderr_fd = nul,
+                       .envp = envp};
     kgate_proc proc = {.struct_size = sizeof proc};
     kgate_err err = {0};
     ck_assert_int_eq(be->launch(&host.pub, &pol, &p, plan, &io, &proc, &err), 0);
@@ -220,7 +223,4 @@ static Suite *watch_suite(void)
     return s;
 }
 
-int main(void)
-{
-    return kgt_run_suite(watch_suite());
-}
+int main(void) { return kgt_run_suite(watch_suite()); }

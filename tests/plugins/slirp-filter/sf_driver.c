@@ -25,18 +25,18 @@
 extern char **environ;
 const kgate_backend *kgate_plugin_entry(void);
 
-static int bw_plan(const kgate_host *host, const kgate_policy *policy,
-                   const kgate_probe *probe, kgate_plan *plan, kgate_err *err)
+static int bw_plan(const kgate_host *host, const kgate_policy *policy, const kgate_probe *probe,
+                   kgate_plan *plan, kgate_err *err)
 {
     (void)probe;
     if (policy->network == KGATE_NET_RESTRICTED)
         return kgate_err_set(err, 0, "stand-in bubblewrap: no host lists");
     host->plan_arg(plan, "/usr/bin/bwrap");
-    const char *fixed[] = {"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                           "--tmpfs", "/tmp", "--unshare-user", "--unshare-pid",
-                           "--die-with-parent", "--new-session"};
-    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
-        host->plan_arg(plan, fixed[i]);
+    const char *fixed[] = {
+        "--ro-bind",    "/",       "/",    "--dev",          "/dev",          "--proc",
+        "/proc",        "--tmpfs", "/tmp", "--unshare-user", "--unshare-pid", "--die-with-parent",
+        "--new-session"};
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) host->plan_arg(plan, fixed[i]);
     host->plan_arg(plan, "--uid");
     host->plan_argf(plan, "%u", (unsigned)policy->uid);
     host->plan_arg(plan, "--gid");
@@ -54,16 +54,16 @@ static int bw_plan(const kgate_host *host, const kgate_policy *policy,
     return 0;
 }
 
-static int bw_doctor(const kgate_host *host, const kgate_policy *policy,
-                     const kgate_probe *probe, kgate_report *rep)
+static int bw_doctor(const kgate_host *host, const kgate_policy *policy, const kgate_probe *probe,
+                     kgate_report *rep)
 {
     (void)policy, (void)probe;
     return host->report(rep, KGATE_READY, "fs.home-hidden", "stand-in bubblewrap");
 }
 
-static int bw_launch(const kgate_host *host, const kgate_policy *policy,
-                     const kgate_probe *probe, const kgate_plan *plan,
-                     const kgate_launch *io, kgate_proc *proc, kgate_err *err)
+static int bw_launch(const kgate_host *host, const kgate_policy *policy, const kgate_probe *probe,
+                     const kgate_plan *plan, const kgate_launch *io, kgate_proc *proc,
+                     kgate_err *err)
 {
     (void)probe;
     size_t n;
@@ -87,11 +87,8 @@ static int bw_launch(const kgate_host *host, const kgate_policy *policy,
 }
 
 static const kgate_backend stand_in = {
-    KGATE_BACKEND_INIT,
-    .name = "bubblewrap",
-    .doctor = bw_doctor,
-    .plan = bw_plan,
-    .launch = bw_launch,
+    KGATE_BACKEND_INIT, .name = "bubblewrap", .doctor = bw_doctor,
+    .plan = bw_plan,    .launch = bw_launch,
 };
 static kgate_probe stand_in_probe;
 /* --bwrap-plugin: the real bubblewrap backend instead of the stand-in. */
@@ -112,10 +109,14 @@ int main(int argc, char **argv)
     size_t n_hosts = 0;
     int i = 1;
     for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
-        if (strcmp(argv[i], "--dry-run") == 0) dry = 1;
-        else if (strcmp(argv[i], "--off") == 0) off = 1;
-        else if (strcmp(argv[i], "--doctor") == 0) doctor = 1;
-        else if (strcmp(argv[i], "--pty") == 0) pty = 1;
+        if (strcmp(argv[i], "--dry-run") == 0)
+            dry = 1;
+        else if (strcmp(argv[i], "--off") == 0)
+            off = 1;
+        else if (strcmp(argv[i], "--doctor") == 0)
+            doctor = 1;
+        else if (strcmp(argv[i], "--pty") == 0)
+            pty = 1;
         else if (strcmp(argv[i], "--events") == 0 && i + 1 < argc)
             events_path = argv[++i];
         else if (strcmp(argv[i], "--host") == 0 && i + 1 < argc && n_hosts < 64)
@@ -132,8 +133,7 @@ int main(int argc, char **argv)
                 return 2;
             }
             real_bw = entry();
-        }
-        else {
+        } else {
             fprintf(stderr, "usage: sf_driver [--dry-run] [--doctor] [--off] "
                             "[--events FILE] [--host NAME]... -- COMMAND [ARG...]\n");
             return 2;
@@ -160,7 +160,8 @@ int main(int argc, char **argv)
     if (!getcwd(cwd, sizeof cwd)) return 125;
     const char *home = getenv("HOME");
     char cmd_path[PATH_MAX];
-    if (strchr(cmd[0], '/')) snprintf(cmd_path, sizeof cmd_path, "%s", cmd[0]);
+    if (strchr(cmd[0], '/'))
+        snprintf(cmd_path, sizeof cmd_path, "%s", cmd[0]);
     else if (sf_find_tool(cmd[0], cmd_path, sizeof cmd_path) < 0) {
         fprintf(stderr, "kgate: %s: command not found\n", cmd[0]);
         return 127;
@@ -184,8 +185,7 @@ int main(int argc, char **argv)
     kgate_probe probe;
     kgate_probe_init(&probe);
     kgate_err err = {0};
-    if (be->probe(&host.pub, doctor ? KGATE_PROBE_THOROUGH : KGATE_PROBE_QUICK,
-                  &probe, &err) < 0) {
+    if (be->probe(&host.pub, doctor ? KGATE_PROBE_THOROUGH : KGATE_PROBE_QUICK, &probe, &err) < 0) {
         fprintf(stderr, "kgate: slirp-filter: %s\n", err.msg);
         return 125;
     }
@@ -211,8 +211,7 @@ int main(int argc, char **argv)
     }
     kgate_plan *plan = kg_plan_new();
     const char *who = NULL;
-    if (kg_compose_plan(&host, bw, &stand_in_probe, stage, &probe, &pol, plan, &who, &err) <
-        0) {
+    if (kg_compose_plan(&host, bw, &stand_in_probe, stage, &probe, &pol, plan, &who, &err) < 0) {
         fprintf(stderr, "kgate: %s: %s\n", who, err.msg);
         kg_plan_free(plan);
         return 125;
@@ -222,8 +221,11 @@ int main(int argc, char **argv)
         kg_plan_free(plan);
         return 0;
     }
-    kgate_launch io = {.struct_size = sizeof io, .stdin_fd = 0, .stdout_fd = 1,
-                       .stderr_fd = 2, .envp = (const char *const *)environ,
+    kgate_launch io = {.struct_size = sizeof io,
+                       .stdin_fd = 0,
+                       .stdout_fd = 1,
+                       .stderr_fd = 2,
+                       .envp = (const char *const *)environ,
                        .events_fd = -1};
     /* --events: the stage's event records are appended to FILE (the core
      * reads a pipe; a file keeps them for the test to read). */
@@ -272,12 +274,10 @@ int main(int argc, char **argv)
     sigaction(SIGINT, &fwd, NULL);
     sigaction(SIGTERM, &fwd, NULL);
     int st = 0;
-    while (waitpid(proc.pid, &st, 0) < 0 && errno == EINTR) {
-    }
+    while (waitpid(proc.pid, &st, 0) < 0 && errno == EINTR) {}
     for (size_t k = 0; k < proc.n_helpers; k++) {
         kill(proc.helpers[k], SIGTERM);
-        while (waitpid(proc.helpers[k], NULL, 0) < 0 && errno == EINTR) {
-        }
+        while (waitpid(proc.helpers[k], NULL, 0) < 0 && errno == EINTR) {}
     }
     if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
     return WEXITSTATUS(st);

@@ -30,8 +30,8 @@ const kgate_backend *kgate_plugin_entry(void);
  * does when bwrap cannot make a user namespace). */
 static int fake_machine_blocked;
 
-static int fake_doctor(const kgate_host *host, const kgate_policy *policy,
-                       const kgate_probe *probe, kgate_report *rep)
+static int fake_doctor(const kgate_host *host, const kgate_policy *policy, const kgate_probe *probe,
+                       kgate_report *rep)
 {
     (void)probe;
     if (fake_machine_blocked)
@@ -42,8 +42,7 @@ static int fake_doctor(const kgate_host *host, const kgate_policy *policy,
     host->report_detail(rep, "fake_detail", "yes");
     switch (policy->network) {
     case KGATE_NET_OFF: return host->report(rep, KGATE_READY, "net.off", "fake: network off");
-    case KGATE_NET_OPEN:
-        return host->report(rep, KGATE_DEGRADED, "net.open", "fake: network open");
+    case KGATE_NET_OPEN: return host->report(rep, KGATE_DEGRADED, "net.open", "fake: network open");
     default:
         /* The finding slirp-filter drops is known by its id: in other
          * words it still goes, and the real sentence under another id
@@ -54,8 +53,8 @@ static int fake_doctor(const kgate_host *host, const kgate_policy *policy,
     }
 }
 
-static int fake_plan(const kgate_host *host, const kgate_policy *policy,
-                     const kgate_probe *probe, kgate_plan *plan, kgate_err *err)
+static int fake_plan(const kgate_host *host, const kgate_policy *policy, const kgate_probe *probe,
+                     kgate_plan *plan, kgate_err *err)
 {
     (void)probe;
     if (policy->network == KGATE_NET_RESTRICTED)
@@ -83,19 +82,12 @@ static const kgate_backend fake_bw = {
 
 /* The real bubblewrap backend, from its static pieces. */
 static const kgate_backend real_bw = {
-    KGATE_BACKEND_INIT,
-    .name = "bubblewrap",
-    .probe = bwrap_probe,
-    .doctor = bwrap_doctor,
-    .plan = bwrap_plan,
-    .launch = bwrap_launch,
+    KGATE_BACKEND_INIT,     .name = "bubblewrap", .probe = bwrap_probe,
+    .doctor = bwrap_doctor, .plan = bwrap_plan,   .launch = bwrap_launch,
 };
 static int use_real_bw;
 
-static const kgate_backend *box(void)
-{
-    return use_real_bw ? &real_bw : &fake_bw;
-}
+static const kgate_backend *box(void) { return use_real_bw ? &real_bw : &fake_bw; }
 
 static kg_host H;
 static const char *const cmd[] = {"make", "test"};
@@ -170,9 +162,9 @@ START_TEST(hosts_valid)
     long253[253] = '\0';
     for (int i = 63; i < 253; i += 64) long253[i] = '.';
     ck_assert_uint_eq(strlen(long253), 253);
-    const char *ok[] = {"example.com", "a", "a-b.c", "198.18.0.2", "API.Example.COM",
-                        "xn--bcher-kva.example", label63, long253, "*.example.com",
-                        "api.example.com:443"};
+    const char *ok[] = {
+        "example.com",           "a",     "a-b.c", "198.18.0.2",    "API.Example.COM",
+        "xn--bcher-kva.example", label63, long253, "*.example.com", "api.example.com:443"};
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
         ck_assert_msg(sf_host_valid(ok[i]), "should accept: %s", ok[i]);
 }
@@ -186,10 +178,31 @@ START_TEST(hosts_hostile)
     memset(long254, 'b', 254);
     long254[254] = '\0';
     for (int i = 63; i < 254; i += 64) long254[i] = '.';
-    const char *bad[] = {"", "-rf", "--flag", "a b", "a'b", "a\"b", "a\nb",
-                         "a\n-A OUTPUT -j ACCEPT", "a..b", ".a", "a.", "a-.b",
-                         "a.-b", "a_b", "a;b", "$(id)", "`id`", "*", "*.com",
-                         "a/b", "a\tb", "a#b", "\xc3\xa9.example", label64, long254};
+    const char *bad[] = {"",
+                         "-rf",
+                         "--flag",
+                         "a b",
+                         "a'b",
+                         "a\"b",
+                         "a\nb",
+                         "a\n-A OUTPUT -j ACCEPT",
+                         "a..b",
+                         ".a",
+                         "a.",
+                         "a-.b",
+                         "a.-b",
+                         "a_b",
+                         "a;b",
+                         "$(id)",
+                         "`id`",
+                         "*",
+                         "*.com",
+                         "a/b",
+                         "a\tb",
+                         "a#b",
+                         "\xc3\xa9.example",
+                         label64,
+                         long254};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         ck_assert_msg(!sf_host_valid(bad[i]), "should refuse entry %zu", i);
     ck_assert(!sf_host_valid(NULL));
@@ -198,7 +211,8 @@ START_TEST(hosts_hostile)
     kgate_strlist l = {list, 2};
     kgate_err err = {0};
     ck_assert_int_eq(sf_hosts_check(&l, &err), -1);
-    ck_assert_str_eq(err.msg, "allow_hosts: entry 2 is not a valid host name (label starts or ends with '-')");
+    ck_assert_str_eq(
+        err.msg, "allow_hosts: entry 2 is not a valid host name (label starts or ends with '-')");
 }
 END_TEST
 
@@ -227,10 +241,27 @@ START_TEST(entries_parse)
     ck_assert(e.is_addr && e.port == 22);
 
     /* The reasons are kgate_hostspec_parse's (tested with it). */
-    const char *bad[] = {"*", "*.", "*.com", "*example.com", "a.*.example.com", "**.example.com",
-                         "x.test:0", "x.test:65536", "x.test:", "x.test:8o", "x.test:-1",
-                         "x.test:80:80", ":80", "", "-rf", "a\nserver=/#/1.2.3.4", "a/b",
-                         "a b", "::1", "*.198.18.0.9", "1.2.3"};
+    const char *bad[] = {"*",
+                         "*.",
+                         "*.com",
+                         "*example.com",
+                         "a.*.example.com",
+                         "**.example.com",
+                         "x.test:0",
+                         "x.test:65536",
+                         "x.test:",
+                         "x.test:8o",
+                         "x.test:-1",
+                         "x.test:80:80",
+                         ":80",
+                         "",
+                         "-rf",
+                         "a\nserver=/#/1.2.3.4",
+                         "a/b",
+                         "a b",
+                         "::1",
+                         "*.198.18.0.9",
+                         "1.2.3"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         why = NULL;
         ck_assert_msg(sf_entry_parse(bad[i], &e, &why) == -1, "should refuse %zu", i);
@@ -482,9 +513,9 @@ END_TEST
 
 START_TEST(dnsmasq_conf_exact)
 {
-    const char *const list[] = {"exact.test",   "*.wild.test", "wild.test:443", "*.w2.test:443",
-                                "x.w2.test",    "198.18.0.9",  "exact.test",    "a.b.exact.test",
-                                "*.deep.a.test"};
+    const char *const list[] = {"exact.test",    "*.wild.test",    "wild.test:443",
+                                "*.w2.test:443", "x.w2.test",      "198.18.0.9",
+                                "exact.test",    "a.b.exact.test", "*.deep.a.test"};
     sf_filter f = filter_of(list, sizeof list / sizeof list[0]);
     char *r = sf_dnsmasq_conf(&f, 0);
     ck_assert_ptr_nonnull(r);
@@ -585,37 +616,36 @@ START_TEST(watcher_names)
     char b;
     /* The byte comes only when NFLOG listens; EOF is the other answer. */
     ck_assert_int_ge(read(ready[0], &b, 1), 0);
-    static const char log[] =
-        "dnsmasq[7]: started, version 2.90 cachesize 150\n"
-        "dnsmasq[7]: query[A] evil.test from 127.0.0.1\n"
-        "dnsmasq[7]: config evil.test is NXDOMAIN\n"
-        "dnsmasq[7]: query[AAAA] evil.test from 127.0.0.1\n"
-        "dnsmasq[7]: config evil.test is NXDOMAIN\n"
-        "dnsmasq[7]: query[A] ok.test from 127.0.0.1\n"
-        "dnsmasq[7]: forwarded ok.test to 10.0.2.3\n"
-        "dnsmasq[7]: reply ok.test is <CNAME>\n"
-        "dnsmasq[7]: reply cdn.other is 198.18.0.7\n"
-        "dnsmasq[7]: config a\"b\\n.test is NXDOMAIN\n"
-        "dnsmasq[7]: config nodata.test is NODATA-IPv6\n"
-        "dnsmasq[7]: config second.test is NXDOMAIN\n"
-        /* Answers that name a never address: reported with the name
+    static const char log[] = "dnsmasq[7]: started, version 2.90 cachesize 150\n"
+                              "dnsmasq[7]: query[A] evil.test from 127.0.0.1\n"
+                              "dnsmasq[7]: config evil.test is NXDOMAIN\n"
+                              "dnsmasq[7]: query[AAAA] evil.test from 127.0.0.1\n"
+                              "dnsmasq[7]: config evil.test is NXDOMAIN\n"
+                              "dnsmasq[7]: query[A] ok.test from 127.0.0.1\n"
+                              "dnsmasq[7]: forwarded ok.test to 10.0.2.3\n"
+                              "dnsmasq[7]: reply ok.test is <CNAME>\n"
+                              "dnsmasq[7]: reply cdn.other is 198.18.0.7\n"
+                              "dnsmasq[7]: config a\"b\\n.test is NXDOMAIN\n"
+                              "dnsmasq[7]: config nodata.test is NODATA-IPv6\n"
+                              "dnsmasq[7]: config second.test is NXDOMAIN\n"
+                              /* Answers that name a never address: reported with the name
          * asked and the address, once; a literal entry's is not. */
-        "dnsmasq[7]: reply meta.test is 100.100.100.200\n"
-        "dnsmasq[7]: reply meta.test is 100.100.100.200\n"
-        "dnsmasq[7]: reply lit.test is 168.63.129.16\n"
-        "dnsmasq[7]: reply al.test is <CNAME>\n"
-        "dnsmasq[7]: nftset add 4 inet kgate any 198.18.0.1 al.test\n"
-        "dnsmasq[7]: reply self.test is 198.18.0.1\n"
-        /* The rebind guard's refusals: the name asked (a CNAME chain's
+                              "dnsmasq[7]: reply meta.test is 100.100.100.200\n"
+                              "dnsmasq[7]: reply meta.test is 100.100.100.200\n"
+                              "dnsmasq[7]: reply lit.test is 168.63.129.16\n"
+                              "dnsmasq[7]: reply al.test is <CNAME>\n"
+                              "dnsmasq[7]: nftset add 4 inet kgate any 198.18.0.1 al.test\n"
+                              "dnsmasq[7]: reply self.test is 198.18.0.1\n"
+                              /* The rebind guard's refusals: the name asked (a CNAME chain's
          * first), once. */
-        "dnsmasq[7]: query[A] lo.test from 127.0.0.1\n"
-        "dnsmasq[7]: forwarded lo.test to 10.0.2.3\n"
-        "dnsmasq[7]: possible DNS-rebind attack detected: lo.test\n"
-        "dnsmasq[7]: query[A] cn.test from 127.0.0.1\n"
-        "dnsmasq[7]: reply cn.test is <CNAME>\n"
-        "dnsmasq[7]: possible DNS-rebind attack detected: ll.test\n"
-        "dnsmasq[7]: query[A] lo.test from 127.0.0.1\n"
-        "dnsmasq[7]: possible DNS-rebind attack detected: lo.test\n";
+                              "dnsmasq[7]: query[A] lo.test from 127.0.0.1\n"
+                              "dnsmasq[7]: forwarded lo.test to 10.0.2.3\n"
+                              "dnsmasq[7]: possible DNS-rebind attack detected: lo.test\n"
+                              "dnsmasq[7]: query[A] cn.test from 127.0.0.1\n"
+                              "dnsmasq[7]: reply cn.test is <CNAME>\n"
+                              "dnsmasq[7]: possible DNS-rebind attack detected: ll.test\n"
+                              "dnsmasq[7]: query[A] lo.test from 127.0.0.1\n"
+                              "dnsmasq[7]: possible DNS-rebind attack detected: lo.test\n";
     ck_assert_int_eq(write(logp[1], log, sizeof log - 1), (ssize_t)(sizeof log - 1));
     close(logp[1]);
     /* Give it the lines, then the parent death signal's stand-in. */
@@ -646,10 +676,17 @@ START_TEST(slirp_argv_exact)
 {
     sf_slirp_argv a;
     sf_slirp_argv_build(&a, "/usr/bin/slirp4netns", 7, 1234, 0, NULL);
-    const char *want[] = {"/usr/bin/slirp4netns", "--configure", "--mtu=65520",
-                          "--disable-host-loopback", "--enable-sandbox",
-                          "--enable-seccomp", "--ready-fd=7", "--netns-type=pid",
-                          "--userns-path=/proc/1234/ns/user", "1234", "tap0"};
+    const char *want[] = {"/usr/bin/slirp4netns",
+                          "--configure",
+                          "--mtu=65520",
+                          "--disable-host-loopback",
+                          "--enable-sandbox",
+                          "--enable-seccomp",
+                          "--ready-fd=7",
+                          "--netns-type=pid",
+                          "--userns-path=/proc/1234/ns/user",
+                          "1234",
+                          "tap0"};
     ck_assert_uint_eq(a.n, sizeof want / sizeof want[0]);
     for (size_t i = 0; i < a.n; i++) ck_assert_str_eq(a.v[i], want[i]);
     ck_assert_ptr_null(a.v[a.n]);
@@ -739,8 +776,10 @@ static kgate_verdict doctor(kgate_network net, kgate_probe p, kgate_report **out
     kgate_report *r = kg_report_new();
     be->doctor(&H.pub, &pol, &p, r);
     kgate_verdict v = r->verdict;
-    if (out) *out = r;
-    else kg_report_free(r);
+    if (out)
+        *out = r;
+    else
+        kg_report_free(r);
     return v;
 }
 
@@ -757,8 +796,10 @@ static kgate_verdict composed(kgate_network net, kgate_probe p, kgate_report **o
     kg_report_free(b);
     kg_report_free(st);
     kgate_verdict v = r->verdict;
-    if (out) *out = r;
-    else kg_report_free(r);
+    if (out)
+        *out = r;
+    else
+        kg_report_free(r);
     return v;
 }
 
@@ -863,13 +904,12 @@ START_TEST(plan_restricted_composes_bubblewrap)
     const char *who = NULL;
     /* The fake box refuses a host list: the core asks it with the network
      * open, the stage with the real policy. */
-    ck_assert_int_eq(kg_compose_plan(&H, &fake_bw, &fake_bw_probe, be, &p, &pol, plan, &who,
-                                     &err),
+    ck_assert_int_eq(kg_compose_plan(&H, &fake_bw, &fake_bw_probe, be, &p, &pol, plan, &who, &err),
                      0);
     size_t n;
     const char *const *argv = H.pub.plan_argv(plan, &n);
-    const char *want[] = {"/usr/bin/bwrap", "--ro-bind", "/", "/", "--unshare-user",
-                          "--uid=1000", "--", "make", "test"};
+    const char *want[] = {"/usr/bin/bwrap", "--ro-bind", "/",    "/",   "--unshare-user",
+                          "--uid=1000",     "--",        "make", "test"};
     ck_assert_uint_eq(n, sizeof want / sizeof want[0]);
     for (size_t i = 0; i < n; i++) ck_assert_str_eq(argv[i], want[i]);
     const char *s = H.pub.plan_file_content(plan, "slirp4netns argv (PID: the network helper)");
@@ -1026,8 +1066,8 @@ START_TEST(real_plan_carries_seccomp)
     kgate_plan *plan = kg_plan_new();
     kgate_err err = {0};
     const char *who = NULL;
-    ck_assert_msg(kg_compose_plan(&H, &real_bw, &fake_bw_probe, be, &p, &pol, plan, &who,
-                                  &err) == 0,
+    ck_assert_msg(kg_compose_plan(&H, &real_bw, &fake_bw_probe, be, &p, &pol, plan, &who, &err) ==
+                      0,
                   "%s: %s", who, err.msg);
     const char *text = H.pub.plan_file_content(plan, KGL_SECCOMP_LABEL);
     ck_assert_ptr_nonnull(text);
@@ -1045,7 +1085,7 @@ START_TEST(real_plan_carries_seccomp)
     }
     ck_assert(unshare_user);
     ck_assert(!unshare_net); /* the helper's namespace is the network box */
-    ck_assert(!seccomp);     /* a descriptor: launch adds it */
+    ck_assert(!seccomp); /* a descriptor: launch adds it */
     ck_assert_ptr_nonnull(H.pub.plan_file_content(plan, "nft -f input (the packet filter)"));
     kg_plan_free(plan);
 }

@@ -48,7 +48,8 @@ __attribute__((destructor)) static void fm_fini(void)
     if (fd < 0) return;
     char buf[32];
     int len = snprintf(buf, sizeof buf, "%ld\n", count);
-    if (write(fd, buf, (size_t)len) < 0) { /* the test sees no count */ }
+    if (write(fd, buf, (size_t)len) < 0) { /* the test sees no count */
+    }
     close(fd);
 }
 
@@ -62,15 +63,9 @@ static int fail_now(void)
     return 0;
 }
 
-void *malloc(size_t n)
-{
-    return fail_now() ? NULL : __libc_malloc(n);
-}
+void *malloc(size_t n) { return fail_now() ? NULL : __libc_malloc(n); }
 
-void *calloc(size_t n, size_t size)
-{
-    return fail_now() ? NULL : __libc_calloc(n, size);
-}
+void *calloc(size_t n, size_t size) { return fail_now() ? NULL : __libc_calloc(n, size); }
 
 void *realloc(void *p, size_t n)
 {

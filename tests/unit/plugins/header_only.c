@@ -7,30 +7,20 @@
 /* The path predicate every backend and the core share. */
 #include <kgate/kgate-path.h>
 
-static int probe(const kgate_host *host, kgate_probe_depth depth,
-                 kgate_probe *p, kgate_err *err)
+static int probe(const kgate_host *host, kgate_probe_depth depth, kgate_probe *p, kgate_err *err)
 {
     (void)host;
     (void)depth;
     kgate_probe_set_fact(p, "tool", 1);
-    if (!kgate_probe_fact(p, "tool", 0))
-        return kgate_err_set(err, 2, "tool %s missing", "x");
+    if (!kgate_probe_fact(p, "tool", 0)) return kgate_err_set(err, 2, "tool %s missing", "x");
     return 0;
 }
 
 static const kgate_backend backend = {
-    KGATE_BACKEND_INIT,
-    .name = "header-only",
-    .description = "compiles, never loaded",
-    .probe = probe,
-    .doctor = NULL,
-    .plan = NULL,
-    .launch = NULL,
-    .release = NULL,
-    .kind = KGATE_KIND_BOX,
-    .boxes = NULL,
-    .commits = 0,
-    .publishes = 0,
+    KGATE_BACKEND_INIT, .name = "header-only", .description = "compiles, never loaded",
+    .probe = probe,     .doctor = NULL,        .plan = NULL,
+    .launch = NULL,     .release = NULL,       .kind = KGATE_KIND_BOX,
+    .boxes = NULL,      .commits = 0,          .publishes = 0,
 };
 KGATE_PLUGIN_DEFINE(backend)
 

@@ -6,7 +6,7 @@
 #include <kgate/kgate-plugin.h>
 
 __attribute__((unused)) static int tp_probe(const kgate_host *host, kgate_probe_depth depth,
-                    kgate_probe *probe, kgate_err *err)
+                                            kgate_probe *probe, kgate_err *err)
 {
     (void)host;
     (void)err;
@@ -24,14 +24,15 @@ __attribute__((unused)) static int tp_probe(const kgate_host *host, kgate_probe_
 #endif
 
 __attribute__((unused)) static int tp_doctor(const kgate_host *host, const kgate_policy *policy,
-                     const kgate_probe *probe, kgate_report *rep)
+                                             const kgate_probe *probe, kgate_report *rep)
 {
     (void)probe;
     /* Enough of a verdict table for the doctor and plugins tests to see
      * each verdict come through. */
-    host->report_detail(rep, "network", policy->network == KGATE_NET_OPEN ? "open"
-                                        : policy->network == KGATE_NET_OFF ? "off"
-                                                                           : "restricted");
+    host->report_detail(rep, "network",
+                        policy->network == KGATE_NET_OPEN  ? "open"
+                        : policy->network == KGATE_NET_OFF ? "off"
+                                                           : "restricted");
     if (policy->network == KGATE_NET_OPEN)
         return host->report(rep, KGATE_DEGRADED, TP_ID("net.open"), "network open: no network box");
     if (policy->network == KGATE_NET_RESTRICTED)
@@ -41,7 +42,8 @@ __attribute__((unused)) static int tp_doctor(const kgate_host *host, const kgate
 }
 
 __attribute__((unused)) static int tp_plan(const kgate_host *host, const kgate_policy *policy,
-                   const kgate_probe *probe, kgate_plan *plan, kgate_err *err)
+                                           const kgate_probe *probe, kgate_plan *plan,
+                                           kgate_err *err)
 {
     (void)policy;
     (void)probe;
@@ -50,8 +52,9 @@ __attribute__((unused)) static int tp_plan(const kgate_host *host, const kgate_p
 }
 
 __attribute__((unused)) static int tp_launch(const kgate_host *host, const kgate_policy *policy,
-                     const kgate_probe *probe, const kgate_plan *plan,
-                     const kgate_launch *io, kgate_proc *proc, kgate_err *err)
+                                             const kgate_probe *probe, const kgate_plan *plan,
+                                             const kgate_launch *io, kgate_proc *proc,
+                                             kgate_err *err)
 {
     (void)host;
     (void)policy;
@@ -71,9 +74,9 @@ __attribute__((unused)) static int tp_launch(const kgate_host *host, const kgate
  * program as a plain child (no sandbox: the test runs harmless commands).
  * The child shows which events_fd the backend was given and whether the
  * program inherited it. */
-static int ev_launch(const kgate_host *host, const kgate_policy *policy,
-                     const kgate_probe *probe, const kgate_plan *plan,
-                     const kgate_launch *io, kgate_proc *proc, kgate_err *err)
+static int ev_launch(const kgate_host *host, const kgate_policy *policy, const kgate_probe *probe,
+                     const kgate_plan *plan, const kgate_launch *io, kgate_proc *proc,
+                     kgate_err *err)
 {
     (void)host;
     (void)probe;
@@ -96,14 +99,18 @@ static int ev_launch(const kgate_host *host, const kgate_policy *policy,
     pid_t pid = fork();
     if (pid < 0) return kgate_err_set(err, errno, "fork failed");
     if (pid == 0) {
-        if (dup2(io->stdin_fd, 0) < 0 || dup2(io->stdout_fd, 1) < 0 ||
-            dup2(io->stderr_fd, 2) < 0)
+        if (dup2(io->stdin_fd, 0) < 0 || dup2(io->stdout_fd, 1) < 0 || dup2(io->stderr_fd, 2) < 0)
             _exit(127);
         const char *const *argv = policy->argv.v;
-        char *args[] = {"sh", "-c",
+        char *args[] = {"sh",
+                        "-c",
                         "echo events_fd=$0; if [ \"$0\" -ge 0 ] && [ -e /proc/self/fd/$0 ]; "
                         "then echo events_fd_inherited; fi; exec \"$@\"",
-                        fdtext, NULL, NULL, NULL, NULL};
+                        fdtext,
+                        NULL,
+                        NULL,
+                        NULL,
+                        NULL};
         /* The program's first words, enough for the test's commands. */
         for (size_t i = 0; i < 3 && i < policy->argv.n; i++) args[4 + i] = (char *)argv[i];
         execv("/bin/sh", args);
@@ -147,25 +154,22 @@ static int has_word(const kgate_policy *policy, const char *w)
 }
 
 static int commit_launch(const kgate_host *host, const kgate_policy *policy,
-                         const kgate_probe *probe, const kgate_plan *plan,
-                         const kgate_launch *io, kgate_proc *proc, kgate_err *err)
+                         const kgate_probe *probe, const kgate_plan *plan, const kgate_launch *io,
+                         kgate_proc *proc, kgate_err *err)
 {
     (void)host;
     (void)probe;
     (void)plan;
     if (has_word(policy, "kg-fail-before-commit"))
         return kgate_err_set(err, 0, "the test filter could not be loaded");
-    if (!has_word(policy, "kg-skip-commit") && kgate_launch_commit(io, err) < 0)
-        return -1;
+    if (!has_word(policy, "kg-skip-commit") && kgate_launch_commit(io, err) < 0) return -1;
     pid_t pid = fork();
     if (pid < 0) return kgate_err_set(err, errno, "fork failed");
     if (pid == 0) {
-        if (dup2(io->stdin_fd, 0) < 0 || dup2(io->stdout_fd, 1) < 0 ||
-            dup2(io->stderr_fd, 2) < 0)
+        if (dup2(io->stdin_fd, 0) < 0 || dup2(io->stdout_fd, 1) < 0 || dup2(io->stderr_fd, 2) < 0)
             _exit(127);
         char *args[16] = {0}; /* argv.v need not end in NULL */
-        for (size_t i = 0; i < 15 && i < policy->argv.n; i++)
-            args[i] = (char *)policy->argv.v[i];
+        for (size_t i = 0; i < 15 && i < policy->argv.n; i++) args[i] = (char *)policy->argv.v[i];
         execvp(args[0], args);
         _exit(127);
     }
@@ -187,8 +191,8 @@ KGATE_PLUGIN_DEFINE(backend)
 #elif defined(TP_HANG)
 #include <unistd.h>
 /* A probe that never returns (faults.sh): the core's alarm must end it. */
-static int hang_probe(const kgate_host *host, kgate_probe_depth depth,
-                      kgate_probe *probe, kgate_err *err)
+static int hang_probe(const kgate_host *host, kgate_probe_depth depth, kgate_probe *probe,
+                      kgate_err *err)
 {
     (void)host;
     (void)depth;
@@ -198,12 +202,8 @@ static int hang_probe(const kgate_host *host, kgate_probe_depth depth,
     return 0;
 }
 static const kgate_backend backend = {
-    KGATE_BACKEND_INIT,
-    .name = "hang",
-    .description = "a backend whose probe never returns",
-    .probe = hang_probe,
-    .doctor = tp_doctor,
-    .plan = tp_plan,
+    KGATE_BACKEND_INIT,  .name = "hang",      .description = "a backend whose probe never returns",
+    .probe = hang_probe, .doctor = tp_doctor, .plan = tp_plan,
     .launch = tp_launch,
 };
 KGATE_PLUGIN_DEFINE(backend)
@@ -217,12 +217,8 @@ KGATE_PLUGIN_DEFINE(backend)
 #define TP_NAME "good"
 #endif
 static const kgate_backend backend = {
-    KGATE_BACKEND_INIT,
-    .name = TP_NAME,
-    .description = "a valid test backend",
-    .probe = tp_probe,
-    .doctor = tp_doctor,
-    .plan = tp_plan,
+    KGATE_BACKEND_INIT,  .name = TP_NAME,     .description = "a valid test backend",
+    .probe = tp_probe,   .doctor = tp_doctor, .plan = tp_plan,
     .launch = tp_launch,
 };
 KGATE_PLUGIN_DEFINE(backend)
@@ -246,23 +242,20 @@ typedef struct v1_backend {
     const char *name;
     const char *description;
     int (*probe)(const kgate_host *, kgate_probe_depth, kgate_probe *, kgate_err *);
-    int (*doctor)(const kgate_host *, const kgate_policy *, const kgate_probe *,
-                  kgate_report *);
-    int (*plan)(const kgate_host *, const kgate_policy *, const kgate_probe *,
-                kgate_plan *, kgate_err *);
+    int (*doctor)(const kgate_host *, const kgate_policy *, const kgate_probe *, kgate_report *);
+    int (*plan)(const kgate_host *, const kgate_policy *, const kgate_probe *, kgate_plan *,
+                kgate_err *);
     int (*launch)(const kgate_host *, const kgate_policy *, const kgate_plan *,
                   const kgate_launch *, kgate_proc *, kgate_err *);
 } v1_backend;
-static int v1_launch(const kgate_host *host, const kgate_policy *policy,
-                     const kgate_plan *plan, const kgate_launch *io,
-                     kgate_proc *proc, kgate_err *err)
+static int v1_launch(const kgate_host *host, const kgate_policy *policy, const kgate_plan *plan,
+                     const kgate_launch *io, kgate_proc *proc, kgate_err *err)
 {
     return tp_launch(host, policy, NULL, plan, io, proc, err);
 }
 /* Only what tells it apart: the version and the old launch. */
 static const v1_backend backend = {
-    sizeof(v1_backend), 1, 0, "old", "built against ABI 1.0",
-    .launch = v1_launch,
+    sizeof(v1_backend), 1, 0, "old", "built against ABI 1.0", .launch = v1_launch,
 };
 KGATE_EXPORT const void *kgate_plugin_entry(void);
 KGATE_EXPORT const void *kgate_plugin_entry(void) { return &backend; }
@@ -292,17 +285,18 @@ typedef struct newer_backend {
 } newer_backend;
 static int future(void) { return 42; }
 static const newer_backend backend = {
-    .base = {
-        .struct_size = sizeof(newer_backend),
-        .abi_major = KGATE_ABI_MAJOR,
-        .abi_minor = KGATE_ABI_MINOR + 1,
-        .name = "newer",
-        .description = "built against a later minor",
-        .probe = tp_probe,
-        .doctor = tp_doctor,
-        .plan = tp_plan,
-        .launch = tp_launch,
-    },
+    .base =
+        {
+            .struct_size = sizeof(newer_backend),
+            .abi_major = KGATE_ABI_MAJOR,
+            .abi_minor = KGATE_ABI_MINOR + 1,
+            .name = "newer",
+            .description = "built against a later minor",
+            .probe = tp_probe,
+            .doctor = tp_doctor,
+            .plan = tp_plan,
+            .launch = tp_launch,
+        },
     .future_method = future,
 };
 KGATE_EXPORT const kgate_backend *kgate_plugin_entry(void);
