@@ -447,13 +447,15 @@ static void compose_verdicts(sel_cand *boxes, size_t nb, sel_cand *stages, size_
 
 /* The best box.  With ports to publish, only a launcher that forwards them
  * is a candidate; when none is, the best one is taken (and refused by the
- * caller, by name). */
-static sel_cand *pick_best(sel_cand *boxes, size_t nb, int publishing)
+ * caller, by name).  With a stage forced (--backend STAGE), only a box
+ * composed with it is: another box that could run the policy alone (the
+ * Landlock box filters hosts itself) is not what was asked for. */
+static sel_cand *pick_best(sel_cand *boxes, size_t nb, int publishing, int need_stage)
 {
     sel_cand *best = NULL;
     for (int pass = publishing ? 0 : 1; pass < 2 && !best; pass++)
         for (size_t i = 0; i < nb; i++)
-            if ((pass == 1 || cand_publishes(&boxes[i])) &&
+            if ((!need_stage || boxes[i].stage) && (pass == 1 || cand_publishes(&boxes[i])) &&
                 (!best || better(boxes[i].p, boxes[i].verdict, best->p, best->verdict)))
                 best = &boxes[i];
     return best;
@@ -499,7 +501,7 @@ int kg_select_choose(kg_registry *r, kg_host *host, const kgate_policy *policy, 
         }
     }
     compose_verdicts(boxes, nb, stages, ns, hosts && !alone);
-    sel_cand *best = pick_best(boxes, nb, policy->n_publish > 0);
+    sel_cand *best = pick_best(boxes, nb, policy->n_publish > 0, fstage != NULL);
 
     int rc = 0;
     if (!best) {

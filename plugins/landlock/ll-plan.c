@@ -5,9 +5,40 @@
 #include "ll-internal.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #define LL_RULES_LABEL "landlock ruleset"
+
+/* The entries a dry run shows: the first LL_NOTE_HOSTS of them, then how
+ * many more (a list may hold 10,000 names). */
+#define LL_NOTE_HOSTS 20
+
+static int net_note(const kgate_host *h, const kgate_policy *pol, kgate_plan *plan)
+{
+    char *list = NULL;
+    size_t len = 0, n = pol->allow_hosts.n;
+    FILE *f = open_memstream(&list, &len);
+    if (!f) return -1;
+    for (size_t i = 0; i < n && i < LL_NOTE_HOSTS; i++)
+        fprintf(f, "%s%s", i ? ", " : "", pol->allow_hosts.v[i]);
+    if (n > LL_NOTE_HOSTS) fprintf(f, " and %zu more", n - LL_NOTE_HOSTS);
+    if (fclose(f) != 0) {
+        free(list);
+        return -1;
+    }
+    int rc = h->plan_note(plan,
+                          "network restricted to %zu host entr%s (%s): the supervisor "
+                          "makes every connect and send itself after checking the "
+                          "address (TCP only to addresses the filtering resolver "
+                          "answered for listed names, on listed ports; UDP only to "
+                          "port 53, relayed to dnsmasq on 127.0.0.1, which answers "
+                          "unlisted names NXDOMAIN itself); IPv6 and other socket "
+                          "families refused",
+                          n, n == 1 ? "y" : "ies", list);
+    free(list);
+    return rc;
+}
 
 int ll_plan(const kgate_host *h, const kgate_policy *pol, const kgate_probe *pr, kgate_plan *plan,
             kgate_err *err)
@@ -59,17 +90,7 @@ int ll_plan(const kgate_host *h, const kgate_policy *pol, const kgate_probe *pr,
                      ll_un_managed_count(pol, &r),
                      ll_un_managed_count(pol, &r) == 1 ? "y" : "ies") < 0)
         goto oom;
-    if (ll_net_hosts(pol) &&
-        h->plan_note(plan,
-                     "network restricted to %zu host entr%s: the supervisor "
-                     "makes every connect and send itself after checking the "
-                     "address (TCP only to addresses the filtering resolver "
-                     "answered for listed names, on listed ports; UDP only to "
-                     "port 53, relayed to dnsmasq on 127.0.0.1, which answers "
-                     "unlisted names NXDOMAIN itself); IPv6 and other socket "
-                     "families refused",
-                     pol->allow_hosts.n, pol->allow_hosts.n == 1 ? "y" : "ies") < 0)
-        goto oom;
+    if (ll_net_hosts(pol) && net_note(h, pol, plan) < 0) goto oom;
     rc = 0;
     goto out;
 oom:
