@@ -37,7 +37,7 @@ echo M-home; cat "$HOME/secret.txt" 2>/dev/null && echo LEAK-home
 echo M-home-w; (echo x >"$HOME/planted") 2>/dev/null && echo LEAK-home-w
 echo M-out-w; (echo x >"$OUTSIDE_DIR/planted") 2>/dev/null && echo LEAK-out-w
 echo M-proj; echo new >>existing.txt && echo x >sub/made.txt && cat sub/made.txt
-echo M-tmp; echo t >"$TMPDIR/t" && cat "$TMPDIR/t"
+echo M-tmp; echo "TMPDIR-IS $TMPDIR"; echo t >"$TMPDIR/t" && cat "$TMPDIR/t"
 echo M-deny; cat denied.txt 2>/dev/null && echo LEAK-deny
 echo M-hooks; (echo x >.git/hooks/pre-commit) 2>/dev/null && echo LEAK-hooks
 echo M-hooks-r; cat .git/hooks/readme.sample
@@ -152,8 +152,12 @@ a=socket.socket(socket.AF_UNIX); a.connect(b"\0kgt-ll-"+sys.argv[3].encode())' "
         sh -c "[ -n '$orphan' ] && ! kill -0 '$orphan' 2>/dev/null"
     check "$where: the audit line names landlock" \
         python3 -c 'import json,sys; e=[r for r in map(json.loads, open(sys.argv[1])) if r["kind"]!="end"][-1]; sys.exit(0 if e["kind"]=="launch" and e["backend"]=="landlock" else 1)' "$KG_HOME/.kgate/audit.log"
+    # This run's own TMPDIR, by the name the program saw: another run's
+    # beside this one (CI runs the suite from the packages too) is not it.
+    local tmpdir
+    tmpdir=$(sed -n 's/^TMPDIR-IS //p' "$OUT")
     check "$where: the private TMPDIR is removed after the run" \
-        sh -c "! ls -d /tmp/kgate-landlock.* 2>/dev/null | xargs -r stat -c %u | grep -qx '$KG_UID'"
+        sh -c "case '$tmpdir' in /tmp/kgate-landlock.*) [ ! -e '$tmpdir' ] ;; *) false ;; esac"
     kill "$opid" 2>/dev/null
     wait 2>/dev/null
 
@@ -198,7 +202,7 @@ EOF
     [ -n "$kg" ] && kill -KILL "$kg"
     wait_bounded 20 "$job" >/dev/null 2>&1
     check "$where: kgate killed with SIGKILL: the program's child is killed too" \
-        poll 50 sh -c "! kill -0 '$child' 2>/dev/null"
+        poll 50 gone "$child"
 }
 
 # pty mode (docs/interactive.md): a shell with job control, Ctrl-C, and

@@ -81,6 +81,17 @@ poll() {
     done
     "$@"
 }
+
+# gone PID: the process has ended: no such process, or a zombie.  A
+# process whose parent died is reaped by the machine's init, and where that
+# init does not reap (a shell as PID 1 of a container) it stays a zombie,
+# dead all the same, which kill -0 still finds.
+gone() {
+    local st
+    ! kill -0 "$1" 2>/dev/null && return 0
+    st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)
+    [ -z "$st" ] || [ "$st" = Z ]
+}
 file_has() { grep -q -- "$1" "$2" 2>/dev/null; }
 # wait_bounded SECONDS JOB [PID...]: the exit status of background JOB;
 # if it has not ended in time, JOB and the PIDs (kgate) are SIGKILLed.

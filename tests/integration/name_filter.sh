@@ -595,6 +595,14 @@ udp_other_port() {
     [ "$hits" -ge 1 ] 2>/dev/null || { echo "  audit: $hits"; return 1; }
 }
 
+if [ "$NF_BOX" = landlock ]; then
+    ANYPORT=18082
+    "$PY" "$HERE/netlab/tcp_serve.py" 0.0.0.0 "$ANYPORT" >/dev/null 2>&1 &
+    ANY_PID=$!
+    trap 'kill "$ANY_PID" 2>/dev/null; namelab_down; netlab_down; restore_tun; rm -rf "$KG_TMP"' EXIT
+    poll 50 netlab_reach 127.0.0.1 "$ANYPORT"
+fi
+
 for who in $(test_users); do
     use_user "$who"
     for f in probe.py dns_ask.py; do
@@ -641,6 +649,21 @@ for who in $(test_users); do
         check "two threads: the address changed while connect waits never reaches an unlisted host" \
             connect_race
         check "UDP to any port but 53 is refused and reported" udp_other_port
+        # localhost:PORT (issue 30, 2): in this box the host's loopback is
+        # the program's own 127.0.0.1 (no network namespace); that TCP port
+        # only.  A listener on every address at ANYPORT shows that a
+        # refusal is the supervisor's.
+        LH="localhost:$NETLAB_LOOPBACK_PORT,allowed.test"
+        check "localhost:PORT reaches that port of the host's loopback" \
+            expect connected "$LH" "$PY" probe.py tcp 127.0.0.1 "$NETLAB_LOOPBACK_PORT"
+        check "localhost:PORT: another loopback port with a listener is refused" \
+            not_connected "$LH" "$PY" probe.py tcp 127.0.0.1 "$ANYPORT"
+        check "localhost:PORT: the host's other address, same listener, is refused" \
+            not_connected "localhost:$ANYPORT" "$PY" probe.py tcp 198.18.0.1 "$ANYPORT"
+        check "localhost:PORT: UDP to that port is refused" \
+            not_connected "$LH" "$PY" probe.py udp 127.0.0.1 "$NETLAB_LOOPBACK_PORT" x
+        check "control: localhost:ANYPORT reaches the listener on every address" \
+            expect connected "localhost:$ANYPORT" "$PY" probe.py tcp 127.0.0.1 "$ANYPORT"
     else
         check "iptables -F, nft flush, nft add element from inside fail and change nothing" \
             filter_holds
