@@ -435,11 +435,13 @@ int ll_launch(const kgate_host *host, const kgate_policy *pol, const kgate_probe
 out:
     kgl_guard_stop(&guard);
     kgl_ipc_stop(&ipc);
-    if (cleaner > 0) stop_helper(cleaner);
-    if (rc < 0)
-        stop_helper(resolver); /* else the core's helper */
+    /* The cleaner removes the TMPDIR when it is stopped; before it runs,
+     * a failed launch removes the (still empty) directory itself. */
+    if (cleaner > 0)
+        stop_helper(cleaner);
     else if (rc < 0)
         rmdir(tmp);
+    if (rc < 0) stop_helper(resolver); /* else the core's helper */
     if (rs >= 0) close(rs);
     if (rs_sup >= 0) close(rs_sup);
     free(sup.v);

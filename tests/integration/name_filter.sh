@@ -517,10 +517,16 @@ load_failure_refuses() {
     mount --bind "$stand" "/usr/sbin/$tool" || { echo "  cannot bind the stand-in"; return 1; }
     config_for allowed.test
     rm -f "$KG_PROJ/load-ran" "$KG_HOME/.kgate/audit.log"
+    # The Landlock box makes its private TMPDIR before it starts the
+    # resolver: a launch refused there must not leave it behind.
+    local before new
+    before=$(ls -d /tmp/kgate-landlock.* 2>/dev/null | sort)
     kg run "${BOX_ARGS[@]}" -- /usr/bin/touch load-ran >/dev/null 2>"$KG_TMP/stderr" &
     wait_bounded 60 $!
     rc=$?
     umount "/usr/sbin/$tool"
+    new=$(comm -13 <(echo "$before") <(ls -d /tmp/kgate-landlock.* 2>/dev/null | sort))
+    [ -z "$new" ] || { echo "  the refused launch left $new behind"; return 1; }
     [ "$rc" -eq 125 ] && [ ! -e "$KG_PROJ/load-ran" ] &&
         [ "$(grep -c . "$KG_TMP/stderr")" -eq 1 ] && grep -q '^kgate: ' "$KG_TMP/stderr" &&
         ! grep -q '"kind":"launch"' "$KG_HOME/.kgate/audit.log" 2>/dev/null &&
