@@ -78,9 +78,9 @@ SERVER=$!
 cleanup_all() {
     kill "$SERVER" 2>/dev/null
     wait "$SERVER" 2>/dev/null
-    rm -rf "$RUNDIR" "$KG_TMP"
+    rm -rf "$RUNDIR"
 }
-trap cleanup_all EXIT
+at_exit cleanup_all
 for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.05; done
 [ -S "$SOCK" ] || skip_all "the test socket server did not start: $(cat "$KG_TMP/server.out")"
 

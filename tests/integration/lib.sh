@@ -33,7 +33,18 @@ KG_PASS=0
 KG_FAIL=0
 KG_TMP=$(mktemp -d /tmp/kgate-test.XXXXXX)
 chmod 0755 "$KG_TMP"
-trap 'rm -rf "$KG_TMP"' EXIT
+# at_exit CMD: CMD (a shell string) runs when the test exits, the last
+# registered first, and KG_TMP is removed after all of them.  A test adds
+# to this list rather than replacing the EXIT trap, so that what lib.sh
+# and the lab helpers set up is always put back.
+KG_AT_EXIT=()
+at_exit() { KG_AT_EXIT=("$1" "${KG_AT_EXIT[@]}"); }
+kg_exit_hooks() {
+    local c
+    for c in "${KG_AT_EXIT[@]}"; do eval "$c"; done
+    rm -rf "$KG_TMP"
+}
+trap kg_exit_hooks EXIT
 
 # Skip the whole file (exit 77), or fail it when CI says nothing may skip.
 skip_all() {
@@ -111,11 +122,18 @@ slirp_ready() {
     command -v slirp4netns >/dev/null && command -v nft >/dev/null &&
         command -v dnsmasq >/dev/null && [ -e /dev/net/tun ] || return 0
     SLIRP=yes
-    TUN_MODE=$(stat -c %a /dev/net/tun)
-    if [ "$TUN_MODE" != 666 ] && [ "$(id -u)" -eq 0 ]; then
-        trap 'chmod "$TUN_MODE" /dev/net/tun; rm -rf "$KG_TMP"' EXIT
-        chmod 0666 /dev/net/tun
-    fi
+    widen_tun
+}
+
+# widen_tun: TUN_MODE is /dev/net/tun's mode ("missing" when there is
+# none).  As root, the device is made 0666 for the test and put back at
+# exit: the test user's slirp4netns opens it, udev makes it 0666 on an
+# ordinary system, and a container or a minimal VM may have 0600.
+widen_tun() {
+    TUN_MODE=$(stat -c %a /dev/net/tun 2>/dev/null || echo missing)
+    [ "$TUN_MODE" != missing ] && [ "$TUN_MODE" != 666 ] && [ "$(id -u)" -eq 0 ] || return 0
+    at_exit "chmod $TUN_MODE /dev/net/tun"
+    chmod 0666 /dev/net/tun
 }
 
 KG_WHO=$(id -un)

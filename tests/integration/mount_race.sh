@@ -137,7 +137,7 @@ tmpfs_base() {
 ROUNDS=disk
 if [ -n "${KG_RACE_NS:-}" ] && tmpfs_base; then
     ROUNDS="disk tmpfs"
-    trap 'umount -l "$KG_TMP/tmpfs"; rm -rf "$KG_TMP"' EXIT
+    at_exit 'umount -l "$KG_TMP/tmpfs" 2>/dev/null'
 elif [ -n "${KGATE_MUST_WORK:-}" ]; then
     echo "not ok - the tmpfs round needs root and a mount namespace"
     KG_FAIL=$((KG_FAIL + 1))
@@ -150,8 +150,6 @@ fi
 # up and no packet is sent.
 slirp_ready
 if [ -n "$SLIRP" ]; then
-    [ "$TUN_MODE" = 666 ] || [ "$(id -u)" -ne 0 ] ||
-        trap 'chmod "$TUN_MODE" /dev/net/tun; umount -l "$KG_TMP/tmpfs" 2>/dev/null; rm -rf "$KG_TMP"' EXIT
     ROUNDS="$ROUNDS restricted"
 elif [ -n "${KGATE_MUST_WORK:-}" ]; then
     echo "not ok - the restricted round needs slirp4netns, nft, dnsmasq and /dev/net/tun"

@@ -55,11 +55,9 @@ LAB=$KG_TMP/lab
 ZLOG=$LAB/zone.log
 mkdir -p "$LAB"
 
-TUN_MODE=$(stat -c %a /dev/net/tun 2>/dev/null || echo missing)
+widen_tun
 [ "$TUN_MODE" != missing ] || [ "$NF_BOX" = landlock ] || skip_all "/dev/net/tun does not exist"
-restore_tun() { [ "$TUN_MODE" = 666 ] || [ "$TUN_MODE" = missing ] || chmod "$TUN_MODE" /dev/net/tun; }
-trap 'namelab_down; netlab_down; restore_tun; rm -rf "$KG_TMP"' EXIT
-[ "$TUN_MODE" = 666 ] || [ "$TUN_MODE" = missing ] || chmod 0666 /dev/net/tun
+at_exit 'namelab_down; netlab_down'
 
 # What of the resolver and of slirp4netns runs before the test: the test
 # leaves exactly that.
@@ -605,7 +603,7 @@ if [ "$NF_BOX" = landlock ]; then
     ANYPORT=18082
     "$PY" "$HERE/netlab/tcp_serve.py" 0.0.0.0 "$ANYPORT" >/dev/null 2>&1 &
     ANY_PID=$!
-    trap 'kill "$ANY_PID" 2>/dev/null; namelab_down; netlab_down; restore_tun; rm -rf "$KG_TMP"' EXIT
+    at_exit 'kill "$ANY_PID" 2>/dev/null'
     poll 50 netlab_reach 127.0.0.1 "$ANYPORT"
 fi
 

@@ -40,7 +40,7 @@ CONNS=$LAB/conns.log
 mkdir -p "$LAB"
 PY=/usr/bin/python3
 
-TUN_MODE=$(stat -c %a /dev/net/tun 2>/dev/null || echo missing)
+widen_tun
 [ "$TUN_MODE" != missing ] || skip_all "/dev/net/tun does not exist"
 LOG_PIDS=()
 cleanup() {
@@ -49,11 +49,8 @@ cleanup() {
     ip netns del kgt-nmeta 2>/dev/null
     namelab_down
     netlab_down
-    [ "$TUN_MODE" = 666 ] || chmod "$TUN_MODE" /dev/net/tun
-    rm -rf "$KG_TMP"
 }
-trap cleanup EXIT
-[ "$TUN_MODE" = 666 ] || chmod 0666 /dev/net/tun
+at_exit cleanup
 
 # This namespace's own names for namespaces: a lab of another test running
 # at the same time on the host keeps its own.

@@ -16,20 +16,8 @@ chmod 0644 "$DRIVE"
 
 # The slirp-filter backend runs the bubblewrap plan from its own helper: its
 # pty mode is checked too, with a host list of one name nobody looks up
-# (no traffic).  slirp4netns opens /dev/net/tun as the user,
-# so it is made 0666 for the run, as udev would (and as restricted_net.sh
-# does).
-SLIRP=
-if command -v slirp4netns >/dev/null && command -v nft >/dev/null &&
-    command -v dnsmasq >/dev/null &&
-    [ -e /dev/net/tun ]; then
-    SLIRP=yes
-    TUN_MODE=$(stat -c %a /dev/net/tun)
-    if [ "$TUN_MODE" != 666 ] && [ "$(id -u)" -eq 0 ]; then
-        trap 'chmod "$TUN_MODE" /dev/net/tun; rm -rf "$KG_TMP"' EXIT
-        chmod 0666 /dev/net/tun
-    fi
-fi
+# (no traffic): slirp_ready (lib.sh) opens /dev/net/tun for the run.
+slirp_ready
 
 # drive SCENARIO [RUN_ARGS...]: one scenario of ptydrive.py, as the user.
 drive() {

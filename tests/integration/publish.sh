@@ -27,11 +27,9 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/netlab/netlab.sh"
 LAB=$KG_TMP/lab
 mkdir -p "$LAB"
-TUN_MODE=$(stat -c %a /dev/net/tun 2>/dev/null || echo missing)
+widen_tun
 [ "$TUN_MODE" != missing ] || skip_all "/dev/net/tun does not exist"
-restore_tun() { [ "$TUN_MODE" = 666 ] || chmod "$TUN_MODE" /dev/net/tun; }
-trap 'netlab_down; restore_tun; rm -rf "$KG_TMP"' EXIT
-[ "$TUN_MODE" = 666 ] || chmod 0666 /dev/net/tun
+at_exit netlab_down
 netlab_up "$LAB" || { echo "FAIL: could not build the test hosts"; exit 1; }
 mount --bind "$LAB/hosts" /etc/hosts
 mount --bind "$LAB/resolv.conf" /etc/resolv.conf
@@ -176,7 +174,7 @@ nouserns_kgr() { in_disable_userns "$KGATE_BIN" run "$@"; }
 ANYPORT=$(free_port)
 "$PY" "$HERE/netlab/tcp_serve.py" 0.0.0.0 "$ANYPORT" >/dev/null 2>&1 &
 ANY_PID=$!
-trap 'kill "$ANY_PID" 2>/dev/null; netlab_down; restore_tun; rm -rf "$KG_TMP"' EXIT
+at_exit 'kill "$ANY_PID" 2>/dev/null'
 poll 50 netlab_reach 127.0.0.1 "$ANYPORT"
 
 for who in $(test_users); do

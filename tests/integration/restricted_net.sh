@@ -33,11 +33,9 @@ mkdir -p "$LAB"
 # slirp4netns opens /dev/net/tun as the user.  udev makes it 0666; a
 # machine without udev (a container, a minimal VM) may have 0600.  The
 # test widens it for its own duration and puts it back.
-TUN_MODE=$(stat -c %a /dev/net/tun 2>/dev/null || echo missing)
+widen_tun
 [ "$TUN_MODE" != missing ] || skip_all "/dev/net/tun does not exist"
-restore_tun() { [ "$TUN_MODE" = 666 ] || chmod "$TUN_MODE" /dev/net/tun; }
-trap 'netlab_down; restore_tun; rm -rf "$KG_TMP"' EXIT
-[ "$TUN_MODE" = 666 ] || chmod 0666 /dev/net/tun
+at_exit netlab_down
 
 SLIRP_BEFORE=$(pgrep -x slirp4netns | sort | tr '\n' ' ')
 DNSMASQ_BEFORE=$(pgrep -x dnsmasq | sort | tr '\n' ' ')
@@ -597,7 +595,7 @@ no_slirp_left() {
 ANYPORT=18082
 "$PY" "$HERE/netlab/tcp_serve.py" 0.0.0.0 "$ANYPORT" >/dev/null 2>&1 &
 ANY_PID=$!
-trap 'kill "$ANY_PID" 2>/dev/null; netlab_down; restore_tun; rm -rf "$KG_TMP"' EXIT
+at_exit 'kill "$ANY_PID" 2>/dev/null'
 
 for who in $(test_users); do
     use_user "$who"

@@ -13,7 +13,7 @@ need_cmd git python3 sha256sum
 # which the sandbox replaces: a write there would fail for the wrong reason.
 KG_VT=$(mktemp -d /var/tmp/kgate-run-basic.XXXXXX)
 chmod 0755 "$KG_VT"
-trap 'rm -rf "$KG_TMP" "$KG_VT"' EXIT
+at_exit 'rm -rf "$KG_VT"'
 
 # r ARGS...: kgate ARGS as the test user; RC, and stdout/stderr in files.
 r() {
