@@ -139,6 +139,34 @@ static int covered(const kgl_un_net *n, const char *name)
     return 0;
 }
 
+/* 1 when ID is mapped in this process's user namespace (MAP is
+ * /proc/self/uid_map or gid_map); 0 when it is not or the map cannot be
+ * read. */
+static int id_mapped(const char *map, unsigned long id)
+{
+    FILE *f = fopen(map, "re");
+    if (!f) return 0;
+    unsigned long in = 0, out = 0, count = 0;
+    int found = 0;
+    while (!found && fscanf(f, "%lu %lu %lu", &in, &out, &count) == 3)
+        found = id >= in && id - in < count;
+    fclose(f);
+    return found;
+}
+
+/* The user dnsmasq changes to when started as root.  Root inside a user
+ * namespace that maps only itself (root running an agent's `bwrap
+ * --unshare-user --disable-userns`) cannot become nobody: dnsmasq would
+ * die at its setuid.  There it stays the root kgate already is, which
+ * gives it nothing kgate lacks. */
+static const char *resolver_user(void)
+{
+    if (geteuid() != 0) return "nobody"; /* dnsmasq changes only from root */
+    return id_mapped("/proc/self/uid_map", 65534) && id_mapped("/proc/self/gid_map", 65534)
+               ? "nobody"
+               : "root";
+}
+
 /* The configuration; every line is built from parsed names ([a-z0-9.-])
  * and numbers. */
 static int write_conf(FILE *o, const kgl_un_net *n, const char *up, unsigned port)
@@ -147,10 +175,10 @@ static int write_conf(FILE *o, const kgl_un_net *n, const char *up, unsigned por
             "# kgate landlock: the only resolver the program reaches\n"
             "no-resolv\nno-hosts\nno-poll\n"
             "listen-address=127.0.0.1\nbind-interfaces\nport=%u\n"
-            "user=nobody\ngroup=\npid-file=\nlog-facility=-\n"
+            "user=%s\ngroup=\npid-file=\nlog-facility=-\n"
             "filter-AAAA\nstop-dns-rebind\nmax-cache-ttl=3600\n"
             "address=/#/\n",
-            port);
+            port, resolver_user());
     for (size_t i = 0; i < n->n_hosts; i++) {
         const kgl_un_host *h = &n->hosts[i];
         fprintf(o, "server=/%s%s/%s\n", h->wildcard ? "*." : "", h->name, up);

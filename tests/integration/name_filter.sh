@@ -22,7 +22,14 @@
 # slirp-filter's own machinery (nftables, its stand-in failures) are
 # skipped there; the ones below NF_BOX's own section are the Landlock
 # box's own.
+#
+# NF_PLACE=disable or seccomp (with NF_BOX=landlock) runs them in the two
+# places where user namespaces cannot be made, as landlock.sh does: inside
+# another agent's `bwrap --disable-userns`, and under a Docker-like seccomp
+# filter.  There kgate is not forced: it must pick the Landlock box by
+# itself, and a check says that it did.
 NF_BOX=${NF_BOX:-bubblewrap}
+NF_PLACE=${NF_PLACE:-host}
 if [ -z "${KG_NETLAB_INNER:-}" ] && [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null; then
     KG_NETLAB_INNER=1 exec unshare --mount --propagation private bash "$0" "$@"
 fi
@@ -30,7 +37,20 @@ fi
 . "$(dirname "$0")/lib.sh"
 
 [ -n "${KG_NETLAB_INNER:-}" ] || skip_all "building test hosts needs root and unshare"
-if [ "$NF_BOX" = landlock ]; then
+if [ "$NF_BOX" = landlock ] && [ "$NF_PLACE" != host ]; then
+    need_cmd ip setpriv pgrep dnsmasq
+    need_nouserns
+    BOX_ARGS=()
+    # Every kgate of the suite runs in the place; the lab's controls and
+    # the probes outside kgate do not.
+    kg() {
+        case $NF_PLACE in
+        disable) in_disable_userns "$KGATE_BIN" "$@" ;;
+        seccomp) in_seccomp_nouserns "$KGATE_BIN" "$@" ;;
+        *) echo "NF_PLACE=$NF_PLACE: host, disable or seccomp" >&2; return 1 ;;
+        esac
+    }
+elif [ "$NF_BOX" = landlock ]; then
     need_cmd ip setpriv pgrep dnsmasq
     BOX_ARGS=(--backend landlock)
 else
@@ -105,6 +125,15 @@ sb() {
 }
 
 # --- controls: the lab works, and the log does see what reaches it -------
+
+# In a place without user namespaces, doctor names the Landlock box for
+# network: restricted with hosts (nothing forces it).
+picks_landlock() {
+    config_for allowed.test
+    kg doctor --json >"$KG_TMP/doctor.json" 2>&1
+    "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["backend"]=="landlock" and d["verdict"] in ("READY","DEGRADED") else 1)' \
+        "$KG_TMP/doctor.json" || { echo "  $(head -c 300 "$KG_TMP/doctor.json")"; return 1; }
+}
 
 control_lab_reachable() {
     local a b
@@ -616,6 +645,9 @@ for who in $(test_users); do
 
     check "control: the lab's hosts and its DNS answer without kgate" control_lab_reachable
     check "control: the DNS server logs queries sent to it (UDP, TCP)" control_log_outside
+    if [ "$NF_PLACE" != host ]; then
+        check "$NF_PLACE: kgate picks the Landlock box by itself for a host list" picks_landlock
+    fi
     check "control: an allowed name looked up inside reaches the DNS server" control_log_inside
     check "the allowed name connects" expect connected allowed.test "$PY" probe.py tcp allowed.test 8080
     check "another name does not connect" other_name
