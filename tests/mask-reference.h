@@ -1,5 +1,5 @@
 /* mask-reference.h: the mask's rule written the slow, obvious way over a
- * whole stream, for the unit test (tests/unit/test_mask.c) and the fuzz
+ * whole stream, for the unit test (tests/unit/output/test_mask.c) and the fuzz
  * target (tests/fuzz/fuzz-mask.c) to compare kg_mask with.
  *
  * Escape sequences (ESC [ params final; ESC intermediates final) are

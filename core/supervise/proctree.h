@@ -21,7 +21,7 @@
  * kill.  It is bounded: after bound_ms it gives up and says who is left,
  * and the caller fails closed.
  *
- * The logic is here, without system calls (tests/unit/test_proctree.c
+ * The logic is here, without system calls (tests/unit/supervise/test_proctree.c
  * drives it with a made-up process table); os-proc-linux.c lists /proc. */
 #ifndef KG_PROCTREE_H
 #define KG_PROCTREE_H

@@ -23,7 +23,7 @@
  *
  * A call's twin (the same work under another name or number: the i386
  * time64 calls, an fd-based or attribute-taking variant, an old name)
- * is refused with it.  tests/unit/test_kgl_seccomp_table.c holds the table
+ * is refused with it.  tests/sdk/test_kgl_seccomp_table.c holds the table
  * against every call libseccomp knows, with kgl-seccomp-allowed.txt the
  * record of the calls left open and why. */
 #include "kgate/kgate-linux.h"

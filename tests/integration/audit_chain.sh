@@ -4,7 +4,7 @@
 # uid: an intact log verifies, each kind of tampering with the file is
 # reported with exit 1 and the record named, a rotated log chains on, and
 # a head that cannot be used stops the launch (fail closed) with one line.
-# The unit tests (tests/unit/test_audit.c) cover the same cases on the
+# The unit tests (tests/unit/audit/test_audit.c) cover the same cases on the
 # library with exact messages; this is the command a person runs.
 . "$(dirname "$0")/lib.sh"
 need_bwrap

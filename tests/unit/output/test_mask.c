@@ -5,7 +5,7 @@
 #include <string.h>
 #include "oom.h" /* utstring, with the core's out-of-memory hook */
 
-#include "../mask-reference.h"
+#include "mask-reference.h"
 #include "mask.h"
 #include "testutil.h"
 
