@@ -3,7 +3,9 @@
 # building the benchmark programs first.  Not part of the test suite's
 # verdict: figures, not pass/fail.  Sizes: LAUNCH_RUNS, RESTRICTED_RUNS,
 # OUTPUT_BYTES, OUTPUT_ROUNDS, DENY_RUNS, PLUGIN_RUNS, NET_ROUNDS,
-# NET_SCALE (allowed-name counts, space-separated).
+# NET_SCALE (allowed-name counts, space-separated), LANDLOCK_PAIRS,
+# PEERS_TRUE, PEERS_OUTPUT; PEERS_INSTALL=1 lets peers.py install the
+# other sandboxes it compares with (apt-get, npm).
 set -euo pipefail
 cd "$(dirname "$0")"
 B=$(realpath "${KGATE_BUILD_ROOT:-../build}")
@@ -26,3 +28,5 @@ fi
 python3 output.py "${OUTPUT_BYTES:-1000000000}" "${OUTPUT_ROUNDS:-5}"
 "$B/bench/bench_denyexec" "${DENY_RUNS:-2000}"
 "$B/bench/bench_plugins" "${PLUGIN_RUNS:-2000}"
+python3 landlock_work.py "${LANDLOCK_PAIRS:-7}"
+python3 peers.py ${PEERS_INSTALL:+--install} "${PEERS_TRUE:-20}" "${PEERS_OUTPUT:-5}"
