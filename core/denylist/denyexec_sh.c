@@ -802,6 +802,20 @@ static bool dollar(lexer *lx, UT_string *lit)
     return true;
 }
 
+/* A $ or ` expansion at lx->i, in a word or inside double quotes:
+ * appended to lit as written, and *dyn set (the word is not a literal).
+ * 1 when one was taken, 0 when the character starts none, -1 when it is
+ * malformed. */
+static int expansion(lexer *lx, UT_string *lit, bool *dyn)
+{
+    char ch = lx->s[lx->i];
+    if (ch != '$' && ch != '`') return 0;
+    *dyn = true;
+    if (ch == '$') return dollar(lx, lit) ? 1 : -1;
+    lx->i++;
+    return backtick(lx, lit) ? 1 : -1;
+}
+
 static bool dquote(lexer *lx, UT_string *lit, bool *dyn)
 {
     const char *s = lx->s;
@@ -822,17 +836,9 @@ static bool dquote(lexer *lx, UT_string *lit, bool *dyn)
             lx->i++;
             continue;
         }
-        if (ch == '$') {
-            *dyn = true;
-            if (!dollar(lx, lit)) return false;
-            continue;
-        }
-        if (ch == '`') {
-            *dyn = true;
-            lx->i++;
-            if (!backtick(lx, lit)) return false;
-            continue;
-        }
+        int e = expansion(lx, lit, dyn);
+        if (e < 0) return false;
+        if (e > 0) continue;
         utstring_bincpy(lit, &ch, 1);
         lx->i++;
     }
@@ -1001,17 +1007,9 @@ static bool read_word(lexer *lx, UT_string *lit, bool *dyn, bool *quoted)
             lx->i++;
             continue;
         }
-        if (ch == '$') {
-            *dyn = true;
-            if (!dollar(lx, lit)) return false;
-            continue;
-        }
-        if (ch == '`') {
-            *dyn = true;
-            lx->i++;
-            if (!backtick(lx, lit)) return false;
-            continue;
-        }
+        int e = expansion(lx, lit, dyn);
+        if (e < 0) return false;
+        if (e > 0) continue;
         utstring_bincpy(lit, &ch, 1);
         lx->i++;
     }
