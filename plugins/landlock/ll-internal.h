@@ -9,6 +9,7 @@
 
 #include "kgate/kgate-plugin.h"
 #include "kgate/kgate-linux.h"
+#include "kgate/kgate-path.h"
 #include "kgate/kgate-unotify.h"
 
 /* Kernel ABI constants (include/uapi/linux/landlock.h), spelled out:
@@ -115,9 +116,6 @@ void ll_access_str(uint64_t access, char out[10]);
 /* The directories inside the project that hold a deny_read or protected
  * path, computed from the policy alone (doctor's view of the split). */
 size_t ll_project_split_dirs(const kgate_policy *pol, char *buf, size_t len);
-
-/* 1 when path is dir or lies below it. */
-int ll_path_under(const char *path, const char *dir);
 
 /* The supervisor's policy from the rules: the split directories inside
  * the project and allow_paths become managed, deny_read and protected

@@ -44,13 +44,6 @@ uint64_t ll_net_handled(int abi) { return abi >= 4 ? LL_NET_BIND_TCP | LL_NET_CO
 
 uint64_t ll_scoped(int abi) { return abi >= 6 ? LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL : 0; }
 
-int ll_path_under(const char *path, const char *dir)
-{
-    if (strcmp(dir, "/") == 0) return path[0] == '/';
-    size_t n = strlen(dir);
-    return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
 const char *ll_hosts_sentence(void)
 {
     return "a host allow list in the Landlock box needs its supervisor "
@@ -142,7 +135,7 @@ static int grant(build *b, const char *path, uint64_t want, const char *why)
     for (size_t i = 0; i < b->n_holes; i++) {
         const hole *h = &b->holes[i];
         if (h->kind == H_HIDE && !b->system) continue;
-        if (ll_path_under(path, h->path)) {
+        if (kgate_path_under(path, h->path)) {
             want &= hole_allows(h->kind);
             if (!want) return 0;
         }
@@ -158,7 +151,7 @@ static int grant(build *b, const char *path, uint64_t want, const char *why)
     for (size_t i = 0; dir && i < b->n_holes; i++) {
         const hole *h = &b->holes[i];
         if (h->kind == H_HIDE && !b->system) continue;
-        if (strcmp(h->path, path) != 0 && ll_path_under(h->path, path)) {
+        if (strcmp(h->path, path) != 0 && kgate_path_under(h->path, path)) {
             any = 1;
             below &= hole_allows(h->kind);
             if (h->kind == H_HIDE) hide = 1;
@@ -337,7 +330,7 @@ size_t ll_project_split_dirs(const kgate_policy *pol, char *buf, size_t len)
     for (int l = 0; l < 2; l++)
         for (size_t i = 0; i < lists[l]->n; i++) {
             const char *h = lists[l]->v[i];
-            if (!pol->project || strcmp(h, pol->project) == 0 || !ll_path_under(h, pol->project))
+            if (!pol->project || strcmp(h, pol->project) == 0 || !kgate_path_under(h, pol->project))
                 continue;
             size_t plen = strlen(pol->project);
             for (size_t e = plen; h[e]; e++) {

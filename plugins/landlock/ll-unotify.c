@@ -16,9 +16,9 @@
 
 static int in_roots(const kgate_policy *pol, const char *path)
 {
-    if (pol->project && ll_path_under(path, pol->project)) return 1;
+    if (pol->project && kgate_path_under(path, pol->project)) return 1;
     for (size_t i = 0; i < pol->allow_paths.n; i++)
-        if (ll_path_under(path, pol->allow_paths.v[i])) return 1;
+        if (kgate_path_under(path, pol->allow_paths.v[i])) return 1;
     return 0;
 }
 
