@@ -8,7 +8,7 @@
 static int report_machine(const kgate_host *h, const kgate_probe *pr, kgate_report *rep)
 {
     if (!kgate_probe_fact(pr, LL_FACT_LINUX, 0)) {
-        h->report(rep, KGATE_BLOCKED, "host.not-linux", "Landlock needs Linux");
+        h->report(rep, KGATE_BLOCKED, KGATE_FINDING_HOST_NOT_LINUX, "Landlock needs Linux");
         return 1;
     }
     int abi = kgate_probe_fact(pr, LL_FACT_ABI, 0), blocked = 0;
@@ -51,7 +51,7 @@ static int report_machine(const kgate_host *h, const kgate_probe *pr, kgate_repo
 static void report_fs(const kgate_host *h, const kgate_policy *pol, int abi, int unotify,
                       kgate_report *rep)
 {
-    h->report(rep, KGATE_READY, "fs.home-hidden",
+    h->report(rep, KGATE_READY, KGATE_FINDING_FS_HOME_HIDDEN,
               "home hidden (%s: no rule grants it), system outside it read "
               "and execute only, project writable (%s), %zu read path%s, %zu "
               "extra writable path%s; /tmp, /var/tmp, /run/user and /dev are "
@@ -64,7 +64,7 @@ static void report_fs(const kgate_host *h, const kgate_policy *pol, int abi, int
     char dirs[1024];
     size_t n = ll_project_split_dirs(pol, dirs, sizeof dirs);
     size_t nprot = pol->protect_paths.n, ndeny = pol->deny_read.n;
-    h->report(rep, KGATE_READY, "fs.protect-paths",
+    h->report(rep, KGATE_READY, KGATE_FINDING_FS_PROTECT_PATHS,
               "%zu protected path%s read-only and %zu deny_read entr%s "
               "unreadable: the directories that hold them are granted entry "
               "by entry",
@@ -124,7 +124,7 @@ static void report_network(const kgate_host *h, const kgate_policy *pol, const k
     char why[128];
     switch (pol->network) {
     case KGATE_NET_OFF:
-        h->report(rep, KGATE_READY, "net.off",
+        h->report(rep, KGATE_READY, KGATE_FINDING_NET_OFF,
                   "network off: seccomp refuses every socket but AF_UNIX "
                   "(TCP, UDP, raw, netlink, ...) and io_uring%s%s",
                   abi >= 4 ? "; Landlock refuses TCP bind and connect too"
@@ -135,7 +135,7 @@ static void report_network(const kgate_host *h, const kgate_policy *pol, const k
                       : "");
         break;
     case KGATE_NET_OPEN:
-        h->report(rep, KGATE_DEGRADED, "net.open",
+        h->report(rep, KGATE_DEGRADED, KGATE_FINDING_NET_OPEN,
                   "network open: the filesystem box is installed, the network "
                   "box is not");
         break;
@@ -152,10 +152,10 @@ static void report_network(const kgate_host *h, const kgate_policy *pol, const k
                       "without asking anyone); not covered: 32-bit network "
                       "calls (refused), IPv6 (refused)");
         else
-            h->report(rep, KGATE_READY, "net.off", "network off");
+            h->report(rep, KGATE_READY, KGATE_FINDING_NET_OFF, "network off");
         break;
     default:
-        h->report(rep, KGATE_BLOCKED, "net.mode-unknown", "unknown network mode %d",
+        h->report(rep, KGATE_BLOCKED, KGATE_FINDING_NET_MODE_UNKNOWN, "unknown network mode %d",
                   (int)pol->network);
         break;
     }
@@ -196,7 +196,7 @@ static void report_ipc(const kgate_host *h, const kgate_probe *pr, kgate_report 
 
 static void report_process(const kgate_host *h, const kgate_policy *pol, int abi, kgate_report *rep)
 {
-    h->report(rep, KGATE_DEGRADED, "sockets.unix",
+    h->report(rep, KGATE_DEGRADED, KGATE_FINDING_SOCKETS_UNIX,
               "host Unix sockets reachable by path are not refused: "
               "Landlock controls connecting to them only from ABI 9 (kgate "
               "uses ABI %d); /run/user and /tmp cannot be listed, but a "
@@ -213,11 +213,11 @@ static void report_process(const kgate_host *h, const kgate_policy *pol, int abi
                   "can signal the user's other processes (ABI 6, Linux 6.12)",
                   abi);
     if (abi >= 6)
-        h->report(rep, KGATE_READY, "sockets.abstract",
+        h->report(rep, KGATE_READY, KGATE_FINDING_SOCKETS_ABSTRACT,
                   "abstract Unix sockets: those made outside the box are "
                   "unreachable (Landlock scope, ABI 6)");
     else
-        h->report(rep, KGATE_DEGRADED, "sockets.abstract",
+        h->report(rep, KGATE_DEGRADED, KGATE_FINDING_SOCKETS_ABSTRACT,
                   "abstract Unix sockets: Landlock ABI %d cannot scope them: "
                   "the host's (X11, some D-Bus buses) are reachable (ABI 6)",
                   abi);
@@ -230,10 +230,10 @@ static void report_process(const kgate_host *h, const kgate_policy *pol, int abi
               "no capabilities (bounding set emptied, no_new_privs): root "
               "inside keeps uid 0 for files only");
     int pty = KGATE_HAS_FIELD(pol, kgate_policy, pty) && pol->pty;
-    h->report(rep, KGATE_READY, "tty.isolated",
+    h->report(rep, KGATE_READY, KGATE_FINDING_TTY_ISOLATED,
               "terminal: %s; ioctl TIOCSTI and TIOCLINUX refused by seccomp",
               pty ? "a pseudo-terminal of its own" : "none (a session of its own)");
-    h->report(rep, KGATE_READY, "seccomp.filter",
+    h->report(rep, KGATE_READY, KGATE_FINDING_SECCOMP_FILTER,
               "seccomp filter: %zu rules (%s), refused with an errno, not a "
               "kill",
               kgl_seccomp_rule_count(), kgl_seccomp_groups());

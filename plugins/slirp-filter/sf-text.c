@@ -751,7 +751,7 @@ int sf_doctor(const kgate_host *host, const kgate_policy *policy, const kgate_pr
         blocked = 1;
     }
     if (!userns) {
-        host->report(rep, KGATE_BLOCKED, "userns.unavailable",
+        host->report(rep, KGATE_BLOCKED, KGATE_FINDING_USERNS_UNAVAILABLE,
                      "network restricted needs unprivileged user and network namespaces, "
                      "and unshare(CLONE_NEWUSER|CLONE_NEWNET) failed");
         blocked = 1;

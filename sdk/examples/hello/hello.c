@@ -64,9 +64,10 @@ static int hello_doctor(const kgate_host *host, const kgate_policy *policy,
 {
     host->report_detail(rep, "tool", probe->tool_path[0] ? probe->tool_path : "none");
     if (!kgate_probe_fact(probe, "tool", 0))
-        return host->report(rep, KGATE_BLOCKED, "tool.missing", "%s", probe->reason);
+        return host->report(rep, KGATE_BLOCKED, KGATE_FINDING_TOOL_MISSING, "%s", probe->reason);
     if (policy->network == KGATE_NET_OPEN)
-        host->report(rep, KGATE_DEGRADED, "net.open", "network: open (the host's network)");
+        host->report(rep, KGATE_DEGRADED, KGATE_FINDING_NET_OPEN,
+                     "network: open (the host's network)");
     /* The honest verdict for a backend that encloses nothing. */
     return host->report(rep, KGATE_BLOCKED, "hello.no-sandbox",
                         "hello is an example: programs in %s would run with no sandbox",
