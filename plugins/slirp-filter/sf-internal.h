@@ -231,8 +231,13 @@ int sf_find_tool(const char *name, char *out, size_t outsz);
 /* A whole small file (at most 4 MiB) as a malloc'd string, or NULL. */
 char *sf_read_small_file(const char *path);
 
-/* The doctor table, pure: the stage's own findings (tools, namespaces,
- * the tun device, the filter); the core adds the box's. */
+/* The vtable's probe (sf-probe.c) and plan (sf-plan.c). */
+int sf_probe(const kgate_host *host, kgate_probe_depth depth, kgate_probe *probe, kgate_err *err);
+int sf_plan(const kgate_host *host, const kgate_policy *policy, const kgate_probe *probe,
+            kgate_plan *plan, kgate_err *err);
+
+/* The doctor table, pure (sf-doctor.c): the stage's own findings (tools,
+ * namespaces, the tun device, the filter); the core adds the box's. */
 int sf_doctor(const kgate_host *host, const kgate_policy *policy, const kgate_probe *probe,
               kgate_report *rep);
 

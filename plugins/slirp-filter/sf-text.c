@@ -1,7 +1,7 @@
 /* sf-text.c: everything of the slirp-filter backend that is text or a
  * table: host validation, the entries, the nftables ruleset, the dnsmasq
- * configuration, resolv.conf, the
- * slirp4netns argv, tool lookup and the doctor verdicts.  No processes. */
+ * configuration, resolv.conf, the slirp4netns argv, the published ports'
+ * requests.  No processes. */
 #include "sf-internal.h"
 
 #include "kgate/kgate-hostspec.h"
@@ -655,30 +655,6 @@ void sf_slirp_argv_build(sf_slirp_argv *out, const char *slirp_path, int ready_f
     out->n = n;
 }
 
-int sf_find_tool(const char *name, char *out, size_t outsz)
-{
-    static const char *const sbin[] = {"/usr/local/sbin", "/usr/sbin", "/sbin",
-                                       "/usr/local/bin",  "/usr/bin",  "/bin"};
-    const char *path = getenv("PATH");
-    char *copy = path ? strdup(path) : NULL;
-    char *save = NULL;
-    int found = 0;
-    for (char *d = copy ? strtok_r(copy, ":", &save) : NULL; d && !found;
-         d = strtok_r(NULL, ":", &save)) {
-        /* A relative PATH entry would make the tool depend on the cwd. */
-        if (d[0] != '/') continue;
-        snprintf(out, outsz, "%s/%s", d, name);
-        found = access(out, X_OK) == 0;
-    }
-    free(copy);
-    for (size_t i = 0; !found && i < sizeof sbin / sizeof sbin[0]; i++) {
-        snprintf(out, outsz, "%s/%s", sbin[i], name);
-        found = access(out, X_OK) == 0;
-    }
-    if (!found && outsz) out[0] = '\0';
-    return found ? 0 : -1;
-}
-
 char *sf_read_small_file(const char *path)
 {
     FILE *fp = fopen(path, "re");
@@ -703,81 +679,6 @@ char *sf_read_small_file(const char *path)
     fclose(fp);
     if (buf) buf[n] = '\0';
     return buf;
-}
-
-/* The doctor of the stage alone: the core shows the box's findings above
- * these (without the box's net.hosts-unsupported, which this stage answers). */
-int sf_doctor(const kgate_host *host, const kgate_policy *policy, const kgate_probe *probe,
-              kgate_report *rep)
-{
-    /* The core never composes a stage for off or open; a caller that
-     * asks anyway learns that this is not a box. */
-    if (policy->network != KGATE_NET_RESTRICTED)
-        return host->report(rep, KGATE_BLOCKED, "slirp-filter.stage-only",
-                            "a network stage: it only runs around a box, for network "
-                            "restricted with hosts");
-
-    int slirp = kgate_probe_fact(probe, SF_FACT_SLIRP, 0);
-    int nft = kgate_probe_fact(probe, SF_FACT_NFT, 0);
-    /* QUICK probes do not run nft; only a THOROUGH probe that tried and
-     * failed records 0 here. */
-    int nft_ok = kgate_probe_fact(probe, SF_FACT_NFT_OK, nft);
-    int dnsmasq = kgate_probe_fact(probe, SF_FACT_DNSMASQ, 0);
-    int userns = kgate_probe_fact(probe, SF_FACT_USERNS, 1);
-    int tun = kgate_probe_fact(probe, SF_FACT_TUN, 1);
-    int blocked = 0;
-
-    if (!slirp) {
-        host->report(rep, KGATE_BLOCKED, "tool.slirp4netns-missing",
-                     "network restricted needs slirp4netns, which is not installed "
-                     "(Debian: apt-get install slirp4netns)");
-        blocked = 1;
-    }
-    if (!nft) {
-        host->report(rep, KGATE_BLOCKED, "tool.nft-missing",
-                     "network restricted needs nft, which is not installed "
-                     "(Debian: apt-get install nftables)");
-        blocked = 1;
-    } else if (!nft_ok) {
-        host->report(rep, KGATE_BLOCKED, "net.nft-failed",
-                     "network restricted needs nftables inside an unprivileged network "
-                     "namespace, and it failed there");
-        blocked = 1;
-    }
-    if (!dnsmasq) {
-        host->report(rep, KGATE_BLOCKED, "tool.dnsmasq-missing",
-                     "network restricted needs dnsmasq, which is not installed "
-                     "(Debian: apt-get install dnsmasq-base)");
-        blocked = 1;
-    }
-    if (!userns) {
-        host->report(rep, KGATE_BLOCKED, KGATE_FINDING_USERNS_UNAVAILABLE,
-                     "network restricted needs unprivileged user and network namespaces, "
-                     "and unshare(CLONE_NEWUSER|CLONE_NEWNET) failed");
-        blocked = 1;
-    }
-    if (!tun) {
-        host->report(rep, KGATE_BLOCKED, "net.tun-unavailable",
-                     "network restricted needs /dev/net/tun readable and writable by "
-                     "this user (udev normally makes it mode 0666)");
-        blocked = 1;
-    }
-    if (blocked) return 0;
-
-    host->report(rep, KGATE_READY, "net.restricted",
-                 "network restricted to %zu host entr%s: slirp4netns in the sandbox's "
-                 "own namespace, where " SF_FILTER_WORDS,
-                 policy->allow_hosts.n, policy->allow_hosts.n == 1 ? "y" : "ies");
-    host->report(rep, KGATE_READY, "slirp-filter.box",
-                 "the box's plan runs in this network namespace, without one of its own, "
-                 "with its seccomp filter (--seccomp FD at launch); the program is one "
-                 "user namespace deeper and cannot change the filter");
-    host->report(rep, KGATE_READY, "net.ipv6",
-                 "IPv6: no route, nftables refuses all but loopback, and the resolver "
-                 "answers no AAAA records, so programs use IPv4 at once");
-    for (size_t i = 0; i < policy->allow_hosts.n; i++)
-        host->report_detail(rep, "allow_host", policy->allow_hosts.v[i]);
-    return 0;
 }
 
 /* ------------------------------------------------------------------------ */
