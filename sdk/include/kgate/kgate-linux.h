@@ -253,6 +253,11 @@ void kgl_child_signals_from(const unsigned long long *ignored);
 /* io's sig_ignored_at_start, or NULL from a core that does not fill it. */
 const unsigned long long *kgl_launch_ignored(const kgate_launch *io);
 
+/* One start of bwrap from a plan (kgl-bwrap.c): the descriptors, the
+ * guard, the setup gate, the mounts checked, the filter sent. */
+int kgl_bwrap_launch(const kgate_host *host, const kgate_policy *policy, const kgate_plan *plan,
+                     const kgate_launch *io, kgate_proc *proc, kgate_err *err);
+
 #ifdef __cplusplus
 }
 #endif
