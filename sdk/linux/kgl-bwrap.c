@@ -1,5 +1,8 @@
-/* kgl-bwrap.c: start the plan, and learn enough about the sandbox to
- * signal the program in it.
+/* kgl-bwrap.c: start bwrap from a plan, and learn enough about the
+ * sandbox to signal the program in it (kgate-linux.h, kgl_bwrap).  The
+ * bubblewrap box starts its plan with kgl_bwrap_start; the slirp-filter
+ * stage runs the same steps one by one, setting up its network between
+ * spawn and exec_wait (its prepare runs in the launch child).
  *
  * bwrap with --unshare-pid is three processes: the outer bwrap (our child,
  * it waits and passes the exit status on), pid 1 of the namespace (bwrap's
@@ -22,16 +25,20 @@
  * kgl_spawn_run, whose one failure protocol turns any step before the exec
  * into an error here.
  *
- * Both descriptors are added here, not in the plan, so the plan stays a
+ * The descriptors are added here, not in the plan, so the plan stays a
  * plain argv that --dry-run can print and another backend can run. */
 #include "kgate/kgate-linux.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static int reap(pid_t pid)
@@ -48,15 +55,33 @@ static void close_fd(int *fd)
     *fd = -1;
 }
 
-static ssize_t read_full(int fd, void *buf, size_t n)
+static long now_ms(void)
 {
+    struct timespec ts = {0, 0};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Reads fd to EOF into buf (NUL-terminated), or until wait_ms have passed
+ * (0: no bound).  The bytes read, or -1 on a timeout or an error. */
+static ssize_t read_to_eof(int fd, char *buf, size_t n, long wait_ms)
+{
+    const long deadline = wait_ms > 0 ? now_ms() + wait_ms : 0;
     size_t got = 0;
-    while (got < n) {
-        ssize_t r = read(fd, (char *)buf + got, n - got);
+    buf[0] = '\0';
+    while (got < n - 1) {
+        long left = deadline ? deadline - now_ms() : -1;
+        if (deadline && left <= 0) return -1;
+        struct pollfd p = {.fd = fd, .events = POLLIN, .revents = 0};
+        int r = poll(&p, 1, left > INT_MAX ? INT_MAX : (int)left);
         if (r < 0 && errno == EINTR) continue;
-        if (r < 0) return -1;
-        if (r == 0) break;
-        got += (size_t)r;
+        if (r <= 0) return -1;
+        ssize_t k = read(fd, buf + got, n - 1 - got);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) return -1;
+        if (k == 0) break;
+        got += (size_t)k;
+        buf[got] = '\0';
     }
     return (ssize_t)got;
 }
@@ -67,28 +92,6 @@ static int exit_code_of(int st, const char **kind)
     return st < 0 ? -1 : WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st);
 }
 
-/* One start of bwrap, from the plan to the program let go: what the steps
- * below hand on to one another, released by start_release whichever step
- * stopped.  -1 (or empty) where not open. */
-typedef struct bw_start {
-    const kgate_host *host;
-    const kgate_policy *policy;
-    const kgate_launch *io;
-    const char *const *pargv; /* the plan's argv */
-    size_t argc;
-    int info_r, info_w; /* bwrap's --info-fd */
-    int filter, filter_w; /* --seccomp: empty until the mounts are checked */
-    kgl_gate gate; /* --block-fd */
-    kgl_pins pins;
-    kgl_guard guard;
-    char infonum[16], blocknum[16], filternum[16];
-    char **argv; /* the plan's, with the descriptors added */
-    int *pass; /* the descriptors bwrap inherits */
-    size_t n_pass;
-    pid_t pid; /* the outer bwrap */
-    pid_t sandbox; /* its pid 1, once bwrap names it */
-} bw_start;
-
 static int start_failed(kgate_err *err)
 {
     return kgate_err_set(err, errno, "cannot start bwrap: %s", strerror(errno));
@@ -96,7 +99,7 @@ static int start_failed(kgate_err *err)
 
 /* The info pipe, the pins, the filter and the gate: everything bwrap is
  * handed as a descriptor. */
-static int open_descriptors(bw_start *b, kgate_err *err)
+static int open_descriptors(kgl_bwrap *b, kgate_err *err)
 {
     int fds[2] = {-1, -1};
     if (pipe2(fds, O_CLOEXEC) < 0) return start_failed(err);
@@ -126,8 +129,10 @@ static int open_descriptors(bw_start *b, kgate_err *err)
 }
 
 /* bwrap's argv: the plan's with the three descriptors in front of its
- * options and the pinned sources; and the descriptors to pass. */
-static int build_argv(bw_start *b, kgate_err *err)
+ * options and the pinned sources; and the descriptors to pass.  Passed
+ * close-on-exec and cleared only right before the exec (kgl-launch.c), so
+ * that nothing a prepare forks inherits them. */
+static int build_argv(kgl_bwrap *b, kgate_err *err)
 {
     snprintf(b->infonum, sizeof b->infonum, "%d", b->info_w);
     snprintf(b->blocknum, sizeof b->blocknum, "%d", b->gate.theirs);
@@ -153,8 +158,14 @@ static int build_argv(bw_start *b, kgate_err *err)
     return 0;
 }
 
+int kgl_bwrap_open(kgl_bwrap *b, kgate_err *err)
+{
+    if (open_descriptors(b, err) < 0) return -1;
+    return build_argv(b, err);
+}
+
 /* The guard, then bwrap in the guard's group. */
-static int spawn_bwrap(bw_start *b, kgate_err *err)
+int kgl_bwrap_spawn(kgl_bwrap *b, kgate_err *err)
 {
     /* The guard holds our end of the gate too: if kgate dies before it
      * queued the record, bwrap's pid 1 waits at the block fd (no EOF) until
@@ -171,20 +182,23 @@ static int spawn_bwrap(bw_start *b, kgate_err *err)
      * (kgl-guard.c): the sandbox's pid 1 is born in it.  The parent death
      * signal: bwrap's --die-with-parent is armed only after bwrap has
      * started, and a kgate dying before that must take the child too. */
-    const kgl_spawn spawn = {
-        .path = b->pargv[0],
+    b->spawn = (kgl_spawn){
+        .path = b->path,
         .argv = b->argv,
         .envp = (char *const *)b->io->envp,
         .stdio = {b->io->stdin_fd, b->io->stdout_fd, b->io->stderr_fd},
         .pass = b->pass,
         .n_pass = b->n_pass,
-        .dir = b->policy->project,
+        .dir = b->dir,
         .group = b->guard.pid,
         .pdeathsig = 1,
+        .prepare = b->prepare,
+        .ctx = b->ctx,
+        .prepare_name = b->prepare_name,
         .ignored = kgl_launch_ignored(b->io),
     };
-    b->pid = kgl_spawn_run(&spawn, err);
-    if (b->pid < 0) return -1;
+    if (kgl_spawn_start(&b->spawn, &b->child, err) < 0) return -1;
+    /* The child has its copies; nothing forked later gets one. */
     close_fd(&b->info_w);
     close_fd(&b->filter);
     for (size_t i = 0; i < b->pins.n_fds; i++) close_fd(&b->pins.fds[i]);
@@ -194,88 +208,92 @@ static int spawn_bwrap(bw_start *b, kgate_err *err)
     return 0;
 }
 
-static void kill_sandbox(bw_start *b)
+int kgl_bwrap_exec_wait(kgl_bwrap *b, kgate_err *err)
 {
-    /* While filter_w is open bwrap is still waiting: nothing ran. */
-    kill(b->sandbox, SIGKILL);
-    kill(b->pid, SIGKILL);
-    reap(b->pid);
+    return kgl_spawn_finish(&b->spawn, &b->child, err);
+}
+
+/* bwrap ended (or was killed) before the sandbox was ready: reaped, and
+ * its status named; its own message is on the program's stderr. */
+static int bwrap_failed(kgl_bwrap *b, const char *what, kgate_err *err)
+{
+    const char *kind = NULL;
+    int code = exit_code_of(reap(b->child.pid), &kind);
+    b->child.pid = -1;
+    return kgate_err_set(err, 0, "bwrap could not %s the sandbox (%s %d); its message is above",
+                         what, kind, code);
 }
 
 /* Until bwrap is past its last mount: its pid 1 from the info, then the
  * gate.  A bwrap that failed on the way is reaped and its status named. */
-static int await_setup(bw_start *b, kgate_err *err)
+int kgl_bwrap_await(kgl_bwrap *b, kgate_err *err)
 {
     /* bwrap writes the info and closes it right after it created the
      * namespaces, before the mounts; a bwrap that fails earlier (no user
      * namespaces, a bad option) closes it with nothing written. */
     char info[1024] = "";
-    ssize_t n = read_full(b->info_r, info, sizeof info - 1);
-    info[n > 0 ? n : 0] = '\0';
+    ssize_t n = read_to_eof(b->info_r, info, sizeof info, b->info_wait_ms);
     b->sandbox = kgl_info_child_pid(info);
     if (b->sandbox) kgl_guard_tell(&b->guard, b->sandbox);
     if (b->sandbox && kgl_gate_arm(&b->gate) < 0) {
         int e = errno;
-        kill(b->pid, SIGKILL);
-        reap(b->pid);
         return kgate_err_set(err, e, "cannot open bwrap's setup gate: %s", strerror(e));
     }
-    const char *kind = NULL;
     if (!b->sandbox) {
-        int code = exit_code_of(reap(b->pid), &kind);
-        return kgate_err_set(err, 0,
-                             "bwrap could not create the sandbox (%s %d); its "
-                             "message is above",
-                             kind, code);
+        /* A bound that ran out: bwrap still runs, and says nothing more. */
+        if (n < 0 && b->info_wait_ms > 0) kill(b->child.pid, SIGKILL);
+        return bwrap_failed(b, "create", err);
     }
-    int gated = kgl_gate_wait(&b->gate, b->pid);
-    if (gated == KGL_GATE_FAILED) {
-        int code = exit_code_of(reap(b->pid), &kind);
-        return kgate_err_set(err, 0,
-                             "bwrap could not set up the sandbox (%s %d); its "
-                             "message is above",
-                             kind, code);
-    }
+    int gated = kgl_gate_wait(&b->gate, b->child.pid);
+    if (gated == KGL_GATE_FAILED) return bwrap_failed(b, "set up", err);
     /* bwrap is past its last mount and waits for the filter: the program
      * has not started. */
-    if (gated == KGL_GATE_UNKNOWN) {
-        kgate_err_set(err, errno,
-                      "cannot tell when bwrap has made its mounts (%s), so "
-                      "they cannot be checked; nothing was started",
-                      strerror(errno));
-        kill_sandbox(b);
-        return -1;
-    }
+    if (gated == KGL_GATE_UNKNOWN)
+        return kgate_err_set(err, errno,
+                             "cannot tell when bwrap has made its mounts (%s), so "
+                             "they cannot be checked; nothing was started",
+                             strerror(errno));
     return 0;
 }
 
 /* Check what the program would see, then let it go; the core gets the
  * processes to signal and end. */
-static int let_run(bw_start *b, kgate_proc *proc, kgate_err *err)
+int kgl_bwrap_let_run(kgl_bwrap *b, kgate_proc *proc, kgate_err *err)
 {
+    if (proc->n_helpers >= KGATE_MAX_HELPERS)
+        return kgate_err_set(err, EINVAL, "no room for bwrap's guard among the helpers");
     /* The mounts are checked and the program waits for its filter: the
      * last moment before it runs, so the audit launch line goes now. */
     if (kgl_pins_verify(&b->pins, b->sandbox, err) < 0 || kgate_launch_commit(b->io, err) < 0 ||
-        kgl_seccomp_send(b->filter_w, err) < 0) {
-        kill_sandbox(b);
+        kgl_seccomp_send(b->filter_w, err) < 0)
         return -1;
-    }
     close_fd(&b->filter_w);
-    proc->pid = b->pid;
+    proc->pid = b->child.pid;
     /* In pty mode the program leaves this group for a session of its own
      * (the shim); the core then signals it through the pty, and this group
      * is only the fallback for a signal that comes before the shim ran. */
     proc->signal_pid = -b->sandbox;
-    proc->helpers[0] = b->guard.pid;
-    proc->n_helpers = 1;
-    b->guard.pid = -1; /* the core's to end now */
-    b->host->log(b->host, KGATE_LOG_DEBUG, "bwrap pid %ld, sandbox pid 1 is %ld", (long)b->pid,
-                 (long)b->sandbox);
+    proc->helpers[proc->n_helpers++] = b->guard.pid;
+    /* The core's to end now. */
+    b->guard.pid = -1;
+    b->child.pid = -1;
     return 0;
 }
 
-static void start_release(bw_start *b)
+int kgl_bwrap_start(kgl_bwrap *b, kgate_proc *proc, kgate_err *err)
 {
+    if (kgl_bwrap_open(b, err) < 0 || kgl_bwrap_spawn(b, err) < 0 ||
+        kgl_bwrap_exec_wait(b, err) < 0 || kgl_bwrap_await(b, err) < 0)
+        return -1;
+    return kgl_bwrap_let_run(b, proc, err);
+}
+
+void kgl_bwrap_release(kgl_bwrap *b)
+{
+    /* Started and not handed over: while filter_w is open bwrap is still
+     * waiting, so nothing ran. */
+    if (b->child.pid > 0 && b->sandbox > 0) kill(b->sandbox, SIGKILL);
+    kgl_spawn_abandon(&b->child);
     kgl_guard_stop(&b->guard);
     close_fd(&b->filter_w);
     kgl_pins_free(&b->pins);
@@ -284,33 +302,8 @@ static void start_release(bw_start *b)
     close_fd(&b->info_r);
     close_fd(&b->info_w);
     free(b->argv);
+    b->argv = NULL;
     free(b->pass);
-}
-
-int kgl_bwrap_launch(const kgate_host *host, const kgate_policy *policy, const kgate_plan *plan,
-                     const kgate_launch *io, kgate_proc *proc, kgate_err *err)
-{
-    bw_start b = {.host = host,
-                  .policy = policy,
-                  .io = io,
-                  .info_r = -1,
-                  .info_w = -1,
-                  .filter = -1,
-                  .filter_w = -1,
-                  .gate = {.ours = -1, .theirs = -1},
-                  .guard = {.pid = -1, .wfd = -1},
-                  .pid = -1};
-    b.pargv = host->plan_argv(plan, &b.argc);
-    if (b.argc < 2 || !b.pargv[0] || b.pargv[0][0] != '/')
-        return kgate_err_set(err, EINVAL,
-                             "the plan does not start with an "
-                             "absolute bwrap path");
-    if (!policy->project || policy->project[0] != '/')
-        return kgate_err_set(err, EINVAL, "no project directory");
-    int r = -1;
-    if (open_descriptors(&b, err) == 0 && build_argv(&b, err) == 0 && spawn_bwrap(&b, err) == 0 &&
-        await_setup(&b, err) == 0 && let_run(&b, proc, err) == 0)
-        r = 0;
-    start_release(&b);
-    return r;
+    b->pass = NULL;
+    b->n_pass = 0;
 }
