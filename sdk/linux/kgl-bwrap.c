@@ -22,8 +22,8 @@
  * visible: bwrap exiting before it means setup failed (its message is on
  * the program's stderr), and launch returns an error instead of passing
  * bwrap's exit status 1 off as the program's.  The child is started by
- * kgl_spawn_run, whose one failure protocol turns any step before the exec
- * into an error here.
+ * the spawn helper (kgl_spawn_start and kgl_spawn_finish), whose one
+ * failure protocol turns any step before the exec into an error here.
  *
  * The descriptors are added here, not in the plan, so the plan stays a
  * plain argv that --dry-run can print and another backend can run. */

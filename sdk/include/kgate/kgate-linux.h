@@ -271,7 +271,9 @@ const unsigned long long *kgl_launch_ignored(const kgate_launch *io);
  *   let_run   the mounts checked (kgl_pins_verify), the audit's launch
  *             line committed (kgate_launch_commit), the filter sent: the
  *             program starts.  proc gets pid and signal_pid, and the guard
- *             is appended to its helpers (after any the caller put there).
+ *             is appended to its helpers (after any the caller put there);
+ *             on failure proc is left as it was (the core ends every
+ *             helper it lists, so list none that release will end).
  * start runs the five in order.  Each returns 0, or -1 with err; after a
  * failure release kills what was started (the sandbox's pid 1, the
  * launch child, the guard) and closes the rest, so a caller calls release
