@@ -14,7 +14,7 @@
  * printed by --dry-run, pasted into a shell, and exec'd by another backend
  * (slirp-filter runs it from inside its own user and network namespace,
  * which is why the uid and gid are always explicit).  Descriptors bwrap
- * needs at run time are added by launch (bwrap-launch.c). */
+ * needs at run time are added by launch (the SDK's kgl-bwrap.c). */
 #include "bwrap-internal.h"
 
 #include <dirent.h>

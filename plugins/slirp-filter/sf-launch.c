@@ -21,10 +21,11 @@
  *     spawn report pipe: exec done (a
  *     report names the step that failed)
  *
- * H is forked by the SDK's spawn helper (kgl_spawn_start, kgl-launch.c),
- * which runs the part above in child_prepare and does the rest as for
- * bubblewrap's launch child; the setup gate and bwrap's info are the
- * SDK's too, so both backends judge bwrap's setup the same way.
+ * H is the launch child of the SDK's bwrap start (kgl_bwrap_spawn,
+ * kgl-bwrap.c), which runs the part above in child_prepare and does the
+ * rest as for the bubblewrap box: bwrap's descriptors, its info, the
+ * setup gate, the mounts checked and the filter sent are that one code, so
+ * both backends start and judge bwrap the same way.
  *
  * The iptables rules belong to H's user namespace.  bwrap's --unshare-user
  * puts the program one namespace deeper, where capabilities do not reach
@@ -692,110 +693,146 @@ static int publish_all(sf_api *a, const kgate_publish *v, size_t n, kgate_err *e
 /* The parent side                                                           */
 /* ------------------------------------------------------------------------ */
 
+/* What the stage holds beside bwrap's start (kgl_bwrap): the control
+ * socket to H, slirp4netns and its pipes, the API directory.  Released by
+ * scope (sf_autonet), after the bwrap start is: H and the sandbox go
+ * first, then slirp4netns and with it every port it listened on.  -1 (or
+ * empty) where not open. */
+typedef struct sf_net {
+    int sv[2]; /* the control socket: ours, H's */
+    pid_t slirp;
+    int ready_rd; /* slirp4netns's ready pipe */
+    int slirp_log;
+    sf_api api;
+} sf_net;
+#define SF_NET_INIT                                                                       \
+    {                                                                                     \
+        .sv = {-1, -1}, .slirp = -1, .ready_rd = -1, .slirp_log = -1, .api = {.dir = "" } \
+    }
+
+static void sf_net_release(sf_net *n)
+{
+    for (int i = 0; i < 2; i++) kgl_closep(&n->sv[i]);
+    kgl_closep(&n->slirp_log);
+    kgl_closep(&n->ready_rd);
+    kill_and_reap(n->slirp);
+    n->slirp = -1;
+    api_close(&n->api);
+}
+#define sf_autonet __attribute__((cleanup(sf_net_release)))
+
+/* bwrap from the plan: its argv[0] as given, found on PATH when it is
+ * not a path, and the tools the stage runs beside it. */
+static int plan_to_start(const kgate_host *host, const kgate_plan *plan, const sf_tools *tools,
+                         char *path, size_t pathsz, kgl_bwrap *b, kgate_err *err)
+{
+    b->argc = 0;
+    b->pargv = host->plan_argv(plan, &b->argc);
+    if (!b->pargv || b->argc == 0) return kgate_err_set(err, EINVAL, "empty plan");
+    if (!tools->slirp[0]) return kgate_err_set(err, ENOENT, "slirp4netns is not installed");
+    if (!tools->nft[0]) return kgate_err_set(err, ENOENT, "nft is not installed");
+    /* Everything H needs is computed here, before the fork. */
+    if (strchr(b->pargv[0], '/'))
+        snprintf(path, pathsz, "%s", b->pargv[0]);
+    else if (sf_find_tool(b->pargv[0], path, pathsz) < 0)
+        return kgate_err_set(err, ENOENT, "%s not found", b->pargv[0]);
+    b->path = path;
+    return 0;
+}
+
+static int open_control(sf_net *n, kgate_err *err)
+{
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, n->sv) < 0)
+        return kgate_err_set(err, errno, "cannot start the network helper: %s", strerror(errno));
+    return 0;
+}
+
+/* H in its namespaces, or why not: "R", or "E<message>", or its end. */
+static int await_namespaces(sf_net *n, kgl_bwrap *b, kgate_err *err)
+{
+    char msg[600] = "";
+    int c1 = read_byte(n->sv[0], SF_WAIT_UNSHARE_MS);
+    if (c1 == 'R') return 0;
+    if (c1 == 'E') {
+        read_until_eof(n->sv[0], msg, sizeof msg, now_ms() + 1000);
+        return kgate_err_set(err, 0, "network helper: %s", msg);
+    }
+    helper_gone(&b->spawn, &b->child, "ended before its namespaces were ready", err);
+    return -1;
+}
+
+/* slirp4netns on H's namespace, ready, with every published port. */
+static int slirp_up(sf_net *n, const kgl_bwrap *b, const sf_tools *tools, const sf_filter *flt,
+                    const kgate_publish *pub, size_t n_pub, kgate_err *err)
+{
+    char msg[600] = "";
+    if (n_pub > 0 && api_open(&n->api, err) < 0) return -1;
+    n->slirp = start_slirp(tools, b->child.pid, flt->n_loop > 0, n_pub > 0 ? n->api.sock : NULL,
+                           &n->ready_rd, &n->slirp_log, err);
+    if (n->slirp < 0) return -1;
+    if (read_byte(n->ready_rd, SF_WAIT_SLIRP_MS) != '1')
+        return kgate_err_set(err, 0, "slirp4netns did not become ready: %s",
+                             slirp_messages(n->slirp_log, msg, sizeof msg));
+    kgl_closep(&n->ready_rd);
+    n->ready_rd = -1;
+    /* slirp4netns listens on its API socket before it says ready. */
+    if (n_pub > 0 && publish_all(&n->api, pub, n_pub, err) < 0) return -1;
+    return 0;
+}
+
+/* "G" to H, then its filter and resolver in place ("X"), or why not. */
+static int network_done(sf_net *n, kgl_bwrap *b, kgate_err *err)
+{
+    char msg[600] = "";
+    if (send(n->sv[0], "G", 1, MSG_NOSIGNAL) != 1)
+        return kgate_err_set(err, errno, "network helper ended early");
+    ssize_t got = read_until_eof(n->sv[0], msg, sizeof msg, now_ms() + SF_WAIT_SETUP_MS);
+    if (got < 0) return kgate_err_set(err, ETIMEDOUT, "network helper: setup did not finish");
+    const char *e = strchr(msg, 'E');
+    if (e) return kgate_err_set(err, 0, "%s", e + 1);
+    if (!strchr(msg, 'X')) {
+        helper_gone(&b->spawn, &b->child, "ended before starting the program", err);
+        return -1;
+    }
+    /* The control socket is closed on exec: H has exec'd bwrap, or one of
+     * the spawn helper's steps failed and its report says which. */
+    return 0;
+}
+
+/* While H is in its namespaces and waits: slirp4netns, the ports, and
+ * H's filter and resolver.  H execs bwrap after "X". */
+static int network_up(sf_net *n, kgl_bwrap *b, const kgate_policy *policy, const sf_tools *tools,
+                      const sf_filter *flt, kgate_err *err)
+{
+    const kgate_publish *pub = NULL;
+    size_t n_pub = 0;
+    if (sf_publish_check(policy, &pub, &n_pub, err) < 0 || await_namespaces(n, b, err) < 0 ||
+        slirp_up(n, b, tools, flt, pub, n_pub, err) < 0)
+        return -1;
+    return network_done(n, b, err);
+}
+
+/* H (kgl_bwrap_spawn, with child_prepare) sets up the network between
+ * its fork and its exec of bwrap, while this side starts slirp4netns; the
+ * rest is the SDK's bwrap start, as for the bubblewrap box: bwrap's info,
+ * the setup gate, the mounts checked, the filter sent. */
 static int launch_with(const kgate_host *host, const kgate_policy *policy, const kgate_plan *plan,
                        const kgate_launch *io, const sf_tools *tools, kgate_proc *proc,
                        const char *ruleset, int dns_conf, int events, const sf_filter *flt,
                        kgate_err *err)
 {
-    size_t argc = 0;
-    const char *const *argv = host->plan_argv(plan, &argc);
-    if (!argv || argc == 0) return kgate_err_set(err, EINVAL, "empty plan");
-    if (!tools->slirp[0]) return kgate_err_set(err, ENOENT, "slirp4netns is not installed");
-    if (!tools->nft[0]) return kgate_err_set(err, ENOENT, "nft is not installed");
-
-    /* Everything H needs is computed here, before the fork. */
-    char bwrap_path[PATH_MAX];
-    if (strchr(argv[0], '/'))
-        snprintf(bwrap_path, sizeof bwrap_path, "%s", argv[0]);
-    else if (sf_find_tool(argv[0], bwrap_path, sizeof bwrap_path) < 0)
-        return kgate_err_set(err, ENOENT, "%s not found", argv[0]);
-    /* bwrap names the sandbox's pid 1 on --info-fd: its process group is
-     * where the core's signals go, as with the bubblewrap backend.  The fd
-     * is added here, not in the plan, so the plan stays printable.  >= 10
-     * keeps it clear of the 0..2 H is about to fill. */
-    int info[2] = {-1, -1}, info_w = -1;
-    if (pipe2(info, O_CLOEXEC) < 0) return kgate_err_set(err, errno, "pipe: %s", strerror(errno));
-    info_w = fcntl(info[1], F_DUPFD_CLOEXEC, 10);
-    close(info[1]);
-    int info_r = info[0];
-    if (info_w < 0) {
-        close(info_r);
-        return kgate_err_set(err, errno, "fcntl: %s", strerror(errno));
-    }
-    /* Bind sources as descriptors, destinations checked before the
-     * program starts: as the bubblewrap backend does (kgl-pin.c). */
-    kgl_pins pins;
-    if (kgl_pins_open(argv, argc, &pins, err) < 0) {
-        close(info_r);
-        close(info_w);
-        return -1;
-    }
-    /* Fail closed, as the bubblewrap backend does: a sandbox without its
-     * filter does not start.  >= 10 and close-on-exec, like info_w.  A
-     * pipe written only once the mounts are checked: bwrap waits for it
-     * after its last mount. */
-    int filter_w = -1;
-    int filter = kgl_seccomp_pipe(&filter_w, err);
-    if (filter < 0) {
-        close(info_r);
-        close(info_w);
-        kgl_pins_free(&pins);
-        return -1;
-    }
-    char infonum[16], blocknum[16], filternum[16];
-    snprintf(infonum, sizeof infonum, "%d", info_w);
-    snprintf(filternum, sizeof filternum, "%d", filter);
-    kgl_gate gate;
-    if (kgl_gate_open(&gate) < 0) {
-        /* It says when the mounts are done: without it they cannot be
-         * checked, and nothing starts. */
-        close(info_r);
-        close(info_w);
-        close(filter);
-        close(filter_w);
-        kgl_pins_free(&pins);
-        return kgate_err_set(err, ENOTSUP,
-                             "cannot tell when bwrap has made its mounts on this "
-                             "kernel, so they cannot be checked; nothing was started");
-    }
-    snprintf(blocknum, sizeof blocknum, "%d", gate.theirs);
-    /* plan_argv is not promised to be NULL-terminated. */
-    const char **bargv = calloc(pins.argc + 7, sizeof *bargv);
-    int *pass = calloc(pins.n_fds + 3, sizeof *pass);
-    int sv[2] = {-1, -1};
-    if (!bargv || !pass || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
-        int e = bargv && pass ? errno : ENOMEM;
-        free(bargv);
-        free(pass);
-        close(info_r);
-        close(info_w);
-        close(filter);
-        close(filter_w);
-        kgl_pins_free(&pins);
-        kgl_gate_close(&gate);
-        return kgate_err_set(err, e, "cannot start the network helper: %s", strerror(e));
-    }
-    size_t k = 0;
-    bargv[k++] = argv[0];
-    bargv[k++] = "--info-fd";
-    bargv[k++] = infonum;
-    bargv[k++] = "--block-fd";
-    bargv[k++] = blocknum;
-    /* bwrap loads it after its own setup, just before it execs the
-     * program (bwrap-launch.c passes it the same way). */
-    bargv[k++] = "--seccomp";
-    bargv[k++] = filternum;
-    memcpy(bargv + k, pins.argv + 1, (pins.argc - 1) * sizeof *bargv);
-    /* Cleared only right before the exec (kgl-launch.c): the
-     * iptables-restore children H forks must not inherit any of these. */
-    size_t n_pass = 0;
-    pass[n_pass++] = info_w;
-    pass[n_pass++] = gate.theirs;
-    pass[n_pass++] = filter;
-    for (size_t i = 0; i < pins.n_fds; i++) pass[n_pass++] = pins.fds[i];
+    sf_net net sf_autonet = SF_NET_INIT;
+    kgl_bwrap b kgl_autobwrap = KGL_BWRAP_INIT;
+    char bwrap_path[PATH_MAX] = "";
+    if (plan_to_start(host, plan, tools, bwrap_path, sizeof bwrap_path, &b, err) < 0) return -1;
+    b.io = io;
+    b.dir = policy->project;
+    /* bwrap runs once H execs it, after the network is up. */
+    b.info_wait_ms = SF_WAIT_SLIRP_MS;
+    if (kgl_bwrap_open(&b, err) < 0 || open_control(&net, err) < 0) return -1;
     sf_child_ctx c = {
-        .ctl = sv[1],
-        .parents = {sv[0], info_r, gate.ours},
+        .ctl = net.sv[1],
+        .parents = {net.sv[0], b.info_r, b.gate.ours},
         .uid = getuid(),
         .gid = getgid(),
         .tools = tools,
@@ -804,181 +841,31 @@ static int launch_with(const kgate_host *host, const kgate_policy *policy, const
         .events = events,
         .filter = flt,
     };
-    kgl_guard guard;
-    /* The guard holds our end of the gate too (kgl-guard.c). */
-    if (kgl_guard_start(&guard, gate.ours, err) < 0) {
-        free(bargv);
-        free(pass);
-        close(sv[0]);
-        close(sv[1]);
-        close(info_r);
-        close(info_w);
-        close(filter);
-        close(filter_w);
-        kgl_pins_free(&pins);
-        kgl_gate_close(&gate);
-        return -1;
-    }
-    const kgl_spawn spawn = {
-        .path = bwrap_path,
-        .argv = (char *const *)bargv,
-        .envp = (char *const *)io->envp,
-        .stdio = {io->stdin_fd, io->stdout_fd, io->stderr_fd},
-        .pass = pass,
-        .n_pass = n_pass,
-        .dir = policy->project,
-        .group = guard.pid,
-        .pdeathsig = 1,
-        .prepare = child_prepare,
-        .ctx = &c,
-        .prepare_name = "set up the network",
-        .ignored = kgl_launch_ignored(io),
-    };
-    kgl_child hc;
-    int started = kgl_spawn_start(&spawn, &hc, err);
-    close(sv[1]);
-    close(info_w);
+    b.prepare = child_prepare;
+    b.ctx = &c;
+    b.prepare_name = "set up the network";
+    int started = kgl_bwrap_spawn(&b, err);
     /* H has its copy; slirp4netns, forked next, must not get one. */
-    close(filter);
-    for (size_t i = 0; i < pins.n_fds; i++) {
-        close(pins.fds[i]);
-        pins.fds[i] = -1;
-    }
-    free(bargv);
-    free(pass);
-    if (started < 0) {
-        close(sv[0]);
-        close(info_r);
-        close(filter_w);
-        kgl_pins_free(&pins);
-        kgl_gate_close(&gate);
-        kgl_guard_stop(&guard);
+    kgl_closep(&net.sv[1]);
+    net.sv[1] = -1;
+    if (started < 0 || network_up(&net, &b, policy, tools, flt, err) < 0) return -1;
+    if (kgl_bwrap_exec_wait(&b, err) < 0 || kgl_bwrap_await(&b, err) < 0) return -1;
+    /* The filter and the resolver are loaded: let_run checks the mounts and
+     * commits the audit's launch line before the program's filter goes, so
+     * a list that cannot be loaded leaves a refusal, not a launch line. */
+    proc->helpers[0] = net.slirp; /* before the guard, which let_run adds */
+    proc->n_helpers = 1;
+    if (kgl_bwrap_let_run(&b, proc, err) < 0) {
+        /* The core would end what proc lists; slirp4netns is ended by
+         * scope, with the rest. */
+        proc->n_helpers = 0;
         return -1;
     }
-    /* gate.theirs stays open here until the gate is decided: while we
-     * hold the peer, bwrap dying does not purge the record (which would
-     * look like a read). */
-
-    pid_t slirp = -1;
-    int ready_rd = -1, slirp_log = -1;
-    char msg[600];
-    sf_api api = {.dir = ""};
-    const kgate_publish *pub = NULL;
-    size_t n_pub = 0;
-    if (sf_publish_check(policy, &pub, &n_pub, err) < 0) goto fail;
-    int c1 = read_byte(sv[0], SF_WAIT_UNSHARE_MS);
-    if (c1 != 'R') {
-        msg[0] = '\0';
-        if (c1 == 'E') {
-            read_until_eof(sv[0], msg, sizeof msg, now_ms() + 1000);
-            kgate_err_set(err, 0, "network helper: %s", msg);
-        } else {
-            helper_gone(&spawn, &hc, "ended before its namespaces were ready", err);
-        }
-        goto fail;
-    }
-    if (n_pub > 0 && api_open(&api, err) < 0) goto fail;
-    slirp = start_slirp(tools, hc.pid, flt->n_loop > 0, n_pub > 0 ? api.sock : NULL, &ready_rd,
-                        &slirp_log, err);
-    if (slirp < 0) goto fail;
-    if (read_byte(ready_rd, SF_WAIT_SLIRP_MS) != '1') {
-        kgate_err_set(err, 0, "slirp4netns did not become ready: %s",
-                      slirp_messages(slirp_log, msg, sizeof msg));
-        goto fail;
-    }
-    close(ready_rd);
-    ready_rd = -1;
-    /* slirp4netns listens on its API socket before it says ready. */
-    if (n_pub > 0 && publish_all(&api, pub, n_pub, err) < 0) goto fail;
-    if (send(sv[0], "G", 1, MSG_NOSIGNAL) != 1) {
-        kgate_err_set(err, errno, "network helper ended early");
-        goto fail;
-    }
-    ssize_t got = read_until_eof(sv[0], msg, sizeof msg, now_ms() + SF_WAIT_SETUP_MS);
-    if (got < 0) {
-        kgate_err_set(err, ETIMEDOUT, "network helper: setup did not finish");
-        goto fail;
-    }
-    char *e = strchr(msg, 'E');
-    if (e) {
-        kgate_err_set(err, 0, "%s", e + 1);
-        goto fail;
-    }
-    if (!strchr(msg, 'X')) {
-        helper_gone(&spawn, &hc, "ended before starting the program", err);
-        goto fail;
-    }
-    /* The control socket is closed on exec: H has exec'd bwrap, or one of
-     * the spawn helper's steps failed and its report says which. */
-    if (kgl_spawn_finish(&spawn, &hc, err) < 0) goto fail;
-    /* bwrap writes its info once the namespaces exist and closes it; a
-     * bwrap that failed before closes it empty (its message is above). */
-    got = read_until_eof(info_r, msg, sizeof msg, now_ms() + SF_WAIT_SLIRP_MS);
-    pid_t sandbox = got > 0 ? kgl_info_child_pid(msg) : 0;
-    if (sandbox) kgl_guard_tell(&guard, sandbox);
-    if (sandbox && kgl_gate_arm(&gate) < 0) {
-        kgate_err_set(err, errno, "cannot open bwrap's setup gate: %s", strerror(errno));
-        goto fail;
-    }
-    if (!sandbox) {
-        kgate_err_set(err, 0, "bwrap could not create the sandbox; its message is above");
-        goto fail;
-    }
-    int gated = kgl_gate_wait(&gate, hc.pid);
-    if (gated == KGL_GATE_FAILED) {
-        kgate_err_set(err, 0, "bwrap could not set up the sandbox; its message is above");
-        goto fail;
-    }
-    /* bwrap is past its last mount, waiting for the filter: check what
-     * the program would see before it exists (kgl-pin.c). */
-    if (gated == KGL_GATE_UNKNOWN) {
-        kgate_err_set(err, errno,
-                      "cannot tell when bwrap has made its mounts (%s), so "
-                      "they cannot be checked; nothing was started",
-                      strerror(errno));
-        kill(sandbox, SIGKILL);
-        goto fail;
-    }
-    /* The filter and the resolver are loaded, the mounts checked, and the
-     * program waits for its seccomp filter: the audit launch line goes
-     * now, so a list that cannot be loaded leaves a refusal, not a launch
-     * line (kgate_launch.commit). */
-    if (kgl_pins_verify(&pins, sandbox, err) < 0 || kgate_launch_commit(io, err) < 0 ||
-        kgl_seccomp_send(filter_w, err) < 0) {
-        kill(sandbox, SIGKILL);
-        goto fail;
-    }
-    close(filter_w);
-    filter_w = -1;
-    kgl_pins_free(&pins);
-    kgl_gate_close(&gate);
-    close(sv[0]);
-    close(info_r);
-    if (slirp_log >= 0) close(slirp_log);
-    proc->pid = hc.pid;
-    /* In pty mode the program leaves this group for the pty's session (the
-     * shim); the core signals it through the pty then, and this group only
-     * before the shim ran. */
-    proc->signal_pid = -sandbox;
-    proc->helpers[0] = slirp;
-    proc->helpers[1] = guard.pid;
-    proc->n_helpers = 2;
+    net.slirp = -1; /* the core's to end now */
     return 0;
-
-fail:
-    close(sv[0]);
-    close(info_r);
-    kgl_gate_close(&gate);
-    kgl_spawn_abandon(&hc);
-    if (filter_w >= 0) close(filter_w);
-    kgl_pins_free(&pins);
-    if (slirp_log >= 0) close(slirp_log);
-    if (ready_rd >= 0) close(ready_rd);
-    kgl_guard_stop(&guard);
-    kill_and_reap(slirp); /* and with it every port it listened on */
-    api_close(&api);
-    return -1;
 }
+
+#define sf_autofilter __attribute__((cleanup(sf_filter_free)))
 
 int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy, const kgate_plan *plan,
                          const kgate_launch *io, const sf_tools *tools, kgate_proc *proc,
@@ -991,26 +878,17 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy, con
 
     /* The whole filter as text, before anything is forked: a list that
      * cannot be built starts nothing. */
-    sf_filter flt;
+    sf_filter flt sf_autofilter = {0};
     /* The host's own addresses are read here, in the host's namespace,
      * once: one that appears later in the run is not in the filter
      * (docs/network.md). */
     if (sf_filter_for_policy(&policy->allow_hosts, &flt, err) < 0) return -1;
-    char *ruleset = sf_nft_ruleset(&flt);
-    char *dconf = ruleset ? sf_dnsmasq_conf(&flt, events >= 0) : NULL;
-    int dns_conf = dconf ? memfd_create("kgate-dnsmasq.conf", MFD_CLOEXEC) : -1;
+    char *ruleset kgl_autofree = sf_nft_ruleset(&flt);
+    char *dconf kgl_autofree = ruleset ? sf_dnsmasq_conf(&flt, events >= 0) : NULL;
+    int dns_conf kgl_autoclose = dconf ? memfd_create("kgate-dnsmasq.conf", MFD_CLOEXEC) : -1;
     if (dns_conf < 0 || write_all(dns_conf, dconf, strlen(dconf)) < 0) {
         int e = dconf ? errno : ENOMEM;
-        free(ruleset);
-        free(dconf);
-        sf_filter_free(&flt);
-        if (dns_conf >= 0) close(dns_conf);
         return kgate_err_set(err, e, "building the network filter failed: %s", strerror(e));
     }
-    free(dconf);
-    int r = launch_with(host, policy, plan, io, tools, proc, ruleset, dns_conf, events, &flt, err);
-    free(ruleset);
-    sf_filter_free(&flt);
-    close(dns_conf);
-    return r;
+    return launch_with(host, policy, plan, io, tools, proc, ruleset, dns_conf, events, &flt, err);
 }

@@ -57,7 +57,7 @@ __attribute__((noreturn)) static void guard_main(int rfd, int hold, pid_t kgate)
     /* Nothing of kgate's: a copy of the program's output pipe held here
      * would keep the relay waiting for an EOF. */
     /* Kept: the pipe from kgate as 3, and as 4 kgate's end of bwrap's
-     * setup gate (bwrap-launch.c): while we hold it, bwrap's pid 1 sees no
+     * setup gate (kgl-bwrap.c): while we hold it, bwrap's pid 1 sees no
      * EOF at its block fd when kgate dies, and waits there, still in our
      * group, for our kill. */
     /* Copies above 4 first, so that the dup2s below clobber neither;

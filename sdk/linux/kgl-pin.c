@@ -37,7 +37,7 @@
  * option makes it refuse, so launch checks the result instead, while the
  * sandbox is set up and the program not yet started: bwrap reads the
  * seccomp program after its last mount and its chroot, and launch hands it
- * that program through a pipe it has not written yet (bwrap-launch.c).
+ * that program through a pipe it has not written yet (kgl-bwrap.c).
  * Meanwhile kgl_pins_verify walks each destination inside the sandbox's
  * root (from /proc/PID/root, one component at a time, no symlink) and wants
  * there a mount of the object it opened (same device and inode;

@@ -19,8 +19,11 @@
 #ifndef KGATE_LINUX_H
 #define KGATE_LINUX_H
 
+#include <errno.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "kgate/kgate-plugin.h"
 
@@ -252,6 +255,106 @@ void kgl_child_signals(void);
 void kgl_child_signals_from(const unsigned long long *ignored);
 /* io's sig_ignored_at_start, or NULL from a core that does not fill it. */
 const unsigned long long *kgl_launch_ignored(const kgate_launch *io);
+
+/* One start of bwrap (kgl-bwrap.c), for every backend that execs it: the
+ * bubblewrap box, and the slirp-filter stage from its network helper.
+ * From a plan's argv to the program let go:
+ *   open      bwrap's info pipe (--info-fd), the bind sources as
+ *             descriptors (kgl_pins_open), the seccomp filter as a pipe
+ *             bwrap waits on (--seccomp), the setup gate (--block-fd), and
+ *             bwrap's argv with those in front of the plan's options;
+ *   spawn     the guard, then the launch child in the guard's group
+ *             (kgl_spawn_start, with the caller's prepare if any);
+ *   exec_wait the child's report: the exec happened (kgl_spawn_finish);
+ *   await     bwrap's info (the sandbox's pid 1, told to the guard), the
+ *             gate armed and waited for: bwrap is past its last mount;
+ *   let_run   the mounts checked (kgl_pins_verify), the audit's launch
+ *             line committed (kgate_launch_commit), the filter sent: the
+ *             program starts.  proc gets pid and signal_pid, and the guard
+ *             is appended to its helpers (after any the caller put there);
+ *             on failure proc is left as it was (the core ends every
+ *             helper it lists, so list none that release will end).
+ * start runs the five in order.  Each returns 0, or -1 with err; after a
+ * failure release kills what was started (the sandbox's pid 1, the
+ * launch child, the guard) and closes the rest, so a caller calls release
+ * once whatever happened (kgl_autobwrap does it at the end of the scope).
+ * After let_run, release only closes kgate's copies: the processes are
+ * the core's.  A caller fills the inputs and leaves the state as
+ * KGL_BWRAP_INIT set it. */
+typedef struct kgl_bwrap {
+    /* Inputs. */
+    const char *path; /* bwrap, absolute: what is exec'd */
+    const char *const *pargv; /* the plan's argv; pargv[0] stays argv[0] */
+    size_t argc;
+    const kgate_launch *io; /* envp, stdio, commit */
+    const char *dir; /* the project: bwrap starts there */
+    int (*prepare)(void *ctx); /* kgl_spawn's, or NULL */
+    void *ctx;
+    const char *prepare_name;
+    long info_wait_ms; /* a bound on bwrap's info (0: until bwrap closes it) */
+    /* State: -1 (or 0, empty) where not open. */
+    int info_r, info_w;
+    int filter, filter_w;
+    kgl_gate gate;
+    kgl_pins pins;
+    kgl_guard guard;
+    char infonum[16], blocknum[16], filternum[16];
+    char **argv;
+    int *pass;
+    size_t n_pass;
+    kgl_spawn spawn;
+    kgl_child child; /* the launch child: bwrap once exec'd */
+    pid_t sandbox; /* bwrap's pid 1, 0 until its info names it */
+} kgl_bwrap;
+/* Every descriptor -1, every pid -1 or 0: nothing to release. */
+#define KGL_BWRAP_UNSET_GATE                  \
+    {                                         \
+        .ours = -1, .theirs = -1, .reclen = 0 \
+    }
+#define KGL_BWRAP_UNSET_GUARD \
+    {                         \
+        .pid = -1, .wfd = -1  \
+    }
+#define KGL_BWRAP_UNSET_CHILD   \
+    {                           \
+        .pid = -1, .report = -1 \
+    }
+#define KGL_BWRAP_INIT                                                                          \
+    {                                                                                           \
+        .info_r = -1, .info_w = -1, .filter = -1, .filter_w = -1, .gate = KGL_BWRAP_UNSET_GATE, \
+        .guard = KGL_BWRAP_UNSET_GUARD, .child = KGL_BWRAP_UNSET_CHILD, .sandbox = 0            \
+    }
+int kgl_bwrap_open(kgl_bwrap *b, kgate_err *err);
+int kgl_bwrap_spawn(kgl_bwrap *b, kgate_err *err);
+int kgl_bwrap_exec_wait(kgl_bwrap *b, kgate_err *err);
+int kgl_bwrap_await(kgl_bwrap *b, kgate_err *err);
+int kgl_bwrap_let_run(kgl_bwrap *b, kgate_proc *proc, kgate_err *err);
+int kgl_bwrap_start(kgl_bwrap *b, kgate_proc *proc, kgate_err *err);
+void kgl_bwrap_release(kgl_bwrap *b);
+
+/* Release by scope (GCC's and clang's cleanup attribute), for launch code
+ * with several ways out: a local so marked is released whenever it goes
+ * out of scope, so each way out need not repeat the unwinding.  Each
+ * release takes the unset value (NULL, -1, KGL_BWRAP_INIT), which every
+ * such local starts as.  kgl_steal_fd hands a descriptor on, leaving -1. */
+static inline void kgl_freep(void *p) { free(*(void **)p); }
+static inline void kgl_closep(int *fd)
+{
+    /* errno kept: a close on the way out must not change the reason. */
+    if (*fd < 0) return;
+    int e = errno;
+    close(*fd);
+    errno = e;
+}
+static inline int kgl_steal_fd(int *fd)
+{
+    int v = *fd;
+    *fd = -1;
+    return v;
+}
+#define kgl_autofree __attribute__((cleanup(kgl_freep)))
+#define kgl_autoclose __attribute__((cleanup(kgl_closep)))
+#define kgl_autobwrap __attribute__((cleanup(kgl_bwrap_release)))
 
 #ifdef __cplusplus
 }
