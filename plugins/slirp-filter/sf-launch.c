@@ -77,45 +77,24 @@
 /* Small helpers shared by both sides                                        */
 /* ------------------------------------------------------------------------ */
 
-static long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int write_all(int fd, const char *buf, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, buf, n);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            return -1;
-        }
-        buf += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 static int write_file(const char *path, const char *text)
 {
     int fd = open(path, O_WRONLY | O_CLOEXEC);
     if (fd < 0) return -1;
-    int r = write_all(fd, text, strlen(text));
+    int r = kgl_write_all(fd, text, strlen(text));
     int e = errno;
     close(fd);
     errno = e;
     return r;
 }
 
-/* Reads from fd until EOF or until deadline_ms (absolute, now_ms clock).
+/* Reads from fd until EOF or until deadline_ms (absolute, kgl_now_ms clock).
  * Returns bytes read (NUL-terminated in buf), or -1 with errno ETIMEDOUT. */
 static ssize_t read_until_eof(int fd, char *buf, size_t bufsz, long deadline_ms)
 {
     size_t got = 0;
     for (;;) {
-        long left = deadline_ms - now_ms();
+        long left = deadline_ms - kgl_now_ms();
         if (left <= 0) {
             errno = ETIMEDOUT;
             return -1;
@@ -142,9 +121,9 @@ static ssize_t read_until_eof(int fd, char *buf, size_t bufsz, long deadline_ms)
  * timeout). */
 static int read_byte(int fd, int timeout_ms)
 {
-    long deadline = now_ms() + timeout_ms;
+    long deadline = kgl_now_ms() + timeout_ms;
     for (;;) {
-        long left = deadline - now_ms();
+        long left = deadline - kgl_now_ms();
         if (left <= 0) return -1;
         struct pollfd p = {.fd = fd, .events = POLLIN};
         int r = poll(&p, 1, (int)left);
@@ -162,13 +141,6 @@ static void unblock_signals(void)
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
-}
-
-static void kill_and_reap(pid_t pid)
-{
-    if (pid <= 0) return;
-    kill(pid, SIGKILL);
-    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
 }
 
 /* ------------------------------------------------------------------------ */
@@ -236,7 +208,7 @@ static void child_place_resolv_conf(const sf_child_ctx *c)
         child_fail(c, "cannot place resolv.conf: tmpfs: %s", strerror(errno));
     int fd = open("/tmp/resolv.conf", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     const char *text = sf_resolv_conf();
-    if (fd < 0 || write_all(fd, text, strlen(text)) < 0)
+    if (fd < 0 || kgl_write_all(fd, text, strlen(text)) < 0)
         child_fail(c, "cannot place resolv.conf: write: %s", strerror(errno));
     close(fd);
     if (mount("/tmp/resolv.conf", target, NULL, MS_BIND, NULL) < 0)
@@ -275,9 +247,9 @@ static int tap_has_guest_addr(void)
 
 static void child_wait_tap(const sf_child_ctx *c)
 {
-    long deadline = now_ms() + SF_WAIT_TAP_MS;
+    long deadline = kgl_now_ms() + SF_WAIT_TAP_MS;
     while (!tap_has_guest_addr()) {
-        if (now_ms() > deadline)
+        if (kgl_now_ms() > deadline)
             child_fail(c, "slirp4netns did not configure %s with %s", SF_TAP, SF_GUEST_ADDR);
         struct timespec ts = {0, 1000 * 1000};
         nanosleep(&ts, NULL);
@@ -331,7 +303,7 @@ static void child_nft_start(const sf_child_ctx *c, sf_nft_run *r)
     close(out[1]);
     /* A large ruleset outgrows the pipe: nft reads it all before it
      * works, and a tool that died early gives EPIPE (SIGPIPE is ignored). */
-    r->werr = write_all(in[1], c->ruleset, strlen(c->ruleset));
+    r->werr = kgl_write_all(in[1], c->ruleset, strlen(c->ruleset));
     close(in[1]);
     r->out = out[0];
 }
@@ -339,7 +311,7 @@ static void child_nft_start(const sf_child_ctx *c, sf_nft_run *r)
 static void child_nft_finish(const sf_child_ctx *c, sf_nft_run *r)
 {
     char msg[256];
-    ssize_t got = read_until_eof(r->out, msg, sizeof msg, now_ms() + SF_WAIT_SETUP_MS);
+    ssize_t got = read_until_eof(r->out, msg, sizeof msg, kgl_now_ms() + SF_WAIT_SETUP_MS);
     close(r->out);
     int st = 0;
     while (waitpid(r->pid, &st, 0) < 0 && errno == EINTR) {}
@@ -466,10 +438,10 @@ static void child_resolver_start(const sf_child_ctx *c, sf_dns_run *r)
 
 static void child_resolver_wait(const sf_child_ctx *c, sf_dns_run *r)
 {
-    long deadline = now_ms() + SF_WAIT_DNS_MS;
+    long deadline = kgl_now_ms() + SF_WAIT_DNS_MS;
     while (!dns_listening()) {
         int st;
-        if (waitpid(r->pid, &st, WNOHANG) == r->pid || now_ms() > deadline) {
+        if (waitpid(r->pid, &st, WNOHANG) == r->pid || kgl_now_ms() > deadline) {
             char msg[256];
             ssize_t n = r->errfd >= 0 ? pread(r->errfd, msg, sizeof msg - 1, 0) : -1;
             msg[n > 0 ? n : 0] = '\0';
@@ -661,8 +633,8 @@ static int api_hostfwd(const char *sock, const kgate_publish *p, kgate_err *err)
     snprintf(sa.sun_path, sizeof sa.sun_path, "%s", sock);
     ssize_t got = -1;
     if (n > 0 && fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
-        write_all(fd, req, (size_t)n) == 0)
-        got = read_until_eof(fd, ans, sizeof ans, now_ms() + SF_WAIT_SLIRP_MS);
+        kgl_write_all(fd, req, (size_t)n) == 0)
+        got = read_until_eof(fd, ans, sizeof ans, kgl_now_ms() + SF_WAIT_SLIRP_MS);
     int e = errno;
     if (fd >= 0) close(fd);
     if (got <= 0)
@@ -715,7 +687,7 @@ static void sf_net_release(sf_net *n)
     for (int i = 0; i < 2; i++) kgl_closep(&n->sv[i]);
     kgl_closep(&n->slirp_log);
     kgl_closep(&n->ready_rd);
-    kill_and_reap(n->slirp);
+    kgl_kill_reap(n->slirp);
     n->slirp = -1;
     api_close(&n->api);
 }
@@ -754,7 +726,7 @@ static int await_namespaces(sf_net *n, kgl_bwrap *b, kgate_err *err)
     int c1 = read_byte(n->sv[0], SF_WAIT_UNSHARE_MS);
     if (c1 == 'R') return 0;
     if (c1 == 'E') {
-        read_until_eof(n->sv[0], msg, sizeof msg, now_ms() + 1000);
+        read_until_eof(n->sv[0], msg, sizeof msg, kgl_now_ms() + 1000);
         return kgate_err_set(err, 0, "network helper: %s", msg);
     }
     helper_gone(&b->spawn, &b->child, "ended before its namespaces were ready", err);
@@ -786,7 +758,7 @@ static int network_done(sf_net *n, kgl_bwrap *b, kgate_err *err)
     char msg[600] = "";
     if (send(n->sv[0], "G", 1, MSG_NOSIGNAL) != 1)
         return kgate_err_set(err, errno, "network helper ended early");
-    ssize_t got = read_until_eof(n->sv[0], msg, sizeof msg, now_ms() + SF_WAIT_SETUP_MS);
+    ssize_t got = read_until_eof(n->sv[0], msg, sizeof msg, kgl_now_ms() + SF_WAIT_SETUP_MS);
     if (got < 0) return kgate_err_set(err, ETIMEDOUT, "network helper: setup did not finish");
     const char *e = strchr(msg, 'E');
     if (e) return kgate_err_set(err, 0, "%s", e + 1);
@@ -886,7 +858,7 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy, con
     char *ruleset kgl_autofree = sf_nft_ruleset(&flt);
     char *dconf kgl_autofree = ruleset ? sf_dnsmasq_conf(&flt, events >= 0) : NULL;
     int dns_conf kgl_autoclose = dconf ? memfd_create("kgate-dnsmasq.conf", MFD_CLOEXEC) : -1;
-    if (dns_conf < 0 || write_all(dns_conf, dconf, strlen(dconf)) < 0) {
+    if (dns_conf < 0 || kgl_write_all(dns_conf, dconf, strlen(dconf)) < 0) {
         int e = dconf ? errno : ENOMEM;
         return kgate_err_set(err, e, "building the network filter failed: %s", strerror(e));
     }

@@ -41,36 +41,15 @@
 #include <time.h>
 #include <unistd.h>
 
-static int reap(pid_t pid)
-{
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR) return -1;
-    return st;
-}
-
-static void close_fd(int *fd)
-{
-    if (*fd >= 0) close(*fd);
-    *fd = -1;
-}
-
-static long now_ms(void)
-{
-    struct timespec ts = {0, 0};
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Reads fd to EOF into buf (NUL-terminated), or until wait_ms have passed
  * (0: no bound).  The bytes read, or -1 on a timeout or an error. */
 static ssize_t read_to_eof(int fd, char *buf, size_t n, long wait_ms)
 {
-    const long deadline = wait_ms > 0 ? now_ms() + wait_ms : 0;
+    const long deadline = wait_ms > 0 ? kgl_now_ms() + wait_ms : 0;
     size_t got = 0;
     buf[0] = '\0';
     while (got < n - 1) {
-        long left = deadline ? deadline - now_ms() : -1;
+        long left = deadline ? deadline - kgl_now_ms() : -1;
         if (deadline && left <= 0) return -1;
         struct pollfd p = {.fd = fd, .events = POLLIN, .revents = 0};
         int r = poll(&p, 1, left > INT_MAX ? INT_MAX : (int)left);
@@ -199,9 +178,9 @@ int kgl_bwrap_spawn(kgl_bwrap *b, kgate_err *err)
     };
     if (kgl_spawn_start(&b->spawn, &b->child, err) < 0) return -1;
     /* The child has its copies; nothing forked later gets one. */
-    close_fd(&b->info_w);
-    close_fd(&b->filter);
-    for (size_t i = 0; i < b->pins.n_fds; i++) close_fd(&b->pins.fds[i]);
+    kgl_closep(&b->info_w);
+    kgl_closep(&b->filter);
+    for (size_t i = 0; i < b->pins.n_fds; i++) kgl_closep(&b->pins.fds[i]);
     /* gate.theirs stays open here until the gate is decided: while we hold
      * the peer too, bwrap closing or dying does not purge the record (that
      * would look like a read); only bwrap reading it does. */
@@ -218,7 +197,7 @@ int kgl_bwrap_exec_wait(kgl_bwrap *b, kgate_err *err)
 static int bwrap_failed(kgl_bwrap *b, const char *what, kgate_err *err)
 {
     const char *kind = NULL;
-    int code = exit_code_of(reap(b->child.pid), &kind);
+    int code = exit_code_of(kgl_reap(b->child.pid), &kind);
     b->child.pid = -1;
     return kgate_err_set(err, 0, "bwrap could not %s the sandbox (%s %d); its message is above",
                          what, kind, code);
@@ -267,7 +246,7 @@ int kgl_bwrap_let_run(kgl_bwrap *b, kgate_proc *proc, kgate_err *err)
     if (kgl_pins_verify(&b->pins, b->sandbox, err) < 0 || kgate_launch_commit(b->io, err) < 0 ||
         kgl_seccomp_send(b->filter_w, err) < 0)
         return -1;
-    close_fd(&b->filter_w);
+    kgl_closep(&b->filter_w);
     proc->pid = b->child.pid;
     /* In pty mode the program leaves this group for a session of its own
      * (the shim); the core then signals it through the pty, and this group
@@ -295,12 +274,12 @@ void kgl_bwrap_release(kgl_bwrap *b)
     if (b->child.pid > 0 && b->sandbox > 0) kill(b->sandbox, SIGKILL);
     kgl_spawn_abandon(&b->child);
     kgl_guard_stop(&b->guard);
-    close_fd(&b->filter_w);
+    kgl_closep(&b->filter_w);
     kgl_pins_free(&b->pins);
-    close_fd(&b->filter);
+    kgl_closep(&b->filter);
     kgl_gate_close(&b->gate);
-    close_fd(&b->info_r);
-    close_fd(&b->info_w);
+    kgl_closep(&b->info_r);
+    kgl_closep(&b->info_w);
     free(b->argv);
     b->argv = NULL;
     free(b->pass);

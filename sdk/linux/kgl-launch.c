@@ -265,12 +265,6 @@ fail:
     _exit(125);
 }
 
-static void close_fd(int *fd)
-{
-    if (*fd >= 0) close(*fd);
-    *fd = -1;
-}
-
 int kgl_spawn_start(const kgl_spawn *s, kgl_child *c, kgate_err *err)
 {
     int hi[3] = {-1, -1, -1}, rep[2] = {-1, -1};
@@ -292,10 +286,10 @@ int kgl_spawn_start(const kgl_spawn *s, kgl_child *c, kgate_err *err)
         child(s, hi, rep[1], self);
     }
     int fork_errno = errno;
-    close_fd(&rep[1]);
-    for (int i = 0; i < 3; i++) close_fd(&hi[i]);
+    kgl_closep(&rep[1]);
+    for (int i = 0; i < 3; i++) kgl_closep(&hi[i]);
     if (pid < 0) {
-        close_fd(&rep[0]);
+        kgl_closep(&rep[0]);
         errno = fork_errno;
         goto sys_fail;
     }
@@ -305,15 +299,10 @@ int kgl_spawn_start(const kgl_spawn *s, kgl_child *c, kgate_err *err)
 
 sys_fail:;
     int e = errno;
-    for (int i = 0; i < 3; i++) close_fd(&hi[i]);
-    close_fd(&rep[0]);
-    close_fd(&rep[1]);
+    for (int i = 0; i < 3; i++) kgl_closep(&hi[i]);
+    kgl_closep(&rep[0]);
+    kgl_closep(&rep[1]);
     return kgate_err_set(err, e, "cannot start %s: %s", s->path ? s->path : "?", strerror(e));
-}
-
-static void reap(pid_t pid)
-{
-    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
 }
 
 int kgl_spawn_finish(const kgl_spawn *s, kgl_child *c, kgate_err *err)
@@ -326,9 +315,9 @@ int kgl_spawn_finish(const kgl_spawn *s, kgl_child *c, kgate_err *err)
         if (r <= 0) break;
         got += (size_t)r;
     }
-    close_fd(&c->report);
+    kgl_closep(&c->report);
     if (got == 0) return 0; /* EOF: the exec happened */
-    reap(c->pid);
+    kgl_reap(c->pid);
     c->pid = -1;
     if (got != sizeof report)
         return kgate_err_set(err, EIO, "could not start %s: its report was cut short", s->path);
@@ -343,10 +332,10 @@ int kgl_spawn_finish(const kgl_spawn *s, kgl_child *c, kgate_err *err)
 
 void kgl_spawn_abandon(kgl_child *c)
 {
-    close_fd(&c->report);
+    kgl_closep(&c->report);
     if (c->pid > 0) {
         kill(c->pid, SIGKILL);
-        reap(c->pid);
+        kgl_reap(c->pid);
     }
     c->pid = -1;
 }

@@ -332,11 +332,22 @@ int kgl_bwrap_let_run(kgl_bwrap *b, kgate_proc *proc, kgate_err *err);
 int kgl_bwrap_start(kgl_bwrap *b, kgate_proc *proc, kgate_err *err);
 void kgl_bwrap_release(kgl_bwrap *b);
 
+/* Small helpers (kgl-io.c), async-signal-safe but kgl_now_ms.
+ * kgl_reap waits for pid through EINTR and returns its wait status (-1 on
+ * an error); kgl_kill_reap SIGKILLs pid (when > 0) and reaps it;
+ * kgl_now_ms is CLOCK_MONOTONIC in milliseconds; kgl_write_all writes all
+ * n bytes through EINTR and short writes (0, or -1 with errno). */
+int kgl_reap(pid_t pid);
+void kgl_kill_reap(pid_t pid);
+long kgl_now_ms(void);
+int kgl_write_all(int fd, const void *buf, size_t n);
+
 /* Release by scope (GCC's and clang's cleanup attribute), for launch code
  * with several ways out: a local so marked is released whenever it goes
  * out of scope, so each way out need not repeat the unwinding.  Each
  * release takes the unset value (NULL, -1, KGL_BWRAP_INIT), which every
- * such local starts as.  kgl_steal_fd hands a descriptor on, leaving -1. */
+ * such local starts as.  kgl_steal_fd hands a descriptor on, leaving -1.
+ * kgl_closep is also the plain "close if open, then -1" of any code. */
 static inline void kgl_freep(void *p) { free(*(void **)p); }
 static inline void kgl_closep(int *fd)
 {
@@ -344,6 +355,7 @@ static inline void kgl_closep(int *fd)
     if (*fd < 0) return;
     int e = errno;
     close(*fd);
+    *fd = -1;
     errno = e;
 }
 static inline int kgl_steal_fd(int *fd)
