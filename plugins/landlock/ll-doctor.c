@@ -164,27 +164,20 @@ static void report_network(const kgate_host *h, const kgate_policy *pol, const k
 /* SysV IPC: bubblewrap's IPC namespace keeps the user's objects out of
  * reach; here the supervisor (kgl-ipc.c) does, or the filter refuses the
  * calls.  Either way nothing outside is reachable: READY, with what is
- * lost said. */
+ * lost said.  Where the filesystem supervisor runs, its filter holds the
+ * process's one seccomp listener and passes the calls on to the same IPC
+ * supervisor (ll-launch.c): the same objects, the same refusals. */
 static void report_ipc(const kgate_host *h, const kgate_probe *pr, kgate_report *rep)
 {
-    if (kgate_probe_fact(pr, LL_FACT_IPC, 0) == 1 && kgate_probe_fact(pr, LL_FACT_UNOTIFY, 0) == 1)
-        /* A process's filter chain takes one listener; the filesystem
-         * supervisor's comes first (ll-launch.c). */
-        h->report(rep, KGATE_READY, "ipc.sysv",
-                  "SysV IPC: none in a project the filesystem supervisor "
-                  "serves (every shmget, msgget, semget and call on an id "
-                  "refused, and POSIX queues: a process may have one seccomp "
-                  "listener, and it is that supervisor's); elsewhere only the "
-                  "run's own objects, made by kgate's IPC supervisor; left: "
-                  "one supervisor for both");
-    else if (kgate_probe_fact(pr, LL_FACT_IPC, 0) == 1)
+    if (kgate_probe_fact(pr, LL_FACT_IPC, 0) == 1)
         h->report(rep, KGATE_READY, "ipc.sysv",
                   "SysV IPC: only the run's own objects (no IPC namespace: "
                   "kgate's supervisor makes them through seccomp user "
-                  "notification, refuses every other id and key, and "
-                  "removes them at the end; 32-bit callers and POSIX "
-                  "queues refused; /proc/sysvipc still lists every "
-                  "object's key, id and owner, not its contents)");
+                  "notification, passed on by the filesystem supervisor "
+                  "where that runs, refuses every other id and key and "
+                  "*_STAT and *_INFO, and removes them at the end; 32-bit "
+                  "callers and POSIX queues refused; /proc/sysvipc still "
+                  "lists every object's key, id and owner, not its contents)");
     else
         h->report(rep, KGATE_READY, "ipc.sysv",
                   "SysV IPC: none in the Landlock box; no IPC namespace "

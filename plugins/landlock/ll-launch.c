@@ -9,8 +9,10 @@
  * terminal of the user's; in pty mode the pty instead), the capability
  * bounding set emptied, no_new_privs, landlock_restrict_self, the seccomp
  * filter(s), and last the SysV IPC filter whose listener goes to the IPC
- * supervisor (kgl-ipc.c: no IPC namespace here).  A step that fails is reported by kgl_spawn and kgate exits
- * 125 with nothing run.
+ * supervisor (kgl-ipc.c: no IPC namespace here), or, with the filesystem
+ * supervisor, whose filter notifies SysV IPC too, only the IPC refusals.
+ * A step that fails is reported by kgl_spawn and kgate exits 125 with
+ * nothing run.
  *
  * There is no PID namespace to take the program's children with it.  The
  * core is their subreaper (orphans come back to it) and kills every one
@@ -107,10 +109,12 @@ static int child_prepare(void *p)
     close(c->ruleset);
     /* Last: from here on a SysV IPC call of this process would wait for
      * the IPC supervisor.  With the filesystem supervisor's listener
-     * already in the chain the kernel takes no second one, and
-     * kgl_ipc_apply loads the filter that refuses every SysV IPC call
-     * instead (none, not some: docs/landlock.md). */
-    if (kgl_ipc_apply(c->ipc_end, c->ipc_notify) < 0) return -1;
+     * already in the chain the kernel takes no second one: its filter
+     * notifies the SysV IPC calls as well and the supervisor passes them
+     * on to the IPC supervisor (kgl-ipc.c), so only the refusals of POSIX
+     * queues and 32-bit entries are loaded here. */
+    int ipc = sup && c->ipc_notify ? KGL_IPC_ROUTED : c->ipc_notify;
+    if (kgl_ipc_apply(c->ipc_end, ipc) < 0) return -1;
     /* Locked in: the core writes its audit launch line now
      * (kgate_launch.commit), and only then may the program run. */
     char b = 'R';
@@ -379,6 +383,10 @@ int ll_launch(const kgate_host *host, const kgate_policy *pol, const kgate_probe
         goto out;
     }
     if (kgl_ipc_start(&ipc, err) < 0) goto out;
+    /* The filesystem supervisor passes the SysV IPC calls on (it holds
+     * the one listener) when the IPC supervisor can decide them. */
+    un.ipc.on = kgate_probe_fact(pr, LL_FACT_IPC, 0) == 1;
+    un.ipc.fd = ipc.child_end;
     if (kgl_guard_start(&guard, -1, err) < 0) goto out;
 
     int ready[2] = {-1, -1}, go[2] = {-1, -1};

@@ -55,7 +55,15 @@ int ll_plan(const kgate_host *h, const kgate_policy *pol, const kgate_probe *pr,
     char *table = ll_rules_table(&r);
     char *sc = kgl_seccomp_describe();
     char *nonet = r.nonet ? kgl_seccomp_nonet_describe() : NULL;
-    char *ipc = kgl_ipc_describe(kgate_probe_fact(pr, LL_FACT_IPC, 0) == 1);
+    /* With the filesystem supervisor (as in launch, which reads the
+     * variable too: a probe may come from the core's cache), its filter
+     * holds the SysV IPC calls too. */
+    const char *off = getenv(LL_ENV_NO_UNOTIFY);
+    int sup = (kgate_probe_fact(pr, LL_FACT_UNOTIFY, 0) == 1 &&
+               !(off && *off && strcmp(off, "0")) && ll_un_managed_count(pol, &r)) ||
+              ll_net_hosts(pol);
+    int ipc_notify = kgate_probe_fact(pr, LL_FACT_IPC, 0) == 1;
+    char *ipc = kgl_ipc_describe(ipc_notify && sup ? KGL_IPC_ROUTED : ipc_notify);
     int rc = -1;
     if (!table || !sc || (r.nonet && !nonet) || !ipc) {
         kgate_err_set(err, ENOMEM, "out of memory");

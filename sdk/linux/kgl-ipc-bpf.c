@@ -3,7 +3,8 @@
  * result) and the table test.
  *
  * Two parts, merged into one program: the native entry, where the calls
- * go to the supervisor (or are refused, for the fallback program), and
+ * go to the supervisor (or are refused, for the fallback program, or left
+ * to the filesystem supervisor's filter, for the rest program), and
  * the 32-bit entries of an x86-64 kernel, where they are always refused:
  * i386 reaches SysV IPC through ipc(), whose arguments partly live in
  * memory, and the supervisor would have to decode two more numberings for
@@ -15,12 +16,14 @@
 #include <seccomp.h>
 #include <string.h>
 
-/* The native part: each call of the lists that this architecture has. */
+/* The native part: each call of the lists that this architecture has.
+ * With action ALLOW (the rest program) the native SysV calls are left to
+ * the filter that notifies them (the filesystem supervisor's). */
 static int add_native(scmp_filter_ctx ctx, uint32_t action)
 {
     size_t n;
     const char *const *calls = kgl_ipc_calls(&n);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; action != SCMP_ACT_ALLOW && i < n; i++) {
         int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_NATIVE, calls[i]);
         if (nr < 0) continue; /* not a call of this architecture */
         int rc = seccomp_rule_add_exact(ctx, action, nr, 0);
@@ -89,3 +92,5 @@ int kgl_ipc_export_none(int fd, kgate_err *err)
 {
     return export_ipc(SCMP_ACT_ERRNO(EPERM), fd, err);
 }
+
+int kgl_ipc_export_rest(int fd, kgate_err *err) { return export_ipc(SCMP_ACT_ALLOW, fd, err); }

@@ -58,8 +58,14 @@ char *kgl_ipc_describe(int notify)
     const char *const *c = kgl_ipc_compat_calls(&nc);
     FILE *f = open_memstream(&text, &len);
     if (!f) return NULL;
-    fprintf(f, "# SysV IPC without an IPC namespace: a third filter, loaded "
-               "after the others.\n");
+    if (notify == KGL_IPC_ROUTED)
+        fprintf(f, "# SysV IPC without an IPC namespace: notified by the "
+                   "filesystem supervisor's filter (a process has one\n"
+                   "# seccomp listener), which passes the calls on; a third "
+                   "filter, loaded after the others, refuses the rest.\n");
+    else
+        fprintf(f, "# SysV IPC without an IPC namespace: a third filter, loaded "
+                   "after the others.\n");
     list(f, v, n);
     if (notify)
         fprintf(f, ": handed to kgate's IPC supervisor (seccomp user "

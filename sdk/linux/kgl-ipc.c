@@ -186,11 +186,18 @@ static void set_resp(struct seccomp_notif_resp *resp, int64_t v)
         resp->val = v;
 }
 
+static const ipc_call *find_call(long nr)
+{
+    for (size_t i = 0; i < sizeof ipc_calls / sizeof ipc_calls[0]; i++)
+        if (ipc_calls[i].nr == nr) return &ipc_calls[i];
+    return NULL;
+}
+
+int kgl_ipc_is_call(long nr) { return find_call(nr) != NULL; }
+
 int kgl_ipc_answer(kgl_ipc_set *s, const struct seccomp_notif *req, struct seccomp_notif_resp *resp)
 {
-    const ipc_call *c = NULL;
-    for (size_t i = 0; i < sizeof ipc_calls / sizeof ipc_calls[0]; i++)
-        if (ipc_calls[i].nr == req->data.nr) c = &ipc_calls[i];
+    const ipc_call *c = find_call(req->data.nr);
     if (!c || NATIVE_ARCH == 0 || req->data.arch != NATIVE_ARCH) return -1;
     memset(resp, 0, sizeof *resp);
     resp->id = req->id;
@@ -258,9 +265,11 @@ static int load(const unsigned char *prog, size_t len, unsigned flags)
     return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &fp);
 }
 
-static int send_fd(int sock, int fd)
+/* The listener with a byte saying who receives from it: 'L' the IPC
+ * supervisor, 'R' the filesystem supervisor, which routes the IPC calls
+ * to it. */
+static int send_fd(int sock, int fd, char b)
 {
-    char b = 'L';
     struct iovec iov = {.iov_base = &b, .iov_len = 1};
     union {
         struct cmsghdr h;
@@ -286,10 +295,17 @@ static int send_fd(int sock, int fd)
 int kgl_ipc_apply(int child_end, int notify)
 {
     int rc = -1;
+    if (notify == KGL_IPC_ROUTED) {
+        /* The filesystem supervisor's filter notifies the native calls
+         * and its supervisor holds child_end: only the refusals here. */
+        rc = load(kgl_ipc_rest_program, sizeof kgl_ipc_rest_program, 0);
+        if (child_end >= 0) close(child_end);
+        return rc < 0 ? -1 : 0;
+    }
     if (notify) {
         int lfd = load(kgl_ipc_program, sizeof kgl_ipc_program, SECCOMP_FILTER_FLAG_NEW_LISTENER);
         if (lfd >= 0) {
-            rc = send_fd(child_end, lfd);
+            rc = send_fd(child_end, lfd, 'L');
             int e = errno;
             close(lfd);
             close(child_end);
@@ -303,11 +319,23 @@ int kgl_ipc_apply(int child_end, int notify)
     return rc < 0 ? -1 : 0;
 }
 
+/* ---- the filesystem supervisor's side (kgl-unotify.c) ------------------ */
+
+int kgl_ipc_route_listener(int sock, int listener) { return send_fd(sock, listener, 'R'); }
+
+int kgl_ipc_route(int sock, const struct seccomp_notif *req)
+{
+    ssize_t n;
+    while ((n = send(sock, req, sizeof *req, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
+    return n == (ssize_t)sizeof *req ? 0 : -1;
+}
+
 /* ---- the supervisor ----------------------------------------------------- */
 
 /* The listener from the launch child, or -1 once it closed the socket
- * without one (the refusing filter) or SIGTERM came first (*term). */
-static int receive_listener(int sock, int sfd, int *term)
+ * without one (the refusing filter) or SIGTERM came first (*term);
+ * *routed when the filesystem supervisor sent it and receives from it. */
+static int receive_listener(int sock, int sfd, int *term, int *routed)
 {
     struct pollfd p[2] = {{.fd = sock, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
     while (poll(p, 2, -1) < 0)
@@ -330,13 +358,33 @@ static int receive_listener(int sock, int sfd, int *term)
     if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
         c->cmsg_len == CMSG_LEN(sizeof(int)))
         memcpy(&fd, CMSG_DATA(c), sizeof fd);
+    *routed = b == 'R';
     return fd;
 }
 
-/* One notification: received, decided, answered.  A call that is not
- * SysV IPC (the filter sends none) is refused.  Where the kernel does
- * not know CONTINUE, the call is refused rather than left hanging. */
-static void serve_one(int lfd, kgl_ipc_set *set)
+/* One notification decided and answered.  A call that is not SysV IPC
+ * (neither filter sends one) is refused.  Where the kernel does not know
+ * CONTINUE, the call is refused rather than left hanging. */
+static void answer(int lfd, kgl_ipc_set *set, const struct seccomp_notif *req)
+{
+    struct seccomp_notif_resp resp;
+    if (kgl_ipc_answer(set, req, &resp) < 0) {
+        memset(&resp, 0, sizeof resp);
+        resp.id = req->id;
+        resp.error = -EPERM;
+    }
+    if (ioctl(lfd, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno == EINVAL && resp.flags) {
+        memset(&resp, 0, sizeof resp);
+        resp.id = req->id;
+        resp.error = -EPERM;
+        (void)ioctl(lfd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+    }
+}
+
+/* One notification from fd: the listener itself, or (routed) the
+ * filesystem supervisor's socket, which sends each IPC request it
+ * received, as the kernel gave it.  -1 once that socket has ended. */
+static int serve_one(int fd, int lfd, int routed, kgl_ipc_set *set)
 {
     /* The kernel wants a zeroed buffer; its struct may be larger than
      * this header's in a later kernel, never smaller. */
@@ -345,19 +393,15 @@ static void serve_one(int lfd, kgl_ipc_set *set)
         unsigned char room[512];
     } req;
     memset(&req, 0, sizeof req);
-    if (ioctl(lfd, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0) return;
-    struct seccomp_notif_resp resp;
-    if (kgl_ipc_answer(set, &req.n, &resp) < 0) {
-        memset(&resp, 0, sizeof resp);
-        resp.id = req.n.id;
-        resp.error = -EPERM;
+    if (routed) {
+        ssize_t n = recv(fd, &req, sizeof req, 0);
+        if (n <= 0) return n < 0 && errno == EINTR ? 0 : -1;
+        if (n != (ssize_t)sizeof req.n) return 0;
+    } else if (ioctl(lfd, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0) {
+        return 0;
     }
-    if (ioctl(lfd, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno == EINVAL && resp.flags) {
-        memset(&resp, 0, sizeof resp);
-        resp.id = req.n.id;
-        resp.error = -EPERM;
-        (void)ioctl(lfd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
-    }
+    answer(lfd, set, &req.n);
+    return 0;
 }
 
 /* Nothing of the user's power: no capabilities (root's CAP_IPC_OWNER
@@ -396,24 +440,28 @@ __attribute__((noreturn)) static void supervisor_main(int sock, pid_t kgate)
     sigset_t term;
     sigemptyset(&term);
     sigaddset(&term, SIGTERM);
-    int sfd = signalfd(-1, &term, SFD_CLOEXEC), stop = sfd < 0;
-    int lfd = stop ? -1 : receive_listener(sock, sfd, &stop);
-    close(sock);
+    int sfd = signalfd(-1, &term, SFD_CLOEXEC), stop = sfd < 0, routed = 0;
+    int lfd = stop ? -1 : receive_listener(sock, sfd, &stop, &routed);
+    if (!routed || lfd < 0) close(sock);
+    int from = routed && lfd >= 0 ? sock : lfd; /* where requests come */
     while (!stop) {
-        struct pollfd p[2] = {{.fd = sfd, .events = POLLIN}, {.fd = lfd, .events = POLLIN}};
+        struct pollfd p[2] = {{.fd = sfd, .events = POLLIN}, {.fd = from, .events = POLLIN}};
         if (poll(p, 2, -1) < 0) {
             if (errno == EINTR) continue;
             break;
         }
         if (p[0].revents) break;
-        if (p[1].revents & POLLIN)
-            serve_one(lfd, &set);
-        else if (p[1].revents) { /* every task of the filter is gone */
+        if ((p[1].revents & POLLIN) && serve_one(from, lfd, routed, &set) == 0) continue;
+        if (p[1].revents) {
+            /* Every task of the filter is gone, or (routed) the
+             * filesystem supervisor: its end closes the listener. */
+            if (routed) close(from);
             close(lfd);
-            lfd = -1;
+            from = lfd = -1;
         }
     }
     if (lfd >= 0) close(lfd);
+    if (routed && from >= 0) close(from);
     kgl_ipc_remove_all(&set);
     _exit(0);
 }

@@ -51,10 +51,25 @@ void kgl_ipc_remove_all(kgl_ipc_set *set);
 
 /* The BPF programs, compiled at build time by kgl-seccomp-gen with
  * libseccomp (kgl-ipc-bpf.c): notify hands the native SysV IPC calls to
- * the listener; none refuses them (EPERM).  Both refuse mq_open and
- * mq_unlink, and the 32-bit entry points (i386's ipc() multiplexer and direct calls, x32) with EPERM. */
+ * the listener; none refuses them (EPERM); rest leaves them alone, for a
+ * box whose filesystem supervisor's filter notifies them
+ * (kgl-unotify-gen.c).  All three refuse mq_open and mq_unlink, and the
+ * 32-bit entry points (i386's ipc() multiplexer and direct calls, x32)
+ * with EPERM. */
 int kgl_ipc_export(int fd, kgate_err *err);
 int kgl_ipc_export_none(int fd, kgate_err *err);
+int kgl_ipc_export_rest(int fd, kgate_err *err);
+
+/* Routing (the filesystem supervisor's side, kgl-unotify.c): 1 when nr is
+ * a native SysV IPC call kgl_ipc_answer decides.  route_listener hands a
+ * copy of the one listener to kgate's IPC supervisor over sock (its
+ * child_end), which from then on answers the notifications route sends
+ * it (the request as received, integers only) on that copy; it never
+ * receives from the listener itself.  0, or -1 with errno: the caller
+ * then refuses the IPC calls itself. */
+int kgl_ipc_is_call(long nr);
+int kgl_ipc_route_listener(int sock, int listener);
+int kgl_ipc_route(int sock, const struct seccomp_notif *req);
 
 /* The calls the programs cover, for the text --dry-run shows and for the
  * table test: the native calls, then the ones only a 32-bit entry has. */

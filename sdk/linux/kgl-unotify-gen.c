@@ -24,8 +24,15 @@
  * and netlink are refused, IPv6 too (the filtering resolver answers no
  * AAAA); TCP fast open, which carries an address past connect, is refused.
  * A 32-bit call cannot be notified by this native-only program, so on
- * x86-64 the i386 and x32 network calls are refused outright. */
+ * x86-64 the i386 and x32 network calls are refused outright.
+ *
+ * Every program also notifies the native SysV IPC calls (kgl-ipc-table.c):
+ * a task's filter chain holds one listener, this one, so the supervisor
+ * passes them on to kgate's IPC supervisor (kgl-ipc.c); the launch child
+ * then loads the IPC "rest" program, which refuses POSIX queues and the
+ * 32-bit entries. */
 #include "kgl-gen.h"
+#include "kgl-ipc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -71,6 +78,13 @@ static int build(scmp_filter_ctx ctx, int reads)
     }
     if ((rc = add_open(ctx, "open", 1, reads)) < 0 || (rc = add_open(ctx, "openat", 2, reads)) < 0)
         return rc;
+    size_t n;
+    const char *const *ipc = kgl_ipc_calls(&n);
+    for (size_t i = 0; i < n; i++) {
+        int nr = seccomp_syscall_resolve_name(ipc[i]);
+        if (nr == __NR_SCMP_ERROR) continue; /* not on this architecture */
+        if ((rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 0)) < 0) return rc;
+    }
     int nr = seccomp_syscall_resolve_name("openat2");
     if (nr == __NR_SCMP_ERROR) nr = 437; /* the same on every architecture */
     if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0)) < 0) return rc;

@@ -15,6 +15,7 @@ typedef struct sv {
     int listener;
     pid_t pid; /* the calling thread */
     uint64_t id; /* its notification */
+    int ipc; /* kgate's IPC supervisor's socket, or -1: SysV IPC refused */
 } sv;
 
 /* R_NONE: answered already (by a worker), nothing to send. */

@@ -60,6 +60,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kgl-ipc.h"
 #include "kgl-unotify-int.h"
 #include "kgl-unotify-program.h"
 
@@ -645,9 +646,18 @@ static result do_two_names(const sv *s, const kgl_un_call *c)
     return r;
 }
 
+/* SysV IPC: decided by kgate's IPC supervisor, which answers on its copy
+ * of the listener (kgl-ipc.c); refused when it cannot be reached. */
+static result route_ipc(const sv *s, const struct seccomp_notif *n)
+{
+    if (s->ipc >= 0 && kgl_ipc_route(s->ipc, n) == 0) return (result){R_NONE, 0, -1, 0};
+    return res_err(EPERM);
+}
+
 static result handle(const sv *s, const struct seccomp_notif *n)
 {
     if (kgl_un_net_call(n->data.nr)) return kgl_un_net_handle(s, n);
+    if (kgl_ipc_is_call(n->data.nr)) return route_ipc(s, n);
     kgl_un_call c;
     uint64_t args[6];
     for (int i = 0; i < 6; i++) args[i] = n->data.args[i];
@@ -697,7 +707,7 @@ static void respond(const sv *s, result r, size_t resp_size)
 
 /* Answers notifications until the program (pidfd) ends; the network
  * side's relay and workers are served by the same loop. */
-static void serve(const kgl_un_policy *p, int listener, int pidfd)
+static void serve(const kgl_un_policy *p, int listener, int pidfd, int ipc)
 {
     struct pollfd pf[2 + 80];
     struct seccomp_notif_sizes sz;
@@ -708,7 +718,7 @@ static void serve(const kgl_un_policy *p, int listener, int pidfd)
         struct seccomp_notif n;
         char b[512];
     } req;
-    sv s = {p, listener, 0, 0};
+    sv s = {p, listener, 0, 0, ipc};
     for (;;) {
         pf[0] = (struct pollfd){listener, POLLIN, 0};
         pf[1] = (struct pollfd){pidfd, POLLIN, 0};
@@ -774,22 +784,22 @@ static int recv_fd(int sock)
     return fd;
 }
 
-/* Closes every descriptor but keep[0..2] (-1: none): the supervisor must
- * hold none of kgate's (the output pipe would never see its end) but the
- * events pipe, where the network side writes its refusals. */
-static void close_all_but(int a, int b, int c)
+/* Closes every descriptor but the n of keep (-1: none): the supervisor
+ * must hold none of kgate's (the output pipe would never see its end) but
+ * the events pipe, where the network side writes its refusals, and the
+ * socket to kgate's IPC supervisor. */
+static void close_all_but(int *k, int n)
 {
-    int k[3] = {a, b, c};
-    for (int i = 0; i < 3; i++)
-        for (int j = i + 1; j < 3; j++)
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
             if (k[j] < k[i]) {
                 int t = k[i];
                 k[i] = k[j];
                 k[j] = t;
             }
     unsigned from = 0;
-    for (int i = 0; i < 3; i++) {
-        if (k[i] < 0) continue;
+    for (int i = 0; i < n; i++) {
+        if (k[i] < 0 || (unsigned)k[i] < from) continue;
         if ((unsigned)k[i] > from) syscall(SYS_close_range, from, (unsigned)k[i] - 1, 0U);
         from = (unsigned)k[i] + 1;
     }
@@ -818,13 +828,17 @@ static _Noreturn void supervise(const kgl_un_policy *p, int sock, pid_t q)
     int pidfd = (int)syscall(SYS_pidfd_open, q, 0);
     int st = 0;
     if (pidfd >= 0) {
-        close_all_but(sock, pidfd, p->net.on ? p->net.events_fd : -1);
+        int keep[4] = {sock, pidfd, p->net.on ? p->net.events_fd : -1, p->ipc.on ? p->ipc.fd : -1};
+        close_all_but(keep, 4);
         umask(0);
         if (p->net.on) kgl_un_net_start(p);
         int listener = net_listener(sock, pidfd, p->net.on);
         close(sock);
         if (listener >= 0) {
-            serve(p, listener, pidfd);
+            /* kgate's IPC supervisor answers on a copy of the listener. */
+            int ipc =
+                p->ipc.on && kgl_ipc_route_listener(p->ipc.fd, listener) == 0 ? p->ipc.fd : -1;
+            serve(p, listener, pidfd, ipc);
             /* From here a notified call of what is left returns ENOSYS. */
             close(listener);
         }

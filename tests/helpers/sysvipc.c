@@ -13,7 +13,9 @@
  *                     write and remove; a line LEAK-what for each success,
  *                     and markers before and after
  *   own KEY           the program's own IPC: made, attached, written and
- *                     read back; prints OWN-* lines and "OWN-IDS ..."
+ *                     read back, also from a forked child (which makes
+ *                     KEY+5); *_INFO and *_STAT refused (EPERM); prints
+ *                     OWN-* lines and "OWN-IDS ..."
  *   gone ID...        outside, after: "GONE" when no object of these
  *                     (type:id, shm:1 msg:2 ...) is left
  *   compat            shmget through i386's ipc() multiplexer and its
@@ -201,6 +203,50 @@ static int attack(int key, int shm, int msg, int sem)
     return 0;
 }
 
+/* Across a fork: the child reaches the parent's objects by id, and the
+ * parent finds one the child made by key (key + 5).  Its id, or -1. */
+static int own_fork(int shm, int msg, int sem, int key)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        char *p = shmat(shm, NULL, 0);
+        struct msg m = {4, "from-child"};
+        struct sembuf up = {0, 1, 0};
+        if (p == (void *)-1) _exit(1);
+        strcpy(p, "child-data");
+        int ok = shmdt(p) == 0 && msgsnd(msg, &m, sizeof m.text, 0) == 0 &&
+                 semop(sem, &up, 1) == 0 && shmget(key + 5, SHM_SIZE, IPC_CREAT | 0600) >= 0;
+        _exit(ok ? 0 : 1);
+    }
+    int st = 0, ok = pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st);
+    struct msg back;
+    char *p = shmat(shm, NULL, SHM_RDONLY);
+    int k = shmget(key + 5, 0, 0);
+    if (ok && p != (void *)-1 && strcmp(p, "child-data") == 0 &&
+        msgrcv(msg, &back, sizeof back.text, 4, IPC_NOWAIT) >= 0 &&
+        strcmp(back.text, "from-child") == 0 && semctl(sem, 0, GETVAL) == 5 && k >= 0)
+        printf("OWN-FORK-OK\n");
+    if (p != (void *)-1) shmdt(p);
+    return k;
+}
+
+/* The commands that read the namespace's table by index or count it. */
+static void own_info(void)
+{
+    struct shm_info si;
+    struct msginfo mi;
+    struct seminfo ei;
+    struct shmid_ds sd;
+    union semun u = {.buf = (struct semid_ds *)(void *)&ei};
+    int n = 0;
+    n += shmctl(0, IPC_INFO, (struct shmid_ds *)(void *)&si) < 0 && errno == EPERM;
+    n += shmctl(0, SHM_INFO, (struct shmid_ds *)(void *)&si) < 0 && errno == EPERM;
+    n += shmctl(0, SHM_STAT, &sd) < 0 && errno == EPERM;
+    n += msgctl(0, MSG_INFO, (struct msqid_ds *)(void *)&mi) < 0 && errno == EPERM;
+    n += semctl(0, 0, SEM_INFO, u) < 0 && errno == EPERM;
+    if (n == 5) printf("OWN-INFO-EPERM\n");
+}
+
 static int own(int key)
 {
     /* A segment of its own: two attachments see one memory. */
@@ -232,11 +278,13 @@ static int own(int key)
     if (sem >= 0 && semctl(sem, 0, SETVAL, u) == 0 && semop(sem, &op, 1) == 0 &&
         semctl(sem, 0, GETVAL) == 4)
         printf("OWN-SEM-OK\n");
+    int kf = own_fork(shm, msg, sem, key);
+    own_info();
     /* Removed by the program itself, then gone for it too. */
     int tmp = shmget(IPC_PRIVATE, SHM_SIZE, IPC_CREAT | 0600);
     if (tmp >= 0 && shmctl(tmp, IPC_RMID, NULL) == 0 && shmctl(tmp, IPC_STAT, &ds) < 0)
         printf("OWN-RMID-OK\n");
-    printf("OWN-IDS shm:%d shm:%d msg:%d sem:%d\n", shm, k1, msg, sem);
+    printf("OWN-IDS shm:%d shm:%d msg:%d sem:%d shm:%d\n", shm, k1, msg, sem, kf);
     return 0;
 }
 

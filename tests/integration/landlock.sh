@@ -270,21 +270,26 @@ test_table() {
 # the ids the outside got, by ids around them and by index, and tries to
 # read, write and remove them: every success prints a LEAK line, markers
 # show the attack ran to its end.  Control: the same attacker outside finds
-# them all.  Then the program's own objects work and are gone after the
-# run, also when kgate is killed with SIGKILL.
+# them all.  Then the program's own objects work (also from a forked
+# child), *_INFO and *_STAT are refused, and the objects are gone after the
+# run, also when kgate is killed with SIGKILL.  All of it twice: with the
+# filesystem supervisor (the default), whose filter holds the one seccomp
+# listener and passes the SysV IPC calls on to kgate's IPC supervisor, and
+# without it (KGATE_LANDLOCK_NO_SUPERVISOR), where the IPC supervisor has
+# a listener of its own.
 SYSVIPC=${KGATE_TEST_SYSVIPC:-/nonexistent/sysvipc}
 ipc_key() { echo $(( 0x4b000000 + (RANDOM << 4) + ($$ & 15) * 4096 + $1 * 16 )); }
 test_ipc() {
-    local where=$1 force=()
-    [ "$where" = host ] && force=(--backend landlock)
+    local where=$1
     use_user "$2"
     printf 'network: off\n' | write_config
     [ -x "$SYSVIPC" ] || skip_all "tests/helpers/sysvipc.c was not built (KGATE_TEST_SYSVIPC)"
     cp "$SYSVIPC" "$KG_PROJ/sysvipc" && chown "$KG_UID:$KG_GID" "$KG_PROJ/sysvipc"
-    local doc=$KG_TMP/doctor.$where.$2 out=$KG_TMP/ipc.$where.$2 key ids ctl
+    local doc=$KG_TMP/doctor.$where.$2 out=$KG_TMP/ipc.$where.$2 ctl
     check "$where: doctor: SysV IPC, only the run's own objects" \
-        python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if any(f["id"]=="ipc.sysv" and f["verdict"]=="READY" and "only the run" in f["text"] for f in d["findings"]) else 1)' "$doc"
+        python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if any(f["id"]=="ipc.sysv" and f["verdict"]=="READY" and "only the run" in f["text"] and "none in a project" not in f["text"] for f in d["findings"]) else 1)' "$doc"
 
+    local key
     key=$(ipc_key 1)
     ctl=$(as_user ./sysvipc make "$key")
     # shellcheck disable=SC2086
@@ -294,100 +299,104 @@ test_ipc() {
                grep -q '^LEAK-sem-write ' '$out.ctl' && grep -q '^LEAK-shmget-key ' '$out.ctl'"
     # shellcheck disable=SC2086
     as_user ./sysvipc remove $ctl
-
-    # The filesystem supervisor (unotify.sh) holds the one seccomp
-    # listener a process may have, and then every SysV IPC call is
-    # refused: the attack finds nothing, and the program's own objects
-    # cannot be made either.
-    key=$(ipc_key 5)
-    ids=$(as_user ./sysvipc make "$key")
-    # shellcheck disable=SC2086
-    in_where "$where" "$KGATE_BIN" run "${force[@]}" -- ./sysvipc attack "$key" $ids >"$out.fs" 2>&1
-    check "$where: with the filesystem supervisor: the attack ran to its end, found nothing" \
-        sh -c "grep -qx M-ipc-end '$out.fs' && ! grep -q '^LEAK' '$out.fs'"
-    # shellcheck disable=SC2086
-    check "$where: with the filesystem supervisor: outside, all three intact" check_intact "$key" $ids
-    # shellcheck disable=SC2086
-    as_user ./sysvipc remove $ids
-    in_where "$where" "$KGATE_BIN" run "${force[@]}" -- ./sysvipc own "$(ipc_key 6)" >"$out.fsown" 2>&1
-    check "$where: with the filesystem supervisor: the program's own SysV IPC is refused" \
-        sh -c "grep -q '^own shm: Operation not permitted' '$out.fsown' && ! grep -qx OWN-SHM-OK '$out.fsown'"
-
-    # The rest: kgate's IPC supervisor, where the filesystem one is not used.
-    export KGATE_LANDLOCK_NO_SUPERVISOR=1
-    key=$(ipc_key 2)
-    ids=$(as_user ./sysvipc make "$key")
-    check "$where: outside, the secret objects are made" [ -n "$ids" ]
-    # shellcheck disable=SC2086
-    in_where "$where" "$KGATE_BIN" run "${force[@]}" -- ./sysvipc attack "$key" $ids >"$out" 2>&1
-    check "$where: SysV IPC: the attack ran to its end (markers)" \
-        sh -c "grep -qx M-ipc-key '$out' && grep -qx M-ipc-index '$out' && grep -qx M-ipc-end '$out'"
-    check "$where: SysV IPC: nothing outside read, written or removed from inside" \
-        sh -c "! grep '^LEAK' '$out'"
-    # shellcheck disable=SC2086
-    check "$where: SysV IPC: outside, all three are intact after the run" \
-        check_intact "$key" $ids
-    # shellcheck disable=SC2086
-    as_user ./sysvipc remove $ids
-
-    # 32-bit callers: i386's ipc() multiplexer and its direct call are
-    # refused (the supervisor reads native calls only).  The control runs
-    # in the same place, outside kgate: a place whose own filter does not
-    # list i386 (the Docker-like one) has no such entry to test.
+    # 32-bit callers: the control runs in the same place, outside kgate: a
+    # place whose own filter does not list i386 (the Docker-like one) has
+    # no such entry to test.
     local ctlc
     ctlc=$(in_where "$where" ./sysvipc compat 2>&1)
-    if [ "$ctlc" != COMPAT-NONE ]; then
+    [ "$ctlc" = COMPAT-NONE ] ||
         check "$where: control: outside kgate, shmget through i386's entries works" \
             [ "$ctlc" = "COMPAT ipc(SHMGET) ok
 COMPAT shmget ok" ]
-        in_where "$where" "$KGATE_BIN" run "${force[@]}" -- ./sysvipc compat >"$out.compat" 2>&1
-        check "$where: SysV IPC: i386's ipc() and shmget refused inside (EPERM)" \
-            [ "$(cat "$out.compat")" = "COMPAT ipc(SHMGET) EPERM
-COMPAT shmget EPERM" ]
-    fi
-
-    # POSIX message queues are named in the IPC namespace as well.
     local mq=/kgt-ipc-$where-$2-$$
     as_user ./sysvipc mqmake "$mq.ctl"
     as_user ./sysvipc mqattack "$mq.ctl" >"$out.mqctl" 2>&1
     check "$where: control: outside, the attacker reads and unlinks a POSIX queue" \
         sh -c "grep -q '^LEAK-mq-read-secret ' '$out.mqctl' && grep -q '^LEAK-mq-unlink ' '$out.mqctl'"
+
+    ipc_mode "$where" "$2" fs "$ctlc"
+    export KGATE_LANDLOCK_NO_SUPERVISOR=1
+    ipc_mode "$where" "$2" alone "$ctlc"
+    unset KGATE_LANDLOCK_NO_SUPERVISOR
+}
+
+# The program's parent and its parent: with the filesystem supervisor the
+# program's parent is that supervisor, a fork of kgate (same command line);
+# without it, kgate itself.
+ipc_parents() {
+    local pp
+    pp=$(awk '/^PPid:/ {print $2}' "/proc/$1/status" 2>/dev/null)
+    [ -n "$pp" ] && [ "$(tr '\0' ' ' <"/proc/$1/cmdline")" = "$(tr '\0' ' ' <"/proc/$pp/cmdline")" ] &&
+        echo "supervised $pp" || echo "direct $1"
+}
+
+# One mode (fs: the filesystem supervisor routes; alone: the IPC
+# supervisor's own listener): the attack, the refusals, the program's own.
+ipc_mode() {
+    local where=$1 mode=$3 ctlc=$4 force=() out=$KG_TMP/ipc.$1.$2.$3 key ids w
+    [ "$where" = host ] && force=(--backend landlock)
+    w="$where/$mode"
+    key=$(ipc_key 2)
+    ids=$(as_user ./sysvipc make "$key")
+    check "$w: outside, the secret objects are made" [ -n "$ids" ]
+    # shellcheck disable=SC2086
+    in_where "$where" "$KGATE_BIN" run "${force[@]}" -- ./sysvipc attack "$key" $ids >"$out" 2>&1
+    check "$w: SysV IPC: the attack ran to its end (markers)" \
+        sh -c "grep -qx M-ipc-key '$out' && grep -qx M-ipc-index '$out' && grep -qx M-ipc-end '$out'"
+    check "$w: SysV IPC: nothing outside read, written or removed from inside" \
+        sh -c "! grep '^LEAK' '$out'"
+    # shellcheck disable=SC2086
+    check "$w: SysV IPC: outside, all three are intact after the run" check_intact "$key" $ids
+    # shellcheck disable=SC2086
+    as_user ./sysvipc remove $ids
+
+    if [ "$ctlc" != COMPAT-NONE ]; then
+        in_where "$where" "$KGATE_BIN" run "${force[@]}" -- ./sysvipc compat >"$out.compat" 2>&1
+        check "$w: SysV IPC: i386's ipc() and shmget refused inside (EPERM)" \
+            [ "$(cat "$out.compat")" = "COMPAT ipc(SHMGET) EPERM
+COMPAT shmget EPERM" ]
+    fi
+    # POSIX message queues are named in the IPC namespace as well.
+    local mq=/kgt-ipc-$where-$2-$mode-$$
     as_user ./sysvipc mqmake "$mq"
     in_where "$where" "$KGATE_BIN" run "${force[@]}" -- ./sysvipc mqattack "$mq" >"$out.mq" 2>&1
-    check "$where: POSIX queue: the attack ran (markers), nothing opened or unlinked" \
+    check "$w: POSIX queue: the attack ran (markers), nothing opened or unlinked" \
         sh -c "grep -qx M-mq '$out.mq' && grep -qx M-mq-end '$out.mq' && ! grep '^LEAK' '$out.mq'"
-    check "$where: POSIX queue: outside, still there with its message" \
+    check "$w: POSIX queue: outside, still there with its message" \
         sh -c "[ \"\$(cd '$KG_PROJ' && '$SYSVIPC' mqintact '$mq')\" = INTACT ]"
     as_user ./sysvipc mqremove "$mq"
 
     key=$(ipc_key 3)
     in_where "$where" "$KGATE_BIN" run "${force[@]}" -- ./sysvipc own "$key" >"$out.own" 2>&1
     local m
-    for m in SHM KEY MSG SEM RMID; do
-        check "$where: SysV IPC: the program's own: $m" grep -qx "OWN-$m-OK" "$out.own"
+    for m in SHM KEY MSG SEM FORK RMID; do
+        check "$w: SysV IPC: the program's own: $m" grep -qx "OWN-$m-OK" "$out.own"
     done
+    check "$w: SysV IPC: *_INFO and *_STAT refused (EPERM)" grep -qx OWN-INFO-EPERM "$out.own"
     local own
     own=$(sed -n 's/^OWN-IDS //p' "$out.own")
     # shellcheck disable=SC2086
-    check "$where: SysV IPC: the program's own objects are gone after the run" \
+    check "$w: SysV IPC: the program's own objects are gone after the run" \
         sh -c "[ -n '$own' ] && [ \"\$(cd '$KG_PROJ' && '$SYSVIPC' gone $own)\" = GONE ]"
 
-    # kgate killed with SIGKILL: the supervisor's parent-death signal
+    # kgate killed with SIGKILL: the IPC supervisor's parent-death signal
     # removes them.
     key=$(ipc_key 4)
     in_where "$where" "$KGATE_BIN" run "${force[@]}" -- \
         sh -c './sysvipc own "$1"; echo "KG $PPID"; sleep 303' sh "$key" >"$out.kill" 2>&1 &
-    local job=$! kg
+    local job=$! kg par want=direct
+    [ "$mode" = fs ] && want=supervised
     poll 100 grep -q '^KG ' "$out.kill"
-    kg=$(sed -n 's/^KG //p' "$out.kill")
+    par=$(ipc_parents "$(sed -n 's/^KG //p' "$out.kill")")
+    kg=${par#* }
+    check "$w: the program's parent is the one this mode has ($want)" [ "${par%% *}" = "$want" ]
     own=$(sed -n 's/^OWN-IDS //p' "$out.kill")
-    check "$where: control: the program's objects exist before kgate is killed" \
+    check "$w: control: the program's objects exist before kgate is killed" \
         sh -c "[ -n '$own' ] && [ \"\$(cd '$KG_PROJ' && '$SYSVIPC' gone $own)\" != GONE ]"
     [ -n "$kg" ] && kill -KILL "$kg"
     wait_bounded 20 "$job" >/dev/null 2>&1
-    check "$where: SysV IPC: kgate killed with SIGKILL: the run's objects are removed" \
+    check "$w: SysV IPC: kgate killed with SIGKILL: the run's objects are removed" \
         poll 50 sh -c "[ -n '$own' ] && [ \"\$(cd '$KG_PROJ' && '$SYSVIPC' gone $own)\" = GONE ]"
-    unset KGATE_LANDLOCK_NO_SUPERVISOR
 }
 check_intact() { [ "$(as_user ./sysvipc intact "$@")" = INTACT ]; }
 

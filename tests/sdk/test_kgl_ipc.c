@@ -19,6 +19,7 @@
 #include <sys/msg.h>
 #include <sys/sem.h>
 #include <sys/shm.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
 
@@ -208,6 +209,34 @@ START_TEST(other_calls_are_not_answered)
 }
 END_TEST
 
+/* The filesystem supervisor's side of the routing: which calls it passes
+ * on, and that a request arrives whole, as one message. */
+START_TEST(routing_passes_the_sysv_calls_on_whole)
+{
+    ck_assert(kgl_ipc_is_call(SYS_shmget));
+    ck_assert(kgl_ipc_is_call(SYS_semctl));
+    ck_assert(kgl_ipc_is_call(SYS_shmdt));
+    ck_assert(!kgl_ipc_is_call(SYS_openat));
+    ck_assert(!kgl_ipc_is_call(SYS_getpid));
+    int sv[2];
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+    struct seccomp_notif req, back;
+    memset(&req, 0, sizeof req);
+    req.id = 0x1234567890abcdefULL;
+    req.pid = 42;
+    req.data.nr = SYS_msgget;
+    req.data.arch = AUDIT_ARCH_X86_64;
+    req.data.args[1] = IPC_CREAT | 0600;
+    ck_assert_int_eq(kgl_ipc_route(sv[0], &req), 0);
+    ck_assert_int_eq(recv(sv[1], &back, sizeof back, 0), (ssize_t)sizeof back);
+    ck_assert(memcmp(&req, &back, sizeof req) == 0);
+    /* The IPC supervisor gone: the caller learns it (and refuses). */
+    close(sv[1]);
+    ck_assert_int_eq(kgl_ipc_route(sv[0], &req), -1);
+    close(sv[0]);
+}
+END_TEST
+
 int main(void)
 {
 #ifndef __x86_64__
@@ -227,6 +256,7 @@ int main(void)
     tcase_add_test(tc, removal_is_made_here_and_forgotten);
     tcase_add_test(tc, the_end_removes_the_runs_objects);
     tcase_add_test(tc, other_calls_are_not_answered);
+    tcase_add_test(tc, routing_passes_the_sysv_calls_on_whole);
     suite_add_tcase(s, tc);
     return kgt_run_suite(s);
 }

@@ -17,6 +17,7 @@
 
 #include "kgate/kgate-linux.h"
 #include "kgl-ipc.h"
+#include "kgl-unotify-program.h"
 #include "kgl-seccomp-rules.h"
 
 #include <linux/filter.h>
@@ -401,6 +402,45 @@ START_TEST(the_ipc_programs_notify_or_refuse)
         expect(&p, &c);
     }
     free(p.ins);
+    /* The rest program (with the filesystem supervisor, whose filter
+     * notifies the native calls): the native calls pass it, the rest is
+     * refused as by the others. */
+    p = compile(kgl_ipc_export_rest);
+    for (size_t i = 0; i < sizeof ipc_calls_x86 / sizeof ipc_calls_x86[0]; i++) {
+        call c = ipc_calls_x86[i];
+        if (c.want == NOTIFY) c.want = OK;
+        expect(&p, &c);
+    }
+    free(p.ins);
+}
+END_TEST
+
+/* The filesystem supervisor's four programs (kgl-unotify-gen.c, as
+ * embedded) notify every native SysV IPC call: the process's one listener
+ * is theirs, and the supervisor passes the calls on (kgl-ipc.c). */
+START_TEST(the_unotify_programs_notify_sysv_ipc)
+{
+    if (seccomp_arch_native() != SCMP_ARCH_X86_64) {
+        fprintf(stderr, "# the cases are for x86-64 builds\n");
+        return;
+    }
+    const struct {
+        const unsigned char *b;
+        size_t len;
+    } progs[] = {
+        {kgl_unotify_writes_program, sizeof kgl_unotify_writes_program},
+        {kgl_unotify_reads_program, sizeof kgl_unotify_reads_program},
+        {kgl_unotify_writes_net_program, sizeof kgl_unotify_writes_net_program},
+        {kgl_unotify_reads_net_program, sizeof kgl_unotify_reads_net_program},
+    };
+    for (size_t k = 0; k < sizeof progs / sizeof progs[0]; k++) {
+        program p = {malloc(progs[k].len), progs[k].len / sizeof(struct sock_filter)};
+        ck_assert(p.ins);
+        memcpy(p.ins, progs[k].b, progs[k].len);
+        for (size_t i = 0; i < sizeof ipc_calls_x86 / sizeof ipc_calls_x86[0]; i++)
+            if (ipc_calls_x86[i].want == NOTIFY) expect(&p, &ipc_calls_x86[i]);
+        free(p.ins);
+    }
 }
 END_TEST
 
@@ -464,6 +504,7 @@ int main(void)
     tcase_add_test(tc, the_program_refuses_through_every_entry);
     tcase_add_test(tc, doctor_names_every_group);
     tcase_add_test(tc, the_ipc_programs_notify_or_refuse);
+    tcase_add_test(tc, the_unotify_programs_notify_sysv_ipc);
     tcase_add_test(tc, the_ipc_filter_covers_the_allowed_sysv_calls);
     suite_add_tcase(s, tc);
     return kgt_run_suite(s);

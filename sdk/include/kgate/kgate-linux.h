@@ -75,7 +75,13 @@ char *kgl_seccomp_nonet_describe(void);
  * the listener to the supervisor, or with notify 0 loads the refusing
  * filter.  release closes kgate's copy of child_end once the child is
  * started; stop ends a supervisor whose launch failed.  describe is the
- * filter's text for --dry-run (malloc'd). */
+ * filter's text for --dry-run (malloc'd).
+ * With the filesystem supervisor (kgate-unotify.h), whose filter must be
+ * the process's one listener: give it child_end (kgl_un_policy.ipc) and
+ * call apply (and describe) with KGL_IPC_ROUTED after kgl_un_install; the supervisor
+ * passes the SysV IPC calls on, and apply loads only the refusals (POSIX
+ * queues, 32-bit entries). */
+#define KGL_IPC_ROUTED 2
 typedef struct kgl_ipc {
     pid_t pid;
     int child_end;

@@ -85,6 +85,14 @@ typedef struct kgl_un_policy {
     size_t n_prefixes;
     int reads; /* every open is notified (a managed directory is unreadable) */
     kgl_un_net net;
+    /* SysV IPC: the filter notifies it too (one listener per process).
+     * With on, the supervisor passes those calls to kgate's IPC
+     * supervisor over fd (kgl_ipc.child_end, kgate-linux.h), which
+     * decides them; without, it refuses them (EPERM). */
+    struct {
+        int on;
+        int fd;
+    } ipc;
 } kgl_un_policy;
 
 /* 1 when this kernel can run the supervisor; 0 with why filled (the

@@ -258,6 +258,13 @@ START_TEST(doctor_says_which_sysv_ipc)
     ck_assert_int_eq(verdict_of(rep, "ipc.sysv"), KGATE_READY);
     ck_assert_ptr_nonnull(strstr(text_of(rep, "ipc.sysv"), "only the run's own objects"));
     kg_report_free(rep);
+    /* With the filesystem supervisor too: it passes the calls on. */
+    kgate_probe_set_fact(&f.probe, LL_FACT_UNOTIFY, 1);
+    rep = doctor(&f);
+    ck_assert_int_eq(verdict_of(rep, "ipc.sysv"), KGATE_READY);
+    ck_assert_ptr_nonnull(strstr(text_of(rep, "ipc.sysv"), "only the run's own objects"));
+    ck_assert_ptr_null(strstr(text_of(rep, "ipc.sysv"), "none in a project"));
+    kg_report_free(rep);
 }
 END_TEST
 
