@@ -82,7 +82,8 @@ int ll_plan(const kgate_host *h, const kgate_policy *pol, const kgate_probe *pr,
                      "no_new_privs, an empty capability bounding set, a "
                      "session of its own, landlock_restrict_self and the "
                      "seccomp filters; argv[0] is \"%s\"; TMPDIR is a private "
-                     "directory made at launch and removed after",
+                     "directory made at launch and removed after, and HOME its "
+                     "empty subdirectory home (the real one stays hidden)",
                      pol->argv.v[0]) < 0)
         goto oom;
     /* The table's "split" lines say what Landlock alone does; where the

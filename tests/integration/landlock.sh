@@ -33,8 +33,9 @@ lacks() { ! grep -q -- "$1" "$2"; }
 # What runs inside: markers, then the refused or allowed action.
 INSIDE='
 echo M-start
-echo M-home; cat "$HOME/secret.txt" 2>/dev/null && echo LEAK-home
-echo M-home-w; (echo x >"$HOME/planted") 2>/dev/null && echo LEAK-home-w
+echo M-home; cat "$REAL_HOME/secret.txt" 2>/dev/null && echo LEAK-home
+echo M-home-w; (echo x >"$REAL_HOME/planted") 2>/dev/null && echo LEAK-home-w
+echo M-home-own; echo "HOME-IS $HOME"; mkdir -p "$HOME/.npm/_cacache" && echo c >"$HOME/.npm/_cacache/c" && cat "$HOME/.npm/_cacache/c" && ls -A "$HOME" | tr "\n" " " && echo
 echo M-out-w; (echo x >"$OUTSIDE_DIR/planted") 2>/dev/null && echo LEAK-out-w
 echo M-proj; echo new >>existing.txt && echo x >sub/made.txt && cat sub/made.txt
 echo M-tmp; echo "TMPDIR-IS $TMPDIR"; echo t >"$TMPDIR/t" && cat "$TMPDIR/t"
@@ -103,7 +104,7 @@ EOF
 
     OUT=$KG_TMP/run.$where.$2.out ERR=$KG_TMP/run.$where.$2.err
     in_where "$where" env OPID="$opid" PORT="$port" TAG="$tag" \
-        OUTSIDE_DIR="$KG_TMP/outside.$where.$2" \
+        OUTSIDE_DIR="$KG_TMP/outside.$where.$2" REAL_HOME="$KG_HOME" \
         "$KGATE_BIN" run "${force[@]}" -- sh -c "$INSIDE" >"$OUT" 2>"$ERR"
     RC=$?
     check "$where: the program's exit status comes back (7)" [ "$RC" -eq 7 ]
@@ -121,6 +122,12 @@ EOF
         sh -c "grep -qx x '$OUT' && [ \"\$(cat '$KG_PROJ/existing.txt')\" = 'old
 new' ]"
     check "$where: a private TMPDIR, writable" grep -qx t "$OUT"
+    # bubblewrap's box has an empty tmpfs over $HOME; this one an empty
+    # directory of the run, in the TMPDIR: a tool's cache there works.
+    local homedir
+    homedir=$(sed -n 's/^HOME-IS //p' "$OUT")
+    check "$where: HOME is an empty private directory in the TMPDIR, writable" \
+        sh -c "case '$homedir' in /tmp/kgate-landlock.*/home) grep -qx c '$OUT' && grep -qx '.npm ' '$OUT' ;; *) false ;; esac"
     check "$where: .git/hooks stays readable" grep -qx sample "$OUT"
     check "$where: .git/hooks/pre-commit was not planted" [ ! -e "$KG_PROJ/.git/hooks/pre-commit" ]
     if [ "$scoped" = 1 ]; then
@@ -158,6 +165,7 @@ a=socket.socket(socket.AF_UNIX); a.connect(b"\0kgt-ll-"+sys.argv[3].encode())' "
     tmpdir=$(sed -n 's/^TMPDIR-IS //p' "$OUT")
     check "$where: the private TMPDIR is removed after the run" \
         sh -c "case '$tmpdir' in /tmp/kgate-landlock.*) [ ! -e '$tmpdir' ] ;; *) false ;; esac"
+    check "$where: HOME was inside it" [ "$homedir" = "$tmpdir/home" ]
     kill "$opid" 2>/dev/null
     wait 2>/dev/null
 
