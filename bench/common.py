@@ -1,6 +1,7 @@
 """Shared by the kgate benchmarks: a throwaway HOME and project, paired
 timing, and the summary line each benchmark prints."""
 import atexit
+import fcntl
 import os
 import shlex
 import shutil
@@ -91,3 +92,34 @@ def describe(ms):
     q = statistics.quantiles(ms, n=10)
     return "median %.2f ms (p10 %.2f, p90 %.2f, n=%d)" % (statistics.median(ms), q[0], q[-1],
                                                           len(ms))
+
+
+F_SETPIPE_SZ = 1031
+PIPE_SIZE = 1 << 20
+
+
+def pipe_throughput(argv, env, cwd, total, buf):
+    """(MB/s, CPU seconds) of argv writing total bytes to its stdout: a
+    pipe of PIPE_SIZE (the same for every launcher, so that none gets a
+    bigger one than another), drained into buf (a memoryview, reused).
+    CPU is what wait4 counts for argv and what it reaped."""
+    r, w = os.pipe()
+    fcntl.fcntl(r, F_SETPIPE_SZ, PIPE_SIZE)
+    t0 = time.perf_counter()
+    p = subprocess.Popen(argv, env=env, cwd=cwd, stdout=w, stdin=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    os.close(w)
+    got = 0
+    while True:
+        n = os.readv(r, [buf])
+        if n == 0:
+            break
+        got += n
+    os.close(r)
+    _, status, ru = os.wait4(p.pid, 0)
+    rc = os.waitstatus_to_exitcode(status)
+    dt = time.perf_counter() - t0
+    if got != total or rc != 0:
+        raise SystemExit("expected %d bytes and status 0, got %d and %d from %s"
+                         % (total, got, rc, shlex.join(argv)))
+    return got / dt / 1e6, ru.ru_utime + ru.ru_stime

@@ -6,18 +6,14 @@ the same size (kgate would otherwise grow its stdout pipe to 1 MiB and
 bwrap alone would get the default 64 KiB), drained by the same reader into
 one reused buffer; the runs alternate.  Target: kgate at least 80% of bwrap
 alone."""
-import fcntl
 import os
-import shlex
 import statistics
 import subprocess
 import sys
-import time
 
 import common
 
-F_SETPIPE_SZ = 1031
-PIPE_SIZE = 1 << 20
+PIPE_SIZE = common.PIPE_SIZE
 
 common.require_built()
 total = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000_000
@@ -33,25 +29,7 @@ view = memoryview(buf)
 
 
 def throughput(argv):
-    r, w = os.pipe()
-    fcntl.fcntl(r, F_SETPIPE_SZ, PIPE_SIZE)
-    t0 = time.perf_counter()
-    p = subprocess.Popen(argv, env=env, cwd=proj, stdout=w, stdin=subprocess.DEVNULL)
-    os.close(w)
-    got = 0
-    while True:
-        n = os.readv(r, [view])
-        if n == 0:
-            break
-        got += n
-    os.close(r)
-    _, status, ru = os.wait4(p.pid, 0)
-    rc = os.waitstatus_to_exitcode(status)
-    dt = time.perf_counter() - t0
-    if got != total or rc != 0:
-        raise SystemExit("expected %d bytes and status 0, got %d and %d from %s"
-                         % (total, got, rc, shlex.join(argv)))
-    return got / dt / 1e6, ru.ru_utime + ru.ru_stime
+    return common.pipe_throughput(argv, env, proj, total, view)
 
 
 b, k, cb, ck = [], [], [], []

@@ -22,7 +22,6 @@ that is missing, cannot be installed or fails its first run is reported
 with the reason, never left out silently.
 
 Usage: peers.py [--install] [PAIRS_TRUE [PAIRS_OUTPUT]] (20 and 5)."""
-import fcntl
 import glob
 import os
 import shlex
@@ -39,8 +38,7 @@ CODEX_VERSION = "0.171.0"
 SRT_VERSION = "0.0.83"
 CACHE = os.path.join(os.path.expanduser("~"), ".cache", "kgate-peers")
 OUTPUT_BYTES = 256 << 20
-F_SETPIPE_SZ = 1031
-PIPE_SIZE = 1 << 20
+PIPE_SIZE = common.PIPE_SIZE
 GEN = ["sh", "-c", "yes 'cc -O2 -c src/module.c -o build/module.o  # ordinary output "
        "0123456789' | head -c %d" % OUTPUT_BYTES]
 
@@ -132,25 +130,7 @@ def first_run(argv, env, cwd):
 
 def throughput(argv, env, cwd, buf):
     """MB/s of OUTPUT_BYTES read from argv's stdout."""
-    r, w = os.pipe()
-    fcntl.fcntl(r, F_SETPIPE_SZ, PIPE_SIZE)
-    t0 = time.perf_counter()
-    p = subprocess.Popen(argv, env=env, cwd=cwd, stdout=w, stdin=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
-    os.close(w)
-    got = 0
-    while True:
-        n = os.readv(r, [buf])
-        if n == 0:
-            break
-        got += n
-    os.close(r)
-    rc = p.wait()
-    dt = time.perf_counter() - t0
-    if got != OUTPUT_BYTES or rc != 0:
-        raise SystemExit("expected %d bytes and status 0, got %d and %d from %s"
-                         % (OUTPUT_BYTES, got, rc, shlex.join(argv)))
-    return got / dt / 1e6
+    return common.pipe_throughput(argv, env, cwd, OUTPUT_BYTES, buf)[0]
 
 
 def measure_true(make, base, env, cwd):
