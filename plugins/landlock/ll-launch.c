@@ -276,12 +276,10 @@ static void stop_helper(pid_t pid)
     while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
 }
 
-/* The run's HOME, tmp/home (env_with_tmp); on a failure the TMPDIR is
- * removed again and err says why. */
-static int make_home(const char *tmp, kgate_err *err)
+/* The run's HOME, home = tmp/home (env_with_tmp); on a failure the
+ * TMPDIR is removed again and err says why. */
+static int make_home(const char *tmp, const char *home, kgate_err *err)
 {
-    char home[64];
-    snprintf(home, sizeof home, "%s/home", tmp);
     if (mkdir(home, 0700) == 0) return 0;
     int e = errno;
     rmdir(tmp);
@@ -290,28 +288,26 @@ static int make_home(const char *tmp, kgate_err *err)
 
 /* A launch refused before the cleaner runs: the TMPDIR and its HOME
  * are still empty and are removed here. */
-static void remove_empty_tmp(const char *tmp)
+static void remove_empty_tmp(const char *tmp, const char *home)
 {
-    char home[64];
-    snprintf(home, sizeof home, "%s/home", tmp);
     rmdir(home);
     rmdir(tmp);
 }
 
-/* io->envp with TMPDIR set to tmp and HOME to tmp/home (malloc'd array;
+/* io->envp with TMPDIR set to tmp and HOME to home (malloc'd array;
  * its strings borrowed except the two new ones, owned[0] and owned[1]).
  * bubblewrap's box puts an empty tmpfs over $HOME at its own path; here
  * nothing can be mounted, so HOME names an empty directory of the run
  * instead, which goes with the TMPDIR: the caches and dotfiles a tool
  * writes there (npm's ~/.npm, git's, pip's) work and are thrown away. */
-static char **env_with_tmp(const char *const *envp, const char *tmp, char **owned)
+static char **env_with_tmp(const char *const *envp, const char *tmp, const char *home, char **owned)
 {
     size_t n = 0;
     while (envp && envp[n]) n++;
     char **v = calloc(n + 3, sizeof *v);
     owned[0] = owned[1] = NULL;
     if (!v || asprintf(&owned[0], "TMPDIR=%s", tmp) < 0 ||
-        asprintf(&owned[1], "HOME=%s/home", tmp) < 0) {
+        asprintf(&owned[1], "HOME=%s", home) < 0) {
         free(v);
         free(owned[0]);
         owned[0] = NULL;
@@ -388,7 +384,9 @@ int ll_launch(const kgate_host *host, const kgate_policy *pol, const kgate_probe
     if (!mkdtemp(tmp))
         return kgate_err_set(err, errno, "cannot make the private TMPDIR in /tmp: %s",
                              strerror(errno));
-    if (make_home(tmp, err) < 0) return -1;
+    char home[sizeof tmp + sizeof "/home"];
+    snprintf(home, sizeof home, "%s/home", tmp);
+    if (make_home(tmp, home, err) < 0) return -1;
     ll_rules r, sup = {0};
     kgl_un_policy un = {0};
     int rs = -1, rs_sup = -1, rc = -1;
@@ -397,7 +395,7 @@ int ll_launch(const kgate_host *host, const kgate_policy *pol, const kgate_probe
     kgl_guard guard = {.pid = -1, .wfd = -1};
     kgl_ipc ipc = {.pid = -1, .child_end = -1};
     if (ll_rules_build(pol, abi, tmp, &r, err) < 0) {
-        remove_empty_tmp(tmp);
+        remove_empty_tmp(tmp, home);
         return -1;
     }
     rs = make_ruleset(&r, err);
@@ -409,7 +407,7 @@ int ll_launch(const kgate_host *host, const kgate_policy *pol, const kgate_probe
         goto out;
     }
     argv = command_argv(pol, pargv, argc);
-    envp = env_with_tmp(io->envp, tmp, tmpvar);
+    envp = env_with_tmp(io->envp, tmp, home, tmpvar);
     if (!argv || !envp) {
         kgate_err_set(err, ENOMEM, "out of memory");
         goto out;
@@ -480,7 +478,7 @@ out:
     if (cleaner > 0)
         stop_helper(cleaner);
     else if (rc < 0)
-        remove_empty_tmp(tmp);
+        remove_empty_tmp(tmp, home);
     if (rc < 0) stop_helper(resolver); /* else the core's helper */
     if (rs >= 0) close(rs);
     if (rs_sup >= 0) close(rs_sup);
