@@ -196,6 +196,7 @@ int kg_proctree_end(const kg_proctree_ops *ops, pid_t self, const pid_t *spare, 
     int64_t kill_at = start + (grace_ms > 0 ? grace_ms : 0);
     int64_t give_up = kill_at + (bound_ms > 0 ? bound_ms : 0);
     int rc = -1;
+    bool quick = false;
     for (;;) {
         int64_t now = ops->now_ms(ops->ctx);
         r.killing = now >= kill_at;
@@ -210,6 +211,16 @@ int kg_proctree_end(const kg_proctree_ops *ops, pid_t self, const pid_t *spare, 
          * one more scan may well show none: a little longer for that.) */
         int64_t t = ops->now_ms(ops->ctx);
         if (t >= give_up && (res->left > 0 || t >= give_up + 1000)) break;
+        /* All it found were reaped: the next scan is only the proof that
+         * none is left (and what they left is listed by then), with
+         * nothing to wait for: no pause, which no SIGCHLD would cut
+         * short.  Once in a row: a tree that keeps leaving zombies is
+         * alive, and gets the pause. */
+        if (res->left == 0 && r.killed == 0 && !quick) {
+            quick = true;
+            continue;
+        }
+        quick = false;
         /* While killing, come back at once: what a dying process forked
          * is there now.  The pause only lets the kernel finish the exits
          * (woken by SIGCHLD). */

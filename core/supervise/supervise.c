@@ -439,6 +439,40 @@ static int64_t tree_now(void *ctx)
     return now_ms();
 }
 
+/* The usual case, without reading every process's stat: no child of ours
+ * but the spared ones means no tree (every process of it has a first
+ * ancestor among our children, and a child, zombie or not, stays listed
+ * until we reap it).  Children that have exited (bwrap's pid 1, reparented
+ * to us when the outer bwrap ended) are reaped and the list read again:
+ * a process's children are reparented to us before it becomes a zombie,
+ * so what it left is in the next read.  A live child, or a list that keeps
+ * changing, is left to the rounds of kg_proctree_end.  Returns true when
+ * no child but the spared ones is there. */
+static bool only_spared_children(const pid_t *spare, size_t nspare)
+{
+    for (int pass = 0; pass < 4; pass++) {
+        size_t nk = 0;
+        pid_t *kids = kg_os_children(&nk);
+        if (!kids) return false;
+        size_t others = 0, reaped = 0;
+        for (size_t i = 0; i < nk; i++) {
+            bool spared = false;
+            for (size_t j = 0; j < nspare && !spared; j++) spared = spare[j] == kids[i];
+            if (spared) continue;
+            others++;
+            pid_t r;
+            do {
+                r = waitpid(kids[i], NULL, WNOHANG);
+            } while (r < 0 && errno == EINTR);
+            if (r == kids[i]) reaped++;
+        }
+        free(kids);
+        if (others == 0) return true;
+        if (reaped < others) return false;
+    }
+    return false;
+}
+
 /* As subreaper, ends every process of the run that is still there: all
  * our descendants but the children we had before the launch (never
  * touched here) and, while they run, the backend's helpers and what is
@@ -461,20 +495,7 @@ static void end_tree(sup *s, bool spare_helpers)
     size_t nh = s->proc.n_helpers > KGATE_MAX_HELPERS ? KGATE_MAX_HELPERS : s->proc.n_helpers;
     for (size_t i = 0; spare_helpers && i < nh; i++)
         if (s->proc.helpers[i] > 0) all[ns++] = s->proc.helpers[i];
-    /* The usual case, in one read: no child of ours but the spared ones
-     * means no tree (every process of it has a first ancestor among our
-     * children, and a child, zombie or not, stays listed until we reap
-     * it), without reading every process's stat. */
-    size_t nk = 0;
-    pid_t *kids = kg_os_children(&nk);
-    bool none = kids != NULL;
-    for (size_t i = 0; none && i < nk; i++) {
-        bool spared = false;
-        for (size_t j = 0; j < ns && !spared; j++) spared = all[j] == kids[i];
-        none = spared;
-    }
-    free(kids);
-    if (none) {
+    if (only_spared_children(all, ns)) {
         free(all);
         return;
     }
