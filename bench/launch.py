@@ -26,7 +26,8 @@ def compare(what, k, b):
 
 
 compare("wall", tk, tb)
-# CPU: bwrap's outer process alone, against kgate and that same process.
+# CPU: bwrap and the sandbox it leaves (reaped by the benchmark), against
+# kgate, which reaps them itself.
 compare("cpu ", ck, cb)
 # The target's own figures: each pair is a ratio (drift between pairs
 # cancels), and each pair's CPU difference is kgate's own CPU in that run.

@@ -52,9 +52,10 @@ print("output  kgate run:   " + show(k))
 print("output  kgate/bwrap = %.2f (medians; target >= 0.80), best/best = %.2f"
       % (statistics.median(k) / statistics.median(b), max(k) / max(b)))
 # CPU time, which the load of the machine moves far less than wall time.
-# wait4 counts what the process reaped; bwrap's outer process does not reap
-# the sandbox's processes, so the generator counts in neither row and the
-# difference is kgate's own CPU: the relay and the mask.
+# wait4 counts what the process reaped, and the benchmark adopts and reaps
+# what bwrap's outer process leaves (common.reap_adopted), so the sandbox and
+# the generator count in both rows and the difference is kgate's own CPU:
+# the relay and the mask.
 print("output  cpu: bwrap outer process %.2f s, kgate run %.2f s: kgate's relay %.2f s per GB"
       % (statistics.median(cb), statistics.median(ck),
          (statistics.median(ck) - statistics.median(cb)) * 1e9 / total))
