@@ -5,6 +5,7 @@
 
 #include "kgate/kgate-linux.h"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -12,8 +13,10 @@
 #include <stdlib.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 static char *const no_env[] = {"PATH=/usr/bin:/bin", NULL};
 
@@ -102,6 +105,57 @@ START_TEST(stdio_dir_and_passed_fds_reach_the_program)
     ck_assert_str_eq(buf, "passed\n");
     close(out[0]);
     close(extra[0]);
+}
+END_TEST
+
+/* Without a prepare the child shares kgate's memory until its exec
+ * (kgl-launch.c, spawn_shared), never its descriptors, directory or
+ * signal dispositions: what the child changes of those before its exec
+ * must not reach kgate.  A child that shared them (CLONE_FILES, CLONE_FS,
+ * CLONE_SIGHAND) fails here. */
+static void on_usr2(int sig) { (void)sig; }
+
+START_TEST(the_child_changes_nothing_of_kgate)
+{
+    struct sigaction sa, now;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_usr2;
+    ck_assert_int_eq(sigaction(SIGUSR2, &sa, NULL), 0);
+    char before[PATH_MAX], after[PATH_MAX];
+    ck_assert_ptr_nonnull(getcwd(before, sizeof before));
+    int out[2], extra[2];
+    ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
+    ck_assert_int_eq(pipe2(extra, O_CLOEXEC), 0);
+    struct stat fd1_before, fd1_after;
+    ck_assert_int_eq(fstat(1, &fd1_before), 0);
+    char *argv[4];
+    kgl_spawn s = sh(argv, "exit 0");
+    s.stdio[1] = out[1];
+    s.dir = "/usr";
+    s.pass = &extra[1];
+    s.n_pass = 1;
+    s.new_group = 1;
+    kgate_err err = {0};
+    pid_t pid = kgl_spawn_run(&s, &err);
+    ck_assert_msg(pid > 0, "%s", err.msg);
+    ck_assert_int_eq(status_of(pid), 0);
+    ck_assert_ptr_nonnull(getcwd(after, sizeof after));
+    ck_assert_str_eq(after, before);
+    ck_assert_int_eq(sigaction(SIGUSR2, NULL, &now), 0);
+    ck_assert(now.sa_handler == on_usr2);
+    ck_assert_int_eq(fstat(1, &fd1_after), 0);
+    ck_assert(fd1_after.st_dev == fd1_before.st_dev && fd1_after.st_ino == fd1_before.st_ino);
+    ck_assert_int_eq(fcntl(extra[1], F_GETFD), FD_CLOEXEC);
+    ck_assert_int_eq(getpgrp(), getpgid(0));
+    ck_assert_int_ne(getpgrp(), pid);
+    sigset_t mask;
+    ck_assert_int_eq(sigprocmask(SIG_SETMASK, NULL, &mask), 0);
+    ck_assert(!sigismember(&mask, SIGTERM));
+    signal(SIGUSR2, SIG_DFL);
+    close(out[0]);
+    close(out[1]);
+    close(extra[0]);
+    close(extra[1]);
 }
 END_TEST
 
@@ -375,6 +429,7 @@ int main(void)
     tcase_add_test(tc, group_failure_is_an_error);
     tcase_add_test(tc, prepare_failure_is_an_error);
     tcase_add_test(tc, the_program_starts_with_no_mask_and_default_handlers);
+    tcase_add_test(tc, the_child_changes_nothing_of_kgate);
     suite_add_tcase(s, tc);
     tc = tcase_create("info");
     tcase_add_test(tc, info_child_pid);
