@@ -469,9 +469,11 @@ static int step_choose(run_ctx *c)
                  kg_strv_get(c->reg->exposed, 0));
         return refuse(c, "refuse", KG_EXIT_REFUSED, msg);
     }
-    /* A plugin that was asked for and not loaded is news, even for run. */
+    /* A plugin that was asked for and not loaded is news, even for run.
+     * Through kg_say: the loader only masks control bytes, and a file
+     * name may hold bidirectional controls or bytes that are not UTF-8. */
     for (size_t i = 0; i < kg_strv_len(c->reg->refusals); i++)
-        fprintf(stderr, "kgate: plugin %s\n", kg_strv_get(c->reg->refusals, i));
+        kg_say("plugin %s", kg_strv_get(c->reg->refusals, i));
     if (kg_select_choose(c->reg, &c->host, pub, c->args.backend, KGATE_PROBE_QUICK, &c->chosen,
                          &err) < 0) {
         /* A backend named with --backend may still show what it would

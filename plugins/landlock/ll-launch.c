@@ -276,15 +276,32 @@ static void stop_helper(pid_t pid)
     while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
 }
 
-/* The run's HOME, home = tmp/home (env_with_tmp); on a failure the
- * TMPDIR is removed again and err says why. */
-static int make_home(const char *tmp, const char *home, kgate_err *err)
-{
-    if (mkdir(home, 0700) == 0) return 0;
-    int e = errno;
-    rmdir(tmp);
-    return kgate_err_set(err, e, "cannot make the private HOME in %s: %s", tmp, strerror(e));
-}
+#define LL_TMP_TEMPLATE "/tmp/kgate-landlock.XXXXXX"
+
+/* One launch's state.  Every field starts unset (LL_RUN_INIT); whatever
+ * is still set when ll_launch's scope ends is undone by ll_run_release,
+ * and what the core is given (hand_over) is unset first. */
+typedef struct ll_run {
+    char tmp[sizeof LL_TMP_TEMPLATE]; /* the private TMPDIR, "" until made */
+    char home[sizeof LL_TMP_TEMPLATE + sizeof "/home"]; /* tmp/home */
+    ll_rules r;
+    ll_rules sup; /* its paths are r's: only the array is ours */
+    kgl_un_policy un;
+    int rs, rs_sup; /* the program's ruleset; the supervisor's */
+    pid_t cleaner, resolver;
+    char **argv, **envp, *tmpvar[2];
+    kgl_guard guard;
+    kgl_ipc ipc;
+} ll_run;
+#define LL_RUN_INIT                                                                        \
+    {                                                                                      \
+        .tmp = "", .home = "", .r = {0}, .sup = {0}, .un = {0}, .rs = -1, .rs_sup = -1,    \
+        .cleaner = -1, .resolver = -1, .argv = NULL, .envp = NULL, .tmpvar = {NULL, NULL}, \
+        .guard = {.pid = -1, .wfd = -1}, .ipc = {                                          \
+            .pid = -1,                                                                     \
+            .child_end = -1                                                                \
+        }                                                                                  \
+    }
 
 /* A launch refused before the cleaner runs: the TMPDIR and its HOME
  * are still empty and are removed here. */
@@ -292,6 +309,44 @@ static void remove_empty_tmp(const char *tmp, const char *home)
 {
     rmdir(home);
     rmdir(tmp);
+}
+
+static void ll_run_release(ll_run *run)
+{
+    kgl_guard_stop(&run->guard);
+    kgl_ipc_stop(&run->ipc);
+    /* The cleaner removes the TMPDIR when it is stopped; before it runs,
+     * a failed launch removes the (still empty) directory itself. */
+    if (run->cleaner > 0)
+        stop_helper(run->cleaner);
+    else if (run->tmp[0])
+        remove_empty_tmp(run->tmp, run->home);
+    stop_helper(run->resolver);
+    kgl_closep(&run->rs);
+    kgl_closep(&run->rs_sup);
+    free(run->sup.v);
+    kgl_un_policy_free(&run->un);
+    ll_rules_free(&run->r);
+    free(run->argv);
+    free(run->envp);
+    free(run->tmpvar[0]);
+    free(run->tmpvar[1]);
+}
+#define ll_autorun __attribute__((cleanup(ll_run_release)))
+
+/* The run's private TMPDIR and its HOME, tmp/home (env_with_tmp). */
+static int make_tmp(ll_run *run, kgate_err *err)
+{
+    /* mkdtemp's template is a copy: run->tmp stays "" unless made. */
+    char tmp[] = LL_TMP_TEMPLATE;
+    if (!mkdtemp(tmp))
+        return kgate_err_set(err, errno, "cannot make the private TMPDIR in /tmp: %s",
+                             strerror(errno));
+    memcpy(run->tmp, tmp, sizeof tmp);
+    snprintf(run->home, sizeof run->home, "%s/home", tmp);
+    if (mkdir(run->home, 0700) == 0) return 0;
+    int e = errno;
+    return kgate_err_set(err, e, "cannot make the private HOME in %s: %s", tmp, strerror(e));
 }
 
 /* io->envp with TMPDIR set to tmp and HOME to home (malloc'd array;
@@ -355,15 +410,106 @@ static char **command_argv(const kgate_policy *pol, const char *const *pargv, si
     return argv;
 }
 
-/* The program and the helpers the core ends after it. */
-static void hand_over(kgate_proc *proc, pid_t pid, const pid_t *helpers, size_t n)
+/* The program's rules and ruleset, and the supervisor's where one runs
+ * (use_supervisor). */
+static int make_rulesets(const kgate_host *host, const kgate_policy *pol, const kgate_probe *pr,
+                         const kgate_launch *io, int abi, ll_run *run, kgate_err *err)
 {
+    if (ll_rules_build(pol, abi, run->tmp, &run->r, err) < 0) return -1;
+    run->rs = make_ruleset(&run->r, err);
+    if (run->rs < 0) return -1;
+    return use_supervisor(host, pol, pr, io, &run->r, &run->un, &run->sup, &run->rs_sup,
+                          &run->resolver, err);
+}
+
+/* What the child needs before it forks: the TMPDIR's cleaner, the
+ * command's argv and environment, the IPC supervisor and the guard. */
+static int start_helpers(const kgate_policy *pol, const kgate_probe *pr, const kgate_launch *io,
+                         const char *const *pargv, size_t argc, ll_run *run, kgate_err *err)
+{
+    run->cleaner = start_cleaner(run->tmp);
+    if (run->cleaner < 0)
+        return kgate_err_set(err, errno, "cannot start the TMPDIR cleaner: %s", strerror(errno));
+    run->argv = command_argv(pol, pargv, argc);
+    run->envp = env_with_tmp(io->envp, run->tmp, run->home, run->tmpvar);
+    if (!run->argv || !run->envp) return kgate_err_set(err, ENOMEM, "out of memory");
+    if (kgl_ipc_start(&run->ipc, err) < 0) return -1;
+    /* The filesystem supervisor passes the SysV IPC calls on (it holds
+     * the one listener) when the IPC supervisor can decide them. */
+    run->un.ipc.on = kgate_probe_fact(pr, LL_FACT_IPC, 0) == 1;
+    run->un.ipc.fd = run->ipc.child_end;
+    return kgl_guard_start(&run->guard, -1, err);
+}
+
+/* The child forked, locked in (child_prepare), the core's launch line
+ * written and the program exec'd: its pid in *pid, or -1 with err. */
+static int spawn_locked(const kgate_policy *pol, const kgate_probe *pr, const kgate_launch *io,
+                        const char *path, ll_run *run, pid_t *pid, kgate_err *err)
+{
+    int ready[2] = {-1, -1}, go[2] = {-1, -1};
+    if (pipe2(ready, O_CLOEXEC) < 0 || pipe2(go, O_CLOEXEC) < 0) {
+        kgate_err_set(err, errno, "pipe: %s", strerror(errno));
+        close_pair(ready);
+        return -1;
+    }
+    child_ctx ctx = {.ruleset = run->rs,
+                     .sup_ruleset = run->rs_sup,
+                     .un = &run->un,
+                     .nonet = run->r.nonet,
+                     .pty = io->pty,
+                     .ipc_end = run->ipc.child_end,
+                     .ipc_notify = kgate_probe_fact(pr, LL_FACT_IPC, 0) == 1,
+                     .tty = io->stdin_fd,
+                     .ready_w = ready[1],
+                     .go_r = go[0]};
+    const kgl_spawn spawn = {
+        .path = path,
+        .argv = run->argv,
+        .envp = run->envp,
+        .stdio = {io->stdin_fd, io->stdout_fd, io->stderr_fd},
+        .dir = pol->project,
+        .group = run->guard.pid,
+        .pdeathsig = 1,
+        .prepare = child_prepare,
+        .ctx = &ctx,
+        .prepare_name = "lock itself in (Landlock, seccomp)",
+        .ignored = kgl_launch_ignored(io),
+    };
+    kgl_child child = {.pid = -1, .report = -1};
+    int started = kgl_spawn_start(&spawn, &child, err);
+    kgl_ipc_release(&run->ipc); /* the child's now, and the supervisor's */
+    close(ready[1]);
+    close(go[0]);
+    if (started < 0) {
+        close(ready[0]);
+        close(go[1]);
+        return -1;
+    }
+    if (await_lock_in(ready[0], go[1], io, &child, err) < 0 ||
+        kgl_spawn_finish(&spawn, &child, err) < 0)
+        return -1;
+    *pid = child.pid;
+    return 0;
+}
+
+/* The program and the helpers the core ends after it, which are then
+ * no longer the launch's to undo (the cleaner removes the TMPDIR). */
+static void hand_over(kgate_proc *proc, pid_t pid, ll_run *run)
+{
+    kgl_guard_tell(&run->guard, pid);
+    const pid_t helpers[] = {run->guard.pid, run->cleaner, run->ipc.pid, run->resolver};
+    const size_t n = sizeof helpers / sizeof helpers[0];
     proc->pid = pid;
     /* setsid() in the child: its group is its pid, and the program's
      * children stay in it unless they leave (the core reaps those). */
     proc->signal_pid = -pid;
     for (size_t i = 0; i < n && i < KGATE_MAX_HELPERS; i++) proc->helpers[i] = helpers[i];
     proc->n_helpers = n < KGATE_MAX_HELPERS ? n : KGATE_MAX_HELPERS;
+    run->guard.pid = -1;
+    run->cleaner = -1;
+    run->ipc.pid = -1;
+    run->resolver = -1;
+    run->tmp[0] = '\0';
 }
 
 int ll_launch(const kgate_host *host, const kgate_policy *pol, const kgate_probe *pr,
@@ -380,114 +526,14 @@ int ll_launch(const kgate_host *host, const kgate_policy *pol, const kgate_probe
         return kgate_err_set(err, ENOTSUP,
                              "launch was not given a probe that "
                              "found Landlock");
-    char tmp[] = "/tmp/kgate-landlock.XXXXXX";
-    if (!mkdtemp(tmp))
-        return kgate_err_set(err, errno, "cannot make the private TMPDIR in /tmp: %s",
-                             strerror(errno));
-    char home[sizeof tmp + sizeof "/home"];
-    snprintf(home, sizeof home, "%s/home", tmp);
-    if (make_home(tmp, home, err) < 0) return -1;
-    ll_rules r, sup = {0};
-    kgl_un_policy un = {0};
-    int rs = -1, rs_sup = -1, rc = -1;
-    pid_t cleaner = -1, resolver = -1;
-    char **argv = NULL, **envp = NULL, *tmpvar[2] = {NULL, NULL};
-    kgl_guard guard = {.pid = -1, .wfd = -1};
-    kgl_ipc ipc = {.pid = -1, .child_end = -1};
-    if (ll_rules_build(pol, abi, tmp, &r, err) < 0) {
-        remove_empty_tmp(tmp, home);
+    ll_run run ll_autorun = LL_RUN_INIT;
+    pid_t pid = -1;
+    if (make_tmp(&run, err) < 0 || make_rulesets(host, pol, pr, io, abi, &run, err) < 0 ||
+        start_helpers(pol, pr, io, pargv, argc, &run, err) < 0 ||
+        spawn_locked(pol, pr, io, pargv[0], &run, &pid, err) < 0)
         return -1;
-    }
-    rs = make_ruleset(&r, err);
-    if (rs < 0) goto out;
-    if (use_supervisor(host, pol, pr, io, &r, &un, &sup, &rs_sup, &resolver, err) < 0) goto out;
-    cleaner = start_cleaner(tmp);
-    if (cleaner < 0) {
-        kgate_err_set(err, errno, "cannot start the TMPDIR cleaner: %s", strerror(errno));
-        goto out;
-    }
-    argv = command_argv(pol, pargv, argc);
-    envp = env_with_tmp(io->envp, tmp, home, tmpvar);
-    if (!argv || !envp) {
-        kgate_err_set(err, ENOMEM, "out of memory");
-        goto out;
-    }
-    if (kgl_ipc_start(&ipc, err) < 0) goto out;
-    /* The filesystem supervisor passes the SysV IPC calls on (it holds
-     * the one listener) when the IPC supervisor can decide them. */
-    un.ipc.on = kgate_probe_fact(pr, LL_FACT_IPC, 0) == 1;
-    un.ipc.fd = ipc.child_end;
-    if (kgl_guard_start(&guard, -1, err) < 0) goto out;
-
-    int ready[2] = {-1, -1}, go[2] = {-1, -1};
-    if (pipe2(ready, O_CLOEXEC) < 0 || pipe2(go, O_CLOEXEC) < 0) {
-        kgate_err_set(err, errno, "pipe: %s", strerror(errno));
-        close_pair(ready);
-        goto out;
-    }
-    child_ctx ctx = {.ruleset = rs,
-                     .sup_ruleset = rs_sup,
-                     .un = &un,
-                     .nonet = r.nonet,
-                     .pty = io->pty,
-                     .ipc_end = ipc.child_end,
-                     .ipc_notify = kgate_probe_fact(pr, LL_FACT_IPC, 0) == 1,
-                     .tty = io->stdin_fd,
-                     .ready_w = ready[1],
-                     .go_r = go[0]};
-    const kgl_spawn spawn = {
-        .path = pargv[0],
-        .argv = argv,
-        .envp = envp,
-        .stdio = {io->stdin_fd, io->stdout_fd, io->stderr_fd},
-        .dir = pol->project,
-        .group = guard.pid,
-        .pdeathsig = 1,
-        .prepare = child_prepare,
-        .ctx = &ctx,
-        .prepare_name = "lock itself in (Landlock, seccomp)",
-        .ignored = kgl_launch_ignored(io),
-    };
-    kgl_child child;
-    int started = kgl_spawn_start(&spawn, &child, err);
-    kgl_ipc_release(&ipc); /* the child's now, and the supervisor's */
-    close(ready[1]);
-    close(go[0]);
-    if (started < 0) {
-        close(ready[0]);
-        close(go[1]);
-        goto out;
-    }
-    if (await_lock_in(ready[0], go[1], io, &child, err) < 0) goto out;
-    if (kgl_spawn_finish(&spawn, &child, err) < 0) goto out;
-    pid_t pid = child.pid;
-    kgl_guard_tell(&guard, pid);
-    const pid_t helpers[] = {guard.pid, cleaner, ipc.pid, resolver};
-    hand_over(proc, pid, helpers, sizeof helpers / sizeof helpers[0]);
-    guard.pid = -1;
-    cleaner = -1;
-    ipc.pid = -1;
-    host->log(host, KGATE_LOG_DEBUG, "landlock: program pid %ld, %zu rules, ABI %d", (long)pid, r.n,
-              r.abi);
-    rc = 0;
-out:
-    kgl_guard_stop(&guard);
-    kgl_ipc_stop(&ipc);
-    /* The cleaner removes the TMPDIR when it is stopped; before it runs,
-     * a failed launch removes the (still empty) directory itself. */
-    if (cleaner > 0)
-        stop_helper(cleaner);
-    else if (rc < 0)
-        remove_empty_tmp(tmp, home);
-    if (rc < 0) stop_helper(resolver); /* else the core's helper */
-    if (rs >= 0) close(rs);
-    if (rs_sup >= 0) close(rs_sup);
-    free(sup.v);
-    kgl_un_policy_free(&un);
-    ll_rules_free(&r);
-    free(argv);
-    free(envp);
-    free(tmpvar[0]);
-    free(tmpvar[1]);
-    return rc;
+    hand_over(proc, pid, &run);
+    host->log(host, KGATE_LOG_DEBUG, "landlock: program pid %ld, %zu rules, ABI %d", (long)pid,
+              run.r.n, run.r.abi);
+    return 0;
 }

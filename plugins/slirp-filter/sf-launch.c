@@ -88,35 +88,6 @@ static int write_file(const char *path, const char *text)
     return r;
 }
 
-/* Reads from fd until EOF or until deadline_ms (absolute, kgl_now_ms clock).
- * Returns bytes read (NUL-terminated in buf), or -1 with errno ETIMEDOUT. */
-static ssize_t read_until_eof(int fd, char *buf, size_t bufsz, long deadline_ms)
-{
-    size_t got = 0;
-    for (;;) {
-        long left = deadline_ms - kgl_now_ms();
-        if (left <= 0) {
-            errno = ETIMEDOUT;
-            return -1;
-        }
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        int r = poll(&p, 1, (int)(left > INT_MAX ? INT_MAX : left));
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0) return -1;
-        if (r == 0) continue;
-        char tmp[256];
-        ssize_t n = read(fd, tmp, sizeof tmp);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        size_t take = (size_t)n;
-        if (got + take > bufsz - 1) take = bufsz - 1 - got;
-        memcpy(buf + got, tmp, take);
-        got += take;
-    }
-    buf[got] = '\0';
-    return (ssize_t)got;
-}
-
 /* Reads exactly one byte with a bound; returns it, or -1 (EOF, error,
  * timeout). */
 static int read_byte(int fd, int timeout_ms)
@@ -311,7 +282,7 @@ static void child_nft_start(const sf_child_ctx *c, sf_nft_run *r)
 static void child_nft_finish(const sf_child_ctx *c, sf_nft_run *r)
 {
     char msg[256];
-    ssize_t got = read_until_eof(r->out, msg, sizeof msg, kgl_now_ms() + SF_WAIT_SETUP_MS);
+    ssize_t got = kgl_read_to_eof(r->out, msg, sizeof msg, SF_WAIT_SETUP_MS, KGL_READ_DRAIN);
     close(r->out);
     int st = 0;
     while (waitpid(r->pid, &st, 0) < 0 && errno == EINTR) {}
@@ -634,7 +605,7 @@ static int api_hostfwd(const char *sock, const kgate_publish *p, kgate_err *err)
     ssize_t got = -1;
     if (n > 0 && fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
         kgl_write_all(fd, req, (size_t)n) == 0)
-        got = read_until_eof(fd, ans, sizeof ans, kgl_now_ms() + SF_WAIT_SLIRP_MS);
+        got = kgl_read_to_eof(fd, ans, sizeof ans, SF_WAIT_SLIRP_MS, KGL_READ_DRAIN);
     int e = errno;
     if (fd >= 0) close(fd);
     if (got <= 0)
@@ -726,7 +697,7 @@ static int await_namespaces(sf_net *n, kgl_bwrap *b, kgate_err *err)
     int c1 = read_byte(n->sv[0], SF_WAIT_UNSHARE_MS);
     if (c1 == 'R') return 0;
     if (c1 == 'E') {
-        read_until_eof(n->sv[0], msg, sizeof msg, kgl_now_ms() + 1000);
+        kgl_read_to_eof(n->sv[0], msg, sizeof msg, 1000, KGL_READ_DRAIN);
         return kgate_err_set(err, 0, "network helper: %s", msg);
     }
     helper_gone(&b->spawn, &b->child, "ended before its namespaces were ready", err);
@@ -758,7 +729,7 @@ static int network_done(sf_net *n, kgl_bwrap *b, kgate_err *err)
     char msg[600] = "";
     if (send(n->sv[0], "G", 1, MSG_NOSIGNAL) != 1)
         return kgate_err_set(err, errno, "network helper ended early");
-    ssize_t got = read_until_eof(n->sv[0], msg, sizeof msg, kgl_now_ms() + SF_WAIT_SETUP_MS);
+    ssize_t got = kgl_read_to_eof(n->sv[0], msg, sizeof msg, SF_WAIT_SETUP_MS, KGL_READ_DRAIN);
     if (got < 0) return kgate_err_set(err, ETIMEDOUT, "network helper: setup did not finish");
     const char *e = strchr(msg, 'E');
     if (e) return kgate_err_set(err, 0, "%s", e + 1);

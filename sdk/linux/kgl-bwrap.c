@@ -41,30 +41,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Reads fd to EOF into buf (NUL-terminated), or until wait_ms have passed
- * (0: no bound).  The bytes read, or -1 on a timeout or an error. */
-static ssize_t read_to_eof(int fd, char *buf, size_t n, long wait_ms)
-{
-    const long deadline = wait_ms > 0 ? kgl_now_ms() + wait_ms : 0;
-    size_t got = 0;
-    buf[0] = '\0';
-    while (got < n - 1) {
-        long left = deadline ? deadline - kgl_now_ms() : -1;
-        if (deadline && left <= 0) return -1;
-        struct pollfd p = {.fd = fd, .events = POLLIN, .revents = 0};
-        int r = poll(&p, 1, left > INT_MAX ? INT_MAX : (int)left);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return -1;
-        ssize_t k = read(fd, buf + got, n - 1 - got);
-        if (k < 0 && errno == EINTR) continue;
-        if (k < 0) return -1;
-        if (k == 0) break;
-        got += (size_t)k;
-        buf[got] = '\0';
-    }
-    return (ssize_t)got;
-}
-
 static int exit_code_of(int st, const char **kind)
 {
     *kind = st >= 0 && WIFSIGNALED(st) ? "signal" : "exit status";
@@ -211,7 +187,7 @@ int kgl_bwrap_await(kgl_bwrap *b, kgate_err *err)
      * namespaces, before the mounts; a bwrap that fails earlier (no user
      * namespaces, a bad option) closes it with nothing written. */
     char info[1024] = "";
-    ssize_t n = read_to_eof(b->info_r, info, sizeof info, b->info_wait_ms);
+    ssize_t n = kgl_read_to_eof(b->info_r, info, sizeof info, b->info_wait_ms, KGL_READ_FILL);
     b->sandbox = kgl_info_child_pid(info);
     if (b->sandbox) kgl_guard_tell(&b->guard, b->sandbox);
     if (b->sandbox && kgl_gate_arm(&b->gate) < 0) {

@@ -5,6 +5,8 @@
 #include "kgate/kgate-linux.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -43,4 +45,35 @@ int kgl_write_all(int fd, const void *buf, size_t n)
         n -= (size_t)w;
     }
     return 0;
+}
+
+ssize_t kgl_read_to_eof(int fd, char *buf, size_t n, long wait_ms, int mode)
+{
+    const long deadline = wait_ms > 0 ? kgl_now_ms() + wait_ms : 0;
+    size_t got = 0;
+    buf[0] = '\0';
+    for (;;) {
+        int full = got >= n - 1;
+        if (full && mode == KGL_READ_FILL) break;
+        long left = deadline ? deadline - kgl_now_ms() : -1;
+        if (deadline && left <= 0) {
+            errno = ETIMEDOUT;
+            return -1;
+        }
+        struct pollfd p = {.fd = fd, .events = POLLIN, .revents = 0};
+        int r = poll(&p, 1, left > INT_MAX ? INT_MAX : (int)left);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return -1;
+        if (r == 0) continue;
+        /* Past a full buf (DRAIN) bytes are read only to reach the EOF. */
+        char sink[256];
+        ssize_t k = full ? read(fd, sink, sizeof sink) : read(fd, buf + got, n - 1 - got);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0 && mode == KGL_READ_FILL) return -1;
+        if (k <= 0) break;
+        if (full) continue;
+        got += (size_t)k;
+        buf[got] = '\0';
+    }
+    return (ssize_t)got;
 }

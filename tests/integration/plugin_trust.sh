@@ -109,6 +109,22 @@ EOF
     check "run: still runs with the good backends" [ "$RC" -eq 0 ]
     rm -f "$MARK"
 
+    # A refused plugin's name goes through kg_msg_escape: a right-to-left
+    # override (U+202E) in its directory is shown as \u{202e}, not as the
+    # raw bytes, which would reorder the rest of the terminal line.
+    RLO=$(printf '\342\200\256')
+    BIDI=$KG_TMP/bidi-$RLO-$who
+    mkdir -p "$BIDI"
+    cp "$KG_PROJ/plugins/evil.so" "$BIDI/"
+    chmod 0755 "$BIDI"
+    chmod 0644 "$BIDI/evil.so"
+    RC=0
+    KGATE_PLUGIN_PATH=$BASE_PATH:$BIDI kg run -- true >"$OUT" 2>"$ERR" || RC=$?
+    check "run: a refused plugin's bidi control is escaped" has 'bidi-\\u{202e}-' "$ERR"
+    check "run: and its raw bytes are not printed" sh -c "! grep -q '$RLO' '$ERR'"
+    check "control: the bidi-named plugin was refused (one line)" lines_are 1 "$ERR"
+    rm -f "$MARK"
+
     # Inside a user namespace that does not map root (bwrap --unshare-user
     # --disable-userns as an ordinary user: another agent's sandbox), every
     # root-owned directory shows as the overflow uid 65534.  kgate must

@@ -348,6 +348,23 @@ void kgl_kill_reap(pid_t pid);
 long kgl_now_ms(void);
 int kgl_write_all(int fd, const void *buf, size_t n);
 
+/* kgl_read_to_eof reads fd into buf until EOF, or until wait_ms have
+ * passed (0: no bound): the bytes kept, or -1 on a timeout (errno
+ * ETIMEDOUT) or an error.  buf (n >= 1) stays NUL-terminated as it fills,
+ * so what came before a timeout can still be read.  The mode says what
+ * more than buf holds means:
+ *   KGL_READ_FILL   a full buf ends the read there, without waiting for the
+ *                   EOF (a report of known size); a read error is -1.
+ *   KGL_READ_DRAIN  the rest is read and dropped up to the EOF, so the
+ *                   writer never blocks on a full pipe and the EOF is
+ *                   seen (a peer's message, whose end says the peer is
+ *                   done); a read error ends the read as the EOF does,
+ *                   keeping what came: a socket peer that closed with
+ *                   bytes of ours unread reads as ECONNRESET after its
+ *                   last bytes. */
+enum { KGL_READ_FILL = 0, KGL_READ_DRAIN = 1 };
+ssize_t kgl_read_to_eof(int fd, char *buf, size_t n, long wait_ms, int mode);
+
 /* Release by scope (GCC's and clang's cleanup attribute), for launch code
  * with several ways out: a local so marked is released whenever it goes
  * out of scope, so each way out need not repeat the unwinding.  Each
