@@ -7,6 +7,7 @@ import shlex
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -14,8 +15,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get("KGATE_BUILD_ROOT", os.path.join(ROOT, "build"))
 # KGATE overrides the binary (to compare two builds with the same plugins).
 KGATE = os.environ.get("KGATE", os.path.join(BUILD, "core", "kgate"))
+# The plugins an installed kgate has here: seatbelt is installed on macOS
+# only (plugins/seatbelt/meson.build).
 PLUGIN_PATH = ":".join(os.path.join(BUILD, "plugins", p)
-                       for p in ("bubblewrap", "slirp-filter", "seatbelt", "landlock"))
+                       for p in (("seatbelt",) if sys.platform == "darwin" else
+                                 ("bubblewrap", "slirp-filter", "landlock")))
 
 
 def sandbox_env(config_text):
