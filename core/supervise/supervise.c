@@ -445,10 +445,11 @@ static int64_t tree_now(void *ctx)
  * until we reap it).  Children that have exited (bwrap's pid 1, reparented
  * to us when the outer bwrap ended) are reaped and the list read again:
  * a process's children are reparented to us before it becomes a zombie,
- * so what it left is in the next read.  A live child, or a list that keeps
- * changing, is left to the rounds of kg_proctree_end.  Returns true when
- * no child but the spared ones is there. */
-static bool only_spared_children(const pid_t *spare, size_t nspare)
+ * so what it left is in the next read.  A child still alive after a few
+ * short waits, or a list that keeps changing, is left to the rounds of
+ * kg_proctree_end.  Returns true when no child but the spared ones is
+ * there. */
+static bool only_spared_children(sup *s, const pid_t *spare, size_t nspare)
 {
     for (int pass = 0; pass < 4; pass++) {
         size_t nk = 0;
@@ -468,7 +469,11 @@ static bool only_spared_children(const pid_t *spare, size_t nspare)
         }
         free(kids);
         if (others == 0) return true;
-        if (reaped < others) return false;
+        /* Live ones are often on their way out (the slirp stage's
+         * resolver and watcher die of their parent-death signal right
+         * after bwrap): a short wait, cut short by SIGCHLD, usually spares
+         * the full scan. */
+        if (reaped < others) tree_pause(s, 5);
     }
     return false;
 }
@@ -495,7 +500,7 @@ static void end_tree(sup *s, bool spare_helpers)
     size_t nh = s->proc.n_helpers > KGATE_MAX_HELPERS ? KGATE_MAX_HELPERS : s->proc.n_helpers;
     for (size_t i = 0; spare_helpers && i < nh; i++)
         if (s->proc.helpers[i] > 0) all[ns++] = s->proc.helpers[i];
-    if (only_spared_children(all, ns)) {
+    if (only_spared_children(s, all, ns)) {
         free(all);
         return;
     }
