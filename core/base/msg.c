@@ -103,3 +103,22 @@ bool kg_debug(void)
     const char *d = getenv("KGATE_DEBUG");
     return d && *d && strcmp(d, "0") != 0;
 }
+
+void kg_msg_quote(char *out, size_t outlen, const char *in, size_t inlen)
+{
+    size_t o = 0;
+    if (outlen == 0) return;
+    for (size_t i = 0; i < inlen; i++) {
+        if (i == KG_MSG_QUOTE_MAX) {
+            if (o + 3 < outlen) {
+                memcpy(out + o, "...", 3);
+                o += 3;
+            }
+            break;
+        }
+        if (o + 1 >= outlen) break;
+        unsigned char c = (unsigned char)in[i];
+        out[o++] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+    }
+    out[o] = '\0';
+}

@@ -30,6 +30,15 @@ void kg_msg_escape(UT_string *out, const char *in);
  * control byte, no invalid UTF-8, nothing invisible. */
 bool kg_msg_is_plain(const char *in);
 
+/* A user's text quoted inside a refusal (a host name, a YAML value, a
+ * --publish spec): its first 60 bytes of inlen (a NUL among them is a
+ * byte like any other), each control byte as '?', and "..." when it was
+ * longer, so that the quote stays one short line; out has room for
+ * outlen (64 holds any).  What is left (UTF-8, backslashes) is the
+ * message's escaping, at kg_say. */
+#define KG_MSG_QUOTE_MAX 60
+void kg_msg_quote(char *out, size_t outlen, const char *in, size_t inlen);
+
 /* Formats fmt, escapes the result and writes prefix (not escaped: a
  * constant of kgate's), the text and one newline with a single fwrite. */
 void kg_msg_line(FILE *f, const char *prefix, const char *fmt, ...)

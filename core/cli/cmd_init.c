@@ -124,10 +124,7 @@ int kg_cmd_network(int argc, char **argv)
         if (!kg_host_entry_norm(argv[i], h, &why)) {
             kg_strv_free(hosts);
             char shown[80];
-            size_t n = 0;
-            for (const char *s = argv[i]; *s && n < 60; s++)
-                shown[n++] = ((unsigned char)*s < 0x20 || *s == 0x7f) ? '?' : *s;
-            shown[n] = '\0';
+            kg_msg_quote(shown, sizeof shown, argv[i], strlen(argv[i]));
             return fail(KG_EXIT_FAIL, "network: invalid host name '%s': %s", shown, why);
         }
         if (!kg_strv_contains(hosts, h)) kg_strv_push(hosts, h);

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "msg.h"
 #include "oom.h" /* uthash, utarray, utstring */
 #include "kgate/kgate-hostspec.h"
 #include <yaml.h>
@@ -213,23 +214,6 @@ typedef struct parse_ctx {
     bool quiet; /* a project file: no message quotes its text */
 } parse_ctx;
 
-/* A user string made safe for a one-line message: control characters as
- * '?', cut at 60 characters. */
-static void shown(char *out, size_t outlen, const char *s, size_t slen)
-{
-    size_t o = 0;
-    for (size_t i = 0; i < slen && o + 4 < outlen; i++) {
-        if (i >= 60) {
-            memcpy(out + o, "...", 3);
-            o += 3;
-            break;
-        }
-        unsigned char c = (unsigned char)s[i];
-        out[o++] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
-    }
-    out[o] = '\0';
-}
-
 static int err_at(parse_ctx *x, yaml_mark_t m, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static int err_at(parse_ctx *x, yaml_mark_t m, const char *fmt, ...)
@@ -369,7 +353,7 @@ static int parse_enum(parse_ctx *x, yaml_parser_t *p, const char *key, const cha
         }
     }
     char s[80];
-    shown(s, sizeof s, v, ev.data.scalar.length);
+    kg_msg_quote(s, sizeof s, v, ev.data.scalar.length);
     UT_string *alts;
     utstring_new(alts);
     for (int i = 0; i < n; i++)
@@ -418,7 +402,7 @@ static int parse_count(parse_ctx *x, yaml_parser_t *p, const char *key, long *ou
         goto out;
     }
     char s[80];
-    shown(s, sizeof s, v, len);
+    kg_msg_quote(s, sizeof s, v, len);
     if (x->quiet)
         err_at(x, ev.start_mark,
                "%s: invalid value (expected a number from 1 to %ld, "
@@ -492,7 +476,7 @@ static void entry_error(parse_ctx *x, const yaml_event_t *ev, const char *key, b
                         const char *why)
 {
     char s[80];
-    shown(s, sizeof s, (const char *)ev->data.scalar.value, ev->data.scalar.length);
+    kg_msg_quote(s, sizeof s, (const char *)ev->data.scalar.value, ev->data.scalar.length);
     if (x->quiet && host)
         err_at(x, ev->start_mark, "%s: invalid host name: %s", key, why);
     else if (x->quiet)
@@ -621,7 +605,7 @@ static int parse_mapping(parse_ctx *x, yaml_parser_t *p)
                 x->c->has[k] = true;
             }
         char s[80];
-        shown(s, sizeof s, key, ev.data.scalar.length);
+        kg_msg_quote(s, sizeof s, key, ev.data.scalar.length);
         /* A key kgate does not know is text of the file: a project file's
          * is not shown (the issue's case: a link to ~/.config/gh/hosts.yml
          * printed "unknown key 'github.com'"). */

@@ -11,6 +11,7 @@
  * and no partial policy is returned. */
 #include "policy.h"
 #include "cleanup.h"
+#include "msg.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -365,10 +366,7 @@ static int apply_flags(kg_policy *p, const kg_flags *flags, kgate_network *net, 
         const char *why = "invalid";
         if (!kg_host_entry_norm(w, h, &why)) {
             char shown[80];
-            size_t n = 0;
-            for (const char *s = w; *s && n < 60; s++)
-                shown[n++] = ((unsigned char)*s < 0x20 || *s == 0x7f) ? '?' : *s;
-            shown[n] = '\0';
+            kg_msg_quote(shown, sizeof shown, w, strlen(w));
             return kg_err_set(err, EINVAL, "--allow-net: invalid host name '%s': %s", shown, why);
         }
         kg_strv_push(p->allow_hosts, h);

@@ -9,14 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The spec as the message quotes it: one line, at most 60 bytes. */
-static void shown(const char *spec, char *buf, size_t len)
-{
-    size_t n = 0;
-    for (const char *s = spec; *s && n + 1 < len && n < 60; s++)
-        buf[n++] = ((unsigned char)*s < 0x20 || *s == 0x7f) ? '?' : *s;
-    buf[n] = '\0';
-}
+#include "msg.h"
 
 /* 1..65535 written in decimal digits only (no sign, no space, no 0x, no
  * leading zero: as allow_hosts ports). */
@@ -70,7 +63,7 @@ static int addr_of(const char *s, size_t len, char out[16], const char **why)
 int kg_publish_parse(const char *spec, kgate_publish *out, kg_error *err)
 {
     char q[64];
-    shown(spec, q, sizeof q);
+    kg_msg_quote(q, sizeof q, spec, strlen(spec));
     memset(out, 0, sizeof *out);
     const char *c1 = strchr(spec, ':');
     const char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;

@@ -84,6 +84,33 @@ END_TEST
 
 /* --dry-run prints the plan through kg_shell_quote: a word with a control
  * byte is written as bash's $'...', exact and without the raw byte. */
+/* The quote of a user's text in a refusal (a host name, a YAML value, a
+ * --publish spec): the four copies it replaced each did this. */
+START_TEST(a_quote_is_one_short_line)
+{
+    char out[64];
+    kg_msg_quote(out, sizeof out, "db.internal", 11);
+    ck_assert_str_eq(out, "db.internal");
+    /* Control bytes, a NUL among them, become '?'; UTF-8 is left to
+     * kg_msg_escape. */
+    kg_msg_quote(out, sizeof out, "a\nb\0c\x1b[2J\x7f\xc3\xa9", 12);
+    ck_assert_str_eq(out, "a?b?c?[2J?\xc3\xa9");
+    /* Longer than 60 bytes: 60 of them and "...". */
+    char long_in[200];
+    memset(long_in, 'x', sizeof long_in);
+    kg_msg_quote(out, sizeof out, long_in, sizeof long_in);
+    ck_assert_uint_eq(strlen(out), KG_MSG_QUOTE_MAX + 3);
+    ck_assert_str_eq(out + KG_MSG_QUOTE_MAX, "...");
+    kg_msg_quote(out, sizeof out, long_in, KG_MSG_QUOTE_MAX);
+    ck_assert_uint_eq(strlen(out), KG_MSG_QUOTE_MAX);
+    /* A small buffer is never overrun, and stays terminated. */
+    char small[8];
+    memset(small, 'Z', sizeof small);
+    kg_msg_quote(small, sizeof small, long_in, sizeof long_in);
+    ck_assert_uint_lt(strlen(small), sizeof small);
+}
+END_TEST
+
 START_TEST(dry_run_words_stay_printable)
 {
     static const struct {
@@ -119,6 +146,7 @@ int main(void)
     tcase_add_test(tc, escapes_what_a_terminal_acts_on);
     tcase_add_test(tc, every_byte_gives_one_printable_line);
     tcase_add_test(tc, dry_run_words_stay_printable);
+    tcase_add_test(tc, a_quote_is_one_short_line);
     suite_add_tcase(s, tc);
     return kgt_run_suite(s);
 }
