@@ -461,11 +461,7 @@ static bool only_spared_children(sup *s, const pid_t *spare, size_t nspare)
             for (size_t j = 0; j < nspare && !spared; j++) spared = spare[j] == kids[i];
             if (spared) continue;
             others++;
-            pid_t r;
-            do {
-                r = waitpid(kids[i], NULL, WNOHANG);
-            } while (r < 0 && errno == EINTR);
-            if (r == kids[i]) reaped++;
+            if (tree_reap(s, kids[i])) reaped++;
         }
         free(kids);
         if (others == 0) return true;
