@@ -1,23 +1,59 @@
-/* kgl-fork.c: the one way the support library forks a helper of its own
- * (kgl_fork_blocked, kgate-linux.h).  Every signal is blocked across the
- * fork: the core's handlers (and whatever a backend installed) would
- * otherwise run in a child that shares nothing with the state they
- * touch, between the fork and the child's first line. */
+/* kgl-fork.c: the ways the support library starts a process of its own
+ * (kgl_fork_blocked, kgl_vfork_blocked, kgate-linux.h).  Every signal is
+ * blocked across the start: the core's handlers (and whatever a backend
+ * installed) would otherwise run in a child that shares nothing with the
+ * state they touch, between the start and the child's first line. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include "kgate/kgate-linux.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <unistd.h>
+
+/* The child's stack in kgl_vfork_blocked: it runs a few system calls and
+ * an execve, far below this. */
+#define VFORK_STACK (256 * 1024)
+
+static void block_all(sigset_t *old)
+{
+    sigset_t all;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, old);
+}
+
+/* The caller's mask back, errno as the start left it. */
+static void restore(const sigset_t *old)
+{
+    int e = errno;
+    sigprocmask(SIG_SETMASK, old, NULL);
+    errno = e;
+}
 
 pid_t kgl_fork_blocked(void)
 {
-    sigset_t all, old;
-    sigfillset(&all);
-    sigprocmask(SIG_SETMASK, &all, &old);
+    sigset_t old;
+    block_all(&old);
     pid_t pid = fork();
     if (pid == 0) return 0;
+    restore(&old);
+    return pid;
+}
+
+pid_t kgl_vfork_blocked(int (*fn)(void *), void *arg)
+{
+    void *stack = mmap(NULL, VFORK_STACK, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (stack == MAP_FAILED) return -1;
+    sigset_t old;
+    block_all(&old);
+    pid_t pid = clone(fn, (char *)stack + VFORK_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, arg);
+    restore(&old);
     int e = errno;
-    sigprocmask(SIG_SETMASK, &old, NULL);
+    munmap(stack, VFORK_STACK);
     errno = e;
     return pid;
 }

@@ -28,8 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sched.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -267,7 +265,7 @@ fail:
     _exit(125);
 }
 
-/* The child's arguments when it shares kgate's memory (spawn_shared). */
+/* The child's arguments when it shares kgate's memory (kgl_vfork_blocked). */
 typedef struct shared_child {
     const kgl_spawn *s;
     const int *hi;
@@ -283,17 +281,11 @@ static int shared_child_main(void *arg)
 }
 
 /* Without a prepare, the child makes only system calls on what is its
- * own (its descriptor table, signal dispositions, directory: none of
- * CLONE_FILES, CLONE_SIGHAND, CLONE_FS) until it execs, so it can share
- * kgate's memory instead of copying it, as glibc's posix_spawn does:
- * a fork copies kgate's page tables, and the child's exec then tears
- * that copy down, about 2 ms of a 35 ms launch on a 2-vCPU VM
- * (docs/performance.md).  kgate waits (CLONE_VFORK) until the exec or the
- * child's _exit, so nothing of kgate runs meanwhile; the child's errno is
- * kgate's (shared TLS), which the caller takes right after.  The child
- * runs on a stack of its own.  -1 with errno when it cannot be made.
- * Address-sanitized builds fork instead: the sanitizer's bookkeeping of
- * the child's stack frames would be written into kgate's. */
+ * own until it execs, so it shares kgate's memory instead of copying it
+ * (kgl_vfork_blocked): about 5 ms of a 41 ms launch on a 2-vCPU VM
+ * (docs/performance.md).  Address-sanitized builds fork instead: the
+ * sanitizer's bookkeeping of the child's stack frames would be written
+ * into kgate's. */
 #if defined(__SANITIZE_ADDRESS__)
 #define KGL_SPAWN_SHARED 0
 #elif defined(__has_feature)
@@ -304,24 +296,6 @@ static int shared_child_main(void *arg)
 #ifndef KGL_SPAWN_SHARED
 #define KGL_SPAWN_SHARED 1
 #endif
-#define SHARED_STACK (256 * 1024)
-
-static pid_t spawn_shared(shared_child *a)
-{
-    void *stack = mmap(NULL, SHARED_STACK, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-    if (stack == MAP_FAILED) return -1;
-    sigset_t all, old;
-    sigfillset(&all);
-    sigprocmask(SIG_SETMASK, &all, &old);
-    pid_t pid =
-        clone(shared_child_main, (char *)stack + SHARED_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, a);
-    int e = errno;
-    sigprocmask(SIG_SETMASK, &old, NULL);
-    munmap(stack, SHARED_STACK);
-    errno = e;
-    return pid;
-}
 
 int kgl_spawn_start(const kgl_spawn *s, kgl_child *c, kgate_err *err)
 {
@@ -341,7 +315,7 @@ int kgl_spawn_start(const kgl_spawn *s, kgl_child *c, kgate_err *err)
     pid_t pid = -1;
     if (KGL_SPAWN_SHARED && !s->prepare) {
         shared_child a = {.s = s, .hi = hi, .report_w = rep[1], .report_r = rep[0], .parent = self};
-        pid = spawn_shared(&a);
+        pid = kgl_vfork_blocked(shared_child_main, &a);
     } else {
         pid = kgl_fork_blocked();
         if (pid == 0) {

@@ -109,6 +109,17 @@ int kgl_userns_trial(void);
  * trial all fork this way. */
 pid_t kgl_fork_blocked(void);
 
+/* The same, for a child that only makes system calls on what is its own
+ * (its descriptors, directory and signal dispositions) and then execs:
+ * fn(arg) runs sharing the caller's memory, on a stack of its own, as
+ * glibc's posix_spawn does, so nothing of the caller is copied (a fork
+ * copies its page tables, which the exec then tears down).  The caller
+ * waits until the child execs or _exits; fn must do one of the two and
+ * never return, and the child's errno is the caller's.  The child's pid,
+ * or -1 with errno.  The launch child without a prepare starts this way
+ * (kgl-launch.c). */
+pid_t kgl_vfork_blocked(int (*fn)(void *), void *arg);
+
 /* Mount sources as descriptors, destinations checked (kgl-pin.c): every
  * backend that execs bwrap does this at launch. */
 typedef enum {
