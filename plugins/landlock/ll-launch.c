@@ -443,8 +443,8 @@ static int start_helpers(const kgate_policy *pol, const kgate_probe *pr, const k
 
 /* The child forked, locked in (child_prepare), the core's launch line
  * written and the program exec'd: its pid in *pid, or -1 with err. */
-static int spawn_locked(const kgate_policy *pol, const kgate_probe *pr, const kgate_launch *io,
-                        const char *path, ll_run *run, pid_t *pid, kgate_err *err)
+static int spawn_locked(const kgate_policy *pol, const kgate_launch *io, const char *path,
+                        ll_run *run, pid_t *pid, kgate_err *err)
 {
     int ready[2] = {-1, -1}, go[2] = {-1, -1};
     if (pipe2(ready, O_CLOEXEC) < 0 || pipe2(go, O_CLOEXEC) < 0) {
@@ -458,7 +458,7 @@ static int spawn_locked(const kgate_policy *pol, const kgate_probe *pr, const kg
                      .nonet = run->r.nonet,
                      .pty = io->pty,
                      .ipc_end = run->ipc.child_end,
-                     .ipc_notify = kgate_probe_fact(pr, LL_FACT_IPC, 0) == 1,
+                     .ipc_notify = run->un.ipc.on, /* start_helpers read the probe */
                      .tty = io->stdin_fd,
                      .ready_w = ready[1],
                      .go_r = go[0]};
@@ -530,7 +530,7 @@ int ll_launch(const kgate_host *host, const kgate_policy *pol, const kgate_probe
     pid_t pid = -1;
     if (make_tmp(&run, err) < 0 || make_rulesets(host, pol, pr, io, abi, &run, err) < 0 ||
         start_helpers(pol, pr, io, pargv, argc, &run, err) < 0 ||
-        spawn_locked(pol, pr, io, pargv[0], &run, &pid, err) < 0)
+        spawn_locked(pol, io, pargv[0], &run, &pid, err) < 0)
         return -1;
     hand_over(proc, pid, &run);
     host->log(host, KGATE_LOG_DEBUG, "landlock: program pid %ld, %zu rules, ABI %d", (long)pid,
