@@ -141,17 +141,30 @@ F_SETPIPE_SZ = 1031
 PIPE_SIZE = 1 << 20
 
 
-def pipe_throughput(argv, env, cwd, total, buf):
+def pipe_throughput(argv, env, cwd, total, buf, relay=None):
     """(MB/s, CPU seconds) of argv writing total bytes to its stdout: a
     pipe of PIPE_SIZE (the same for every launcher, so that none gets a
     bigger one than another), drained into buf (a memoryview, reused).
-    CPU is what wait4 counts for argv and what it reaped, and what it
-    left for us to reap."""
+    With relay (an argv, such as ["cat"]), argv writes into a pipe of
+    PIPE_SIZE that relay reads, and relay writes into the drained one.
+    CPU is what wait4 counts for argv (and relay) and what they reaped,
+    and what they left for us to reap."""
     r, w = os.pipe()
     fcntl.fcntl(r, F_SETPIPE_SZ, PIPE_SIZE)
     t0 = time.perf_counter()
-    p = subprocess.Popen(argv, env=env, cwd=cwd, stdout=w, stdin=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
+    procs = []
+    if relay:
+        mid_r, mid_w = os.pipe()
+        fcntl.fcntl(mid_r, F_SETPIPE_SZ, PIPE_SIZE)
+        procs.append(subprocess.Popen(relay, env=env, cwd=cwd, stdin=mid_r, stdout=w,
+                                      stderr=subprocess.DEVNULL))
+        os.close(mid_r)
+        procs.append(subprocess.Popen(argv, env=env, cwd=cwd, stdout=mid_w,
+                                      stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        os.close(mid_w)
+    else:
+        procs.append(subprocess.Popen(argv, env=env, cwd=cwd, stdout=w,
+                                      stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     os.close(w)
     got = 0
     while True:
@@ -160,11 +173,14 @@ def pipe_throughput(argv, env, cwd, total, buf):
             break
         got += n
     os.close(r)
-    _, status, ru = os.wait4(p.pid, 0)
-    rc = os.waitstatus_to_exitcode(status)
+    rc, cpu = 0, 0.0
+    for p in procs:
+        _, status, ru = os.wait4(p.pid, 0)
+        rc = rc or os.waitstatus_to_exitcode(status)
+        cpu += ru.ru_utime + ru.ru_stime
     dt = time.perf_counter() - t0
     adopted = reap_adopted() / 1e3
     if got != total or rc != 0:
         raise SystemExit("expected %d bytes and status 0, got %d and %d from %s"
                          % (total, got, rc, shlex.join(argv)))
-    return got / dt / 1e6, ru.ru_utime + ru.ru_stime + adopted
+    return got / dt / 1e6, cpu + adopted

@@ -3,6 +3,7 @@
 directly (the one `kgate run --dry-run` prints).  Target (issue 28): the
 median of the per-pair ratios at most 1.10, and no run's own CPU more than
 1 ms above bwrap's (kgate's CPU in a pair less bwrap's in the same pair)."""
+import os
 import statistics
 import sys
 
@@ -13,6 +14,7 @@ runs = int(sys.argv[1]) if len(sys.argv) > 1 else 200
 env, proj = common.sandbox_env("network: off\n")
 bwrap = common.dry_run_argv(env, proj)
 kgate = [common.KGATE, "run", "--no-pty", "--", "true"]
+print("launch  load average before: %.2f %.2f %.2f, %d CPUs" % (*os.getloadavg(), os.cpu_count()))
 ck, cb = [], []
 tk, tb = common.paired(kgate, bwrap, runs, env, proj, cpu_a=ck, cpu_b=cb)
 
@@ -39,3 +41,4 @@ print("launch  wall per-pair ratio: median %.3f (p10 %.3f, p90 %.3f, n=%d); targ
 print("launch  cpu per-pair kgate-bwrap: median %+.2f ms, max %+.2f ms, %d of %d runs above "
       "+1 ms; target: none above +1 ms"
       % (statistics.median(extra), extra[-1], sum(1 for e in extra if e > 1.0), len(extra)))
+print("launch  load average after: %.2f %.2f %.2f" % os.getloadavg())

@@ -2,7 +2,7 @@
 # Runs every benchmark against the build in ./build (or $KGATE_BUILD_ROOT),
 # building the benchmark programs first.  Not part of the test suite's
 # verdict: figures, not pass/fail.  Sizes: LAUNCH_RUNS, RESTRICTED_RUNS,
-# OUTPUT_BYTES, OUTPUT_ROUNDS, DENY_RUNS, PLUGIN_RUNS, NET_ROUNDS,
+# OUTPUT_PAIRS, OUTPUT_BYTES (sizes, space-separated), DENY_RUNS, PLUGIN_RUNS, NET_ROUNDS,
 # NET_SCALE (allowed-name counts, space-separated), LANDLOCK_PAIRS,
 # PEERS_TRUE, PEERS_OUTPUT; PEERS_INSTALL=1 lets peers.py install the
 # other sandboxes it compares with (apt-get, npm).
@@ -25,7 +25,8 @@ if [ "$(id -u)" -eq 0 ]; then
 else
     echo "restricted_net  skipped: builds network namespaces, needs root"
 fi
-python3 output.py "${OUTPUT_BYTES:-1000000000}" "${OUTPUT_ROUNDS:-5}"
+# shellcheck disable=SC2086 # OUTPUT_BYTES: one size a word
+python3 output.py "${OUTPUT_PAIRS:-10}" ${OUTPUT_BYTES:-}
 "$B/bench/bench_denyexec" "${DENY_RUNS:-2000}"
 "$B/bench/bench_plugins" "${PLUGIN_RUNS:-2000}"
 python3 landlock_work.py "${LANDLOCK_PAIRS:-7}"
