@@ -282,8 +282,15 @@ static pid_t spawn_dnsmasq(const char *bin, int conf)
         return pid;
     }
     prctl(PR_SET_PDEATHSIG, SIGTERM);
+    /* The shim holds nothing of kgate's but the configuration: a copy of
+     * the program's output pipes, or of kgate's own stdout, would keep
+     * their readers from seeing the end of the run until the shim ends. */
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0) _exit(127);
+    if (conf != 3 && dup2(conf, 3) != 3) _exit(127);
+    syscall(SYS_close_range, 4U, ~0U, 0U);
     pid_t d = fork();
-    if (d == 0) exec_dnsmasq(bin, conf);
+    if (d == 0) exec_dnsmasq(bin, 3);
     int sig = 0;
     while (d > 0 && sigwait(&set, &sig) == 0) {
         if (sig == SIGTERM) kill(d, SIGTERM);

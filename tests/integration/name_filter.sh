@@ -449,6 +449,45 @@ alive() {
     done
 }
 
+# The resolver's shim in the Landlock box (kgl-unotify-dns.c: dnsmasq's
+# parent, which outlives the program) holds nothing of kgate's but the
+# configuration: a copy of kgate's stdout or of the program's output pipe
+# kept a reader of the run waiting a second past the end (the core's
+# drain timeout).  kgate's stdout is a pipe here, and the run is shown to
+# have happened.
+shim_holds_nothing_of_kgate() {
+    local tag="43.$TAG$RANDOM" spid="" d shim fds=""
+    mkfifo "$KG_TMP/out.$tag"
+    sb allowed.test /bin/sh -c "echo ran; exec /bin/sleep $tag" >"$KG_TMP/out.$tag" 2>/dev/null &
+    local bg=$!
+    exec 7<"$KG_TMP/out.$tag"
+    for _ in $(seq 100); do
+        spid=$(pgrep -xf "(/usr)?/bin/sleep $tag") && break
+        sleep 0.1
+    done
+    # This run's kgate, and the dnsmasq below it.
+    local p=$spid kpid=
+    while [ -n "$p" ] && p=$(ps -o ppid= -p "$p" | tr -d ' ') && [ -n "$p" ] && [ "$p" -gt 1 ]; do
+        [ "$(ps -o comm= -p "$p")" = kgate ] && kpid=$p
+    done
+    for d in $(pgrep -x dnsmasq); do
+        shim=$(ps -o ppid= -p "$d" | tr -d ' ')
+        [ -n "$kpid" ] && [ "$(ps -o ppid= -p "$shim" | tr -d ' ')" = "$kpid" ] && break
+        shim=
+    done
+    [ -n "$shim" ] && fds=$(for f in /proc/"$shim"/fd/*; do readlink "$f"; done | sort -u | tr '\n' '|')
+    [ -n "$spid" ] && kill "$spid"
+    wait "$bg"
+    local out
+    out=$(cat <&7)
+    exec 7<&-
+    [ "$out" = ran ] && [ -n "$shim" ] &&
+        [ -z "$(printf '%s' "$fds" | tr '|' '\n' | grep -v -e '^/dev/null$' -e '^/memfd:kgate-dnsmasq.conf')" ] || {
+        echo "  out='$out' kgate=$kpid shim=$shim its descriptors: $fds"
+        return 1
+    }
+}
+
 # SIGKILL of kgate while the program sleeps (its argument is this run's
 # marker): the program, the resolver and slirp4netns all go.
 kill9_cleans_up() {
@@ -678,6 +717,8 @@ for who in $(test_users); do
     check "--quiet: no summary on stderr, the audit line stays" quiet_silences_summary
     if [ "$NF_BOX" = landlock ]; then
         check "the resolver cannot be traced from inside" resolver_untouchable
+        check "the resolver's shim holds nothing of kgate's but its configuration" \
+            shim_holds_nothing_of_kgate
         check "10,000 allowed names launch" scale_launches
         STAGE=landlock
         check "dnsmasq failing to start refuses before the audit launch line" \
