@@ -5,6 +5,7 @@
 #include "sf-internal.h"
 
 #include "kgate/kgate-hostspec.h"
+#include "kgate/kgate-linux.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -521,19 +522,8 @@ static void mark_ports(const sf_filter *f, const sorted *s, const char *name, in
     }
 }
 
-char *sf_dnsmasq_conf(const sf_filter *f, int log_queries)
+static void conf_header(FILE *o, int log_queries)
 {
-    sorted s;
-    if (sorted_make(f, &s) < 0) return NULL;
-    unsigned char *want = calloc(f->n_ports ? f->n_ports : 1, 1);
-    char *buf = NULL;
-    size_t sz = 0;
-    FILE *o = want ? open_memstream(&buf, &sz) : NULL;
-    if (!o) {
-        free(s.v);
-        free(want);
-        return NULL;
-    }
     /* Every line below is built from parsed entries: names of
      * [a-z0-9.-], ports as numbers. */
     fputs("# kgate slirp-filter: the only resolver the sandbox can reach\n"
@@ -560,47 +550,93 @@ char *sf_dnsmasq_conf(const sf_filter *f, int log_queries)
           "address=/#/\n",
           o);
     if (log_queries) fputs("log-queries\nlog-async=100\n", o);
-    for (size_t i = 0; i < s.n; i++) {
-        const sf_entry *e = s.v[i];
-        if (i > 0 && s.v[i - 1]->wildcard == e->wildcard && strcmp(s.v[i - 1]->name, e->name) == 0)
+}
+
+/* The names forwarded upstream; those below an exact name, refused.
+ * Names that share a target share a line (kgl_dns_line). */
+static int conf_servers(FILE *o, const sorted *s)
+{
+    kgl_dns_line srv = KGL_DNS_LINE(o, "server="), loc = KGL_DNS_LINE(o, "local=");
+    for (size_t i = 0; i < s->n; i++) {
+        const sf_entry *e = s->v[i];
+        if (i > 0 && s->v[i - 1]->wildcard == e->wildcard &&
+            strcmp(s->v[i - 1]->name, e->name) == 0)
             continue;
-        fprintf(o, "server=/%s%s/" SF_DNS_ADDR "\n", e->wildcard ? "*." : "", e->name);
+        kgl_dns_line_add(&srv, e->wildcard ? "*." : "", e->name, SF_DNS_ADDR);
         if (e->wildcard) continue;
         /* dnsmasq's /name/ covers the names under it too: an exact entry
          * refuses those, unless a wildcard at or above it allows them. */
         int covered = 0;
         for (const char *up = e->name; up && !covered; up = strchr(up, '.')) {
             if (*up == '.') up++;
-            for (size_t k = sorted_find(&s, up); k < s.n && strcmp(s.v[k]->name, up) == 0; k++)
-                covered |= s.v[k]->wildcard;
+            for (size_t k = sorted_find(s, up); k < s->n && strcmp(s->v[k]->name, up) == 0; k++)
+                covered |= s->v[k]->wildcard;
         }
-        if (!covered) fprintf(o, "local=/*.%s/\n", e->name);
+        if (!covered) kgl_dns_line_add(&loc, "*.", e->name, "");
     }
-    /* --nftset takes the most specific domain, and its patterns have no
-     * "*." form (measured, 2.90): one line per distinct name, with every
-     * set a name at or under it may need (its own entries' and those of
-     * the wildcards above it). */
-    for (size_t i = 0; i < s.n; i++) {
-        const sf_entry *e = s.v[i];
-        if (i > 0 && strcmp(s.v[i - 1]->name, e->name) == 0) continue;
-        memset(want, 0, f->n_ports);
-        mark_ports(f, &s, e->name, 0, want);
-        for (const char *up = strchr(e->name, '.'); up; up = strchr(up + 1, '.'))
-            mark_ports(f, &s, up + 1, 1, want);
-        fprintf(o, "nftset=/%s/", e->name);
-        int first = 1;
-        for (size_t p = 0; p < f->n_ports; p++) {
-            if (!want[p]) continue;
-            char sn[16];
-            set_name(sn, sizeof sn, f->ports[p]);
-            fprintf(o, "%s4#inet#" SF_NFT_TABLE "#%s", first ? "" : ",", sn);
-            first = 0;
-        }
-        fputc('\n', o);
+    int a = kgl_dns_line_end(&srv), b = kgl_dns_line_end(&loc);
+    return a < 0 || b < 0 ? -1 : 0;
+}
+
+/* The sets a name's answers go into: its own entries' ports and those of
+ * the wildcards above it, as "4#inet#kgate#any,...".  -1: too long. */
+static int name_sets(const sf_filter *f, const sorted *s, const char *name, unsigned char *want,
+                     char *out, size_t outsz)
+{
+    memset(want, 0, f->n_ports);
+    mark_ports(f, s, name, 0, want);
+    for (const char *up = strchr(name, '.'); up; up = strchr(up + 1, '.'))
+        mark_ports(f, s, up + 1, 1, want);
+    size_t len = 0;
+    out[0] = '\0';
+    for (size_t p = 0; p < f->n_ports; p++) {
+        if (!want[p]) continue;
+        char sn[16];
+        set_name(sn, sizeof sn, f->ports[p]);
+        int k =
+            snprintf(out + len, outsz - len, "%s4#inet#" SF_NFT_TABLE "#%s", len ? "," : "", sn);
+        if (k < 0 || (size_t)k >= outsz - len) return -1;
+        len += (size_t)k;
     }
-    free(s.v);
+    return 0;
+}
+
+/* --nftset takes the most specific domain, and its patterns have no "*."
+ * form (measured, 2.90): each distinct name once, with every set a name
+ * at or under it may need. */
+static int conf_nftsets(FILE *o, const sf_filter *f, const sorted *s)
+{
+    unsigned char *want = calloc(f->n_ports ? f->n_ports : 1, 1);
+    if (!want) return -1;
+    kgl_dns_line set = KGL_DNS_LINE(o, "nftset=");
+    char sets[KGL_DNS_LINE_MAX];
+    int rc = 0;
+    for (size_t i = 0; i < s->n && rc == 0; i++) {
+        const sf_entry *e = s->v[i];
+        if (i > 0 && strcmp(s->v[i - 1]->name, e->name) == 0) continue;
+        rc = name_sets(f, s, e->name, want, sets, sizeof sets);
+        if (rc == 0) kgl_dns_line_add(&set, "", e->name, sets);
+    }
+    int e = kgl_dns_line_end(&set);
     free(want);
-    if (fclose(o) != 0) {
+    return rc < 0 || e < 0 ? -1 : 0;
+}
+
+char *sf_dnsmasq_conf(const sf_filter *f, int log_queries)
+{
+    sorted s;
+    if (sorted_make(f, &s) < 0) return NULL;
+    char *buf = NULL;
+    size_t sz = 0;
+    FILE *o = open_memstream(&buf, &sz);
+    if (!o) {
+        free(s.v);
+        return NULL;
+    }
+    conf_header(o, log_queries);
+    int rc = conf_servers(o, &s) < 0 || conf_nftsets(o, f, &s) < 0 ? -1 : 0;
+    free(s.v);
+    if (fclose(o) != 0 || rc < 0) {
         free(buf);
         return NULL;
     }

@@ -15,6 +15,7 @@
 #endif
 #include "kgate/kgate-unotify.h"
 #include "kgate/kgate-hostspec.h"
+#include "kgate/kgate-linux.h"
 
 #include <arpa/inet.h>
 #include <arpa/nameser.h>
@@ -127,14 +128,19 @@ int kgl_un_find_dnsmasq(char *out, size_t len)
     return -1;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 /* 1 when a wildcard entry at or above name (strictly above for "*.")
- * lets the names under name through. */
-static int covered(const kgl_un_net *n, const char *name)
+ * lets the names under name through.  wild: the wildcards' names, sorted
+ * (a search each, so that 10,000 entries cost n log n, not n squared). */
+static int covered(const char *const *wild, size_t n_wild, const char *name)
 {
     for (const char *up = name; up; up = strchr(up, '.')) {
         if (*up == '.') up++;
-        for (size_t k = 0; k < n->n_hosts; k++)
-            if (n->hosts[k].wildcard && strcmp(n->hosts[k].name, up) == 0) return 1;
+        if (n_wild && bsearch(&up, wild, n_wild, sizeof *wild, cmp_str)) return 1;
     }
     return 0;
 }
@@ -168,7 +174,7 @@ static const char *resolver_user(void)
 }
 
 /* The configuration; every line is built from parsed names ([a-z0-9.-])
- * and numbers. */
+ * and numbers.  Names that share a target share a line (kgl_dns_line). */
 static int write_conf(FILE *o, const kgl_un_net *n, const char *up, unsigned port)
 {
     fprintf(o,
@@ -179,14 +185,24 @@ static int write_conf(FILE *o, const kgl_un_net *n, const char *up, unsigned por
             "filter-AAAA\nstop-dns-rebind\nmax-cache-ttl=3600\n"
             "address=/#/\n",
             port, resolver_user());
+    const char **wild = malloc((n->n_hosts ? n->n_hosts : 1) * sizeof *wild);
+    if (!wild) return -1;
+    size_t n_wild = 0;
+    for (size_t i = 0; i < n->n_hosts; i++)
+        if (n->hosts[i].wildcard) wild[n_wild++] = n->hosts[i].name;
+    qsort(wild, n_wild, sizeof *wild, cmp_str);
+    kgl_dns_line srv = KGL_DNS_LINE(o, "server="), loc = KGL_DNS_LINE(o, "local=");
     for (size_t i = 0; i < n->n_hosts; i++) {
         const kgl_un_host *h = &n->hosts[i];
-        fprintf(o, "server=/%s%s/%s\n", h->wildcard ? "*." : "", h->name, up);
+        kgl_dns_line_add(&srv, h->wildcard ? "*." : "", h->name, up);
         /* dnsmasq's /name/ takes the names below it too; an exact entry
          * does not, unless a wildcard above allows them. */
-        if (!h->wildcard && !covered(n, h->name)) fprintf(o, "local=/*.%s/\n", h->name);
+        if (!h->wildcard && !covered(wild, n_wild, h->name))
+            kgl_dns_line_add(&loc, "*.", h->name, "");
     }
-    return fflush(o) == 0 ? 0 : -1;
+    free(wild);
+    int a = kgl_dns_line_end(&srv), b = kgl_dns_line_end(&loc);
+    return a < 0 || b < 0 || fflush(o) != 0 ? -1 : 0;
 }
 
 /* A free port on 127.0.0.1 for UDP and TCP, at this moment. */
