@@ -1,25 +1,30 @@
 /* sf-launch.c: the restricted-network construction, as measured on an
  * ordinary uid (../shared/notes/linux-namespaces-measured.md):
  *
- *   kgate (launch)                      helper H (fork)
- *   ------------------------------      ------------------------------------
- *                                       unshare(USER|NET|NS), map 0 -> uid
- *   <- "R" ------------------------------
+ *   kgate (launch)              helper H (fork)         keeper N (H's child)
+ *   -------------------------   ---------------------   ---------------------
+ *                               unshare(USER|NET|NS),
+ *                               map 0 -> uid, lo up,
+ *                               tap0, private mounts,
+ *                               resolv.conf bound over
+ *                               /etc/resolv.conf
+ *                               fork N ---------------> nft -f -, dnsmasq
+ *                               exec bwrap: it sets
+ *                               up the box and waits
+ *                               for its filter
+ *   <- "R" ----------------------------------------------
  *   start slirp4netns --userns-path
  *     =/proc/H/ns/user H tap0, wait
  *     for its ready fd
- *   -- "G" ----------------------------->
- *                                       private mounts, resolv.conf bound
- *                                       over /etc/resolv.conf, wait for
- *                                       10.0.2.100 on tap0, resolve names
- *                                       here, iptables-restore
- *   <- "X" (or "E<message>") ------------
- *                                       stdio, bwrap's descriptors, the
- *                                       project, exec bwrap (nested user
- *                                       namespace, the seccomp filter)
- *   EOF on the control socket and on the
- *     spawn report pipe: exec done (a
- *     report names the step that failed)
+ *   -- "G" --------------------------------------------->
+ *   bwrap's info, the gate                              10.0.2.100 on tap0,
+ *                                                       nft done, dnsmasq
+ *                                                       listening
+ *   <- "X" (or "E<message>"), EOF -----------------------
+ *   the mounts checked, the launch                      stays, so that
+ *     line committed, the filter                        dnsmasq and the
+ *     sent: the program runs                            watcher live as
+ *                                                       long as bwrap
  *
  * H is the launch child of the SDK's bwrap start (kgl_bwrap_spawn,
  * kgl-bwrap.c), which runs the part above in child_prepare and does the
@@ -27,7 +32,7 @@
  * setup gate, the mounts checked and the filter sent are that one code, so
  * both backends start and judge bwrap the same way.
  *
- * The iptables rules belong to H's user namespace.  bwrap's --unshare-user
+ * The nftables rules belong to H's user namespace.  bwrap's --unshare-user
  * puts the program one namespace deeper, where capabilities do not reach
  * the network namespace, so the program cannot flush the filter.  bwrap
  * also loads the bubblewrap backend's seccomp filter (--seccomp FD, built
@@ -35,9 +40,9 @@
  * execs the program: no keyring, no mount API, no TIOCSTI here either.
  *
  * Both H and slirp4netns carry PR_SET_PDEATHSIG(SIGKILL) towards the kgate
- * process, and dnsmasq and the watcher towards H (each checking its parent
- * after the prctl), so a killed kgate leaves none of them behind, guard or
- * no guard. */
+ * process, N towards H, and dnsmasq and the watcher towards N (each
+ * checking its parent after the prctl), so a killed kgate leaves none of
+ * them behind, guard or no guard. */
 #include "sf-internal.h"
 
 #include "kgate/kgate-linux.h"
@@ -454,6 +459,44 @@ static void child_resolver_wait(const sf_child_ctx *c, sf_dns_run *r)
     }
 }
 
+/* N, the network keeper: a child of H in H's namespaces, which starts the
+ * filter and the resolver, waits for slirp4netns ("G" from the parent),
+ * and says "X" once the program may run.  It then stays, doing nothing, as
+ * the parent the resolver and the watcher die with: its own parent death
+ * signal ties it to H, which is bwrap by then, so the stage's processes
+ * end with the box.  It holds only the control socket, the resolver's
+ * configuration and the events pipe (as 3, 4 and 5). */
+static _Noreturn void keeper_run(const sf_child_ctx *parent, pid_t h)
+{
+    const int keep[] = {parent->ctl, parent->dns_conf, parent->events};
+    size_t n_keep = parent->events >= 0 ? 3 : 2;
+    child_detach(keep, n_keep, h);
+    int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (nul >= 0) dup2(nul, 2);
+    sf_child_ctx mine = *parent;
+    mine.ctl = 3;
+    mine.dns_conf = 4;
+    mine.events = n_keep == 3 ? 5 : -1;
+    for (int fd = 3; fd < 3 + (int)n_keep; fd++) fcntl(fd, F_SETFD, FD_CLOEXEC);
+    const sf_child_ctx *c = &mine;
+
+    sf_nft_run nft;
+    sf_dns_run dns;
+    child_nft_start(c, &nft);
+    child_resolver_start(c, &dns);
+    if (send(c->ctl, "R", 1, MSG_NOSIGNAL) != 1) _exit(1);
+    if (read_byte(c->ctl, SF_WAIT_SLIRP_MS + SF_WAIT_UNSHARE_MS) != 'G') _exit(1);
+    child_wait_tap(c);
+    /* The program never runs without the whole filter and its resolver. */
+    child_nft_finish(c, &nft);
+    child_resolver_wait(c, &dns);
+    close(c->dns_conf);
+    if (c->events >= 0) close(c->events);
+    if (send(c->ctl, "X", 1, MSG_NOSIGNAL) != 1) _exit(1);
+    close(c->ctl);
+    for (;;) pause();
+}
+
 /* H is started by kgl_spawn_start (kgl-launch.c), which has reset the
  * core's handlers, set the parent death signal (if kgate dies, so does H,
  * and after exec bwrap, whose --die-with-parent then ends the program) and
@@ -469,9 +512,8 @@ static void child_resolver_wait(const sf_child_ctx *c, sf_dns_run *r)
  * bubblewrap's launch child does.
  *
  * H runs with every signal blocked (the parent forked it so) until just
- * before exec.  It relies on glibc's fork handlers for malloc and NSS:
- * resolving names needs both, and only H is inside the namespace.  A
- * failure here is an "E<message>" on the control socket. */
+ * before exec, and so does N, its child, throughout.  A failure in either
+ * is an "E<message>" on the control socket. */
 static int child_prepare(void *ctx)
 {
     sf_child_ctx *c = ctx;
@@ -487,33 +529,27 @@ static int child_prepare(void *ctx)
     if (unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS) < 0)
         child_fail(c, "unshare(user, net, mount): %s", strerror(errno));
     if (child_map_ids(c) < 0) child_fail(c, "writing the uid/gid map: %s", strerror(errno));
-    /* The filter and the resolver need only the namespace: they start
-     * while the parent starts slirp4netns. */
     child_loopback_up(c);
     child_tap_persist(c);
-    sf_nft_run nft;
-    sf_dns_run dns;
-    child_nft_start(c, &nft);
-    child_resolver_start(c, &dns);
-    if (send(c->ctl, "R", 1, MSG_NOSIGNAL) != 1) _exit(1);
-    if (read_byte(c->ctl, SF_WAIT_SLIRP_MS + SF_WAIT_UNSHARE_MS) != 'G') _exit(1);
-
+    /* What bwrap's recursive bind of / must see: in place before its exec. */
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
         child_fail(c, "making mounts private: %s", strerror(errno));
     child_place_resolv_conf(c);
-    child_wait_tap(c);
 
-    /* The program never runs without the whole filter and its resolver. */
-    child_nft_finish(c, &nft);
-    child_resolver_wait(c, &dns);
+    /* The rest of the network comes up in N while bwrap sets up the box:
+     * the program waits for both (the parent sends bwrap the filter only
+     * after N's "X"). */
+    pid_t h = getpid();
+    pid_t n = fork();
+    if (n < 0) child_fail(c, "fork: %s", strerror(errno));
+    if (n == 0) keeper_run(c, h);
     /* The program must never hold these. */
+    close(c->ctl);
     close(c->dns_conf);
     if (c->events >= 0) close(c->events);
     sigaction(SIGPIPE, &pipe_inherited, NULL);
-
-    /* The network is ready; the rest is the spawn helper's, which reports
-     * through its own pipe (an EOF here then means the exec, or that). */
-    if (send(c->ctl, "X", 1, MSG_NOSIGNAL) != 1) _exit(1);
+    /* The rest is the spawn helper's, which reports through its own pipe
+     * (an EOF there then means the exec, or that). */
     return 0;
 }
 
@@ -745,28 +781,24 @@ static int slirp_up(sf_net *n, const kgl_bwrap *b, const sf_tools *tools, const 
     return 0;
 }
 
-/* "G" to H, then its filter and resolver in place ("X"), or why not. */
-static int network_done(sf_net *n, kgl_bwrap *b, kgate_err *err)
+/* N's filter and resolver in place ("X"), or why not.  N closes its end
+ * after "X" and stays: the EOF ends the read. */
+static int network_done(sf_net *n, kgate_err *err)
 {
     char msg[600] = "";
-    if (send(n->sv[0], "G", 1, MSG_NOSIGNAL) != 1)
-        return kgate_err_set(err, errno, "network helper ended early");
     ssize_t got = kgl_read_to_eof(n->sv[0], msg, sizeof msg, SF_WAIT_SETUP_MS, KGL_READ_DRAIN);
     if (got < 0) return kgate_err_set(err, ETIMEDOUT, "network helper: setup did not finish");
     const char *e = strchr(msg, 'E');
     if (e) return kgate_err_set(err, 0, "%s", e + 1);
-    if (!strchr(msg, 'X')) {
-        helper_gone(&b->spawn, &b->child, "ended before starting the program", err);
-        return -1;
-    }
-    /* The control socket is closed on exec: H has exec'd bwrap, or one of
-     * the spawn helper's steps failed and its report says which. */
+    if (!strchr(msg, 'X'))
+        return kgate_err_set(err, 0, "network helper: ended before the network was ready");
     return 0;
 }
 
-/* While H is in its namespaces and waits: slirp4netns, the ports, and
- * H's filter and resolver.  H execs bwrap after "X". */
-static int network_up(sf_net *n, kgl_bwrap *b, const kgate_policy *policy, const sf_tools *tools,
+/* While H is in its namespaces and N waits: slirp4netns and the ports,
+ * then "G" to N, which then puts its filter and resolver in place while
+ * bwrap sets up the box. */
+static int network_go(sf_net *n, kgl_bwrap *b, const kgate_policy *policy, const sf_tools *tools,
                       const sf_filter *flt, kgate_err *err)
 {
     const kgate_publish *pub = NULL;
@@ -774,13 +806,16 @@ static int network_up(sf_net *n, kgl_bwrap *b, const kgate_policy *policy, const
     if (sf_publish_check(policy, &pub, &n_pub, err) < 0 || await_namespaces(n, b, err) < 0 ||
         slirp_up(n, b, tools, flt, pub, n_pub, err) < 0)
         return -1;
-    return network_done(n, b, err);
+    if (send(n->sv[0], "G", 1, MSG_NOSIGNAL) != 1)
+        return kgate_err_set(err, errno, "network helper ended early");
+    return 0;
 }
 
-/* H (kgl_bwrap_spawn, with child_prepare) sets up the network between
- * its fork and its exec of bwrap, while this side starts slirp4netns; the
- * rest is the SDK's bwrap start, as for the bubblewrap box: bwrap's info,
- * the setup gate, the mounts checked, the filter sent. */
+/* H (kgl_bwrap_spawn, with child_prepare) makes the namespaces between
+ * its fork and its exec of bwrap and leaves N there; this side starts
+ * slirp4netns; the rest is the SDK's bwrap start, as for the bubblewrap
+ * box: bwrap's info, the setup gate, the mounts checked, the filter sent,
+ * which waits for N's "X". */
 static int launch_with(const kgate_host *host, const kgate_policy *policy, const kgate_plan *plan,
                        const kgate_launch *io, const sf_tools *tools, kgate_proc *proc,
                        const char *ruleset, int dns_conf, int events, const sf_filter *flt,
@@ -792,7 +827,7 @@ static int launch_with(const kgate_host *host, const kgate_policy *policy, const
     if (plan_to_start(host, plan, tools, bwrap_path, sizeof bwrap_path, &b, err) < 0) return -1;
     b.io = io;
     b.dir = policy->project;
-    /* bwrap runs once H execs it, after the network is up. */
+    /* bwrap's info comes once H has its namespaces and has exec'd. */
     b.info_wait_ms = SF_WAIT_SLIRP_MS;
     if (kgl_bwrap_open(&b, err) < 0 || open_control(&net, err) < 0) return -1;
     sf_child_ctx c = {
@@ -813,8 +848,12 @@ static int launch_with(const kgate_host *host, const kgate_policy *policy, const
     /* H has its copy; slirp4netns, forked next, must not get one. */
     kgl_closep(&net.sv[1]);
     net.sv[1] = -1;
-    if (started < 0 || network_up(&net, &b, policy, tools, flt, err) < 0) return -1;
-    if (kgl_bwrap_exec_wait(&b, err) < 0 || kgl_bwrap_await(&b, err) < 0) return -1;
+    if (started < 0 || network_go(&net, &b, policy, tools, flt, err) < 0) return -1;
+    /* bwrap sets up the box while N finishes the network: the program
+     * starts (let_run) only once both are done. */
+    if (kgl_bwrap_exec_wait(&b, err) < 0 || kgl_bwrap_await(&b, err) < 0 ||
+        network_done(&net, err) < 0)
+        return -1;
     /* The filter and the resolver are loaded: let_run checks the mounts and
      * commits the audit's launch line before the program's filter goes, so
      * a list that cannot be loaded leaves a refusal, not a launch line. */

@@ -322,15 +322,16 @@ CapAmb:	0000000000000000"
 # its own), up through its parents, never by a name alone (other runs'
 # dnsmasq and slirp4netns may be there): kgate is the program's first
 # ancestor with a slirp4netns child, H (the network helper, bwrap after its
-# exec) its child on the way, the guard the leader of H's group, the
-# resolver H's dnsmasq child.  Sets RP_PROG, RP_KGATE, RP_H, RP_GUARD,
-# RP_SLIRP, RP_DNS, each "PID:STARTTIME" (so a reused pid is not taken
-# for the process), and fails until all are there.
+# exec) its child on the way, the guard the leader of H's group, N (the
+# network keeper) H's other child, the resolver N's dnsmasq child.  Sets
+# RP_PROG, RP_KGATE, RP_H, RP_GUARD, RP_SLIRP, RP_N, RP_DNS, each
+# "PID:STARTTIME" (so a reused pid is not taken for the process), and
+# fails until all are there.
 rp_id() { local st; st=$(cut -d' ' -f22 "/proc/$1/stat" 2>/dev/null) && echo "$1:$st"; }
 rp_alive() { [ -n "$1" ] && [ "$(rp_id "${1%%:*}")" = "$1" ]; }
 rp_child() { ps --ppid "$1" -o pid=,comm= | awk -v c="$2" '$2 == c {print $1; exit}'; }
 run_procs() {
-    local tag=$1 p pp prog slirp="" h="" guard dns
+    local tag=$1 p pp prog slirp="" h="" guard n dns
     prog=$(pgrep -xf "(/usr)?/bin/sleep $tag") || return 1
     p=$prog
     while [ "${p:-1}" -gt 1 ]; do
@@ -342,13 +343,14 @@ run_procs() {
     done
     [ -n "$h" ] || return 1
     guard=$(ps -o pgid= -p "$h" | tr -d ' ')
-    dns=$(rp_child "$h" dnsmasq)
+    n=$(rp_child "$h" kgate)
+    [ -n "$n" ] && dns=$(rp_child "$n" dnsmasq)
     [ -n "$dns" ] && [ -n "$guard" ] && [ "$guard" != "$p" ] &&
         [ "$(ps -o ppid= -p "$guard" | tr -d ' ')" = "$p" ] || return 1
     RP_PROG=$(rp_id "$prog") RP_KGATE=$(rp_id "$p") RP_H=$(rp_id "$h")
-    RP_GUARD=$(rp_id "$guard") RP_SLIRP=$(rp_id "$slirp") RP_DNS=$(rp_id "$dns")
+    RP_GUARD=$(rp_id "$guard") RP_SLIRP=$(rp_id "$slirp") RP_N=$(rp_id "$n") RP_DNS=$(rp_id "$dns")
     [ -n "$RP_PROG" ] && [ -n "$RP_KGATE" ] && [ -n "$RP_H" ] && [ -n "$RP_GUARD" ] &&
-        [ -n "$RP_SLIRP" ] && [ -n "$RP_DNS" ]
+        [ -n "$RP_SLIRP" ] && [ -n "$RP_N" ] && [ -n "$RP_DNS" ]
 }
 run_gone() {
     local x
@@ -356,7 +358,7 @@ run_gone() {
 }
 
 # kill -9 of kgate alone: the guard kills the sandbox, slirp4netns and H
-# die with kgate, dnsmasq with H.  The start may take long under load: up
+# die with kgate, N with H, dnsmasq with N.  The start may take long under load: up
 # to 60 s (the bound of a wait that would otherwise hang).
 kill9_cleans_up() {
     local tag="31.$$$RANDOM"
@@ -364,28 +366,29 @@ kill9_cleans_up() {
     local bg=$!
     poll 600 run_procs "$tag" || { echo "  the sandbox did not start"; kill "$bg"; return 1; }
     kill -9 "${RP_KGATE%%:*}"
-    poll 100 run_gone "$RP_PROG" "$RP_H" "$RP_SLIRP" "$RP_DNS" "$RP_GUARD"
+    poll 100 run_gone "$RP_PROG" "$RP_H" "$RP_SLIRP" "$RP_N" "$RP_DNS" "$RP_GUARD"
     local rc=$?
     wait "$bg" 2>/dev/null
-    [ "$rc" -eq 0 ] || echo "  left: $(for x in "$RP_PROG" "$RP_H" "$RP_SLIRP" "$RP_DNS" "$RP_GUARD"; do rp_alive "$x" && echo "$x"; done)"
+    [ "$rc" -eq 0 ] || echo "  left: $(for x in "$RP_PROG" "$RP_H" "$RP_SLIRP" "$RP_N" "$RP_DNS" "$RP_GUARD"; do rp_alive "$x" && echo "$x"; done)"
     return "$rc"
 }
 
 # kgate and its guard killed together (a whole-tree SIGKILL, as an OOM
 # kill or a harness that kills every process it started): nobody is left
 # to kill the guard's group, so each piece must die with its parent
-# (dnsmasq with H: without its parent-death signal this check fails).
+# (N with H, dnsmasq with N: without their parent-death signals this
+# check fails).
 tree_kill9_cleans_up() {
     local tag="32.$$$RANDOM"
     sb allowed.test /bin/sleep "$tag" >/dev/null 2>&1 &
     local bg=$!
     poll 600 run_procs "$tag" || { echo "  the sandbox did not start"; kill "$bg"; return 1; }
     kill -9 "${RP_KGATE%%:*}" "${RP_GUARD%%:*}"
-    poll 100 run_gone "$RP_PROG" "$RP_H" "$RP_SLIRP" "$RP_DNS"
+    poll 100 run_gone "$RP_PROG" "$RP_H" "$RP_SLIRP" "$RP_N" "$RP_DNS"
     local rc=$? x
     wait "$bg" 2>/dev/null
     if [ "$rc" -ne 0 ]; then
-        for x in "$RP_PROG" "$RP_H" "$RP_SLIRP" "$RP_DNS"; do
+        for x in "$RP_PROG" "$RP_H" "$RP_SLIRP" "$RP_N" "$RP_DNS"; do
             rp_alive "$x" && echo "  left: $x ($(cat "/proc/${x%%:*}/comm"))" &&
                 kill -9 "${x%%:*}"
         done
