@@ -140,6 +140,13 @@ int sf_filter_add_self_addrs(sf_filter *f, kgate_err *err);
  * /etc/hosts, and the host's own addresses. */
 int sf_filter_for_policy(const kgate_strlist *hosts, sf_filter *f, kgate_err *err);
 
+/* The plan's files that the launch runs as they are (sf_plan writes them,
+ * sf_launch_restricted reads them back): what --dry-run shows of the
+ * filter and the resolver is what runs, and a long list is not built
+ * twice. */
+#define SF_PLAN_NFT "nft -f input (the packet filter)"
+#define SF_PLAN_DNSMASQ "dnsmasq configuration (the resolver)"
+
 /* The names of the filter's pieces, shared by the builders and tests. */
 #define SF_RESOLVER_ADDR "127.0.0.1"
 #define SF_NFT_TABLE "kgate"

@@ -887,12 +887,16 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy, con
      * once: one that appears later in the run is not in the filter
      * (docs/network.md). */
     if (sf_filter_for_policy(&policy->allow_hosts, &flt, err) < 0) return -1;
-    char *ruleset kgl_autofree = sf_nft_ruleset(&flt);
-    char *dconf kgl_autofree = ruleset ? sf_dnsmasq_conf(&flt, events >= 0) : NULL;
-    int dns_conf kgl_autoclose = dconf ? memfd_create("kgate-dnsmasq.conf", MFD_CLOEXEC) : -1;
-    if (dns_conf < 0 || kgl_write_all(dns_conf, dconf, strlen(dconf)) < 0) {
-        int e = dconf ? errno : ENOMEM;
+    char *ruleset kgl_autofree = NULL, *dconf kgl_autofree = NULL;
+    const char *nft_text = host->plan_file_content(plan, SF_PLAN_NFT);
+    const char *dns_text = events >= 0 ? host->plan_file_content(plan, SF_PLAN_DNSMASQ) : NULL;
+    if (!nft_text) nft_text = ruleset = sf_nft_ruleset(&flt);
+    if (!dns_text) dns_text = dconf = sf_dnsmasq_conf(&flt, events >= 0);
+    int dns_conf kgl_autoclose =
+        nft_text && dns_text ? memfd_create("kgate-dnsmasq.conf", MFD_CLOEXEC) : -1;
+    if (dns_conf < 0 || kgl_write_all(dns_conf, dns_text, strlen(dns_text)) < 0) {
+        int e = nft_text && dns_text ? errno : ENOMEM;
         return kgate_err_set(err, e, "building the network filter failed: %s", strerror(e));
     }
-    return launch_with(host, policy, plan, io, tools, proc, ruleset, dns_conf, events, &flt, err);
+    return launch_with(host, policy, plan, io, tools, proc, nft_text, dns_conf, events, &flt, err);
 }

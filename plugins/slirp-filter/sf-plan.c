@@ -37,14 +37,16 @@ int sf_plan(const kgate_host *host, const kgate_policy *policy, const kgate_prob
     for (size_t i = 0; i < sa.n && off < sizeof line; i++)
         off += (size_t)snprintf(line + off, sizeof line - off, "%s%s", i ? " " : "", sa.v[i]);
     char *nft = sf_nft_ruleset(&f);
+    /* With the query log: the launch runs this text when the core takes
+     * events (every core of ABI 2.1 and later). */
     char *dns = sf_dnsmasq_conf(&f, 1);
     sf_filter_free(&f);
     int r = 0;
     if (!nft || !dns) r = kgate_err_set(err, ENOMEM, "building the filter failed");
     if (r == 0 &&
         (host->plan_file(plan, "slirp4netns argv (PID: the network helper)", line) < 0 ||
-         host->plan_file(plan, "nft -f input (the packet filter)", nft) < 0 ||
-         host->plan_file(plan, "dnsmasq configuration (the resolver)", dns) < 0 ||
+         host->plan_file(plan, SF_PLAN_NFT, nft) < 0 ||
+         host->plan_file(plan, SF_PLAN_DNSMASQ, dns) < 0 ||
          host->plan_file(plan, "resolv.conf (bound over /etc/resolv.conf)", sf_resolv_conf()) < 0))
         r = kgate_err_set(err, ENOMEM, "out of memory");
     free(nft);
