@@ -567,7 +567,7 @@ kg_plugin *kg_select_backend(kg_registry *r, kg_host *host, const kgate_policy *
 }
 
 int kg_select_plan(const kg_choice *c, kg_host *host, const kgate_policy *policy, kgate_plan *plan,
-                   const char **who, kgate_err *err)
+                   const char **who, kg_error *err)
 {
     return kg_compose_plan(host, &c->box->be, &c->box->probe, c->stage ? &c->stage->be : NULL,
                            c->stage ? &c->stage->probe : NULL, policy, plan, who, err);
@@ -575,7 +575,7 @@ int kg_select_plan(const kg_choice *c, kg_host *host, const kgate_policy *policy
 
 int kg_compose_plan(kg_host *host, const kgate_backend *box, const kgate_probe *box_probe,
                     const kgate_backend *stage, const kgate_probe *stage_probe,
-                    const kgate_policy *policy, kgate_plan *plan, const char **who, kgate_err *err)
+                    const kgate_policy *policy, kgate_plan *plan, const char **who, kg_error *err)
 {
     /* The box plans with the network left to the stage: the host's
      * network as the box sees it, the stage's namespace around it. */
