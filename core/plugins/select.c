@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "exitcode.h"
+#include "msg.h"
 #include "probecache.h"
 
 /* ------------------------------------------------------------------------ */
@@ -20,12 +21,11 @@
 /* ------------------------------------------------------------------------ */
 
 /* Plugins write fixed-size strings; make sure each one ends, and that none
- * of them can put a second line into our output. */
+ * of them can put a second line into our output (msg.c's rule). */
 static void tidy(char *s, size_t len)
 {
     s[len - 1] = '\0';
-    for (unsigned char *c = (unsigned char *)s; *c; c++)
-        if (*c < 0x20 || *c == 0x7f) *c = ' ';
+    kg_msg_flatten(s);
 }
 
 /* A probe that never returns (a tool it asks hangs, a plugin loops) would
