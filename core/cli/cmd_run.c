@@ -456,7 +456,7 @@ static int step_choose(run_ctx *c)
      * changed: kgate's own directory, which no box can see or write. */
     kg_autofree char *probe_dir = NULL;
     if (asprintf(&probe_dir, "%s/.kgate/cache", pub->home) < 0) kg_oom();
-    c->host.probes = kg_probecache_new(probe_dir, c->host.debug);
+    c->host.probes = kg_probecache_new(probe_dir);
     c->reg = kg_registry_load_for(c->policy->allow_paths, 0);
     if (!c->reg) kg_oom();
     /* A box that could write a directory kgate loads plugins from would
