@@ -5,11 +5,7 @@
 
 int kg_err_vset(kg_error *err, int code, const char *fmt, va_list ap)
 {
-    if (err) {
-        err->code = code;
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-    }
-    return -1;
+    return kgate_err_vset(err, code, fmt, ap);
 }
 
 int kg_err_set(kg_error *err, int code, const char *fmt, ...)
@@ -24,7 +20,7 @@ int kg_err_set(kg_error *err, int code, const char *fmt, ...)
 int kg_err_wrap(kg_error *err, const char *fmt, ...)
 {
     if (!err) return -1;
-    char outer[512], old[sizeof err->msg];
+    char outer[sizeof err->msg], old[sizeof err->msg];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(outer, sizeof outer, fmt, ap);

@@ -104,6 +104,15 @@ bool kg_debug(void)
     return d && *d && strcmp(d, "0") != 0;
 }
 
+/* The one rule for text kept as one line (kg_msg_quote, kg_msg_flatten). */
+static char flat(unsigned char c) { return (c < 0x20 || c == 0x7f) ? '?' : (char)c; }
+
+char *kg_msg_flatten(char *s)
+{
+    for (char *p = s; p && *p; p++) *p = flat((unsigned char)*p);
+    return s;
+}
+
 void kg_msg_quote(char *out, size_t outlen, const char *in, size_t inlen)
 {
     size_t o = 0;
@@ -117,8 +126,7 @@ void kg_msg_quote(char *out, size_t outlen, const char *in, size_t inlen)
             break;
         }
         if (o + 1 >= outlen) break;
-        unsigned char c = (unsigned char)in[i];
-        out[o++] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+        out[o++] = flat((unsigned char)in[i]);
     }
     out[o] = '\0';
 }

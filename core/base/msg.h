@@ -39,6 +39,14 @@ bool kg_msg_is_plain(const char *in);
 #define KG_MSG_QUOTE_MAX 60
 void kg_msg_quote(char *out, size_t outlen, const char *in, size_t inlen);
 
+/* Makes s one line in place, by kg_msg_quote's rule: each control byte
+ * (below 0x20, and 0x7f) becomes '?'.  For text that is kept before it is
+ * shown (a refused plugin's file and reason, a deny-list reason, what a
+ * plugin wrote into a probe), which also goes to the audit log and to
+ * `doctor --json`; the rest (UTF-8, invisible characters) is escaped by
+ * kg_msg_escape where it is printed.  Returns s. */
+char *kg_msg_flatten(char *s);
+
 /* Formats fmt, escapes the result and writes prefix (not escaped: a
  * constant of kgate's), the text and one newline with a single fwrite. */
 void kg_msg_line(FILE *f, const char *prefix, const char *fmt, ...)

@@ -456,7 +456,7 @@ static int step_choose(run_ctx *c)
      * changed: kgate's own directory, which no box can see or write. */
     kg_autofree char *probe_dir = NULL;
     if (asprintf(&probe_dir, "%s/.kgate/cache", pub->home) < 0) kg_oom();
-    c->host.probes = kg_probecache_new(probe_dir, c->host.debug);
+    c->host.probes = kg_probecache_new(probe_dir);
     c->reg = kg_registry_load_for(c->policy->allow_paths, 0);
     if (!c->reg) kg_oom();
     /* A box that could write a directory kgate loads plugins from would
@@ -498,13 +498,13 @@ static int step_choose(run_ctx *c)
 
 static int step_plan(run_ctx *c)
 {
-    char msg[1200] = "";
-    kgate_err perr = {0};
+    kg_error err = {0};
     const char *who = c->chosen.box->name;
     c->plan = kg_plan_new();
-    if (kg_select_plan(&c->chosen, &c->host, &c->policy->pub, c->plan, &who, &perr) < 0) {
-        snprintf(msg, sizeof msg, "%s: %s", who, perr.msg[0] ? perr.msg : "could not build a plan");
-        return refuse(c, "refuse", KG_EXIT_REFUSED, msg);
+    if (kg_select_plan(&c->chosen, &c->host, &c->policy->pub, c->plan, &who, &err) < 0) {
+        if (!err.msg[0]) kg_err_set(&err, 0, "could not build a plan");
+        kg_err_wrap(&err, "%s", who);
+        return refuse(c, "refuse", KG_EXIT_REFUSED, err.msg);
     }
     return 0;
 }

@@ -9,6 +9,7 @@
 #include "denyexec_int.h"
 #include "cleanup.h"
 #include "fpcache.h"
+#include "msg.h"
 #include "os.h"
 
 #include <errno.h>
@@ -480,13 +481,6 @@ typedef struct kg_dx_chk {
 
 enum { F_XARGS = 1 };
 
-/* One line, whatever bytes the command contained. */
-static void clean_line(char *s)
-{
-    for (; *s; s++)
-        if ((unsigned char)*s < 0x20 || *s == 0x7f) *s = '?';
-}
-
 int kg_dx_block(chk *c, const char *entry, const char *where, const char *fmt, ...)
 {
     char how[512];
@@ -504,7 +498,7 @@ int kg_dx_block(chk *c, const char *entry, const char *where, const char *fmt, .
                      *where ? " " : "", where);
         else
             snprintf(c->reason, c->reason_len, "%s%s%s", how, *where ? " " : "", where);
-        clean_line(c->reason);
+        kg_msg_flatten(c->reason); /* one line, whatever the command held */
     }
     return 1;
 }

@@ -74,21 +74,15 @@ kg_plugin *kg_registry_find(kg_registry *r, const char *name)
     return p;
 }
 
-/* File names and dlerror() texts end up in a one-line message: a newline
- * or an escape sequence in a file name must not forge a second line. */
-static char *one_line(const char *s)
-{
-    char *d = strdup(s ? s : "");
-    if (!d) return NULL;
-    for (unsigned char *c = (unsigned char *)d; *c; c++)
-        if (*c < 0x20 || *c == 0x7f) *c = '?';
-    return d;
-}
-
+/* File names and dlerror() texts end up in a one-line message (and in the
+ * audit log): a newline or an escape sequence in a file name must not forge
+ * a second line.  msg.c decides how (kg_msg_flatten). */
 void kg_registry_refuse(kg_registry *r, const char *file, const char *reason, int print)
 {
-    char *f = one_line(file), *why = one_line(reason);
+    char *f = strdup(file ? file : ""), *why = strdup(reason ? reason : "");
     if (f && why) {
+        kg_msg_flatten(f);
+        kg_msg_flatten(why);
         char *line = NULL;
         if (asprintf(&line, "%s: %s", f, why) >= 0) {
             kg_strv_push(r->refusals, line);
@@ -158,10 +152,9 @@ kg_plugin *kg_registry_add(kg_registry *r, const kgate_backend *be, const char *
         goto fail;
     }
     if (!kg_backend_name_valid(p->be.name)) {
-        char *shown = one_line(p->be.name);
-        kg_err_set(err, 0, "invalid name \"%.64s\" (must be 1 to 64 of [a-z0-9-])",
-                   shown ? shown : "?");
-        free(shown);
+        char shown[KG_MSG_QUOTE_MAX + 4];
+        kg_msg_quote(shown, sizeof shown, p->be.name, strlen(p->be.name));
+        kg_err_set(err, 0, "invalid name \"%s\" (must be 1 to 64 of [a-z0-9-])", shown);
         goto fail;
     }
     if (p->be.kind != KGATE_KIND_BOX && p->be.kind != KGATE_KIND_NETWORK) {

@@ -37,6 +37,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "msg.h"
 #include "oom.h"
 #include "os.h"
 
@@ -73,16 +74,16 @@ typedef struct pc_header {
 
 struct kg_probecache {
     char *dir;
-    int debug;
     int key_done; /* the key was computed (or found unknowable) */
     char *key; /* NULL: unknowable here, nothing cached */
     size_t key_len;
 };
 
-static void say(const kg_probecache *c, const char *name, const char *what)
+/* KGATE_DEBUG only (kg_debug, the one switch): the tests read hits and
+ * misses from it.  The name is a plugin's: kg_say escapes it. */
+static void say(const char *name, const char *what)
 {
-    /* KGATE_DEBUG only: the tests read hits and misses from it. */
-    if (c->debug) fprintf(stderr, "kgate: probe cache: %s: %s\n", name, what);
+    if (kg_debug()) kg_say("probe cache: %s: %s", name, what);
 }
 
 static int fid_of(const char *path, int follow, pc_fid *out)
@@ -364,7 +365,7 @@ int kg_probecache_get(kg_probecache *c, const char *name, const char *path, kgat
     pc_entry e;
     ssize_t n = read_bounded(file, buf, max, &why);
     if (n >= 0 && (why = entry_check(c, buf, (size_t)n, path, &e)) == NULL) entry_to_probe(&e, out);
-    say(c, name, why ? why : "hit");
+    say(name, why ? why : "hit");
     free(file);
     free(buf);
     return why == NULL;
@@ -404,7 +405,7 @@ static void write_entry(kg_probecache *c, const char *name, const pc_entry *e)
              write(fd, e, sizeof *e) == (ssize_t)sizeof *e;
     if (fd >= 0 && close(fd) != 0) ok = 0;
     if (fd >= 0 && (!ok || rename(tmp, file) != 0)) unlink(tmp);
-    say(c, name, ok ? "written" : "not written");
+    say(name, ok ? "written" : "not written");
     free(tmp);
     free(file);
 }
@@ -418,7 +419,7 @@ void kg_probecache_put(kg_probecache *c, const char *name, const char *path, con
     (void)mkdir(c->dir, 0700);
     pc_entry e;
     if (!dir_ok(c->dir) || entry_from_probe(in, path, &e) != 0) {
-        say(c, name, "not written (the directory is not the user's 0700 one)");
+        say(name, "not written (the directory is not the user's 0700 one)");
         return;
     }
     write_entry(c, name, &e);
@@ -428,17 +429,16 @@ void kg_probecache_forget(kg_probecache *c, const char *name)
 {
     if (!c || !dir_ok(c->dir)) return;
     char *file = file_of(c, name);
-    if (unlink(file) == 0) say(c, name, "dropped");
+    if (unlink(file) == 0) say(name, "dropped");
     free(file);
 }
 
-kg_probecache *kg_probecache_new(const char *dir, int debug)
+kg_probecache *kg_probecache_new(const char *dir)
 {
     kg_probecache *c = calloc(1, sizeof *c);
     if (!c) kg_oom();
     c->dir = strdup(dir);
     if (!c->dir) kg_oom();
-    c->debug = debug;
     return c;
 }
 

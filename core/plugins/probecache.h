@@ -13,8 +13,9 @@
 typedef struct kg_probecache kg_probecache;
 
 /* A cache in dir (the user's ~/.kgate/cache); never fails (out of memory
- * ends in kg_oom).  Nothing is read before the first get. */
-kg_probecache *kg_probecache_new(const char *dir, int debug);
+ * ends in kg_oom).  Nothing is read before the first get.  With KGATE_DEBUG
+ * (kg_debug) each get, put and forget says what it did on stderr. */
+kg_probecache *kg_probecache_new(const char *dir);
 void kg_probecache_free(kg_probecache *c); /* accepts NULL */
 
 /* 1 and *out filled (state NULL) when the entry of the plugin name, loaded

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "exitcode.h"
+#include "msg.h"
 #include "probecache.h"
 
 /* ------------------------------------------------------------------------ */
@@ -20,12 +21,11 @@
 /* ------------------------------------------------------------------------ */
 
 /* Plugins write fixed-size strings; make sure each one ends, and that none
- * of them can put a second line into our output. */
+ * of them can put a second line into our output (msg.c's rule). */
 static void tidy(char *s, size_t len)
 {
     s[len - 1] = '\0';
-    for (unsigned char *c = (unsigned char *)s; *c; c++)
-        if (*c < 0x20 || *c == 0x7f) *c = ' ';
+    kg_msg_flatten(s);
 }
 
 /* A probe that never returns (a tool it asks hangs, a plugin loops) would
@@ -567,7 +567,7 @@ kg_plugin *kg_select_backend(kg_registry *r, kg_host *host, const kgate_policy *
 }
 
 int kg_select_plan(const kg_choice *c, kg_host *host, const kgate_policy *policy, kgate_plan *plan,
-                   const char **who, kgate_err *err)
+                   const char **who, kg_error *err)
 {
     return kg_compose_plan(host, &c->box->be, &c->box->probe, c->stage ? &c->stage->be : NULL,
                            c->stage ? &c->stage->probe : NULL, policy, plan, who, err);
@@ -575,7 +575,7 @@ int kg_select_plan(const kg_choice *c, kg_host *host, const kgate_policy *policy
 
 int kg_compose_plan(kg_host *host, const kgate_backend *box, const kgate_probe *box_probe,
                     const kgate_backend *stage, const kgate_probe *stage_probe,
-                    const kgate_policy *policy, kgate_plan *plan, const char **who, kgate_err *err)
+                    const kgate_policy *policy, kgate_plan *plan, const char **who, kg_error *err)
 {
     /* The box plans with the network left to the stage: the host's
      * network as the box sees it, the stage's namespace around it. */

@@ -67,12 +67,12 @@ int kg_select_choose(kg_registry *r, kg_host *host, const kgate_policy *policy, 
  * stage is composed), then the stage's files and notes with the real
  * policy.  On failure *who names the backend that failed. */
 int kg_select_plan(const kg_choice *c, kg_host *host, const kgate_policy *policy, kgate_plan *plan,
-                   const char **who, kgate_err *err);
+                   const char **who, kg_error *err);
 /* The same from backends and probes (for drivers without a registry);
  * stage and stage_probe may be NULL. */
 int kg_compose_plan(kg_host *host, const kgate_backend *box, const kgate_probe *box_probe,
                     const kgate_backend *stage, const kgate_probe *stage_probe,
-                    const kgate_policy *policy, kgate_plan *plan, const char **who, kgate_err *err);
+                    const kgate_policy *policy, kgate_plan *plan, const char **who, kg_error *err);
 
 /* The report of a composition (never NULL): box's findings without
  * net.hosts-unsupported, then stage's, and both reports' details. */

@@ -28,6 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "msg.h"
 #include "paths.h"
 
 extern char **environ;
@@ -553,18 +554,6 @@ static const char *gitdir_danger(const char *gitdir)
 
 /* ---- findings -------------------------------------------------------------- */
 
-/* For the message: a path with control bytes shown as \xNN, so one
- * finding stays one line. */
-static void put_path(FILE *out, const char *s)
-{
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p < 0x20 || *p == 0x7f || *p == '\\')
-            fprintf(out, "\\x%02x", *p);
-        else
-            fputc(*p, out);
-    }
-}
-
 /* The directory that holds path, opened one component at a time from the
  * project without following a symlink, and path's last component: a
  * program still running in another box could swap a directory on the way
@@ -667,24 +656,25 @@ static char *beside(const char *path, const char *name)
     return r;
 }
 
-/* One finding: "PATH was planted by the run (WHY): WHAT". */
+/* One finding: "PATH was planted by the run (WHY): WHAT".  The paths are
+ * the program's choice: escaped by msg.c's one rule (kg_msg_escape), so
+ * one finding stays one line, in the audit log too, and names the path
+ * exactly. */
 static void finding(kg_strv *findings, const char *path, const char *why, const char *what,
                     const char *a, const char *b)
 {
-    char *msg = NULL;
-    size_t mlen = 0;
-    FILE *out = open_memstream(&msg, &mlen);
-    if (!out) return;
-    put_path(out, path);
-    fprintf(out, " was planted by the run (%s): %s", why, what);
-    if (a) put_path(out, a);
+    UT_string *out;
+    utstring_new(out);
+    kg_msg_escape(out, path);
+    utstring_printf(out, " was planted by the run (%s): %s", why, what);
+    if (a) kg_msg_escape(out, a);
     if (b) {
-        fputs(", which records it, to ", out);
-        put_path(out, b);
-        fputs(": host git does not enter it until that index is moved back", out);
+        utstring_printf(out, ", which records it, to ");
+        kg_msg_escape(out, b);
+        utstring_printf(out, ": host git does not enter it until that index is moved back");
     }
-    if (fclose(out) == 0 && msg) kg_strv_push(findings, msg);
-    free(msg);
+    kg_strv_push(findings, utstring_body(out));
+    utstring_free(out);
 }
 
 /* Moves path aside (move_aside) and says so in one line of findings.

@@ -1066,8 +1066,12 @@ static int launch_program(sup *s, const kgate_backend *be, const kg_host *host,
                           sup_fds *f, const char *name, kg_error *err)
 {
     s->proc = (kgate_proc){.struct_size = sizeof s->proc};
-    kgate_err kerr = {0};
-    int launched = be->launch(&host->pub, policy, probe, plan, io, &s->proc, &kerr);
+    /* The backend writes the core's error itself (kg_error is kgate_err);
+     * it starts empty, so "launch failed" stands in for a silent one. */
+    kg_error none = {0};
+    if (!err) err = &none;
+    *err = (kg_error){0};
+    int launched = be->launch(&host->pub, policy, probe, plan, io, &s->proc, err);
     /* Only the program holds the read end of its stdin pipe now, and only
      * the backend's helpers the write end of the events pipe: EOF there
      * means they are all gone. */
@@ -1078,8 +1082,8 @@ static int launch_program(sup *s, const kgate_backend *be, const kg_host *host,
     s->ev_fd = f->pev[0];
     f->pev[0] = -1;
     if (launched < 0) {
-        kg_err_set(err, kerr.code, "backend %s: %s", name,
-                   kerr.msg[0] ? kerr.msg : "launch failed");
+        if (!err->msg[0]) kg_err_set(err, err->code, "launch failed");
+        kg_err_wrap(err, "backend %s", name);
         /* The contract says nothing is left; make it so anyway. */
         if (s->proc.pid > 0) kill_and_reap(s->proc.pid);
         stop_helpers(s);

@@ -111,6 +111,27 @@ START_TEST(a_quote_is_one_short_line)
 }
 END_TEST
 
+/* Text kept before it is shown (a refused plugin, a deny-list reason, a
+ * probe's fields) is made one line in place by the quote's rule. */
+START_TEST(a_flattened_text_is_one_line)
+{
+    char s[] = "a\nkgate: forged\r\x1b[2J\x7f\x01\tb caf\xc3\xa9 \xe2\x80\xae back\\slash";
+    ck_assert_ptr_eq(kg_msg_flatten(s), s);
+    ck_assert_str_eq(s, "a?kgate: forged??[2J???b caf\xc3\xa9 \xe2\x80\xae back\\slash");
+    /* Every byte the quote masks, the flattening masks, and no other. */
+    for (int c = 1; c < 256; c++) {
+        char one[2] = {(char)c, '\0'}, q[8];
+        kg_msg_quote(q, sizeof q, one, 1);
+        kg_msg_flatten(one);
+        ck_assert_msg(strcmp(one, q) == 0, "byte 0x%02x: %s against %s", c, one, q);
+        ck_assert_int_eq(one[0] == '?', c < 0x20 || c == 0x7f || c == '?');
+    }
+    char empty[] = "";
+    ck_assert_str_eq(kg_msg_flatten(empty), "");
+    ck_assert_ptr_null(kg_msg_flatten(NULL));
+}
+END_TEST
+
 START_TEST(dry_run_words_stay_printable)
 {
     static const struct {
@@ -147,6 +168,7 @@ int main(void)
     tcase_add_test(tc, every_byte_gives_one_printable_line);
     tcase_add_test(tc, dry_run_words_stay_printable);
     tcase_add_test(tc, a_quote_is_one_short_line);
+    tcase_add_test(tc, a_flattened_text_is_one_line);
     suite_add_tcase(s, tc);
     return kgt_run_suite(s);
 }

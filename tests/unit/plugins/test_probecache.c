@@ -61,7 +61,7 @@ static kgate_probe sample(void)
 /* Writes the sample with a fresh cache object, as one run would. */
 static void put_sample(void)
 {
-    kg_probecache *c = kg_probecache_new(dir, 0);
+    kg_probecache *c = kg_probecache_new(dir);
     kgate_probe p = sample();
     kg_probecache_put(c, "box", plugin, &p);
     kg_probecache_free(c);
@@ -70,7 +70,7 @@ static void put_sample(void)
 /* What the next run would get: 1 on a hit. */
 static int get_now(kgate_probe *out)
 {
-    kg_probecache *c = kg_probecache_new(dir, 0);
+    kg_probecache *c = kg_probecache_new(dir);
     kgate_probe_init(out);
     int r = kg_probecache_get(c, "box", plugin, out);
     kg_probecache_free(c);
@@ -102,7 +102,7 @@ END_TEST
 
 START_TEST(state_is_never_kept)
 {
-    kg_probecache *c = kg_probecache_new(dir, 0);
+    kg_probecache *c = kg_probecache_new(dir);
     kgate_probe p = sample();
     int mine;
     p.state = &mine; /* launch needs it: this probe must run every time */
@@ -152,7 +152,7 @@ START_TEST(situation_changed)
     free(saved);
     ck_assert_int_eq(get_now(&got), 1);
     /* a launch that failed drops the entry */
-    kg_probecache *c = kg_probecache_new(dir, 0);
+    kg_probecache *c = kg_probecache_new(dir);
     kg_probecache_forget(c, "box");
     kg_probecache_free(c);
     ck_assert_int_eq(get_now(&got), 0);
@@ -231,6 +231,34 @@ START_TEST(counts_out_of_range_are_ignored)
 }
 END_TEST
 
+/* KGATE_DEBUG, read by kg_debug (the one switch), shows what the cache
+ * did; "0" does not.  The name is a plugin's: the line is escaped. */
+START_TEST(debug_line_is_one_escaped_line)
+{
+    char log[160], buf[256] = "";
+    snprintf(log, sizeof log, "%s/stderr", top);
+    int fd = open(log, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    ck_assert_int_ge(fd, 0);
+    int saved = dup(STDERR_FILENO);
+    kgate_probe p = sample();
+    fflush(stderr);
+    dup2(fd, STDERR_FILENO);
+    kg_probecache *c = kg_probecache_new(dir);
+    setenv("KGATE_DEBUG", "0", 1);
+    kg_probecache_put(c, "quiet", plugin, &p);
+    setenv("KGATE_DEBUG", "1", 1);
+    kg_probecache_put(c, "x\033[2J\ny", plugin, &p);
+    unsetenv("KGATE_DEBUG");
+    kg_probecache_free(c);
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    ck_assert_int_gt(pread(fd, buf, sizeof buf - 1, 0), 0);
+    close(fd);
+    ck_assert_str_eq(buf, "kgate: probe cache: x\\e[2J\\ny: written\n");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("probecache");
@@ -242,6 +270,7 @@ int main(void)
     tcase_add_test(tc, situation_changed);
     tcase_add_test(tc, odd_files_are_ignored);
     tcase_add_test(tc, counts_out_of_range_are_ignored);
+    tcase_add_test(tc, debug_line_is_one_escaped_line);
     suite_add_tcase(s, tc);
     return kgt_run_suite(s);
 }

@@ -417,6 +417,22 @@ START_TEST(end_new_repository)
 }
 END_TEST
 
+/* A finding names the program's path by msg.c's one escape: one line,
+ * and a newline or a backslash in the name is told apart from the text. */
+START_TEST(finding_escapes_the_path)
+{
+    char out[4096];
+    ck_assert_int_eq(mkdir(at("c\nd\\e"), 0755), 0);
+    kg_error err = {0};
+    kg_gitguard *g = kg_gitguard_begin(at("c\nd\\e"), 0, &err);
+    ck_assert_ptr_nonnull(g);
+    sh("cd c?d?e && git init -q && git config core.fsmonitor 'touch x'");
+    ck_assert_int_eq(end_of(g, out, sizeof out), 1);
+    ck_assert_msg(strstr(out, "c\\nd\\\\e/.git was planted by the run"), "%s", out);
+    kg_gitguard_free(g);
+}
+END_TEST
+
 START_TEST(pins_gitlinks)
 {
     sh(REPO_WITH_GITLINK);
@@ -470,6 +486,7 @@ int main(void)
     tcase_add_test(tc, begin_refuses_a_commondir);
     tcase_add_test(tc, end_moves_aside_what_was_planted);
     tcase_add_test(tc, end_new_repository);
+    tcase_add_test(tc, finding_escapes_the_path);
     tcase_add_test(tc, end_never_moves_outside);
     tcase_add_test(tc, commondir_placeholder);
     tcase_add_test(tc, pins_gitlinks);
