@@ -831,8 +831,12 @@ static void relay(sup *s)
     char *buf = malloc(RELAY_BUF);
     int64_t deadline = -1, cap = -1;
     stream *streams[2] = {&s->out, &s->err};
+    /* Signals (and the reap they may call for) are looked at when the
+     * self-pipe has a byte or a poll timed out (a kill is due), not on
+     * every chunk: two system calls fewer per chunk of output. */
+    bool look = true;
     for (;;) {
-        handle_signals(s);
+        if (look) handle_signals(s);
         if (s->exited && deadline < 0) {
             deadline = now_ms() + DRAIN_GRACE_MS;
             cap = deadline - DRAIN_GRACE_MS + DRAIN_CAP_MS;
@@ -884,6 +888,7 @@ static void relay(sup *s)
             timeout = rest > 0 ? (int)rest : 0;
         }
         int r = poll(p, np, timeout);
+        look = r <= 0 || p[0].revents != 0;
         if (r < 0) continue; /* EINTR: the self-pipe has it */
         for (nfds_t i = 1; i < np; i++) {
             if (!p[i].revents) continue;
