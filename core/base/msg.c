@@ -98,6 +98,23 @@ void kg_msg_line(FILE *f, const char *prefix, const char *fmt, ...)
     va_end(ap);
 }
 
+void kg_msg_line_escaped(FILE *f, const char *prefix, const char *text)
+{
+    if (!text || !kg_msg_is_plain(text)) {
+        kg_msg_line(f, prefix, "%s", text ? text : "");
+        return;
+    }
+    UT_string *line;
+    utstring_new(line);
+    if (prefix) utstring_bincpy(line, prefix, strlen(prefix));
+    utstring_bincpy(line, text, strlen(text));
+    utstring_bincpy(line, "\n", 1);
+    /* One write, as kg_msg_vline's. */
+    fwrite(utstring_body(line), 1, utstring_len(line), f);
+    fflush(f);
+    utstring_free(line);
+}
+
 bool kg_debug(void)
 {
     const char *d = getenv("KGATE_DEBUG");

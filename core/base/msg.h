@@ -54,6 +54,13 @@ void kg_msg_line(FILE *f, const char *prefix, const char *fmt, ...)
 void kg_msg_vline(FILE *f, const char *prefix, const char *fmt, va_list ap)
     __attribute__((format(printf, 3, 0)));
 
+/* Writes prefix and text, which kg_msg_escape has already made (a git
+ * finding names the program's paths that way), and one newline: as it is
+ * when kg_msg_is_plain finds nothing to escape in it but backslashes,
+ * which the first escape wrote, so none is doubled; escaped once more
+ * otherwise (text that was not in fact escaped stays harmless). */
+void kg_msg_line_escaped(FILE *f, const char *prefix, const char *text);
+
 /* The one debug switch: KGATE_DEBUG set, not empty and not "0" (kgate(1)).
  * Read here only, so that every debug line of the core follows the same
  * reading of it. */

@@ -651,7 +651,8 @@ static void launch_check_git(run_ctx *c, launch_state *l)
     if (!l->outlived) kg_gitguard_end(c->gg, found);
     for (size_t i = 0; i < kg_strv_len(found); i++) {
         const char *f = kg_strv_get(found, i);
-        kg_say("git: %s", f); /* names files the program chose: escaped */
+        /* Names files the program chose, escaped by the check already. */
+        kg_msg_line_escaped(stderr, "kgate: git: ", f);
         kg_events_blocked(c->events, &(kg_event_block){.code = "git_neutralised",
                                                        .resource_type = "file",
                                                        .operation = "write",

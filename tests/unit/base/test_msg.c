@@ -132,6 +132,36 @@ START_TEST(a_flattened_text_is_one_line)
 }
 END_TEST
 
+static char *line_of(const char *text, int escaped)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ck_assert_ptr_nonnull(f);
+    if (escaped)
+        kg_msg_line_escaped(f, "kgate: git: ", text);
+    else
+        kg_msg_line(f, "kgate: git: ", "%s", text);
+    fclose(f);
+    return buf;
+}
+
+/* A finding the git check escaped is printed once: its backslashes are
+ * not doubled.  Text with a raw control byte is still escaped. */
+START_TEST(escaped_text_is_not_escaped_twice)
+{
+    char *once = line_of("a\\nb\\e[2J/.git was planted", 1);
+    ck_assert_str_eq(once, "kgate: git: a\\nb\\e[2J/.git was planted\n");
+    char *twice = line_of("a\\nb/.git", 0);
+    ck_assert_str_eq(twice, "kgate: git: a\\\\nb/.git\n");
+    char *raw = line_of("a\nb\x1b[2J\xe2\x80\xae", 1);
+    ck_assert_str_eq(raw, "kgate: git: a\\nb\\e[2J\\u{202e}\n");
+    free(once);
+    free(twice);
+    free(raw);
+}
+END_TEST
+
 START_TEST(dry_run_words_stay_printable)
 {
     static const struct {
@@ -169,6 +199,7 @@ int main(void)
     tcase_add_test(tc, dry_run_words_stay_printable);
     tcase_add_test(tc, a_quote_is_one_short_line);
     tcase_add_test(tc, a_flattened_text_is_one_line);
+    tcase_add_test(tc, escaped_text_is_not_escaped_twice);
     suite_add_tcase(s, tc);
     return kgt_run_suite(s);
 }
