@@ -552,30 +552,23 @@ static void conf_header(FILE *o, int log_queries)
     if (log_queries) fputs("log-queries\nlog-async=100\n", o);
 }
 
-/* The names forwarded upstream; those below an exact name, refused.
- * Names that share a target share a line (kgl_dns_line). */
+/* The names forwarded upstream, each (name, kind) once, in the order of
+ * the sorted entries: kgl_dns_forward, as the Landlock box's resolver. */
 static int conf_servers(FILE *o, const sorted *s)
 {
-    kgl_dns_line srv = KGL_DNS_LINE(o, "server="), loc = KGL_DNS_LINE(o, "local=");
+    kgl_dns_name *v = malloc((s->n ? s->n : 1) * sizeof *v);
+    if (!v) return -1;
+    size_t k = 0;
     for (size_t i = 0; i < s->n; i++) {
         const sf_entry *e = s->v[i];
         if (i > 0 && s->v[i - 1]->wildcard == e->wildcard &&
             strcmp(s->v[i - 1]->name, e->name) == 0)
             continue;
-        kgl_dns_line_add(&srv, e->wildcard ? "*." : "", e->name, SF_DNS_ADDR);
-        if (e->wildcard) continue;
-        /* dnsmasq's /name/ covers the names under it too: an exact entry
-         * refuses those, unless a wildcard at or above it allows them. */
-        int covered = 0;
-        for (const char *up = e->name; up && !covered; up = strchr(up, '.')) {
-            if (*up == '.') up++;
-            for (size_t k = sorted_find(s, up); k < s->n && strcmp(s->v[k]->name, up) == 0; k++)
-                covered |= s->v[k]->wildcard;
-        }
-        if (!covered) kgl_dns_line_add(&loc, "*.", e->name, "");
+        v[k++] = (kgl_dns_name){.name = e->name, .wildcard = e->wildcard};
     }
-    int a = kgl_dns_line_end(&srv), b = kgl_dns_line_end(&loc);
-    return a < 0 || b < 0 ? -1 : 0;
+    int r = kgl_dns_forward(o, v, k, SF_DNS_ADDR);
+    free(v);
+    return r;
 }
 
 /* The sets a name's answers go into: its own entries' ports and those of

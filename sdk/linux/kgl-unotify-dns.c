@@ -128,23 +128,6 @@ int kgl_un_find_dnsmasq(char *out, size_t len)
     return -1;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* 1 when a wildcard entry at or above name (strictly above for "*.")
- * lets the names under name through.  wild: the wildcards' names, sorted
- * (a search each, so that 10,000 entries cost n log n, not n squared). */
-static int covered(const char *const *wild, size_t n_wild, const char *name)
-{
-    for (const char *up = name; up; up = strchr(up, '.')) {
-        if (*up == '.') up++;
-        if (n_wild && bsearch(&up, wild, n_wild, sizeof *wild, cmp_str)) return 1;
-    }
-    return 0;
-}
-
 /* 1 when ID is mapped in this process's user namespace (MAP is
  * /proc/self/uid_map or gid_map); 0 when it is not or the map cannot be
  * read. */
@@ -174,7 +157,8 @@ static const char *resolver_user(void)
 }
 
 /* The configuration; every line is built from parsed names ([a-z0-9.-])
- * and numbers.  Names that share a target share a line (kgl_dns_line). */
+ * and numbers.  The names forwarded: kgl_dns_forward, as the slirp
+ * stage's. */
 static int write_conf(FILE *o, const kgl_un_net *n, const char *up, unsigned port)
 {
     fprintf(o,
@@ -185,24 +169,13 @@ static int write_conf(FILE *o, const kgl_un_net *n, const char *up, unsigned por
             "filter-AAAA\nstop-dns-rebind\nmax-cache-ttl=3600\n"
             "address=/#/\n",
             port, resolver_user());
-    const char **wild = malloc((n->n_hosts ? n->n_hosts : 1) * sizeof *wild);
-    if (!wild) return -1;
-    size_t n_wild = 0;
+    kgl_dns_name *v = malloc((n->n_hosts ? n->n_hosts : 1) * sizeof *v);
+    if (!v) return -1;
     for (size_t i = 0; i < n->n_hosts; i++)
-        if (n->hosts[i].wildcard) wild[n_wild++] = n->hosts[i].name;
-    qsort(wild, n_wild, sizeof *wild, cmp_str);
-    kgl_dns_line srv = KGL_DNS_LINE(o, "server="), loc = KGL_DNS_LINE(o, "local=");
-    for (size_t i = 0; i < n->n_hosts; i++) {
-        const kgl_un_host *h = &n->hosts[i];
-        kgl_dns_line_add(&srv, h->wildcard ? "*." : "", h->name, up);
-        /* dnsmasq's /name/ takes the names below it too; an exact entry
-         * does not, unless a wildcard above allows them. */
-        if (!h->wildcard && !covered(wild, n_wild, h->name))
-            kgl_dns_line_add(&loc, "*.", h->name, "");
-    }
-    free(wild);
-    int a = kgl_dns_line_end(&srv), b = kgl_dns_line_end(&loc);
-    return a < 0 || b < 0 || fflush(o) != 0 ? -1 : 0;
+        v[i] = (kgl_dns_name){.name = n->hosts[i].name, .wildcard = n->hosts[i].wildcard};
+    int r = kgl_dns_forward(o, v, n->n_hosts, up);
+    free(v);
+    return r < 0 || fflush(o) != 0 ? -1 : 0;
 }
 
 /* A free port on 127.0.0.1 for UDP and TCP, at this moment. */

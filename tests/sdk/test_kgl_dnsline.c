@@ -123,6 +123,26 @@ START_TEST(a_name_that_cannot_fit_fails)
 }
 END_TEST
 
+/* Forwarding: every entry a server= name, in order; an exact name also
+ * refuses the names under it, unless a wildcard at or above it allows
+ * them (x.w2.test under *.w2.test; wild.test beside *.wild.test). */
+static void forward(FILE *o)
+{
+    const kgl_dns_name v[] = {{"a.b.exact.test", 0}, {"w2.test", 1},   {"x.w2.test", 0},
+                              {"wild.test", 0},      {"wild.test", 1}, {"exact.test", 0}};
+    ck_assert_int_eq(kgl_dns_forward(o, v, sizeof v / sizeof v[0], "10.0.2.3"), 0);
+}
+
+START_TEST(forwarding_refuses_below_exact_names_only_where_uncovered)
+{
+    char *t = built(forward);
+    ck_assert_str_eq(t, "server=/a.b.exact.test/*.w2.test/x.w2.test/wild.test/*.wild.test/"
+                        "exact.test/10.0.2.3\n"
+                        "local=/*.a.b.exact.test/*.exact.test/\n");
+    free(t);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("kgl_dnsline");
@@ -130,6 +150,7 @@ int main(void)
     tcase_add_test(tc, names_share_a_line_until_the_target_changes);
     tcase_add_test(tc, many_names_fit_dnsmasqs_lines);
     tcase_add_test(tc, a_name_that_cannot_fit_fails);
+    tcase_add_test(tc, forwarding_refuses_below_exact_names_only_where_uncovered);
     suite_add_tcase(s, tc);
     return kgt_run_suite(s);
 }

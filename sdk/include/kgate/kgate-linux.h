@@ -404,6 +404,20 @@ typedef struct kgl_dns_line {
 void kgl_dns_line_add(kgl_dns_line *l, const char *pfx, const char *name, const char *tail);
 int kgl_dns_line_end(kgl_dns_line *l);
 
+/* The names a resolver forwards to upstream, in the order given:
+ * "server=/NAME/UPSTREAM" (NAME with a leading star-dot for a wildcard),
+ * and for an exact NAME a "local=" line refusing the names under it
+ * unless a wildcard at or above NAME covers them: dnsmasq's /NAME/ takes
+ * those too (measured, 2.90).  The
+ * one statement of that rule for both resolvers; lines are shared
+ * (kgl_dns_line).  0, or -1 when memory ran out or a name did not fit a
+ * line (the configuration must not be used). */
+typedef struct kgl_dns_name {
+    const char *name;
+    int wildcard;
+} kgl_dns_name;
+int kgl_dns_forward(FILE *out, const kgl_dns_name *v, size_t n, const char *upstream);
+
 /* Release by scope (GCC's and clang's cleanup attribute), for launch code
  * with several ways out: a local so marked is released whenever it goes
  * out of scope, so each way out need not repeat the unwinding.  Each
