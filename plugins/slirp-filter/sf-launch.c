@@ -319,27 +319,31 @@ static void child_nft_finish(const sf_child_ctx *c, sf_nft_run *r)
     }
 }
 
-/* In a child of H: dies with H (bwrap, after the exec), keeps only the
- * descriptors listed (moved to 3, 4, ...), leaves the terminal's process
- * group.  Returns in the child only. */
+/* In a child of h (N, a child of H; dnsmasq and the watcher, children of
+ * N): dies with h, keeps only the descriptors listed (moved to 3, 4, ...)
+ * and /dev/null for stdio, leaves the terminal's process group.  Returns
+ * in the child only. */
 static void child_detach(const int *keep, size_t n_keep, pid_t h)
 {
-    /* Dies with H (bwrap after its exec), which dies with kgate, so that
-     * nothing of the stage outlives kgate even when the guard dies with it
-     * (a whole-tree SIGKILL leaves no one to kill the group).  Kept across
-     * dnsmasq's exec: not set-user-ID, and user=root changes no uid.  An H
-     * that died before the prctl is caught by the check after it: the
-     * parent is then whoever adopted us (init, or a subreaper, so not
-     * necessarily pid 1). */
+    /* Dies with h, which dies with H (bwrap after its exec), which dies
+     * with kgate, so that nothing of the stage outlives kgate even when
+     * the guard dies with it (a whole-tree SIGKILL leaves no one to kill
+     * the group).  Kept across dnsmasq's exec: not set-user-ID, and
+     * user=root changes no uid.  A parent that died before the prctl is
+     * caught by the check after it: the parent is then whoever adopted us
+     * (init, or a subreaper, so not necessarily pid 1). */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != h) _exit(0);
     setpgid(0, 0);
     int moved[4];
     for (size_t i = 0; i < n_keep; i++) moved[i] = fcntl(keep[i], F_DUPFD, 20);
+    /* stderr too: a copy of kgate's would keep a reader of it waiting
+     * until this process ends (dnsmasq puts its own log there after). */
     int nul = open("/dev/null", O_RDWR);
     if (nul >= 0) {
         dup2(nul, 0);
         dup2(nul, 1);
+        dup2(nul, 2);
     }
     for (size_t i = 0; i < n_keep; i++) dup2(moved[i], 3 + (int)i);
     /* Everything else of H (bwrap's descriptors, the control socket, the
@@ -471,8 +475,6 @@ static _Noreturn void keeper_run(const sf_child_ctx *parent, pid_t h)
     const int keep[] = {parent->ctl, parent->dns_conf, parent->events};
     size_t n_keep = parent->events >= 0 ? 3 : 2;
     child_detach(keep, n_keep, h);
-    int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
-    if (nul >= 0) dup2(nul, 2);
     sf_child_ctx mine = *parent;
     mine.ctl = 3;
     mine.dns_conf = 4;
