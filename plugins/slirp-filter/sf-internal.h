@@ -167,6 +167,34 @@ int sf_filter_for_policy(const kgate_strlist *hosts, sf_filter *f, kgate_err *er
  * chain.  Returns malloc'd text or NULL. */
 char *sf_nft_ruleset(const sf_filter *f);
 
+/* Loading the ruleset (sf-nft.c).  The library's soname: its ABI. */
+#define SF_NFTLIB_SONAME "libnftables.so.1"
+
+/* The ruleset through libnftables (soname: SF_NFTLIB_SONAME; tests name
+ * one that is not there): 0 loaded, -1 refused (msg: nft's first line),
+ * 1 the library cannot be opened (msg: why). */
+int sf_nft_load_library(const char *soname, const char *ruleset, char *msg, size_t cap);
+
+/* A load in progress: the nft tool's process, or done by the library. */
+typedef struct sf_nft_job {
+    pid_t pid; /* the nft tool, or -1 */
+    int out; /* its stdout and stderr */
+    int werr; /* writing the ruleset to it failed */
+    int failed; /* the load failed already; msg says why */
+    char msg[256];
+} sf_nft_job;
+
+/* The tool's way: nft -f - with the ruleset on stdin (the caller ignores
+ * SIGPIPE).  start returns -1 with errno; finish waits up to wait_ms for
+ * its end and returns 0 when it loaded, else -1 with j->msg. */
+int sf_nft_tool_start(const char *nft, const char *ruleset, sf_nft_job *j);
+int sf_nft_tool_finish(sf_nft_job *j, int wait_ms);
+
+/* The keeper's: the library when it opens (done on return), else the tool
+ * (started); end says whether the ruleset is in place (-1: j->msg). */
+void sf_nft_begin(const char *soname, const char *nft, const char *ruleset, sf_nft_job *j);
+int sf_nft_end(sf_nft_job *j, int wait_ms);
+
 /* The dnsmasq configuration (--conf-file): built from parsed entries only.
  * log_queries adds what the event watcher reads.  Returns malloc'd text or
  * NULL. */

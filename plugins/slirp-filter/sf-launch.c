@@ -8,17 +8,20 @@
  *                               tap0, private mounts,
  *                               resolv.conf bound over
  *                               /etc/resolv.conf
- *                               fork N ---------------> nft -f -, dnsmasq
+ *                               fork N --------------->
  *                               exec bwrap: it sets
  *                               up the box and waits
  *                               for its filter
  *   <- "R" ----------------------------------------------
+ *                                                       dnsmasq, the filter
+ *                                                       (libnftables, or
+ *                                                       nft -f -)
  *   start slirp4netns --userns-path
  *     =/proc/H/ns/user H tap0, wait
  *     for its ready fd
  *   -- "G" --------------------------------------------->
  *   bwrap's info, the gate                              10.0.2.100 on tap0,
- *                                                       nft done, dnsmasq
+ *                                                       filter in, dnsmasq
  *                                                       listening
  *   <- "X" (or "E<message>"), EOF -----------------------
  *   the mounts checked, the launch                      stays, so that
@@ -269,56 +272,6 @@ static void child_tap_persist(const sf_child_ctx *c)
     close(fd);
 }
 
-/* nft -f - with the ruleset on stdin (no shell, one transaction: the
- * whole filter is in place or none of it).  Started while slirp4netns
- * starts, finished before the program may run. */
-typedef struct sf_nft_run {
-    pid_t pid;
-    int out; /* its stdout+stderr */
-    int werr;
-} sf_nft_run;
-
-static void child_nft_start(const sf_child_ctx *c, sf_nft_run *r)
-{
-    int in[2], out[2];
-    if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0)
-        child_fail(c, "pipe: %s", strerror(errno));
-    r->pid = fork();
-    if (r->pid < 0) child_fail(c, "fork: %s", strerror(errno));
-    if (r->pid == 0) {
-        dup2(in[0], 0);
-        dup2(out[1], 1);
-        dup2(out[1], 2);
-        signal(SIGPIPE, SIG_DFL);
-        unblock_signals();
-        char *const argv[] = {(char *)c->tools->nft, "-f", "-", NULL};
-        char *const envp[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
-        execve(c->tools->nft, argv, envp);
-        _exit(127);
-    }
-    close(in[0]);
-    close(out[1]);
-    /* A large ruleset outgrows the pipe: nft reads it all before it
-     * works, and a tool that died early gives EPIPE (SIGPIPE is ignored). */
-    r->werr = kgl_write_all(in[1], c->ruleset, strlen(c->ruleset));
-    close(in[1]);
-    r->out = out[0];
-}
-
-static void child_nft_finish(const sf_child_ctx *c, sf_nft_run *r)
-{
-    char msg[256];
-    ssize_t got = kgl_read_to_eof(r->out, msg, sizeof msg, SF_WAIT_SETUP_MS, KGL_READ_DRAIN);
-    close(r->out);
-    int st = 0;
-    while (waitpid(r->pid, &st, 0) < 0 && errno == EINTR) {}
-    if (r->werr < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        if (got < 0) msg[0] = '\0';
-        msg[strcspn(msg, "\n")] = '\0';
-        child_fail(c, "nft failed: %s", msg[0] ? msg : "no output");
-    }
-}
-
 /* In a child of h (N, a child of H; dnsmasq and the watcher, children of
  * N): dies with h, keeps only the descriptors listed (moved to 3, 4, ...)
  * and /dev/null for stdio, leaves the terminal's process group.  Returns
@@ -482,15 +435,18 @@ static _Noreturn void keeper_run(const sf_child_ctx *parent, pid_t h)
     for (int fd = 3; fd < 3 + (int)n_keep; fd++) fcntl(fd, F_SETFD, FD_CLOEXEC);
     const sf_child_ctx *c = &mine;
 
-    sf_nft_run nft;
-    sf_dns_run dns;
-    child_nft_start(c, &nft);
-    child_resolver_start(c, &dns);
+    /* The namespaces are ready: slirp4netns starts while the resolver
+     * starts and the filter loads. */
     if (send(c->ctl, "R", 1, MSG_NOSIGNAL) != 1) _exit(1);
+    sf_dns_run dns;
+    sf_nft_job nft;
+    child_resolver_start(c, &dns);
+    sf_nft_begin(SF_NFTLIB_SONAME, c->tools->nft, c->ruleset, &nft);
+    /* A failure is told after "G", where the parent reads for it. */
     if (read_byte(c->ctl, SF_WAIT_SLIRP_MS + SF_WAIT_UNSHARE_MS) != 'G') _exit(1);
     child_wait_tap(c);
     /* The program never runs without the whole filter and its resolver. */
-    child_nft_finish(c, &nft);
+    if (sf_nft_end(&nft, SF_WAIT_SETUP_MS) < 0) child_fail(c, "nft failed: %s", nft.msg);
     child_resolver_wait(c, &dns);
     close(c->dns_conf);
     if (c->events >= 0) close(c->events);

@@ -575,32 +575,55 @@ scale_fails_closed() {
 # large for it would): exit 125, one kgate: line, the program never ran,
 # and no audit launch line (the refusal comes before it).  The stand-in
 # is bound over the real tool in this test's mount namespace only.
+# $1: the tool whose stand-in refuses (bound over it); $2: a directory
+# kgate gets first in LD_LIBRARY_PATH (the keeper opens libnftables by its
+# soname), or none; $3: what the refusal must quote, so the way that
+# refused is the one meant.
 load_failure_refuses() {
-    local tool=$1 rc stand=$KG_TMP/fail-$1
-    printf '#!/bin/sh\ncat >/dev/null 2>&1\necho "%s: stand-in: cannot load: Message too long" >&2\nexit 1\n' \
-        "$tool" >"$stand"
-    chmod 0755 "$stand"
-    mount --bind "$stand" "/usr/sbin/$tool" || { echo "  cannot bind the stand-in"; return 1; }
+    local tool=$1 libdir=${2:-} expect=$3 rc stand=$KG_TMP/fail-$1
+    if [ "$tool" != none ]; then
+        printf '#!/bin/sh\ncat >/dev/null 2>&1\necho "%s: stand-in: cannot load: Message too long" >&2\nexit 1\n' \
+            "$tool" >"$stand"
+        chmod 0755 "$stand"
+        mount --bind "$stand" "/usr/sbin/$tool" || { echo "  cannot bind the stand-in"; return 1; }
+    fi
     config_for allowed.test
     rm -f "$KG_PROJ/load-ran" "$KG_HOME/.kgate/audit.log"
     # The Landlock box makes its private TMPDIR before it starts the
     # resolver: a launch refused there must not leave it behind.
     local before new
     before=$(ls -d /tmp/kgate-landlock.* 2>/dev/null | sort)
-    kg run "${BOX_ARGS[@]}" -- /usr/bin/touch load-ran >/dev/null 2>"$KG_TMP/stderr" &
+    LD_LIBRARY_PATH=$libdir kg run "${BOX_ARGS[@]}" -- /usr/bin/touch load-ran >/dev/null \
+        2>"$KG_TMP/stderr" &
     wait_bounded 60 $!
     rc=$?
-    umount "/usr/sbin/$tool"
+    [ "$tool" = none ] || umount "/usr/sbin/$tool"
     new=$(comm -13 <(echo "$before") <(ls -d /tmp/kgate-landlock.* 2>/dev/null | sort))
     [ -z "$new" ] || { echo "  the refused launch left $new behind"; return 1; }
     [ "$rc" -eq 125 ] && [ ! -e "$KG_PROJ/load-ran" ] &&
         [ "$(grep -c . "$KG_TMP/stderr")" -eq 1 ] && grep -q '^kgate: ' "$KG_TMP/stderr" &&
+        grep -qF "$expect" "$KG_TMP/stderr" &&
         ! grep -q '"kind":"launch"' "$KG_HOME/.kgate/audit.log" 2>/dev/null &&
         grep -q "\"kind\":\"refuse\".*\"reason\":\"$STAGE: " "$KG_HOME/.kgate/audit.log" || {
         echo "  rc=$rc stderr: $(head -c 300 "$KG_TMP/stderr");" \
             "launch lines: $(grep -c '"kind":"launch"' "$KG_HOME/.kgate/audit.log" 2>/dev/null)"
         return 1
     }
+}
+
+# The directories for the two ways the keeper loads the filter: one with a
+# libnftables that refuses every ruleset, one with a file of that name
+# that is no library (so the keeper runs the nft tool).
+nftlib_dirs() {
+    [ -n "${KGATE_TEST_NFT_STANDIN:-}" ] && [ -f "$KGATE_TEST_NFT_STANDIN" ] || {
+        echo "  tests/helpers/nft-standin.c was not built"
+        return 1
+    }
+    mkdir -p "$KG_TMP/nftlib-refuses" "$KG_TMP/nftlib-absent"
+    cp "$KGATE_TEST_NFT_STANDIN" "$KG_TMP/nftlib-refuses/libnftables.so.1"
+    echo 'not a library' >"$KG_TMP/nftlib-absent/libnftables.so.1"
+    chmod a+rX "$KG_TMP/nftlib-refuses" "$KG_TMP/nftlib-absent" \
+        "$KG_TMP/nftlib-refuses/libnftables.so.1" "$KG_TMP/nftlib-absent/libnftables.so.1"
 }
 
 # --- the Landlock box's own: its supervisor checks a copy ------------------
@@ -722,7 +745,7 @@ for who in $(test_users); do
         check "10,000 allowed names launch" scale_launches
         STAGE=landlock
         check "dnsmasq failing to start refuses before the audit launch line" \
-            load_failure_refuses dnsmasq
+            load_failure_refuses dnsmasq "" "dnsmasq did not"
         check "two threads: the address changed while connect waits never reaches an unlisted host" \
             connect_race
         check "UDP to any port but 53 is refused and reported" udp_other_port
@@ -751,10 +774,15 @@ for who in $(test_users); do
         # nft or dnsmasq refusing what plan() built: the stage commits the
         # launch line only once both are in place (kgate_launch.commit).
         STAGE=slirp-filter
-        check "nft failing to load the filter refuses before the audit launch line" \
-            load_failure_refuses nft
+        nftlib_dirs
+        check "libnftables refusing the filter refuses before the audit launch line" \
+            load_failure_refuses none "$KG_TMP/nftlib-refuses" \
+            "nft failed: Error: library stand-in: cannot load: Message too long"
+        check "without libnftables, the nft tool refusing it refuses the same way" \
+            load_failure_refuses nft "$KG_TMP/nftlib-absent" \
+            "nft failed: nft: stand-in: cannot load: Message too long"
         check "dnsmasq failing to start refuses before the audit launch line" \
-            load_failure_refuses dnsmasq
+            load_failure_refuses dnsmasq "" "dnsmasq did not"
     fi
     check "kill -9 of kgate leaves no resolver, slirp4netns or program" kill9_cleans_up
     check "nothing of the resolver or slirp4netns is left after the runs" nothing_left
