@@ -452,6 +452,7 @@ static int step_choose(run_ctx *c)
     char msg[1200] = "";
     const kgate_policy *pub = &c->policy->pub;
     kg_host_init(&c->host);
+    c->host.details = false; /* a run shows no doctor details */
     /* The quick probes of the last run, where nothing they depend on has
      * changed: kgate's own directory, which no box can see or write. */
     kg_autofree char *probe_dir = NULL;

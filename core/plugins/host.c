@@ -162,6 +162,7 @@ kgate_report *kg_report_new(void)
     if (!r) kg_oom(); /* its lists would end the same way */
     r->detail_keys = kg_strv_new();
     r->detail_values = kg_strv_new();
+    r->keep_details = true;
     return r;
 }
 
@@ -240,6 +241,7 @@ __attribute__((format(printf, 4, 5))) static int host_report(kgate_report *r, kg
 
 static int host_report_detail(kgate_report *r, const char *key, const char *value)
 {
+    if (!r->keep_details) return 0;
     kg_strv_push(r->detail_keys, key);
     kg_strv_push(r->detail_values, value ? value : "");
     return 0;
@@ -281,4 +283,5 @@ void kg_host_init(kg_host *host)
         .report_detail = host_report_detail,
     };
     host->debug = kg_debug();
+    host->details = true;
 }

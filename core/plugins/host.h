@@ -3,6 +3,7 @@
 #ifndef KG_HOST_H
 #define KG_HOST_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include "oom.h" /* uthash, utarray, utstring */
 
@@ -29,6 +30,10 @@ struct kgate_report {
     size_t n_items;
     kg_strv *detail_keys;
     kg_strv *detail_values;
+    /* false: report_detail keeps nothing.  Details are for `kgate doctor`
+     * only, and a run with 10,000 allowed hosts made 40,000 copies of
+     * them (the stage's report and the composed one) for nobody. */
+    bool keep_details;
     /* The first finding id that was not valid, as given (cut to a bound;
      * shown escaped), or NULL.  Its finding was not recorded, and the
      * report is BLOCKED (select.c says why in one finding). */
@@ -42,6 +47,9 @@ typedef struct kg_host {
     /* Name used as the prefix of warnings ("kgate: bubblewrap: ..."). */
     const char *current;
     int debug; /* KGATE_DEBUG set */
+    /* Whether the reports made for this host keep their details (true
+     * after kg_host_init; a run, which shows none, says false). */
+    bool details;
     /* QUICK probes kept between runs (probecache.h); NULL: none, as in
      * doctor, plugins and the tests. */
     struct kg_probecache *probes;

@@ -138,6 +138,7 @@ kgate_report *kg_select_doctor(kg_plugin *p, kg_host *host, const kgate_policy *
 {
     kgate_report *rep = kg_report_new();
     if (!rep) return NULL;
+    rep->keep_details = host->details;
     kg_select_probe(p, host, depth);
     if (p->probe_failed) {
         char msg[600];
@@ -307,6 +308,7 @@ typedef struct sel_cand {
 kgate_report *kg_compose_report(kg_host *host, const kgate_report *box, const kgate_report *stage)
 {
     kgate_report *rep = kg_report_new();
+    rep->keep_details = host->details;
     const kgate_report *part[2] = {box, stage};
     for (int k = 0; k < 2; k++) {
         for (size_t i = 0; i < part[k]->n_items; i++) {

@@ -316,6 +316,31 @@ START_TEST(failed_probe_blocks_on_one_line)
 }
 END_TEST
 
+/* Details are for `kgate doctor`: a run's host (details false) keeps
+ * none, in the backend's report or the composed one, and loses no
+ * finding; doctor's host (kg_host_init's default) keeps them. */
+START_TEST(a_run_keeps_no_details)
+{
+    add_fake("detailed", 5);
+    kg_plugin *p = kg_registry_find(reg, "detailed");
+    kgate_report *kept = kg_select_doctor(p, &host, &policy, KGATE_PROBE_QUICK);
+    ck_assert_uint_eq(kg_strv_len(kept->detail_keys), 1);
+    ck_assert_str_eq(kg_strv_get(kept->detail_values, 0), "detailed");
+    host.details = false;
+    kgate_report *run = kg_select_doctor(p, &host, &policy, KGATE_PROBE_QUICK);
+    kgate_report *composed = kg_compose_report(&host, run, kept);
+    host.details = true;
+    ck_assert_uint_eq(kg_strv_len(run->detail_keys), 0);
+    ck_assert_uint_eq(kg_strv_len(composed->detail_keys), 0);
+    ck_assert_uint_eq(run->n_items, kept->n_items);
+    ck_assert_uint_gt(run->n_items, 0);
+    ck_assert_int_eq(run->verdict, kept->verdict);
+    kg_report_free(composed);
+    kg_report_free(run);
+    kg_report_free(kept);
+}
+END_TEST
+
 START_TEST(unavailable_cannot_read_ready)
 {
     fake *f = add_fake("absent", 5);
@@ -757,6 +782,7 @@ int main(void)
     TCase *tc = tcase_create("select");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, ready_beats_degraded_whatever_the_score);
+    tcase_add_test(tc, a_run_keeps_no_details);
     tcase_add_test(tc, higher_score_then_load_order);
     tcase_add_test(tc, degraded_is_picked_when_nothing_is_ready);
     tcase_add_test(tc, forced_backend_is_used_even_if_worse);
