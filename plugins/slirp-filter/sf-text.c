@@ -32,8 +32,9 @@ int sf_hosts_check(const kgate_strlist *hosts, kgate_err *err)
 {
     for (size_t i = 0; hosts && i < hosts->n; i++) {
         sf_entry e;
+        char name[SF_NAME_SIZE];
         const char *why = "invalid";
-        if (sf_entry_parse(hosts->v[i], &e, &why) < 0)
+        if (sf_entry_parse(hosts->v[i], &e, name, &why) < 0)
             /* The entry is not printed as-is: it may hold a newline. */
             return kgate_err_set(
                 err, EINVAL, "allow_hosts: entry %zu is not a valid host name (%s)", i + 1, why);
@@ -45,7 +46,7 @@ int sf_hosts_check(const kgate_strlist *hosts, kgate_err *err)
 /* Entries                                                                   */
 /* ------------------------------------------------------------------------ */
 
-int sf_entry_parse(const char *text, sf_entry *out, const char **why)
+int sf_entry_parse(const char *text, sf_entry *out, char buf[SF_NAME_SIZE], const char **why)
 {
     static const char *dummy;
     if (!why) why = &dummy;
@@ -55,7 +56,10 @@ int sf_entry_parse(const char *text, sf_entry *out, const char **why)
         if (!text) *why = "no entry";
         return -1;
     }
-    memcpy(out->name, h.name, sizeof out->name);
+    _Static_assert(sizeof h.name == SF_NAME_SIZE, "a name buffer holds any name");
+    memcpy(buf, h.name, strnlen(h.name, SF_NAME_SIZE - 1) + 1);
+    buf[SF_NAME_SIZE - 1] = '\0';
+    out->name = buf;
     out->wildcard = h.wildcard;
     out->port = h.port;
     out->host_loopback = h.host_loopback;
@@ -80,26 +84,47 @@ int sf_entry_matches(const sf_entry *e, const char *name)
     return under_or_at(name, e->name, 1);
 }
 
+/* Room for every entry's name: a canonical name is never longer than
+ * its entry (lower case, without "*." or ":port"; a literal's dotted quad
+ * is what inet_pton read back), and sf_filter_build checks each. */
+static size_t names_room(const kgate_strlist *hosts)
+{
+    size_t room = 1;
+    for (size_t i = 0; hosts && i < hosts->n; i++)
+        room += hosts->v[i] ? strnlen(hosts->v[i], SF_NAME_SIZE) + 1 : 0;
+    return room;
+}
+
 int sf_filter_build(const kgate_strlist *hosts, sf_filter *f, kgate_err *err)
 {
     memset(f, 0, sizeof *f);
-    size_t n = hosts ? hosts->n : 0;
+    size_t n = hosts ? hosts->n : 0, room = names_room(hosts), used = 0;
     f->e = calloc(n ? n : 1, sizeof *f->e);
+    f->names = malloc(room);
     f->ports = calloc(n ? n : 1, sizeof *f->ports);
     f->loop_ports = calloc(n ? n : 1, sizeof *f->loop_ports);
-    if (!f->e || !f->ports || !f->loop_ports) {
+    if (!f->e || !f->names || !f->ports || !f->loop_ports) {
         sf_filter_free(f);
         return kgate_err_set(err, ENOMEM, "out of memory");
     }
     for (size_t i = 0; i < n; i++) {
         const char *why = NULL;
+        char name[SF_NAME_SIZE];
         sf_entry *e = &f->e[f->n];
-        if (sf_entry_parse(hosts->v[i], e, &why) < 0) {
+        if (sf_entry_parse(hosts->v[i], e, name, &why) < 0) {
             sf_filter_free(f);
             /* The entry is not printed as-is: it may hold a newline. */
             return kgate_err_set(
                 err, EINVAL, "allow_hosts: entry %zu is not a valid host name (%s)", i + 1, why);
         }
+        size_t len = strlen(name) + 1;
+        if (len > room - used) { /* cannot be (names_room); refuse, never overrun */
+            sf_filter_free(f);
+            return kgate_err_set(err, EINVAL, "allow_hosts: entry %zu: its name does not fit",
+                                 i + 1);
+        }
+        e->name = memcpy(f->names + used, name, len);
+        used += len;
         if (e->host_loopback) {
             /* Not an entry of e (see sf_filter): its slot is reused. */
             int dup = 0;
@@ -175,6 +200,7 @@ int sf_filter_add_hosts_text(sf_filter *f, const char *text)
 void sf_filter_free(sf_filter *f)
 {
     free(f->e);
+    free(f->names);
     free(f->ports);
     free(f->loop_ports);
     free(f->fixed);

@@ -223,21 +223,22 @@ END_TEST
 START_TEST(entries_parse)
 {
     sf_entry e;
+    char nb[SF_NAME_SIZE];
     const char *why = NULL;
-    ck_assert_int_eq(sf_entry_parse("API.Example.COM", &e, &why), 0);
+    ck_assert_int_eq(sf_entry_parse("API.Example.COM", &e, nb, &why), 0);
     ck_assert_str_eq(e.name, "api.example.com");
     ck_assert(!e.wildcard && !e.port && !e.is_addr);
-    ck_assert_int_eq(sf_entry_parse("*.githubusercontent.com", &e, &why), 0);
+    ck_assert_int_eq(sf_entry_parse("*.githubusercontent.com", &e, nb, &why), 0);
     ck_assert_str_eq(e.name, "githubusercontent.com");
     ck_assert(e.wildcard && !e.port);
-    ck_assert_int_eq(sf_entry_parse("example.com:443", &e, &why), 0);
+    ck_assert_int_eq(sf_entry_parse("example.com:443", &e, nb, &why), 0);
     ck_assert(!e.wildcard && e.port == 443);
-    ck_assert_int_eq(sf_entry_parse("*.a.example:65535", &e, &why), 0);
+    ck_assert_int_eq(sf_entry_parse("*.a.example:65535", &e, nb, &why), 0);
     ck_assert(e.wildcard && e.port == 65535);
-    ck_assert_int_eq(sf_entry_parse("198.18.0.9", &e, &why), 0);
+    ck_assert_int_eq(sf_entry_parse("198.18.0.9", &e, nb, &why), 0);
     ck_assert(e.is_addr && !e.port);
     ck_assert_str_eq(e.name, "198.18.0.9");
-    ck_assert_int_eq(sf_entry_parse("198.18.0.9:22", &e, &why), 0);
+    ck_assert_int_eq(sf_entry_parse("198.18.0.9:22", &e, nb, &why), 0);
     ck_assert(e.is_addr && e.port == 22);
 
     /* The reasons are kgate_hostspec_parse's (tested with it). */
@@ -264,19 +265,20 @@ START_TEST(entries_parse)
                          "1.2.3"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         why = NULL;
-        ck_assert_msg(sf_entry_parse(bad[i], &e, &why) == -1, "should refuse %zu", i);
+        ck_assert_msg(sf_entry_parse(bad[i], &e, nb, &why) == -1, "should refuse %zu", i);
         ck_assert_ptr_nonnull(why);
     }
-    ck_assert_int_eq(sf_entry_parse(NULL, &e, &why), -1);
+    ck_assert_int_eq(sf_entry_parse(NULL, &e, nb, &why), -1);
 }
 END_TEST
 
 START_TEST(entries_match)
 {
     sf_entry exact, wild, lit;
-    ck_assert_int_eq(sf_entry_parse("example.com", &exact, NULL), 0);
-    ck_assert_int_eq(sf_entry_parse("*.example.com", &wild, NULL), 0);
-    ck_assert_int_eq(sf_entry_parse("198.18.0.9", &lit, NULL), 0);
+    char nb_exact[SF_NAME_SIZE], nb_wild[SF_NAME_SIZE], nb_lit[SF_NAME_SIZE];
+    ck_assert_int_eq(sf_entry_parse("example.com", &exact, nb_exact, NULL), 0);
+    ck_assert_int_eq(sf_entry_parse("*.example.com", &wild, nb_wild, NULL), 0);
+    ck_assert_int_eq(sf_entry_parse("198.18.0.9", &lit, nb_lit, NULL), 0);
     ck_assert(sf_entry_matches(&exact, "example.com"));
     ck_assert(sf_entry_matches(&exact, "EXAMPLE.com"));
     ck_assert(!sf_entry_matches(&exact, "www.example.com"));
