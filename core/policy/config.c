@@ -452,12 +452,18 @@ static int push_unseen(kg_strv *v, seen_entry **seen, const char *s)
 
 static int parse_list_entries(parse_ctx *x, yaml_parser_t *p, kg_list_key k, seen_entry **seen);
 
-/* Records the line of the entry just pushed onto c->lists[k]. */
+/* Records the line of the entry just pushed onto c->lists[k].  The array
+ * holds 16, then doubles when full (n a power of two from 16 on): one
+ * realloc an entry cost a list of 10,000 names as much as the rest of
+ * its parse, copies mostly. */
 static void push_line(kg_config *c, kg_list_key k, unsigned line)
 {
     size_t n = c->nlines[k];
-    unsigned *l = realloc(c->lines[k], (n + 1) * sizeof *l);
-    if (!l) kg_oom();
+    unsigned *l = c->lines[k];
+    if (n == 0 || (n >= 16 && (n & (n - 1)) == 0)) {
+        l = realloc(l, (n ? 2 * n : 16) * sizeof *l);
+        if (!l) kg_oom();
+    }
     l[n] = line;
     c->lines[k] = l;
     c->nlines[k] = n + 1;
