@@ -27,7 +27,14 @@ void kgl_dns_line_add(kgl_dns_line *l, const char *pfx, const char *name, const 
         l->len = (size_t)snprintf(l->line, sizeof l->line, "%s", l->key);
         snprintf(l->tail, sizeof l->tail, "%s", tail);
     }
-    l->len += (size_t)snprintf(l->line + l->len, sizeof l->line - l->len, "/%s%s", pfx, name);
+    /* Copied, not printed: three lines of this a name made snprintf a
+     * tenth of a 10,000-name launch.  The bound is checked above (add). */
+    size_t lp = strlen(pfx), ln = strlen(name);
+    l->line[l->len++] = '/';
+    memcpy(l->line + l->len, pfx, lp);
+    memcpy(l->line + l->len + lp, name, ln);
+    l->len += lp + ln;
+    l->line[l->len] = '\0';
 }
 
 static int cmp_str(const void *a, const void *b)
