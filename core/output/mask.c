@@ -37,6 +37,14 @@
 #include <string.h>
 #include <sys/types.h>
 
+/* The AVX2 scan: x86-64 ELF with GCC or clang, chosen per mask by
+ * __builtin_cpu_supports (which needs libgcc's or compiler-rt's
+ * __cpu_model, absent from macOS's libSystem). */
+#if defined(__x86_64__) && defined(__ELF__) && (defined(__GNUC__) || defined(__clang__))
+#define MASK_AVX2 1
+#include <immintrin.h>
+#endif
+
 const char *const kg_mask_builtin_prefixes[] = {
     "sk-ant-",     "sk-proj-", "sk-",   "ghp_",  "gho_",  "ghu_",  "ghs_",  "ghr_",
     "github_pat_", "glpat-",   "xoxb-", "xoxp-", "xoxa-", "xoxr-", "xoxs-", "AKIA",
@@ -106,6 +114,13 @@ struct kg_mask {
      * is the one byte a). */
     uint64_t pair[65536 / 64];
 
+    /* Byte classes by nibble: lut_lo[c & 15] & lut_hi[c >> 4] has a
+     * C_TOK bit set when c is a token character, and a C_FIRST bit when
+     * c may start a prefix (a superset when the first bytes need more
+     * than three (high nibble x low nibbles) rectangles). */
+    unsigned char lut_lo[16], lut_hi[16];
+    bool avx2; /* find_avx2() scans */
+
     vec firstv[MAX_VEC_FIRST]; /* each first byte in every lane */
     vec escv; /* ESC in every lane */
     size_t n_first; /* > MAX_VEC_FIRST: scalar scan only */
@@ -170,6 +185,12 @@ static const unsigned char tok_tab[256] = {
 
 static inline bool is_tok(unsigned char c) { return tok_tab[c] != 0; }
 
+/* The nibble classes (struct kg_mask, lut_lo/lut_hi): five bits whose
+ * (high nibble set) x (low nibble set) rectangles are exactly the token
+ * characters, and three for the prefixes' first bytes. */
+#define C_TOK 0x1f
+#define C_FIRST 0xe0
+
 /* ------------------------------------------------------------------------ */
 /* Setup                                                                     */
 /* ------------------------------------------------------------------------ */
@@ -197,6 +218,69 @@ static int add_prefix(kg_mask *m, const char *s)
     if (!copy) return -1;
     m->pfx[m->n_pfx++] = (pfx){copy, strlen(copy)};
     return 0;
+}
+
+/* Merges the two first-byte rectangles whose union covers the fewest
+ * bytes that neither covered. */
+static void merge_cheapest(uint16_t *gh, uint16_t *gl, size_t *ng)
+{
+    size_t best_a = 0, best_b = 1;
+    int best = -1;
+    for (size_t a = 0; a < *ng; a++)
+        for (size_t b = a + 1; b < *ng; b++) {
+            int cost = __builtin_popcount(gh[a] | gh[b]) * __builtin_popcount(gl[a] | gl[b]) -
+                       __builtin_popcount(gh[a]) * __builtin_popcount(gl[a]) -
+                       __builtin_popcount(gh[b]) * __builtin_popcount(gl[b]);
+            if (best < 0 || cost < best) {
+                best = cost;
+                best_a = a;
+                best_b = b;
+            }
+        }
+    gh[best_a] |= gh[best_b];
+    gl[best_a] |= gl[best_b];
+    gh[best_b] = gh[*ng - 1];
+    gl[best_b] = gl[*ng - 1];
+    (*ng)--;
+}
+
+/* Fills lut_lo/lut_hi: the token rectangles, then one rectangle per high
+ * nibble of the first bytes (exact), merged down to three when there are
+ * more (a superset: find_avx2() checks bucket_hi of each hit). */
+static void build_lut(kg_mask *m)
+{
+    static const struct {
+        unsigned char bit;
+        uint16_t hi, lo;
+    } tok[] = {
+        {0x01, 1u << 3, 0x03ff}, /* 0-9 */
+        {0x02, 1u << 4 | 1u << 6, 0xfffe}, /* A-O a-o */
+        {0x04, 1u << 5 | 1u << 7, 0x07ff}, /* P-Z p-z */
+        {0x08, 1u << 5, 1u << 15}, /* _ */
+        {0x10, 1u << 2, 1u << 13}, /* - */
+    };
+    uint16_t gh[16], gl[16];
+    size_t ng = 0;
+    for (unsigned h = 0; h < 16; h++) {
+        uint16_t l = 0;
+        for (unsigned x = 0; x < 16; x++)
+            if (m->bucket_hi[h << 4 | x]) l |= (uint16_t)(1u << x);
+        if (l) {
+            gh[ng] = (uint16_t)(1u << h);
+            gl[ng++] = l;
+        }
+    }
+    while (ng > 3) merge_cheapest(gh, gl, &ng);
+    for (unsigned x = 0; x < 16; x++) {
+        for (size_t k = 0; k < sizeof tok / sizeof *tok; k++) {
+            if (tok[k].hi >> x & 1) m->lut_hi[x] |= tok[k].bit;
+            if (tok[k].lo >> x & 1) m->lut_lo[x] |= tok[k].bit;
+        }
+        for (size_t g = 0; g < ng; g++) {
+            if (gh[g] >> x & 1) m->lut_hi[x] |= (unsigned char)(0x20u << g);
+            if (gl[g] >> x & 1) m->lut_lo[x] |= (unsigned char)(0x20u << g);
+        }
+    }
 }
 
 kg_mask *kg_mask_new(const kg_strv *extra, kg_mask_sink sink, void *ctx)
@@ -235,6 +319,10 @@ kg_mask *kg_mask_new(const kg_strv *extra, kg_mask_sink sink, void *ctx)
             m->pair[idx >> 6] |= (uint64_t)1 << (idx & 63);
         }
     }
+    build_lut(m);
+#ifdef MASK_AVX2
+    m->avx2 = __builtin_cpu_supports("avx2");
+#endif
     /* An undecided candidate is shorter than max_len + MIN_TOKEN; the hold
      * takes twice that so a feed can always make progress through it. */
     m->window = m->max_len + MIN_TOKEN + ESC_ROOM;
@@ -379,6 +467,85 @@ static inline bool pair_ok(const kg_mask *m, const unsigned char *p, size_t i, s
     return (m->pair[idx >> 6] >> (idx & 63)) & 1;
 }
 
+/* Whether p[j], flagged by a vector pass, is where find_candidate() stops:
+ * an ESC, or a prefix's first byte (the flag may be a superset) with a
+ * second byte that fits. */
+static inline bool hit_ok(const kg_mask *m, const unsigned char *p, size_t j, size_t n)
+{
+    return p[j] == ESC || (m->bucket_hi[p[j]] && pair_ok(m, p, j, n));
+}
+
+/* The portable vector pass of find_candidate() from p[*at], which has a
+ * visible byte before it: a hit's index, or n with *at where it stopped.
+ * Compares with each first byte, so only for up to MAX_VEC_FIRST. */
+static inline __attribute__((always_inline)) size_t find_vec(const kg_mask *m,
+                                                             const unsigned char *p, size_t *at,
+                                                             size_t n)
+{
+    size_t i = *at;
+    for (; i + VW <= n; i += VW) {
+        vec v, pv;
+        memcpy(&v, p + i, VW);
+        memcpy(&pv, p + i - 1, VW);
+        vec hit = (vec)(v == m->firstv[0]);
+        for (size_t k = 1; k < m->n_first; k++) hit |= (vec)(v == m->firstv[k]);
+        hit &= ~vec_tok(pv);
+        hit |= (vec)(v == m->escv);
+        if (!vec_any(hit)) continue;
+        for (size_t half = 0; half < VW; half += 8) {
+            uint64_t w;
+            memcpy(&w, (const char *)&hit + half, 8);
+            while (w) {
+                size_t b = (size_t)__builtin_ctzll(w) / 8;
+                if (hit_ok(m, p, i + half + b, n)) return i + half + b;
+                w &= ~((uint64_t)0xff << (b * 8));
+            }
+        }
+    }
+    *at = i;
+    return n;
+}
+
+#ifdef MASK_AVX2
+/* find_vec() with the nibble classes, 32 bytes a step: two table lookups
+ * (vpshufb) classify every byte at once, and the bitmask of non-token
+ * bytes, shifted by one, says which bytes follow a non-token byte, so the
+ * byte before each is never loaded or classified again. */
+__attribute__((target("avx2"), noinline)) static size_t find_avx2(const kg_mask *m,
+                                                                  const unsigned char *p,
+                                                                  size_t *at, size_t n)
+{
+    __m128i lo16 = _mm_loadu_si128((const __m128i *)m->lut_lo);
+    __m128i hi16 = _mm_loadu_si128((const __m128i *)m->lut_hi);
+    const __m256i lo = _mm256_broadcastsi128_si256(lo16), hi = _mm256_broadcastsi128_si256(hi16);
+    const __m256i nib = _mm256_set1_epi8(0x0f), esc = _mm256_set1_epi8(ESC);
+    const __m256i tokm = _mm256_set1_epi8(C_TOK), firstm = _mm256_set1_epi8((char)C_FIRST);
+    const __m256i zero = _mm256_setzero_si256();
+    size_t i = *at;
+    /* Bit 0: the byte before p[i] is not a token byte. */
+    uint32_t carry = !is_tok(p[i - 1]);
+    for (; i + 32 <= n; i += 32) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(p + i));
+        __m256i cls = _mm256_and_si256(
+            _mm256_shuffle_epi8(lo, _mm256_and_si256(v, nib)),
+            _mm256_shuffle_epi8(hi, _mm256_and_si256(_mm256_srli_epi16(v, 4), nib)));
+        uint32_t nontok = (uint32_t)_mm256_movemask_epi8(
+            _mm256_cmpeq_epi8(_mm256_and_si256(cls, tokm), zero));
+        uint32_t nonfirst = (uint32_t)_mm256_movemask_epi8(
+            _mm256_cmpeq_epi8(_mm256_and_si256(cls, firstm), zero));
+        uint32_t escs = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, esc));
+        uint32_t hit = (~nonfirst & (nontok << 1 | carry)) | escs;
+        carry = nontok >> 31;
+        for (; hit; hit &= hit - 1) {
+            size_t j = i + (size_t)__builtin_ctz(hit);
+            if (hit_ok(m, p, j, n)) return j;
+        }
+    }
+    *at = i;
+    return n;
+}
+#endif
+
 /* Index of the first candidate (a prefix's first byte after a non-token
  * byte, and a second byte that fits) or ESC in p[from..n), or n.  Looking
  * for ESC in the same vector pass costs one compare per 32 bytes, where a
@@ -396,28 +563,15 @@ find_candidate(const kg_mask *m, const unsigned char *p, size_t from, size_t n, 
         if (!m->prev_tok && m->bucket_hi[p[i]] && pair_ok(m, p, i, n)) return i;
         i++;
     }
-    if (m->n_first <= MAX_VEC_FIRST) {
-        for (; i + VW <= n; i += VW) {
-            vec v, pv;
-            memcpy(&v, p + i, VW);
-            memcpy(&pv, p + i - 1, VW);
-            vec hit = (vec)(v == m->firstv[0]);
-            for (size_t k = 1; k < m->n_first; k++) hit |= (vec)(v == m->firstv[k]);
-            hit &= ~vec_tok(pv);
-            hit |= (vec)(v == m->escv);
-            if (!vec_any(hit)) continue;
-            for (size_t half = 0; half < VW; half += 8) {
-                uint64_t w;
-                memcpy(&w, (const char *)&hit + half, 8);
-                while (w) {
-                    size_t b = (size_t)__builtin_ctzll(w) / 8;
-                    if (p[i + half + b] == ESC || pair_ok(m, p, i + half + b, n))
-                        return i + half + b;
-                    w &= ~((uint64_t)0xff << (b * 8));
-                }
-            }
-        }
-    }
+    size_t j = n;
+#ifdef MASK_AVX2
+    if (m->avx2)
+        j = find_avx2(m, p, &i, n);
+    else
+#endif
+        if (m->n_first <= MAX_VEC_FIRST)
+        j = find_vec(m, p, &i, n);
+    if (j != n) return j;
     for (; i < n; i++)
         if ((m->bucket_hi[p[i]] && !is_tok(p[i - 1]) && pair_ok(m, p, i, n)) || p[i] == ESC)
             return i;
