@@ -478,9 +478,8 @@ static inline bool hit_ok(const kg_mask *m, const unsigned char *p, size_t j, si
 /* The portable vector pass of find_candidate() from p[*at], which has a
  * visible byte before it: a hit's index, or n with *at where it stopped.
  * Compares with each first byte, so only for up to MAX_VEC_FIRST. */
-static inline __attribute__((always_inline)) size_t find_vec(const kg_mask *m,
-                                                             const unsigned char *p, size_t *at,
-                                                             size_t n)
+static inline __attribute__((always_inline)) size_t
+find_vec(const kg_mask *m, const unsigned char *p, size_t *at, size_t n)
 {
     size_t i = *at;
     for (; i + VW <= n; i += VW) {
@@ -511,9 +510,8 @@ static inline __attribute__((always_inline)) size_t find_vec(const kg_mask *m,
  * (vpshufb) classify every byte at once, and the bitmask of non-token
  * bytes, shifted by one, says which bytes follow a non-token byte, so the
  * byte before each is never loaded or classified again. */
-__attribute__((target("avx2"), noinline)) static size_t find_avx2(const kg_mask *m,
-                                                                  const unsigned char *p,
-                                                                  size_t *at, size_t n)
+__attribute__((target("avx2"), noinline)) static size_t
+find_avx2(const kg_mask *m, const unsigned char *p, size_t *at, size_t n)
 {
     __m128i lo16 = _mm_loadu_si128((const __m128i *)m->lut_lo);
     __m128i hi16 = _mm_loadu_si128((const __m128i *)m->lut_hi);
@@ -529,10 +527,10 @@ __attribute__((target("avx2"), noinline)) static size_t find_avx2(const kg_mask 
         __m256i cls = _mm256_and_si256(
             _mm256_shuffle_epi8(lo, _mm256_and_si256(v, nib)),
             _mm256_shuffle_epi8(hi, _mm256_and_si256(_mm256_srli_epi16(v, 4), nib)));
-        uint32_t nontok = (uint32_t)_mm256_movemask_epi8(
-            _mm256_cmpeq_epi8(_mm256_and_si256(cls, tokm), zero));
-        uint32_t nonfirst = (uint32_t)_mm256_movemask_epi8(
-            _mm256_cmpeq_epi8(_mm256_and_si256(cls, firstm), zero));
+        uint32_t nontok =
+            (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(cls, tokm), zero));
+        uint32_t nonfirst =
+            (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(cls, firstm), zero));
         uint32_t escs = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, esc));
         uint32_t hit = (~nonfirst & (nontok << 1 | carry)) | escs;
         carry = nontok >> 31;
@@ -726,6 +724,8 @@ int kg_mask_flush(kg_mask *m)
     m->esc = E_GROUND;
     return r;
 }
+
+void kg_mask_portable(kg_mask *m) { m->avx2 = false; }
 
 size_t kg_mask_held(const kg_mask *m) { return m ? m->hold_len : 0; }
 
