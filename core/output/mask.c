@@ -467,12 +467,31 @@ static inline bool pair_ok(const kg_mask *m, const unsigned char *p, size_t i, s
     return (m->pair[idx >> 6] >> (idx & 63)) & 1;
 }
 
+/* False when decide() at p[j] would surely say NO_MATCH: every prefix
+ * starting with p[j] differs from the bytes there before any ESC and
+ * before the end of the bytes at hand.  (Also false when none starts with
+ * p[j].)  Words that merely begin like a prefix ("skeleton", "github:")
+ * are then passed over inside the vector pass, which would otherwise stop
+ * at each, and scan() would come back to it with a fresh block. */
+static inline bool can_match(const kg_mask *m, const unsigned char *p, size_t j, size_t n)
+{
+    unsigned char c = p[j];
+    for (uint32_t k = m->bucket_lo[c]; k < m->bucket_hi[c]; k++) {
+        const pfx *x = &m->pfx[k];
+        size_t q = 1;
+        while (q < x->len && j + q < n && p[j + q] != ESC && p[j + q] == (unsigned char)x->s[q])
+            q++;
+        if (q == x->len || j + q == n || p[j + q] == ESC) return true;
+    }
+    return false;
+}
+
 /* Whether p[j], flagged by a vector pass, is where find_candidate() stops:
- * an ESC, or a prefix's first byte (the flag may be a superset) with a
- * second byte that fits. */
+ * an ESC, or a prefix's first byte (the flag may be a superset) with the
+ * bytes after it not ruling a match out. */
 static inline bool hit_ok(const kg_mask *m, const unsigned char *p, size_t j, size_t n)
 {
-    return p[j] == ESC || (m->bucket_hi[p[j]] && pair_ok(m, p, j, n));
+    return p[j] == ESC || (pair_ok(m, p, j, n) && can_match(m, p, j, n));
 }
 
 /* The portable vector pass of find_candidate() from p[*at], which has a
