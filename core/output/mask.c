@@ -119,6 +119,10 @@ struct kg_mask {
      * c may start a prefix (a superset when the first bytes need more
      * than three (high nibble x low nibbles) rectangles). */
     unsigned char lut_lo[16], lut_hi[16];
+    /* The same for the second byte: a bit of sec_lo[c & 15] & sec_hi[c >> 4]
+     * is set when c is some prefix's second byte or ESC (a superset too,
+     * and every byte when a prefix is one byte long). */
+    unsigned char sec_lo[16], sec_hi[16];
     bool avx2; /* find_avx2() scans */
 
     vec firstv[MAX_VEC_FIRST]; /* each first byte in every lane */
@@ -244,43 +248,66 @@ static void merge_cheapest(uint16_t *gh, uint16_t *gl, size_t *ng)
     (*ng)--;
 }
 
-/* Fills lut_lo/lut_hi: the token rectangles, then one rectangle per high
- * nibble of the first bytes (exact), merged down to three when there are
- * more (a superset: find_avx2() checks bucket_hi of each hit). */
-static void build_lut(kg_mask *m)
+/* Covers the bytes c with in[c] set by at most max rectangles (high
+ * nibble set gh[g] x low nibble set gl[g]): one per high nibble, exact,
+ * merged when there are more than max.  Returns how many. */
+static size_t cover(const bool in[256], uint16_t gh[16], uint16_t gl[16], size_t max)
 {
-    static const struct {
-        unsigned char bit;
-        uint16_t hi, lo;
-    } tok[] = {
-        {0x01, 1u << 3, 0x03ff}, /* 0-9 */
-        {0x02, 1u << 4 | 1u << 6, 0xfffe}, /* A-O a-o */
-        {0x04, 1u << 5 | 1u << 7, 0x07ff}, /* P-Z p-z */
-        {0x08, 1u << 5, 1u << 15}, /* _ */
-        {0x10, 1u << 2, 1u << 13}, /* - */
-    };
-    uint16_t gh[16], gl[16];
     size_t ng = 0;
     for (unsigned h = 0; h < 16; h++) {
         uint16_t l = 0;
         for (unsigned x = 0; x < 16; x++)
-            if (m->bucket_hi[h << 4 | x]) l |= (uint16_t)(1u << x);
+            if (in[h << 4 | x]) l |= (uint16_t)(1u << x);
         if (l) {
             gh[ng] = (uint16_t)(1u << h);
             gl[ng++] = l;
         }
     }
-    while (ng > 3) merge_cheapest(gh, gl, &ng);
-    for (unsigned x = 0; x < 16; x++) {
-        for (size_t k = 0; k < sizeof tok / sizeof *tok; k++) {
-            if (tok[k].hi >> x & 1) m->lut_hi[x] |= tok[k].bit;
-            if (tok[k].lo >> x & 1) m->lut_lo[x] |= tok[k].bit;
+    while (ng > max) merge_cheapest(gh, gl, &ng);
+    return ng;
+}
+
+/* Sets bit (first << g) of lo[] and hi[] for each rectangle g. */
+static void put_rects(unsigned char lo[16], unsigned char hi[16], const uint16_t *gh,
+                      const uint16_t *gl, size_t ng, unsigned first)
+{
+    for (size_t g = 0; g < ng; g++)
+        for (unsigned x = 0; x < 16; x++) {
+            if (gh[g] >> x & 1) hi[x] |= (unsigned char)(first << g);
+            if (gl[g] >> x & 1) lo[x] |= (unsigned char)(first << g);
         }
-        for (size_t g = 0; g < ng; g++) {
-            if (gh[g] >> x & 1) m->lut_hi[x] |= (unsigned char)(0x20u << g);
-            if (gl[g] >> x & 1) m->lut_lo[x] |= (unsigned char)(0x20u << g);
-        }
+}
+
+/* Fills the nibble class tables: the token rectangles and three for the
+ * first bytes in lut_lo/lut_hi, eight for the second bytes in sec_lo and
+ * sec_hi.  Where a cover is a superset, hit_ok() decides. */
+static void build_lut(kg_mask *m)
+{
+    static const uint16_t tok_hi[] = {1u << 3, 1u << 4 | 1u << 6, 1u << 5 | 1u << 7, 1u << 5,
+                                      1u << 2};
+    /* 0-9, A-O a-o, P-Z p-z, _, - */
+    static const uint16_t tok_lo[] = {0x03ff, 0xfffe, 0x07ff, 1u << 15, 1u << 13};
+    put_rects(m->lut_lo, m->lut_hi, tok_hi, tok_lo, 5, 0x01);
+    bool first[256] = {false}, second[256] = {false};
+    bool any_second = false;
+    second[ESC] = true;
+    for (size_t i = 0; i < m->n_pfx; i++) {
+        first[(unsigned char)m->pfx[i].s[0]] = true;
+        if (m->pfx[i].len > 1)
+            second[(unsigned char)m->pfx[i].s[1]] = true;
+        else
+            any_second = true;
     }
+    uint16_t gh[16], gl[16];
+    size_t ng = cover(first, gh, gl, 3);
+    put_rects(m->lut_lo, m->lut_hi, gh, gl, ng, 0x20);
+    if (any_second) {
+        memset(m->sec_lo, 0xff, 16);
+        memset(m->sec_hi, 0xff, 16);
+        return;
+    }
+    ng = cover(second, gh, gl, 8);
+    put_rects(m->sec_lo, m->sec_hi, gh, gl, ng, 0x01);
 }
 
 kg_mask *kg_mask_new(const kg_strv *extra, kg_mask_sink sink, void *ctx)
@@ -538,20 +565,26 @@ find_avx2(const kg_mask *m, const unsigned char *p, size_t *at, size_t n)
     const __m256i nib = _mm256_set1_epi8(0x0f), esc = _mm256_set1_epi8(ESC);
     const __m256i tokm = _mm256_set1_epi8(C_TOK), firstm = _mm256_set1_epi8((char)C_FIRST);
     const __m256i zero = _mm256_setzero_si256();
+    const __m256i slo = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)m->sec_lo));
+    const __m256i shi = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)m->sec_hi));
     size_t i = *at;
     /* Bit 0: the byte before p[i] is not a token byte. */
     uint32_t carry = !is_tok(p[i - 1]);
     for (; i + 32 <= n; i += 32) {
         __m256i v = _mm256_loadu_si256((const __m256i *)(p + i));
-        __m256i cls = _mm256_and_si256(
-            _mm256_shuffle_epi8(lo, _mm256_and_si256(v, nib)),
-            _mm256_shuffle_epi8(hi, _mm256_and_si256(_mm256_srli_epi16(v, 4), nib)));
+        __m256i vl = _mm256_and_si256(v, nib), vh = _mm256_and_si256(_mm256_srli_epi16(v, 4), nib);
+        __m256i cls = _mm256_and_si256(_mm256_shuffle_epi8(lo, vl), _mm256_shuffle_epi8(hi, vh));
+        __m256i sec = _mm256_and_si256(_mm256_shuffle_epi8(slo, vl), _mm256_shuffle_epi8(shi, vh));
+        /* Bit k: p[i + k + 1] may be a second byte (the last lane's
+         * successor is in the next block: left to hit_ok()). */
+        uint32_t next_ok =
+            ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(sec, zero)) >> 1 | 1u << 31;
         uint32_t nontok =
             (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(cls, tokm), zero));
         uint32_t nonfirst =
             (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(cls, firstm), zero));
         uint32_t escs = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, esc));
-        uint32_t hit = (~nonfirst & (nontok << 1 | carry)) | escs;
+        uint32_t hit = (~nonfirst & (nontok << 1 | carry) & next_ok) | escs;
         carry = nontok >> 31;
         for (; hit; hit &= hit - 1) {
             size_t j = i + (size_t)__builtin_ctz(hit);

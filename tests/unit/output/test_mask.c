@@ -749,6 +749,39 @@ START_TEST(scans_every_byte_value)
 }
 END_TEST
 
+/* An escape sequence right after a prefix's first byte (or second), at
+ * every alignment of the blocks: the byte after the first is then ESC,
+ * not a prefix's second byte. */
+START_TEST(scans_escape_inside_prefix)
+{
+    static const char *const forms[] = {
+        " g\x1b[mhp_0123456789abcdefgh x", " s\x1b[Kk-0123456789abcdefgh x",
+        " gh\x1b[01;31mp_0123456789abcdefgh x", " A\x1b(BKIA0123456789abcdefgh x"};
+    for (int portable = 0; portable < 2; portable++)
+        for (size_t f = 0; f < sizeof forms / sizeof *forms; f++)
+            for (size_t pad = 0; pad < 70; pad++) {
+                unsigned char buf[200];
+                size_t n = 0;
+                for (size_t k = 0; k < pad; k++) buf[n++] = 'q';
+                memcpy(buf + n, forms[f], strlen(forms[f]));
+                n += strlen(forms[f]);
+                for (size_t k = 0; k < 40; k++) buf[n++] = ' ';
+                UT_string *want, *got;
+                utstring_new(want);
+                utstring_new(got);
+                reference_with(NULL, buf, n, want);
+                mask_random_cuts(NULL, portable, buf, n, NULL, got);
+                ck_assert_ptr_nonnull(strstr(utstring_body(got), "***"));
+                ck_assert_msg(
+                    utstring_len(got) == utstring_len(want) &&
+                        memcmp(utstring_body(got), utstring_body(want), utstring_len(want)) == 0,
+                    "form %zu pad %zu portable %d", f, pad, portable);
+                utstring_free(want);
+                utstring_free(got);
+            }
+}
+END_TEST
+
 static Suite *mask_suite(void)
 {
     Suite *s = suite_create("mask");
@@ -784,6 +817,7 @@ static Suite *mask_suite(void)
     tcase_add_test(tc, scans_match_reference_many_first_bytes);
     tcase_add_test(tc, scans_match_reference_few_first_bytes);
     tcase_add_test(tc, scans_every_byte_value);
+    tcase_add_test(tc, scans_escape_inside_prefix);
     suite_add_tcase(s, tc);
     return s;
 }
