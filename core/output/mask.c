@@ -9,9 +9,17 @@
  * Speed matters: every byte the program writes passes through here, and the
  * relay should run near pipe speed.  So the scan looks for candidates (a
  * byte that starts some prefix, right after a non-token byte) 32 bytes at
- * a time with GCC/clang vector extensions, which compile to SSE2 or AVX2 on
- * x86-64 and NEON on arm64 without intrinsics, and clean spans go to the
- * sink straight from the caller's buffer, never copied.
+ * a time, and clean spans go to the sink straight from the caller's
+ * buffer, never copied.  Where the CPU has AVX2 (x86-64 ELF), each block
+ * is classified by table lookups on its bytes' two nibbles (vpshufb): one
+ * pair of 16-entry tables gives "token character" and "may start a
+ * prefix", another "may follow a prefix's first byte"; the non-token
+ * bitmask, shifted by one lane and carried across blocks, gives the word
+ * boundaries.  Elsewhere (arm64, macOS, old x86) GCC/clang vector
+ * extensions compare with each first byte (SSE2 or NEON without
+ * intrinsics).  Either pass then checks its hits with a two-byte table and
+ * the prefixes themselves, so only a word that could still be a secret
+ * stops it.
  *
  * Streaming: a candidate that cannot be decided before the end of a feed
  * (a partial prefix, or a prefix with fewer than 16 token characters so
@@ -57,8 +65,9 @@ const char *const kg_mask_builtin_prefixes[] = {
  * characters (grep puts 11 between a highlighted prefix and the rest). */
 #define ESC_ROOM 128
 #define ESC 0x1b
-/* Distinct first bytes the vector scan compares against; with more (only
- * possible through many user prefixes) the scan falls back to a table. */
+/* Distinct first bytes the portable vector scan compares against; with
+ * more (only possible through many user prefixes) it falls back to a
+ * table.  The AVX2 scan has no such limit. */
 #define MAX_VEC_FIRST 16
 
 /* VW bytes per step.  32 is one AVX2 register, two SSE2 or NEON ones: the
