@@ -9,9 +9,17 @@
  * Speed matters: every byte the program writes passes through here, and the
  * relay should run near pipe speed.  So the scan looks for candidates (a
  * byte that starts some prefix, right after a non-token byte) 32 bytes at
- * a time with GCC/clang vector extensions, which compile to SSE2 or AVX2 on
- * x86-64 and NEON on arm64 without intrinsics, and clean spans go to the
- * sink straight from the caller's buffer, never copied.
+ * a time, and clean spans go to the sink straight from the caller's
+ * buffer, never copied.  Where the CPU has AVX2 (x86-64 ELF), each block
+ * is classified by table lookups on its bytes' two nibbles (vpshufb): one
+ * pair of 16-entry tables gives "token character" and "may start a
+ * prefix", another "may follow a prefix's first byte"; the non-token
+ * bitmask, shifted by one lane and carried across blocks, gives the word
+ * boundaries.  Elsewhere (arm64, macOS, old x86) GCC/clang vector
+ * extensions compare with each first byte (SSE2 or NEON without
+ * intrinsics).  Either pass then checks its hits with a two-byte table and
+ * the prefixes themselves, so only a word that could still be a secret
+ * stops it.
  *
  * Streaming: a candidate that cannot be decided before the end of a feed
  * (a partial prefix, or a prefix with fewer than 16 token characters so
@@ -37,6 +45,14 @@
 #include <string.h>
 #include <sys/types.h>
 
+/* The AVX2 scan: x86-64 ELF with GCC or clang, chosen per mask by
+ * __builtin_cpu_supports (which needs libgcc's or compiler-rt's
+ * __cpu_model, absent from macOS's libSystem). */
+#if defined(__x86_64__) && defined(__ELF__) && (defined(__GNUC__) || defined(__clang__))
+#define MASK_AVX2 1
+#include <immintrin.h>
+#endif
+
 const char *const kg_mask_builtin_prefixes[] = {
     "sk-ant-",     "sk-proj-", "sk-",   "ghp_",  "gho_",  "ghu_",  "ghs_",  "ghr_",
     "github_pat_", "glpat-",   "xoxb-", "xoxp-", "xoxa-", "xoxr-", "xoxs-", "AKIA",
@@ -49,8 +65,9 @@ const char *const kg_mask_builtin_prefixes[] = {
  * characters (grep puts 11 between a highlighted prefix and the rest). */
 #define ESC_ROOM 128
 #define ESC 0x1b
-/* Distinct first bytes the vector scan compares against; with more (only
- * possible through many user prefixes) the scan falls back to a table. */
+/* Distinct first bytes the portable vector scan compares against; with
+ * more (only possible through many user prefixes) it falls back to a
+ * table.  The AVX2 scan has no such limit. */
 #define MAX_VEC_FIRST 16
 
 /* VW bytes per step.  32 is one AVX2 register, two SSE2 or NEON ones: the
@@ -105,6 +122,17 @@ struct kg_mask {
     /* Bit (a << 8 | b) is set when some prefix starts with bytes a, b (or
      * is the one byte a). */
     uint64_t pair[65536 / 64];
+
+    /* Byte classes by nibble: lut_lo[c & 15] & lut_hi[c >> 4] has a
+     * C_TOK bit set when c is a token character, and a C_FIRST bit when
+     * c may start a prefix (a superset when the first bytes need more
+     * than three (high nibble x low nibbles) rectangles). */
+    unsigned char lut_lo[16], lut_hi[16];
+    /* The same for the second byte: a bit of sec_lo[c & 15] & sec_hi[c >> 4]
+     * is set when c is some prefix's second byte or ESC (a superset too,
+     * and every byte when a prefix is one byte long). */
+    unsigned char sec_lo[16], sec_hi[16];
+    bool avx2; /* find_avx2() scans */
 
     vec firstv[MAX_VEC_FIRST]; /* each first byte in every lane */
     vec escv; /* ESC in every lane */
@@ -170,6 +198,12 @@ static const unsigned char tok_tab[256] = {
 
 static inline bool is_tok(unsigned char c) { return tok_tab[c] != 0; }
 
+/* The nibble classes (struct kg_mask, lut_lo/lut_hi): five bits whose
+ * (high nibble set) x (low nibble set) rectangles are exactly the token
+ * characters, and three for the prefixes' first bytes. */
+#define C_TOK 0x1f
+#define C_FIRST 0xe0
+
 /* ------------------------------------------------------------------------ */
 /* Setup                                                                     */
 /* ------------------------------------------------------------------------ */
@@ -197,6 +231,92 @@ static int add_prefix(kg_mask *m, const char *s)
     if (!copy) return -1;
     m->pfx[m->n_pfx++] = (pfx){copy, strlen(copy)};
     return 0;
+}
+
+/* Merges the two first-byte rectangles whose union covers the fewest
+ * bytes that neither covered. */
+static void merge_cheapest(uint16_t *gh, uint16_t *gl, size_t *ng)
+{
+    size_t best_a = 0, best_b = 1;
+    int best = -1;
+    for (size_t a = 0; a < *ng; a++)
+        for (size_t b = a + 1; b < *ng; b++) {
+            int cost = __builtin_popcount(gh[a] | gh[b]) * __builtin_popcount(gl[a] | gl[b]) -
+                       __builtin_popcount(gh[a]) * __builtin_popcount(gl[a]) -
+                       __builtin_popcount(gh[b]) * __builtin_popcount(gl[b]);
+            if (best < 0 || cost < best) {
+                best = cost;
+                best_a = a;
+                best_b = b;
+            }
+        }
+    gh[best_a] |= gh[best_b];
+    gl[best_a] |= gl[best_b];
+    gh[best_b] = gh[*ng - 1];
+    gl[best_b] = gl[*ng - 1];
+    (*ng)--;
+}
+
+/* Covers the bytes c with in[c] set by at most max rectangles (high
+ * nibble set gh[g] x low nibble set gl[g]): one per high nibble, exact,
+ * merged when there are more than max.  Returns how many. */
+static size_t cover(const bool in[256], uint16_t gh[16], uint16_t gl[16], size_t max)
+{
+    size_t ng = 0;
+    for (unsigned h = 0; h < 16; h++) {
+        uint16_t l = 0;
+        for (unsigned x = 0; x < 16; x++)
+            if (in[h << 4 | x]) l |= (uint16_t)(1u << x);
+        if (l) {
+            gh[ng] = (uint16_t)(1u << h);
+            gl[ng++] = l;
+        }
+    }
+    while (ng > max) merge_cheapest(gh, gl, &ng);
+    return ng;
+}
+
+/* Sets bit (first << g) of lo[] and hi[] for each rectangle g. */
+static void put_rects(unsigned char lo[16], unsigned char hi[16], const uint16_t *gh,
+                      const uint16_t *gl, size_t ng, unsigned first)
+{
+    for (size_t g = 0; g < ng; g++)
+        for (unsigned x = 0; x < 16; x++) {
+            if (gh[g] >> x & 1) hi[x] |= (unsigned char)(first << g);
+            if (gl[g] >> x & 1) lo[x] |= (unsigned char)(first << g);
+        }
+}
+
+/* Fills the nibble class tables: the token rectangles and three for the
+ * first bytes in lut_lo/lut_hi, eight for the second bytes in sec_lo and
+ * sec_hi.  Where a cover is a superset, hit_ok() decides. */
+static void build_lut(kg_mask *m)
+{
+    static const uint16_t tok_hi[] = {1u << 3, 1u << 4 | 1u << 6, 1u << 5 | 1u << 7, 1u << 5,
+                                      1u << 2};
+    /* 0-9, A-O a-o, P-Z p-z, _, - */
+    static const uint16_t tok_lo[] = {0x03ff, 0xfffe, 0x07ff, 1u << 15, 1u << 13};
+    put_rects(m->lut_lo, m->lut_hi, tok_hi, tok_lo, 5, 0x01);
+    bool first[256] = {false}, second[256] = {false};
+    bool any_second = false;
+    second[ESC] = true;
+    for (size_t i = 0; i < m->n_pfx; i++) {
+        first[(unsigned char)m->pfx[i].s[0]] = true;
+        if (m->pfx[i].len > 1)
+            second[(unsigned char)m->pfx[i].s[1]] = true;
+        else
+            any_second = true;
+    }
+    uint16_t gh[16], gl[16];
+    size_t ng = cover(first, gh, gl, 3);
+    put_rects(m->lut_lo, m->lut_hi, gh, gl, ng, 0x20);
+    if (any_second) {
+        memset(m->sec_lo, 0xff, 16);
+        memset(m->sec_hi, 0xff, 16);
+        return;
+    }
+    ng = cover(second, gh, gl, 8);
+    put_rects(m->sec_lo, m->sec_hi, gh, gl, ng, 0x01);
 }
 
 kg_mask *kg_mask_new(const kg_strv *extra, kg_mask_sink sink, void *ctx)
@@ -235,6 +355,10 @@ kg_mask *kg_mask_new(const kg_strv *extra, kg_mask_sink sink, void *ctx)
             m->pair[idx >> 6] |= (uint64_t)1 << (idx & 63);
         }
     }
+    build_lut(m);
+#ifdef MASK_AVX2
+    m->avx2 = __builtin_cpu_supports("avx2");
+#endif
     /* An undecided candidate is shorter than max_len + MIN_TOKEN; the hold
      * takes twice that so a feed can always make progress through it. */
     m->window = m->max_len + MIN_TOKEN + ESC_ROOM;
@@ -379,6 +503,108 @@ static inline bool pair_ok(const kg_mask *m, const unsigned char *p, size_t i, s
     return (m->pair[idx >> 6] >> (idx & 63)) & 1;
 }
 
+/* False when decide() at p[j] would surely say NO_MATCH: every prefix
+ * starting with p[j] differs from the bytes there before any ESC and
+ * before the end of the bytes at hand.  (Also false when none starts with
+ * p[j].)  Words that merely begin like a prefix ("skeleton", "github:")
+ * are then passed over inside the vector pass, which would otherwise stop
+ * at each, and scan() would come back to it with a fresh block. */
+static inline bool can_match(const kg_mask *m, const unsigned char *p, size_t j, size_t n)
+{
+    unsigned char c = p[j];
+    for (uint32_t k = m->bucket_lo[c]; k < m->bucket_hi[c]; k++) {
+        const pfx *x = &m->pfx[k];
+        size_t q = 1;
+        while (q < x->len && j + q < n && p[j + q] != ESC && p[j + q] == (unsigned char)x->s[q])
+            q++;
+        if (q == x->len || j + q == n || p[j + q] == ESC) return true;
+    }
+    return false;
+}
+
+/* Whether p[j], flagged by a vector pass, is where find_candidate() stops:
+ * an ESC, or a prefix's first byte (the flag may be a superset) with the
+ * bytes after it not ruling a match out. */
+static inline bool hit_ok(const kg_mask *m, const unsigned char *p, size_t j, size_t n)
+{
+    return p[j] == ESC || (pair_ok(m, p, j, n) && can_match(m, p, j, n));
+}
+
+/* The portable vector pass of find_candidate() from p[*at], which has a
+ * visible byte before it: a hit's index, or n with *at where it stopped.
+ * Compares with each first byte, so only for up to MAX_VEC_FIRST. */
+static inline __attribute__((always_inline)) size_t
+find_vec(const kg_mask *m, const unsigned char *p, size_t *at, size_t n)
+{
+    size_t i = *at;
+    for (; i + VW <= n; i += VW) {
+        vec v, pv;
+        memcpy(&v, p + i, VW);
+        memcpy(&pv, p + i - 1, VW);
+        vec hit = (vec)(v == m->firstv[0]);
+        for (size_t k = 1; k < m->n_first; k++) hit |= (vec)(v == m->firstv[k]);
+        hit &= ~vec_tok(pv);
+        hit |= (vec)(v == m->escv);
+        if (!vec_any(hit)) continue;
+        for (size_t half = 0; half < VW; half += 8) {
+            uint64_t w;
+            memcpy(&w, (const char *)&hit + half, 8);
+            while (w) {
+                size_t b = (size_t)__builtin_ctzll(w) / 8;
+                if (hit_ok(m, p, i + half + b, n)) return i + half + b;
+                w &= ~((uint64_t)0xff << (b * 8));
+            }
+        }
+    }
+    *at = i;
+    return n;
+}
+
+#ifdef MASK_AVX2
+/* find_vec() with the nibble classes, 32 bytes a step: two table lookups
+ * (vpshufb) classify every byte at once, and the bitmask of non-token
+ * bytes, shifted by one, says which bytes follow a non-token byte, so the
+ * byte before each is never loaded or classified again. */
+__attribute__((target("avx2"), noinline)) static size_t
+find_avx2(const kg_mask *m, const unsigned char *p, size_t *at, size_t n)
+{
+    __m128i lo16 = _mm_loadu_si128((const __m128i *)m->lut_lo);
+    __m128i hi16 = _mm_loadu_si128((const __m128i *)m->lut_hi);
+    const __m256i lo = _mm256_broadcastsi128_si256(lo16), hi = _mm256_broadcastsi128_si256(hi16);
+    const __m256i nib = _mm256_set1_epi8(0x0f), esc = _mm256_set1_epi8(ESC);
+    const __m256i tokm = _mm256_set1_epi8(C_TOK), firstm = _mm256_set1_epi8((char)C_FIRST);
+    const __m256i zero = _mm256_setzero_si256();
+    const __m256i slo = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)m->sec_lo));
+    const __m256i shi = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)m->sec_hi));
+    size_t i = *at;
+    /* Bit 0: the byte before p[i] is not a token byte. */
+    uint32_t carry = !is_tok(p[i - 1]);
+    for (; i + 32 <= n; i += 32) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(p + i));
+        __m256i vl = _mm256_and_si256(v, nib), vh = _mm256_and_si256(_mm256_srli_epi16(v, 4), nib);
+        __m256i cls = _mm256_and_si256(_mm256_shuffle_epi8(lo, vl), _mm256_shuffle_epi8(hi, vh));
+        __m256i sec = _mm256_and_si256(_mm256_shuffle_epi8(slo, vl), _mm256_shuffle_epi8(shi, vh));
+        /* Bit k: p[i + k + 1] may be a second byte (the last lane's
+         * successor is in the next block: left to hit_ok()). */
+        uint32_t next_ok =
+            ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(sec, zero)) >> 1 | 1u << 31;
+        uint32_t nontok =
+            (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(cls, tokm), zero));
+        uint32_t nonfirst =
+            (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(cls, firstm), zero));
+        uint32_t escs = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, esc));
+        uint32_t hit = (~nonfirst & (nontok << 1 | carry) & next_ok) | escs;
+        carry = nontok >> 31;
+        for (; hit; hit &= hit - 1) {
+            size_t j = i + (size_t)__builtin_ctz(hit);
+            if (hit_ok(m, p, j, n)) return j;
+        }
+    }
+    *at = i;
+    return n;
+}
+#endif
+
 /* Index of the first candidate (a prefix's first byte after a non-token
  * byte, and a second byte that fits) or ESC in p[from..n), or n.  Looking
  * for ESC in the same vector pass costs one compare per 32 bytes, where a
@@ -396,28 +622,15 @@ find_candidate(const kg_mask *m, const unsigned char *p, size_t from, size_t n, 
         if (!m->prev_tok && m->bucket_hi[p[i]] && pair_ok(m, p, i, n)) return i;
         i++;
     }
-    if (m->n_first <= MAX_VEC_FIRST) {
-        for (; i + VW <= n; i += VW) {
-            vec v, pv;
-            memcpy(&v, p + i, VW);
-            memcpy(&pv, p + i - 1, VW);
-            vec hit = (vec)(v == m->firstv[0]);
-            for (size_t k = 1; k < m->n_first; k++) hit |= (vec)(v == m->firstv[k]);
-            hit &= ~vec_tok(pv);
-            hit |= (vec)(v == m->escv);
-            if (!vec_any(hit)) continue;
-            for (size_t half = 0; half < VW; half += 8) {
-                uint64_t w;
-                memcpy(&w, (const char *)&hit + half, 8);
-                while (w) {
-                    size_t b = (size_t)__builtin_ctzll(w) / 8;
-                    if (p[i + half + b] == ESC || pair_ok(m, p, i + half + b, n))
-                        return i + half + b;
-                    w &= ~((uint64_t)0xff << (b * 8));
-                }
-            }
-        }
-    }
+    size_t j = n;
+#ifdef MASK_AVX2
+    if (m->avx2)
+        j = find_avx2(m, p, &i, n);
+    else
+#endif
+        if (m->n_first <= MAX_VEC_FIRST)
+        j = find_vec(m, p, &i, n);
+    if (j != n) return j;
     for (; i < n; i++)
         if ((m->bucket_hi[p[i]] && !is_tok(p[i - 1]) && pair_ok(m, p, i, n)) || p[i] == ESC)
             return i;
@@ -572,6 +785,8 @@ int kg_mask_flush(kg_mask *m)
     m->esc = E_GROUND;
     return r;
 }
+
+void kg_mask_portable(kg_mask *m) { m->avx2 = false; }
 
 size_t kg_mask_held(const kg_mask *m) { return m ? m->hold_len : 0; }
 

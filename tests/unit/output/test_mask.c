@@ -588,6 +588,200 @@ START_TEST(sequences_in_long_inputs)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------ */
+/* The vector scans against the reference                                   */
+/* ------------------------------------------------------------------------ */
+
+/* User prefixes whose first bytes span ten high nibbles (more than the
+ * scan's three first-byte classes hold exactly), bytes >= 0x80, a
+ * one-byte prefix and some that start with non-token bytes. */
+static const char *const many_first[] = {
+    "acme_", "Q",   "zz-", "\xc3\xa9t_", "\xff", "$key=", "~tk-", "1pw-",  "9z",       "@me_",
+    "=x",    "kk_", "bb-", "cc_",        "dd_",  "ee_",   "ff_",  "ii_",   "\x80\x81", "jj-",
+    "yy_",   "mm-", "rr_", "tt_",        "uu_",  "vv_",   "ww_",  "\x1f-", "\x7fx",    NULL};
+
+/* The rule over prefixes builtin + extra, through mask_reference(). */
+static void reference_with(const kg_strv *extra, const unsigned char *s, size_t n, UT_string *out)
+{
+    const char *all[64];
+    size_t np = 0, maxlen = 0;
+    for (size_t k = 0; kg_mask_builtin_prefixes[k]; k++) all[np++] = kg_mask_builtin_prefixes[k];
+    for (size_t k = 0; k < kg_strv_len(extra); k++) all[np++] = kg_strv_get(extra, k);
+    for (size_t k = 0; k < np; k++)
+        if (strlen(all[k]) > maxlen) maxlen = strlen(all[k]);
+    mask_reference(all, np, maxlen, s, n, out);
+}
+
+/* Masks in[0..len) cut at random points (or whole when seed is NULL), with
+ * the fast scan or the portable one. */
+static void mask_random_cuts(const kg_strv *extra, bool portable, const unsigned char *in,
+                             size_t len, unsigned *seed, UT_string *out)
+{
+    kg_mask *m = kg_mask_new(extra, sink_str, out);
+    ck_assert_ptr_nonnull(m);
+    if (portable) kg_mask_portable(m);
+    /* Whole (always without a seed), cut anywhere, in small pieces or in
+     * large ones. */
+    size_t step = seed ? (size_t[]){0, len + 1, 7, 40, 300}[rand_r(seed) % 5] : 0;
+    for (size_t at = 0; at < len;) {
+        size_t k = step ? 1 + (size_t)rand_r(seed) % step : len;
+        if (k > len - at) k = len - at;
+        ck_assert_int_eq(kg_mask_feed(m, (const char *)in + at, k), 0);
+        at += k;
+    }
+    ck_assert_int_eq(kg_mask_flush(m), 0);
+    kg_mask_free(m);
+}
+
+/* One piece of an adversarial stream: a prefix or a fragment of one, a
+ * token run near the threshold, an escape sequence, word breaks, or
+ * random bytes. */
+static void add_piece(const char *const *pfx, size_t np, unsigned *seed, UT_string *in)
+{
+    static const char *const esc[] = {
+        "\x1b[m", "\x1b[01;31m\x1b[K", "\x1b]0;", "\x1b\\", "\x1b(B", "\x1b[",
+        "\x1b",   "\x1b[?1049h"};
+    static const char tokc[] = "abcXYZ019_-";
+    unsigned r = (unsigned)rand_r(seed);
+    const char *p = pfx[r / 16 % np];
+    switch (r % 8) {
+    case 0: utstring_bincpy(in, p, strlen(p)); break;
+    case 1: utstring_bincpy(in, p, 1 + r / 1024 % strlen(p)); break;
+    case 2: {
+        size_t t = 14 + r / 1024 % 5;
+        for (size_t k = 0; k < t; k++) utstring_bincpy(in, &tokc[(r >> (k % 8)) % 11], 1);
+        break;
+    }
+    case 3: utstring_bincpy(in, esc[r / 16 % 8], strlen(esc[r / 16 % 8])); break;
+    case 4: utstring_bincpy(in, (r & 256) ? " " : "\n", 1); break;
+    default: {
+        unsigned char b = (unsigned char)(r >> 8);
+        utstring_bincpy(in, &b, 1);
+    }
+    }
+}
+
+static void differential_rounds(const kg_strv *extra, unsigned seed, int rounds)
+{
+    const char *pfx[64];
+    size_t np = 0;
+    for (size_t k = 0; kg_mask_builtin_prefixes[k]; k++) pfx[np++] = kg_mask_builtin_prefixes[k];
+    for (size_t k = 0; k < kg_strv_len(extra); k++) pfx[np++] = kg_strv_get(extra, k);
+    for (int round = 0; round < rounds; round++) {
+        UT_string *in, *want;
+        utstring_new(in);
+        utstring_new(want);
+        /* A clean run first, of random length, so candidates fall at every
+         * alignment of the 32-byte blocks. */
+        for (unsigned k = (unsigned)rand_r(&seed) % 80; k > 0; k--) utstring_bincpy(in, "w", 1);
+        int pieces = 1 + rand_r(&seed) % 120;
+        for (int k = 0; k < pieces; k++) add_piece(pfx, np, &seed, in);
+        const unsigned char *s = (const unsigned char *)utstring_body(in);
+        size_t len = utstring_len(in);
+        reference_with(extra, s, len, want);
+        for (int portable = 0; portable < 2; portable++) {
+            UT_string *got;
+            utstring_new(got);
+            mask_random_cuts(extra, portable, s, len, &seed, got);
+            ck_assert_msg(utstring_len(got) == utstring_len(want) &&
+                              memcmp(utstring_body(got), utstring_body(want), utstring_len(want)) ==
+                                  0,
+                          "round %d portable %d: %zu bytes in, %zu out, want %zu", round, portable,
+                          len, utstring_len(got), utstring_len(want));
+            utstring_free(got);
+        }
+        utstring_free(in);
+        utstring_free(want);
+    }
+}
+
+START_TEST(scans_match_reference_builtin) { differential_rounds(NULL, 2801, 3000); }
+END_TEST
+
+START_TEST(scans_match_reference_many_first_bytes)
+{
+    kg_strv *extra = kg_strv_new();
+    for (size_t k = 0; many_first[k]; k++) kg_strv_push(extra, many_first[k]);
+    differential_rounds(extra, 2802, 3000);
+    kg_strv_free(extra);
+}
+END_TEST
+
+/* A few user prefixes: four high nibbles, one more than the exact
+ * classes hold, and a byte >= 0x80. */
+START_TEST(scans_match_reference_few_first_bytes)
+{
+    kg_strv *extra = kg_strv_new();
+    kg_strv_push(extra, "acme_");
+    kg_strv_push(extra, "\xc3\xa9t_");
+    kg_strv_push(extra, "1pw-");
+    differential_rounds(extra, 2803, 3000);
+    kg_strv_free(extra);
+}
+END_TEST
+
+/* Every byte value before and as a candidate, in long runs: the token
+ * class of each byte and the first-byte class, byte by byte. */
+START_TEST(scans_every_byte_value)
+{
+    for (int portable = 0; portable < 2; portable++)
+        for (unsigned b = 0; b < 256; b++) {
+            unsigned char buf[200];
+            size_t n = 0;
+            for (size_t k = 0; k < 37; k++) buf[n++] = (unsigned char)(k % 3 ? b : ' ');
+            static const char tail[] = "ghp_0123456789abcdefghij sk-0123456789abcdefgh";
+            buf[n++] = (unsigned char)b;
+            memcpy(buf + n, tail, sizeof tail - 1);
+            n += sizeof tail - 1;
+            for (size_t k = 0; k < 40; k++) buf[n++] = (unsigned char)b;
+            UT_string *want, *got;
+            utstring_new(want);
+            utstring_new(got);
+            reference_with(NULL, buf, n, want);
+            mask_random_cuts(NULL, portable, buf, n, NULL, got);
+            ck_assert_msg(utstring_len(got) == utstring_len(want) &&
+                              memcmp(utstring_body(got), utstring_body(want), utstring_len(want)) ==
+                                  0,
+                          "byte 0x%02x portable %d", b, portable);
+            utstring_free(want);
+            utstring_free(got);
+        }
+}
+END_TEST
+
+/* An escape sequence right after a prefix's first byte (or second), at
+ * every alignment of the blocks: the byte after the first is then ESC,
+ * not a prefix's second byte. */
+START_TEST(scans_escape_inside_prefix)
+{
+    static const char *const forms[] = {
+        " g\x1b[mhp_0123456789abcdefgh x", " s\x1b[Kk-0123456789abcdefgh x",
+        " gh\x1b[01;31mp_0123456789abcdefgh x", " A\x1b(BKIA0123456789abcdefgh x"};
+    for (int portable = 0; portable < 2; portable++)
+        for (size_t f = 0; f < sizeof forms / sizeof *forms; f++)
+            for (size_t pad = 0; pad < 70; pad++) {
+                unsigned char buf[200];
+                size_t n = 0;
+                for (size_t k = 0; k < pad; k++) buf[n++] = 'q';
+                memcpy(buf + n, forms[f], strlen(forms[f]));
+                n += strlen(forms[f]);
+                for (size_t k = 0; k < 40; k++) buf[n++] = ' ';
+                UT_string *want, *got;
+                utstring_new(want);
+                utstring_new(got);
+                reference_with(NULL, buf, n, want);
+                mask_random_cuts(NULL, portable, buf, n, NULL, got);
+                ck_assert_ptr_nonnull(strstr(utstring_body(got), "***"));
+                ck_assert_msg(
+                    utstring_len(got) == utstring_len(want) &&
+                        memcmp(utstring_body(got), utstring_body(want), utstring_len(want)) == 0,
+                    "form %zu pad %zu portable %d", f, pad, portable);
+                utstring_free(want);
+                utstring_free(got);
+            }
+}
+END_TEST
+
 static Suite *mask_suite(void)
 {
     Suite *s = suite_create("mask");
@@ -617,6 +811,13 @@ static Suite *mask_suite(void)
     tcase_add_test(tc, sequences_split_across_reads);
     tcase_add_test(tc, random_streams_with_sequences);
     tcase_add_test(tc, sequences_in_long_inputs);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("scans");
+    tcase_add_test(tc, scans_match_reference_builtin);
+    tcase_add_test(tc, scans_match_reference_many_first_bytes);
+    tcase_add_test(tc, scans_match_reference_few_first_bytes);
+    tcase_add_test(tc, scans_every_byte_value);
+    tcase_add_test(tc, scans_escape_inside_prefix);
     suite_add_tcase(s, tc);
     return s;
 }
