@@ -313,41 +313,82 @@ static void read_nflog(watch *w, int fd)
     }
 }
 
-_Noreturn void sf_watch_run(int log_fd, int events_fd, int ready_fd, const sf_filter *f)
+struct sf_watch {
+    watch w;
+    int log_fd;
+    int nl; /* the NFLOG socket, or -1 */
+};
+
+sf_watch *sf_watch_open(int log_fd, int events_fd, const sf_filter *f, int *listening)
+{
+    sf_watch *sw = calloc(1, sizeof *sw);
+    if (!sw) return NULL;
+    int fl = fcntl(events_fd, F_GETFL);
+    if (fl >= 0) fcntl(events_fd, F_SETFL, fl | O_NONBLOCK);
+    watch *w = &sw->w;
+    w->events = events_fd;
+    w->filter = f;
+    /* Large, but calloc maps them untouched: only used slots cost. */
+    w->map_addr = calloc(W_MAP_SLOTS, sizeof *w->map_addr);
+    w->map_name = calloc(W_MAP_SLOTS, sizeof *w->map_name);
+    w->names = calloc(W_MAX_NAMES, sizeof *w->names);
+    w->seen = calloc(W_SEEN_SLOTS, sizeof *w->seen);
+    if (!w->map_addr || !w->map_name || !w->names || !w->seen) {
+        free(w->map_addr);
+        free(w->map_name);
+        free(w->names);
+        free(w->seen);
+        free(sw);
+        return NULL;
+    }
+    sw->log_fd = log_fd;
+    sw->nl = nflog_open();
+    *listening = sw->nl >= 0;
+    return sw;
+}
+
+void sf_watch_arm(void)
 {
     struct sigaction sa = {.sa_handler = on_term};
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
-    int fl = fcntl(events_fd, F_GETFL);
-    if (fl >= 0) fcntl(events_fd, F_SETFL, fl | O_NONBLOCK);
-    watch w = {.events = events_fd, .filter = f};
-    w.map_addr = calloc(W_MAP_SLOTS, sizeof *w.map_addr);
-    w.map_name = calloc(W_MAP_SLOTS, sizeof *w.map_name);
-    w.names = calloc(W_MAX_NAMES, sizeof *w.names);
-    w.seen = calloc(W_SEEN_SLOTS, sizeof *w.seen);
-    if (!w.map_addr || !w.map_name || !w.names || !w.seen) _exit(1);
-    int nl = nflog_open();
-    if (nl >= 0 && write(ready_fd, "1", 1) < 0) {
-        /* The helper gave up waiting; go on anyway. */
-    }
-    close(ready_fd);
+}
+
+_Noreturn void sf_watch_loop(sf_watch *sw, int stop_now)
+{
+    watch *w = &sw->w;
+    int log_fd = sw->log_fd, nl = sw->nl;
+    if (stop_now) stopping = 1;
     static char logbuf[8192];
     size_t loglen = 0;
     struct pollfd p[2] = {{.fd = log_fd, .events = POLLIN}, {.fd = nl, .events = POLLIN}};
-    /* Runs until the helper (bwrap by then) ends: the parent death signal
-     * is SIGTERM, after which what is already queued is still read. */
+    /* Runs until SIGTERM (the parent death signal: the stage ends with the
+     * box), after which what is already queued is still read. */
     while (!stopping) {
         int r = poll(p, 2, -1);
         if (r < 0 && errno != EINTR) break;
         if (p[0].revents & POLLIN)
-            read_log(&w, log_fd, logbuf, &loglen, sizeof logbuf);
+            read_log(w, log_fd, logbuf, &loglen, sizeof logbuf);
         else if (p[0].revents & (POLLHUP | POLLERR))
             p[0].fd = -1;
-        if (p[1].revents) read_nflog(&w, nl);
+        if (p[1].revents) read_nflog(w, nl);
     }
     int lfl = fcntl(log_fd, F_GETFL);
     if (lfl >= 0) fcntl(log_fd, F_SETFL, lfl | O_NONBLOCK);
-    read_log(&w, log_fd, logbuf, &loglen, sizeof logbuf);
-    if (nl >= 0) read_nflog(&w, nl);
+    read_log(w, log_fd, logbuf, &loglen, sizeof logbuf);
+    if (nl >= 0) read_nflog(w, nl);
     _exit(0);
+}
+
+_Noreturn void sf_watch_run(int log_fd, int events_fd, int ready_fd, const sf_filter *f)
+{
+    sf_watch_arm();
+    int listening = 0;
+    sf_watch *sw = sf_watch_open(log_fd, events_fd, f, &listening);
+    if (!sw) _exit(1);
+    if (listening && write(ready_fd, "1", 1) < 0) {
+        /* The helper gave up waiting; go on anyway. */
+    }
+    close(ready_fd);
+    sf_watch_loop(sw, 0);
 }

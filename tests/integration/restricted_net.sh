@@ -357,6 +357,21 @@ run_gone() {
     for x in "$@"; do ! rp_alive "$x" || return 1; done
 }
 
+# The keeper N is the event watcher itself: the stage is H, N and
+# dnsmasq, no process more (a watcher of its own cost each run a fork of
+# kgate's image).  events_recorded shows what it reads still arrives.
+keeper_watches() {
+    local tag="33.$$$RANDOM" kids rc=0
+    sb allowed.test /bin/sleep "$tag" >/dev/null 2>&1 &
+    local bg=$!
+    poll 600 run_procs "$tag" || { echo "  the sandbox did not start"; kill "$bg"; return 1; }
+    kids=$(ps --ppid "${RP_N%%:*}" -o comm= | sort | tr '\n' ' ')
+    [ "$kids" = "dnsmasq " ] || { echo "  N's children: $kids"; rc=1; }
+    kill "${RP_PROG%%:*}"
+    wait "$bg" 2>/dev/null
+    return "$rc"
+}
+
 # kill -9 of kgate alone: the guard kills the sandbox, slirp4netns and H
 # die with kgate, N with H, dnsmasq with N.  The start may take long under load: up
 # to 60 s (the bound of a wait that would otherwise hang).
@@ -647,6 +662,7 @@ for who in $(test_users); do
     check "name:port allows only that TCP port" port_entries
     check "the program cannot see or signal the resolver" resolver_out_of_reach
     check "refused names and connections are event records, once each" events_recorded
+    check "... read by the keeper itself: the resolver is its only child" keeper_watches
     [ -n "${KGATE_SF_DRIVER:-}" ] ||
         check "... and net audit lines, with one kgate: summary line" events_audited
     [ -n "${KGATE_SF_DRIVER:-}" ] ||
