@@ -421,8 +421,9 @@ static _Noreturn void keeper_watch(sf_watch *w, pid_t h)
  * and says "X" once the program may run.  It then stays as the parent the
  * resolver dies with, and as the event watcher when the core takes events:
  * its own parent death signal ties it to H, which is bwrap by then, so the
- * stage's processes end with the box.  It holds only the control socket, the resolver's
- * configuration and the events pipe (as 3, 4 and 5). */
+ * stage's processes end with the box.  Of H's descriptors it keeps only
+ * the control socket, the resolver's configuration and the events pipe
+ * (as 3, 4 and 5); it adds the resolver's log and the NFLOG socket. */
 static _Noreturn void keeper_run(const sf_child_ctx *parent, pid_t h)
 {
     const int keep[] = {parent->ctl, parent->dns_conf, parent->events};
@@ -765,8 +766,13 @@ static int network_go(sf_net *n, kgl_bwrap *b, const kgate_policy *policy, const
     if (sf_publish_check(policy, &pub, &n_pub, err) < 0 || await_namespaces(n, b, err) < 0 ||
         slirp_up(n, b, tools, flt, pub, n_pub, err) < 0)
         return -1;
-    if (send(n->sv[0], "G", 1, MSG_NOSIGNAL) != 1)
-        return kgate_err_set(err, errno, "network helper ended early");
+    if (send(n->sv[0], "G", 1, MSG_NOSIGNAL) != 1) {
+        /* N ended after "R" (it starts the resolver and the filter while
+         * slirp4netns starts): its "E<message>" is waiting to be read. */
+        int e = errno;
+        if (network_done(n, err) < 0) return -1;
+        return kgate_err_set(err, e, "network helper ended early");
+    }
     return 0;
 }
 
