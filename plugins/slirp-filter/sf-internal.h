@@ -293,13 +293,11 @@ int sf_doctor(const kgate_host *host, const kgate_policy *policy, const kgate_pr
  *     the run goes on, refused connections unreported); NULL: no memory.
  *   arm: SIGTERM ends the loop (after what is queued is read), SIGPIPE is
  *     ignored; call before SIGTERM can be delivered.
- *   loop: reads until SIGTERM (at once with stop_now), then exits.
- * run: the three in one, with one byte on ready_fd once NFLOG listens. */
+ *   loop: reads until SIGTERM (at once with stop_now), then exits. */
 typedef struct sf_watch sf_watch;
 sf_watch *sf_watch_open(int log_fd, int events_fd, const sf_filter *f, int *listening);
 void sf_watch_arm(void);
 _Noreturn void sf_watch_loop(sf_watch *w, int stop_now);
-_Noreturn void sf_watch_run(int log_fd, int events_fd, int ready_fd, const sf_filter *f);
 
 /* The restricted construction.  plan's argv is the bwrap argv to exec
  * inside the helper. */

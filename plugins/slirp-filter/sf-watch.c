@@ -379,16 +379,3 @@ _Noreturn void sf_watch_loop(sf_watch *sw, int stop_now)
     if (nl >= 0) read_nflog(w, nl);
     _exit(0);
 }
-
-_Noreturn void sf_watch_run(int log_fd, int events_fd, int ready_fd, const sf_filter *f)
-{
-    sf_watch_arm();
-    int listening = 0;
-    sf_watch *sw = sf_watch_open(log_fd, events_fd, f, &listening);
-    if (!sw) _exit(1);
-    if (listening && write(ready_fd, "1", 1) < 0) {
-        /* The helper gave up waiting; go on anyway. */
-    }
-    close(ready_fd);
-    sf_watch_loop(sw, 0);
-}

@@ -633,7 +633,14 @@ START_TEST(watcher_names)
         close(logp[1]);
         close(evp[0]);
         close(ready[0]);
-        sf_watch_run(logp[0], evp[1], ready[1], &f);
+        /* As the keeper runs it: armed, open, then the loop. */
+        sf_watch_arm();
+        int listening = 0;
+        sf_watch *w = sf_watch_open(logp[0], evp[1], &f, &listening);
+        if (!w) _exit(1);
+        if (listening && write(ready[1], "1", 1) < 0) _exit(1);
+        close(ready[1]);
+        sf_watch_loop(w, 0);
     }
     close(logp[0]);
     close(evp[1]);
