@@ -299,6 +299,10 @@ sf_watch *sf_watch_open(int log_fd, int events_fd, const sf_filter *f, int *list
 void sf_watch_arm(void);
 _Noreturn void sf_watch_loop(sf_watch *w, int stop_now);
 
+/* In a user namespace just made: 0 maps to uid and gid, setgroups is
+ * denied (sf-launch.c, where H does this).  0, or -1 with errno. */
+int sf_map_ids(uid_t uid, gid_t gid);
+
 /* The restricted construction.  plan's argv is the bwrap argv to exec
  * inside the helper. */
 int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy, const kgate_plan *plan,

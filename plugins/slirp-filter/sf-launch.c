@@ -154,13 +154,13 @@ static _Noreturn void child_fail(const sf_child_ctx *c, const char *fmt, ...)
     _exit(1);
 }
 
-static int child_map_ids(const sf_child_ctx *c)
+int sf_map_ids(uid_t uid, gid_t gid)
 {
     char line[64];
     if (write_file("/proc/self/setgroups", "deny") < 0) return -1;
-    snprintf(line, sizeof line, "0 %u 1", (unsigned)c->uid);
+    snprintf(line, sizeof line, "0 %u 1", (unsigned)uid);
     if (write_file("/proc/self/uid_map", line) < 0) return -1;
-    snprintf(line, sizeof line, "0 %u 1", (unsigned)c->gid);
+    snprintf(line, sizeof line, "0 %u 1", (unsigned)gid);
     if (write_file("/proc/self/gid_map", line) < 0) return -1;
     return 0;
 }
@@ -488,7 +488,8 @@ static int child_prepare(void *ctx)
 
     if (unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS) < 0)
         child_fail(c, "unshare(user, net, mount): %s", strerror(errno));
-    if (child_map_ids(c) < 0) child_fail(c, "writing the uid/gid map: %s", strerror(errno));
+    if (sf_map_ids(c->uid, c->gid) < 0)
+        child_fail(c, "writing the uid/gid map: %s", strerror(errno));
     child_loopback_up(c);
     child_tap_persist(c);
     /* What bwrap's recursive bind of / must see: in place before its exec. */

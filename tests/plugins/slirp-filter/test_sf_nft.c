@@ -21,28 +21,15 @@
 
 static char nft_tool[256];
 
-/* Into a new user and network namespace, uid 0 mapped to ours: where the
- * keeper loads the filter.  0, or -1 when this machine cannot. */
+/* Into a new user and network namespace, uid 0 mapped to ours by the
+ * helper's own map: where the keeper loads the filter.  0, or -1 when
+ * this machine cannot. */
 static int enter_namespaces(void)
 {
     uid_t uid = getuid();
     gid_t gid = getgid();
     if (unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0) return -1;
-    char line[64];
-    int fd = open("/proc/self/setgroups", O_WRONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        if (write(fd, "deny", 4) < 0) return -1;
-        close(fd);
-    }
-    snprintf(line, sizeof line, "0 %u 1", (unsigned)uid);
-    fd = open("/proc/self/uid_map", O_WRONLY | O_CLOEXEC);
-    if (fd < 0 || write(fd, line, strlen(line)) < 0) return -1;
-    close(fd);
-    snprintf(line, sizeof line, "0 %u 1", (unsigned)gid);
-    fd = open("/proc/self/gid_map", O_WRONLY | O_CLOEXEC);
-    if (fd < 0 || write(fd, line, strlen(line)) < 0) return -1;
-    close(fd);
-    return 0;
+    return sf_map_ids(uid, gid);
 }
 
 /* `nft list ruleset` in the current namespace, malloc'd. */
