@@ -13,7 +13,15 @@
  * The marker is made under a dot-name, locked, then renamed into place,
  * so no other kgate ever sees it unlocked while its kgate lives.  It holds
  * the backend, cwd and argv, NUL-separated, for the recovered record.
- * ~/.kgate is out of the box's reach, like the log. */
+ * ~/.kgate is out of the box's reach, like the log.
+ *
+ * The dot-name itself is unlocked between its creation and its kgate's
+ * flock, and open(2) cannot lock atomically on Linux (macOS's O_EXLOCK
+ * can).  A recovering kgate that took such a name for dead removed it
+ * under its maker, whose rename then failed and refused its run: one in
+ * forty concurrent launches, about a third of the time.  So a dot-name is
+ * left alone, not even locked, until it is KG_RUN_DOT_GRACE seconds old:
+ * only a kgate that died before its launch record leaves one that old. */
 #include "auditrun.h"
 
 #include <dirent.h>
@@ -24,6 +32,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "strv.h"
@@ -135,12 +144,28 @@ static void read_marker(int fd, UT_string *buf, kg_strv *fields)
     }
 }
 
+#define KG_RUN_DOT_GRACE 60
+
+/* A dot-name young enough that its kgate may not have locked it yet (or
+ * dated in the future: a clock set back). */
+static bool dot_name_young(int fd)
+{
+    struct stat st;
+    if (fstat(fd, &st) < 0) return true;
+    time_t now = time(NULL);
+    return st.st_mtime > now - KG_RUN_DOT_GRACE;
+}
+
 /* One marker: 1 when its run's end was written now, 0 when its kgate
  * lives (or another kgate took it), -1 when the record failed. */
 static int recover_one(int dfd, const char *name, kg_audit_log *log, kg_error *err)
 {
     int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return 0;
+    if (name[0] == '.' && dot_name_young(fd)) {
+        close(fd); /* perhaps being made: its kgate locks it next */
+        return 0;
+    }
     struct stat st;
     if (flock(fd, LOCK_EX | LOCK_NB) < 0 || fstat(fd, &st) < 0 || st.st_nlink == 0 ||
         !S_ISREG(st.st_mode)) {

@@ -29,7 +29,8 @@ void kg_run_marker_keep(kg_run_marker *m);
 
 /* Writes the end record (kind end, recovered) of every run in runs_dir
  * whose kgate is gone (its marker is no longer locked), then removes the
- * marker.  Returns how many, or -1 with err when a record could not be
+ * marker.  A marker still being made (a dot-name under a minute old) is
+ * left to its maker.  Returns how many, or -1 with err when a record could not be
  * written (the caller must not launch: the log refuses records). */
 int kg_run_recover(const char *runs_dir, kg_audit_log *log, kg_error *err);
 

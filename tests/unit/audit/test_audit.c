@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <spawn.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <signal.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -547,6 +549,67 @@ START_TEST(killed_runs_get_their_end)
 }
 END_TEST
 
+/* A marker being made is a dot-name its kgate has not locked yet: a
+ * recovering kgate leaves it while it is young, and removes it (with no
+ * record: no launch was logged) once it is old. */
+START_TEST(young_dot_names_are_left_to_their_maker)
+{
+    const char *log = path_in("d/audit.log"), *runs = path_in("d/runs");
+    ck_assert_int_eq(mkdir(path_in("d"), 0700), 0);
+    ck_assert_int_eq(mkdir(runs, 0700), 0);
+    char id[KG_RUN_ID_LEN], dot[300];
+    ck_assert_int_eq(kg_run_id_new(id), 0);
+    snprintf(dot, sizeof dot, "%s/.%s", runs, id);
+    int fd = open(dot, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    ck_assert_int_ge(fd, 0);
+    kg_audit_log *l = kg_audit_open(log, NULL);
+    ck_assert_ptr_nonnull(l);
+    ck_assert_int_eq(kg_run_recover(runs, l, NULL), 0);
+    ck_assert_int_eq(access(dot, F_OK), 0);
+    /* Not even locked: its maker's flock would fail. */
+    ck_assert_int_eq(flock(fd, LOCK_EX | LOCK_NB), 0);
+    ck_assert_int_eq(flock(fd, LOCK_UN), 0);
+    close(fd);
+    /* Two minutes old: its kgate died before its launch record. */
+    struct timespec old[2] = {{.tv_sec = time(NULL) - 120}, {.tv_sec = time(NULL) - 120}};
+    ck_assert_int_eq(utimensat(AT_FDCWD, dot, old, 0), 0);
+    ck_assert_int_eq(kg_run_recover(runs, l, NULL), 0);
+    ck_assert_int_eq(access(dot, F_OK), -1);
+    kg_audit_close(l);
+    size_t len;
+    char *buf = slurp(log, &len);
+    ck_assert_uint_eq(len, 0);
+    free(buf);
+}
+END_TEST
+
+#define MARKERS 8
+#define MARKER_ROUNDS 150
+
+/* Concurrent kgates, each making its marker, recovering the others' dead
+ * ones and removing its own, as `kgate run` does: no marker is taken from
+ * under its maker.  With the dot-names taken for dead, about one round in
+ * a few hundred failed. */
+START_TEST(concurrent_markers_all_made)
+{
+    pid_t pids[MARKERS];
+    ck_assert_int_eq(mkdir(path_in("c"), 0700), 0);
+    for (int w = 0; w < MARKERS; w++) {
+        char *const argv[] = {"test_audit", "--markers", tmpdir, NULL};
+        ck_assert_int_eq(posix_spawn(&pids[w], "/proc/self/exe", NULL, NULL, argv, environ), 0);
+    }
+    for (int w = 0; w < MARKERS; w++) {
+        int st;
+        ck_assert_int_eq(waitpid(pids[w], &st, 0), pids[w]);
+        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "marker maker %d failed", w);
+    }
+    size_t len;
+    char *buf = slurp(path_in("c/audit.log"), &len);
+    ck_assert_uint_eq(len, 0); /* nobody died: nothing recovered */
+    free(buf);
+}
+END_TEST
+
 START_TEST(unwritable_logs_fail)
 {
     const char *argv[] = {"true"};
@@ -670,9 +733,34 @@ static int writer(const char *log, int w)
     return 0;
 }
 
+/* One concurrent kgate of concurrent_markers_all_made. */
+static int marker_maker(const char *dir)
+{
+    char log[256], runs[256];
+    snprintf(log, sizeof log, "%s/c/audit.log", dir);
+    snprintf(runs, sizeof runs, "%s/c/runs", dir);
+    const char *argv[] = {"true"};
+    for (int i = 0; i < MARKER_ROUNDS; i++) {
+        char id[KG_RUN_ID_LEN];
+        kg_error err = {0};
+        if (kg_run_id_new(id) < 0) return 1;
+        kg_audit_event ev = {.kind = "launch", .argv = argv, .argc = 1, .cwd = "/", .run = id};
+        kg_audit_log *l = kg_audit_open(log, &err);
+        kg_run_marker *m = l ? kg_run_marker_new(runs, &ev, &err) : NULL;
+        if (!m || kg_run_recover(runs, l, &err) < 0) {
+            fprintf(stderr, "round %d: %s\n", i, err.msg);
+            return 1;
+        }
+        kg_run_marker_done(m);
+        kg_audit_close(l);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "--writer") == 0) return writer(argv[2], atoi(argv[3]));
+    if (argc == 3 && strcmp(argv[1], "--markers") == 0) return marker_maker(argv[2]);
     Suite *s = suite_create("audit");
     TCase *tc = tcase_create("log");
     tcase_add_checked_fixture(tc, setup, teardown);
@@ -692,6 +780,8 @@ int main(int argc, char **argv)
     tcase_add_test(tc, chain_after_unchained_records);
     tcase_add_test(tc, records_read_back);
     tcase_add_test(tc, killed_runs_get_their_end);
+    tcase_add_test(tc, young_dot_names_are_left_to_their_maker);
+    tcase_add_test(tc, concurrent_markers_all_made);
     suite_add_tcase(s, tc);
     return kgt_run_suite(s);
 }
