@@ -244,9 +244,13 @@ static pid_t start_cleaner(const char *tmp)
     sigset_t all, old;
     sigfillset(&all);
     sigprocmask(SIG_SETMASK, &all, &old);
+    pid_t kgate = getpid();
     pid_t pid = fork();
     if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGTERM);
+        /* kgate gone before the prctl: no SIGTERM will come, so the
+         * cleaning is not waited for. */
+        int orphan = getppid() != kgate;
         /* Nothing of kgate's: a copy of the output pipe held here would
          * keep the relay waiting for an end of file. */
         for (int fd = 0; fd < 3; fd++) close(fd);
@@ -258,7 +262,7 @@ static pid_t start_cleaner(const char *tmp)
         sigemptyset(&term);
         sigaddset(&term, SIGTERM);
         int sig = 0;
-        while (sigwait(&term, &sig) != 0) {}
+        while (!orphan && sigwait(&term, &sig) != 0) {}
         /* By then the core has ended every process of the run: nothing
          * writes into the tree while it goes (ll-rmtree.c). */
         const char *base = strrchr(tmp, '/');

@@ -267,12 +267,16 @@ static pid_t spawn_dnsmasq(const char *bin, int conf)
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGCHLD);
     sigprocmask(SIG_BLOCK, &set, &old);
+    pid_t kgate = getpid();
     pid_t pid = fork();
     if (pid != 0) {
         sigprocmask(SIG_SETMASK, &old, NULL);
         return pid;
     }
     prctl(PR_SET_PDEATHSIG, SIGTERM);
+    /* kgate gone before the prctl: no signal will come, and a dnsmasq
+     * started now would outlive the run. */
+    if (getppid() != kgate) _exit(0);
     /* The shim holds nothing of kgate's but the configuration: a copy of
      * the program's output pipes, or of kgate's own stdout, would keep
      * their readers from seeing the end of the run until the shim ends. */
