@@ -273,11 +273,15 @@ START_TEST(signals_restored_and_children_default)
     ck_assert(blk && ign);
     unsigned long long b = strtoull(blk + 7, NULL, 16), i = strtoull(ign + 7, NULL, 16);
     /* Only the signals kg_supervise touches: the environment the test
-     * runs in may ignore others. */
+     * runs in may ignore others.  One this process ignores (nohup's
+     * SIGHUP, a script's SIGINT and SIGQUIT for a background job) stays
+     * ignored, by design (supervise.c); any other arrives at its default. */
     static const int ours[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD};
     for (size_t k = 0; k < sizeof ours / sizeof *ours; k++) {
+        int ignored_here = before[k] == SIG_IGN;
         ck_assert_msg(!(b & (1ULL << (ours[k] - 1))), "signal %d blocked", ours[k]);
-        ck_assert_msg(!(i & (1ULL << (ours[k] - 1))), "signal %d ignored", ours[k]);
+        ck_assert_msg(!(i & (1ULL << (ours[k] - 1))) == !ignored_here, "signal %d %s", ours[k],
+                      ignored_here ? "not ignored as kgate's caller ignores it" : "ignored");
     }
     check_restored(before);
 }
