@@ -243,13 +243,15 @@ START_TEST(sigterm_reaches_the_program)
 }
 END_TEST
 
+/* The signals kg_supervise touches, in the order of the arrays below. */
+static const int touched[6] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD};
+
 /* The disposition of each signal kg_supervise touches, to compare. */
 static void save_handlers(void (*h[6])(int))
 {
-    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD};
     for (int k = 0; k < 6; k++) {
         struct sigaction sa;
-        sigaction(sigs[k], NULL, &sa);
+        sigaction(touched[k], NULL, &sa);
         h[k] = sa.sa_handler;
     }
 }
@@ -276,11 +278,11 @@ START_TEST(signals_restored_and_children_default)
      * runs in may ignore others.  One this process ignores (nohup's
      * SIGHUP, a script's SIGINT and SIGQUIT for a background job) stays
      * ignored, by design (supervise.c); any other arrives at its default. */
-    static const int ours[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD};
-    for (size_t k = 0; k < sizeof ours / sizeof *ours; k++) {
+    for (size_t k = 0; k < sizeof touched / sizeof *touched; k++) {
         int ignored_here = before[k] == SIG_IGN;
-        ck_assert_msg(!(b & (1ULL << (ours[k] - 1))), "signal %d blocked", ours[k]);
-        ck_assert_msg(!(i & (1ULL << (ours[k] - 1))) == !ignored_here, "signal %d %s", ours[k],
+        ck_assert_msg(!(b & (1ULL << (touched[k] - 1))), "signal %d blocked", touched[k]);
+        ck_assert_msg(!(i & (1ULL << (touched[k] - 1))) == !ignored_here, "signal %d %s",
+                      touched[k],
                       ignored_here ? "not ignored as kgate's caller ignores it" : "ignored");
     }
     check_restored(before);
