@@ -549,6 +549,51 @@ START_TEST(dnsmasq_conf_exact)
 }
 END_TEST
 
+/* Names that all need the same one set share one nftset line for every
+ * name ("/#/": dnsmasq adds only answers it forwarded, and it forwards
+ * only the server= names).  A literal's or a localhost entry's port is
+ * not a name's and does not count; a second port among the names brings
+ * back a line per name. */
+START_TEST(dnsmasq_conf_one_set)
+{
+    const char *const plain[] = {"a.test", "*.w.test", "b.a.test", "198.18.0.9:22",
+                                 "localhost:8080"};
+    sf_filter f = filter_of(plain, sizeof plain / sizeof plain[0]);
+    char *r = sf_dnsmasq_conf(&f, 0);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_ptr_nonnull(strstr(r, "\nnftset=/#/4#inet#kgate#any\n"));
+    ck_assert_ptr_null(strstr(r, "nftset=/a"));
+    /* The names forwarded are the list's, as with a line per name. */
+    ck_assert_ptr_nonnull(strstr(r, "\nserver=/a.test/b.a.test/*.w.test/10.0.2.3\n"));
+    free(r);
+    sf_filter_free(&f);
+
+    const char *const ported[] = {"a.test:443", "*.w.test:443"};
+    f = filter_of(ported, 2);
+    r = sf_dnsmasq_conf(&f, 0);
+    ck_assert_ptr_nonnull(strstr(r, "\nnftset=/#/4#inet#kgate#p443\n"));
+    free(r);
+    sf_filter_free(&f);
+
+    const char *const mixed[] = {"a.test:443", "b.test"};
+    f = filter_of(mixed, 2);
+    r = sf_dnsmasq_conf(&f, 0);
+    ck_assert_ptr_null(strstr(r, "nftset=/#/"));
+    ck_assert_ptr_nonnull(strstr(r, "\nnftset=/a.test/4#inet#kgate#p443\n"));
+    ck_assert_ptr_nonnull(strstr(r, "\nnftset=/b.test/4#inet#kgate#any\n"));
+    free(r);
+    sf_filter_free(&f);
+
+    /* No name at all: no nftset line. */
+    const char *const literal[] = {"198.18.0.9"};
+    f = filter_of(literal, 1);
+    r = sf_dnsmasq_conf(&f, 0);
+    ck_assert_ptr_null(strstr(r, "nftset="));
+    free(r);
+    sf_filter_free(&f);
+}
+END_TEST
+
 /* dnsmasq reads a line of at most 1024 characters (measured, 2.90): every
  * line is shorter, and every name of the list is forwarded exactly once
  * (exact names as "/name/" and wildcards with their star, on server=
@@ -1205,6 +1250,7 @@ int main(void)
     tcase_add_test(t, self_addrs_read);
     tcase_add_test(t, nft_ruleset_literals_only);
     tcase_add_test(t, dnsmasq_conf_exact);
+    tcase_add_test(t, dnsmasq_conf_one_set);
     tcase_add_test(t, builders_scale);
     tcase_add_test(t, resolv_conf_text);
     tcase_add_test(t, watcher_names);
