@@ -140,9 +140,23 @@ bool kg_host_entry_norm(const char *entry, char norm[KG_HOST_ENTRY_MAX], const c
     if (!why) why = &dummy;
     kgate_hostspec h;
     if (kgate_hostspec_parse(entry, &h, why) < 0) return false;
-    char port[16] = "";
-    if (h.port) snprintf(port, sizeof port, ":%u", h.port);
-    snprintf(norm, KG_HOST_ENTRY_MAX, "%s%s%s", h.wildcard ? "*." : "", h.name, port);
+    /* Copied, not printed: a list of 10,000 entries is normalised on
+     * every launch.  "*." + at most 253 + ":65535" fits (config.h). */
+    size_t n = 0, len = strnlen(h.name, sizeof h.name - 1);
+    if (h.wildcard) {
+        memcpy(norm, "*.", 2);
+        n = 2;
+    }
+    memcpy(norm + n, h.name, len);
+    n += len;
+    if (h.port) {
+        char digits[8];
+        size_t d = 0;
+        for (unsigned p = h.port; p; p /= 10) digits[d++] = (char)('0' + p % 10);
+        norm[n++] = ':';
+        while (d) norm[n++] = digits[--d];
+    }
+    norm[n] = '\0';
     return true;
 }
 
@@ -152,8 +166,10 @@ bool kg_host_name_valid(const char *entry)
     return kg_host_entry_norm(entry, norm, NULL);
 }
 
-/* Whether s may be an entry of the given kind; *why says what is wrong. */
-static bool entry_valid(entry_kind kind, const char *s, const char **why)
+/* Whether s may be an entry of the given kind; *why says what is wrong.
+ * A host entry's normal form goes into norm (KG_HOST_ENTRY_MAX bytes),
+ * so that a list's entries are each parsed once. */
+static bool entry_valid(entry_kind kind, const char *s, const char **why, char *norm)
 {
     if (!*s) {
         *why = "empty entry";
@@ -166,10 +182,7 @@ static bool entry_valid(entry_kind kind, const char *s, const char **why)
         }
     }
     switch (kind) {
-    case ENTRY_HOST: {
-        char norm[KG_HOST_ENTRY_MAX];
-        return kg_host_entry_norm(s, norm, why);
-    }
+    case ENTRY_HOST: return kg_host_entry_norm(s, norm, why);
     case ENTRY_PATH: return true;
     case ENTRY_WORD:
         for (const char *p = s; *p; p++)
@@ -548,13 +561,13 @@ static int parse_list_entries(parse_ctx *x, yaml_parser_t *p, kg_list_key k, see
             yaml_event_delete(&ev);
             return -1;
         }
-        if (!entry_valid(list_keys[k].kind, val, &why)) {
+        char norm[KG_HOST_ENTRY_MAX];
+        if (!entry_valid(list_keys[k].kind, val, &why, norm)) {
             entry_error(x, &ev, key, list_keys[k].kind == ENTRY_HOST, why);
             yaml_event_delete(&ev);
             return -1;
         }
-        char norm[KG_HOST_ENTRY_MAX];
-        if (list_keys[k].kind == ENTRY_HOST && kg_host_entry_norm(val, norm, NULL)) val = norm;
+        if (list_keys[k].kind == ENTRY_HOST) val = norm;
         if (push_unseen(v, seen, val) == 0) push_line(x->c, k, (unsigned)ev.start_mark.line + 1);
         yaml_event_delete(&ev);
     }

@@ -52,6 +52,40 @@ START_TEST(test_host_entries_normalized)
     const char *want[] = {"*.example.com:443", "api.example.org", "198.18.0.9:80"};
     assert_list(c->lists[KG_KEY_ALLOW_HOSTS], want, 3);
     kg_config_free(c);
+
+    /* The normal form is written digit by digit: every port width, and
+     * the longest entry (a wildcard over 253 characters, port 65535). */
+    static const char *const ports[][2] = {{"a.test:1", "a.test:1"},
+                                           {"A.test:10", "a.test:10"},
+                                           {"*.B.test:100", "*.b.test:100"},
+                                           {"c.test:9999", "c.test:9999"},
+                                           {"*.c.test:65535", "*.c.test:65535"},
+                                           {"localhost:5432", "localhost:5432"}};
+    for (size_t i = 0; i < sizeof ports / sizeof ports[0]; i++) {
+        char norm[KG_HOST_ENTRY_MAX];
+        ck_assert(kg_host_entry_norm(ports[i][0], norm, NULL));
+        ck_assert_str_eq(norm, ports[i][1]);
+    }
+    char longest[300], norm[KG_HOST_ENTRY_MAX], want_long[300];
+    size_t n = 0;
+    memcpy(longest, "*.", 2);
+    n = 2;
+    for (int label = 0; label < 4; label++) { /* 4 x 63 + 3 dots = 255; cut to 253 */
+        if (label) longest[n++] = '.';
+        memset(longest + n, label == 3 ? 'Z' : 'x', 63);
+        n += 63;
+    }
+    n = 2 + 253;
+    longest[n] = '\0';
+    strcpy(want_long, longest);
+    for (char *q = want_long; *q; q++)
+        if (*q == 'Z') *q = 'z';
+    strcat(longest, ":65535");
+    strcat(want_long, ":65535");
+    ck_assert(kg_host_entry_norm(longest, norm, NULL));
+    ck_assert_str_eq(norm, want_long);
+    ck_assert(!kg_host_entry_norm("a.test:0", norm, NULL));
+    ck_assert(!kg_host_entry_norm("a.test:65536", norm, NULL));
 }
 END_TEST
 
