@@ -247,10 +247,9 @@ static pid_t start_cleaner(const char *tmp)
     pid_t kgate = getpid();
     pid_t pid = fork();
     if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGTERM);
         /* kgate gone before the prctl: no SIGTERM will come, so the
          * cleaning is not waited for. */
-        int orphan = getppid() != kgate;
+        int orphan = kgl_tie_to_parent(SIGTERM, kgate) < 0;
         /* Nothing of kgate's: a copy of the output pipe held here would
          * keep the relay waiting for an end of file. */
         for (int fd = 0; fd < 3; fd++) close(fd);

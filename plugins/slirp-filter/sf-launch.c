@@ -67,7 +67,6 @@
 #include <linux/if_tun.h>
 #include <net/if.h>
 #include <sys/mount.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/ioctl.h>
@@ -286,8 +285,7 @@ static void child_detach(const int *keep, size_t n_keep, pid_t h)
      * user=root changes no uid.  A parent that died before the prctl is
      * caught by the check after it: the parent is then whoever adopted us
      * (init, or a subreaper, so not necessarily pid 1). */
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != h) _exit(0);
+    if (kgl_tie_to_parent(SIGKILL, h) < 0) _exit(0);
     setpgid(0, 0);
     int moved[4];
     for (size_t i = 0; i < n_keep; i++) moved[i] = fcntl(keep[i], F_DUPFD, 20);
@@ -410,8 +408,7 @@ static sf_watch *child_watch_open(const sf_child_ctx *c, sf_dns_run *r)
 static _Noreturn void keeper_watch(sf_watch *w, pid_t h)
 {
     sf_watch_arm(); /* before SIGTERM can be delivered: signals are blocked */
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    int orphan = getppid() != h; /* H ended before the prctl */
+    int orphan = kgl_tie_to_parent(SIGTERM, h) < 0; /* H ended before the prctl */
     unblock_signals();
     sf_watch_loop(w, orphan);
 }

@@ -12,6 +12,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 /* The child's stack in kgl_vfork_blocked: it runs a few system calls and
@@ -41,6 +42,20 @@ pid_t kgl_fork_blocked(void)
     if (pid == 0) return 0;
     restore(&old);
     return pid;
+}
+
+/* The check after the prctl is what makes the tie hold: the signal is
+ * armed for the parent the child has at the prctl, and a parent that had
+ * already ended left the child to init or a subreaper (so not necessarily
+ * pid 1), which may live on for ever. */
+int kgl_tie_to_parent(int sig, pid_t parent)
+{
+    if (prctl(PR_SET_PDEATHSIG, sig) < 0) return -1;
+    if (getppid() != parent) {
+        errno = ESRCH;
+        return -1;
+    }
+    return 0;
 }
 
 pid_t kgl_vfork_blocked(int (*fn)(void *), void *arg)

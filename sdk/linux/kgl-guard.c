@@ -33,7 +33,6 @@
 #include <stdbool.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -52,7 +51,7 @@ __attribute__((noreturn)) static void guard_main(int rfd, int hold, pid_t kgate)
 {
     /* All signals are blocked (the parent forked us so) and stay blocked:
      * SIGTERM is read from a signalfd. */
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    bool orphan = kgl_tie_to_parent(SIGTERM, kgate) < 0;
     setpgid(0, 0);
     /* Nothing of kgate's: a copy of the program's output pipe held here
      * would keep the relay waiting for an EOF. */
@@ -80,7 +79,8 @@ __attribute__((noreturn)) static void guard_main(int rfd, int hold, pid_t kgate)
     int sfd = signalfd(-1, &term, SFD_CLOEXEC);
     int pidfd = -1;
     pid_t told = 0;
-    bool act = sfd < 0 || getppid() != kgate;
+    /* A kgate that ends from here on queues the SIGTERM this reads. */
+    bool act = sfd < 0 || orphan;
     while (!act) {
         struct pollfd p[2] = {{.fd = sfd, .events = POLLIN}, {.fd = rfd, .events = POLLIN}};
         if (poll(p, rfd >= 0 ? 2 : 1, -1) < 0) {

@@ -424,8 +424,7 @@ static void drop_privileges(void)
 __attribute__((noreturn)) static void supervisor_main(int sock, pid_t kgate)
 {
     static kgl_ipc_set set; /* 48 KiB: in this process's own pages */
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != kgate) _exit(0);
+    if (kgl_tie_to_parent(SIGTERM, kgate) < 0) _exit(0);
     /* Nothing of kgate's: a copy of the output pipe held here would keep
      * the relay waiting for an end of file. */
     int s2 = fcntl(sock, F_DUPFD_CLOEXEC, 3);

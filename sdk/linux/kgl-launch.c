@@ -28,7 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -220,10 +219,8 @@ static _Noreturn void child(const kgl_spawn *s, const int hi[3], int report_w, p
     if (s->pdeathsig) {
         /* Kept across execve (bwrap is not set-user-ID).  A parent that
          * died before this line is caught by the check after it. */
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent) {
+        if (kgl_tie_to_parent(SIGKILL, parent) < 0) {
             report[0] = KGL_STEP_PARENT;
-            errno = ESRCH;
             goto fail;
         }
     }

@@ -29,7 +29,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -273,10 +272,9 @@ static pid_t spawn_dnsmasq(const char *bin, int conf)
         sigprocmask(SIG_SETMASK, &old, NULL);
         return pid;
     }
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
     /* kgate gone before the prctl: no signal will come, and a dnsmasq
      * started now would outlive the run. */
-    if (getppid() != kgate) _exit(0);
+    if (kgl_tie_to_parent(SIGTERM, kgate) < 0) _exit(0);
     /* The shim holds nothing of kgate's but the configuration: a copy of
      * the program's output pipes, or of kgate's own stdout, would keep
      * their readers from seeing the end of the run until the shim ends. */

@@ -49,7 +49,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -872,9 +871,10 @@ int kgl_un_fork_supervisor(const kgl_un_policy *p)
     close(sp[0]);
     /* The supervisor's end is the program's: a supervisor that dies takes
      * it along. */
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != self) {
+    if (kgl_tie_to_parent(SIGKILL, self) < 0) {
+        int e = errno;
         close(sp[1]);
-        errno = ESRCH;
+        errno = e;
         return -1;
     }
     return sp[1];

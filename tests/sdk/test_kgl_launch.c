@@ -416,6 +416,71 @@ START_TEST(gate_failed_when_the_peer_is_gone_unread)
 }
 END_TEST
 
+/* kgl_tie_to_parent, as its attacker: a parent A forks B, which ties
+ * itself to A.  Tied while A lives, B dies with A; with A gone before
+ * the tie, B is told so (no signal would ever come).  This process is the
+ * subreaper that adopts B either way. */
+static void tie_child(int parent_first, pid_t a, int a_gone, int word)
+{
+    char c;
+    if (parent_first) { /* A has ended (EOF), and B has been adopted */
+        if (read(a_gone, &c, 1) != 0) _exit(3);
+        while (getppid() == a) usleep(1000);
+    }
+    int r = kgl_tie_to_parent(SIGKILL, a);
+    char said = r == 0 ? 't' : errno == ESRCH ? 'o' : '?';
+    if (write(word, &said, 1) != 1) _exit(4);
+    if (r < 0) _exit(0);
+    pause(); /* until the parent-death signal */
+    _exit(5);
+}
+
+START_TEST(tie_to_parent_dies_with_the_parent_or_says_it_cannot)
+{
+    ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+    for (int parent_first = 0; parent_first < 2; parent_first++) {
+        int word[2], gone[2];
+        ck_assert_int_eq(pipe(word), 0);
+        ck_assert_int_eq(pipe(gone), 0);
+        pid_t a = fork();
+        ck_assert_int_ge(a, 0);
+        if (a == 0) {
+            /* Taken here: B's getppid() may already be this subreaper. */
+            pid_t me = getpid();
+            pid_t b = fork();
+            if (b < 0) _exit(2);
+            if (b == 0) {
+                close(gone[1]);
+                close(word[0]);
+                tie_child(parent_first, me, gone[0], word[1]);
+            }
+            /* Tied first: A ends only once B has said it is tied. */
+            char c;
+            if (!parent_first && read(word[0], &c, 1) != 1) _exit(6);
+            if (!parent_first && write(word[1], &c, 1) != 1) _exit(7);
+            _exit(0); /* closes A's end of gone: B reads its EOF */
+        }
+        close(gone[0]);
+        close(gone[1]);
+        close(word[1]);
+        ck_assert_int_eq(WEXITSTATUS(status_of(a)), 0);
+        char said = 0;
+        ck_assert_int_eq(read(word[0], &said, 1), 1);
+        close(word[0]);
+        int st = 0;
+        ck_assert_int_gt(wait(&st), 0); /* B, adopted by this subreaper */
+        if (parent_first) {
+            ck_assert_int_eq(said, 'o');
+            ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        } else {
+            ck_assert_int_eq(said, 't');
+            ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
+                          "the tied child outlived its parent (status %#x)", st);
+        }
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("kgl_launch");
@@ -430,6 +495,7 @@ int main(void)
     tcase_add_test(tc, prepare_failure_is_an_error);
     tcase_add_test(tc, the_program_starts_with_no_mask_and_default_handlers);
     tcase_add_test(tc, the_child_changes_nothing_of_kgate);
+    tcase_add_test(tc, tie_to_parent_dies_with_the_parent_or_says_it_cannot);
     suite_add_tcase(s, tc);
     tc = tcase_create("info");
     tcase_add_test(tc, info_child_pid);

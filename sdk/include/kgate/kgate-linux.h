@@ -121,6 +121,15 @@ pid_t kgl_fork_blocked(void);
  * (kgl-launch.c). */
 pid_t kgl_vfork_blocked(int (*fn)(void *), void *arg);
 
+/* In a child just started: it gets sig when its parent ends
+ * (PR_SET_PDEATHSIG; the parent's pid before the fork is parent).  0
+ * while parent is still its parent; -1 with errno ESRCH when parent ended
+ * before the prctl, whose signal then never comes, or -1 with prctl's
+ * errno.  Each caller decides what a child that is already an orphan does
+ * (end, clean up at once, report the launch failed).  Async-signal-safe:
+ * two system calls. */
+int kgl_tie_to_parent(int sig, pid_t parent);
+
 /* Mount sources as descriptors, destinations checked (kgl-pin.c): every
  * backend that execs bwrap does this at launch. */
 typedef enum {
