@@ -622,7 +622,7 @@ static int name_sets(const sf_filter *f, const sorted *s, const char *name, unsi
 
 /* The one port of every name entry, or -1 when they have two or more
  * (or there are none). */
-static long sole_name_port(const sf_filter *f, const sorted *s)
+static long sole_name_port(const sorted *s)
 {
     if (s->n == 0) return -1;
     for (size_t i = 1; i < s->n; i++)
@@ -643,7 +643,7 @@ static long sole_name_port(const sf_filter *f, const sorted *s)
  * of its lines with 10,000 names; docs/network.md). */
 static int conf_nftsets(FILE *o, const sf_filter *f, const sorted *s)
 {
-    long sole = sole_name_port(f, s);
+    long sole = sole_name_port(s);
     if (sole >= 0) {
         char sn[16];
         set_name(sn, sizeof sn, (unsigned)sole);
