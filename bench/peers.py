@@ -16,8 +16,9 @@ wall time over bwrap's for `true`, throughput over bwrap's for `output`
 Peers: firejail (Debian's package, --noprofile), Codex's Linux sandbox
 (`codex sandbox`, the native binary of the npm package, no node start),
 Anthropic's sandbox-runtime (`srt`, npm; a node program).  --install
-installs what is missing (apt-get for firejail as root; npm into
-~/.cache/kgate-peers for the others, at the versions below).  A peer
+installs what is missing (apt-get for firejail, and for srt's ripgrep
+and socat, as root; npm into ~/.cache/kgate-peers for the others, at
+the versions below).  A peer
 that is missing, cannot be installed or fails its first run is reported
 with the reason, never left out silently.
 
@@ -85,12 +86,28 @@ def find_codex():
     return found[0], None
 
 
+def srt_tools():
+    """What srt needs beside bwrap on Linux (its first run names them):
+    ripgrep and socat, from apt-get as root; None or the reason."""
+    missing = [p for p, cmd in (("ripgrep", "rg"), ("socat", "socat")) if not shutil.which(cmd)]
+    if not missing or not INSTALL:
+        return None
+    if os.geteuid() != 0:
+        return "needs %s, and installing it needs root" % " and ".join(missing)
+    r = subprocess.run(["apt-get", "install", "-y"] + missing, capture_output=True, text=True)
+    return None if r.returncode == 0 else "apt-get install %s failed: %s" % (
+        " ".join(missing), r.stderr.strip()[-200:])
+
+
 def find_srt():
     path = os.path.join(CACHE, "srt", "node_modules", ".bin", "srt")
     if not os.access(path, os.X_OK) and INSTALL:
         why = npm_install("@anthropic-ai/sandbox-runtime", SRT_VERSION, "srt")
         if why:
             return None, why
+    why = srt_tools()
+    if why:
+        return None, why
     if not os.access(path, os.X_OK):
         return None, ("not installed (peers.py --install: npm "
                       "@anthropic-ai/sandbox-runtime@%s)" % SRT_VERSION)
