@@ -549,48 +549,45 @@ START_TEST(dnsmasq_conf_exact)
 }
 END_TEST
 
+/* dnsmasq's configuration for a list (without the query log). */
+static char *conf_of(const char *const *list, size_t n)
+{
+    sf_filter f = filter_of(list, n);
+    char *r = sf_dnsmasq_conf(&f, 0);
+    sf_filter_free(&f);
+    ck_assert_ptr_nonnull(r);
+    return r;
+}
+
 /* Names that all need the same one set share one nftset line for every
  * name ("/#/": dnsmasq adds only answers it forwarded, and it forwards
  * only the server= names).  A literal's or a localhost entry's port is
  * not a name's and does not count; a second port among the names brings
- * back a line per name. */
+ * back a line per name; no name, no line. */
 START_TEST(dnsmasq_conf_one_set)
 {
     const char *const plain[] = {"a.test", "*.w.test", "b.a.test", "198.18.0.9:22",
                                  "localhost:8080"};
-    sf_filter f = filter_of(plain, sizeof plain / sizeof plain[0]);
-    char *r = sf_dnsmasq_conf(&f, 0);
-    ck_assert_ptr_nonnull(r);
+    const char *const ported[] = {"a.test:443", "*.w.test:443"};
+    const char *const mixed[] = {"a.test:443", "b.test"};
+    const char *const literal[] = {"198.18.0.9"};
+    char *r = conf_of(plain, sizeof plain / sizeof plain[0]);
     ck_assert_ptr_nonnull(strstr(r, "\nnftset=/#/4#inet#kgate#any\n"));
     ck_assert_ptr_null(strstr(r, "nftset=/a"));
     /* The names forwarded are the list's, as with a line per name. */
     ck_assert_ptr_nonnull(strstr(r, "\nserver=/a.test/b.a.test/*.w.test/10.0.2.3\n"));
     free(r);
-    sf_filter_free(&f);
-
-    const char *const ported[] = {"a.test:443", "*.w.test:443"};
-    f = filter_of(ported, 2);
-    r = sf_dnsmasq_conf(&f, 0);
+    r = conf_of(ported, 2);
     ck_assert_ptr_nonnull(strstr(r, "\nnftset=/#/4#inet#kgate#p443\n"));
     free(r);
-    sf_filter_free(&f);
-
-    const char *const mixed[] = {"a.test:443", "b.test"};
-    f = filter_of(mixed, 2);
-    r = sf_dnsmasq_conf(&f, 0);
+    r = conf_of(mixed, 2);
     ck_assert_ptr_null(strstr(r, "nftset=/#/"));
     ck_assert_ptr_nonnull(strstr(r, "\nnftset=/a.test/4#inet#kgate#p443\n"));
     ck_assert_ptr_nonnull(strstr(r, "\nnftset=/b.test/4#inet#kgate#any\n"));
     free(r);
-    sf_filter_free(&f);
-
-    /* No name at all: no nftset line. */
-    const char *const literal[] = {"198.18.0.9"};
-    f = filter_of(literal, 1);
-    r = sf_dnsmasq_conf(&f, 0);
+    r = conf_of(literal, 1);
     ck_assert_ptr_null(strstr(r, "nftset="));
     free(r);
-    sf_filter_free(&f);
 }
 END_TEST
 
