@@ -67,16 +67,14 @@ START_TEST(test_host_entries_normalized)
         ck_assert_str_eq(norm, ports[i][1]);
     }
     char longest[300], norm[KG_HOST_ENTRY_MAX], want_long[300];
-    size_t n = 0;
     memcpy(longest, "*.", 2);
-    n = 2;
+    size_t n = 2;
     for (int label = 0; label < 4; label++) { /* 4 x 63 + 3 dots = 255; cut to 253 */
         if (label) longest[n++] = '.';
         memset(longest + n, label == 3 ? 'Z' : 'x', 63);
         n += 63;
     }
-    n = 2 + 253;
-    longest[n] = '\0';
+    longest[2 + 253] = '\0';
     strcpy(want_long, longest);
     for (char *q = want_long; *q; q++)
         if (*q == 'Z') *q = 'z';
