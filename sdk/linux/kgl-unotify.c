@@ -143,6 +143,14 @@ int kgl_un_add_managed(kgl_un_policy *p, const char *dir, kgate_err *err)
 
 int kgl_un_add_prefix(kgl_un_policy *p, const char *path, kgate_err *err)
 {
+    struct stat st;
+    /* By inode too: where a linked file really lies is judged by its
+     * ancestors' inodes (link_place). */
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        if (grow((void **)&p->roots, p->n_roots, sizeof *p->roots) < 0)
+            return kgate_err_set(err, ENOMEM, "out of memory");
+        p->roots[p->n_roots++] = (kgl_un_node){st.st_dev, st.st_ino, 0};
+    }
     char *c = strdup(path);
     if (!c || grow((void **)&p->prefixes, p->n_prefixes, sizeof *p->prefixes) < 0) {
         free(c);
@@ -160,6 +168,7 @@ void kgl_un_policy_free(kgl_un_policy *p)
     free(p->names);
     free(p->managed);
     free(p->granted);
+    free(p->roots);
     free(p->net.hosts);
     free(p->net.allow);
     memset(p, 0, sizeof *p);
@@ -590,6 +599,73 @@ static result rename_in(const sv *s, const kgl_un_call *c, const where *w, const
                : made();
 }
 
+/* Where the inode to link really lies, found from the object the
+ * supervisor holds and never from the path the program gave (a
+ * /proc/PID/fd/N magic link, a symbolic link followed, AT_EMPTY_PATH
+ * name none of it): the name the kernel keeps for the descriptor
+ * (/proc/self/fd), its directory opened anew and taken only when that
+ * name there is still this inode, then that directory's ancestors by
+ * inode.  Below a protected or deny_read entry: refused; below a
+ * managed directory or a writable root: writable; else outside, where
+ * Landlock's own link rule (REFER) must decide. */
+enum { P_WRITABLE, P_OUTSIDE, P_REFUSED };
+
+static int place_of_dir(const sv *s, int dfd, const struct stat *dst)
+{
+    const kgl_un_policy *p = s->p;
+    struct stat st = *dst, up;
+    int cur = -1, place = P_REFUSED; /* too deep to tell */
+    for (int depth = 0; depth < 4096; depth++) {
+        if (same(&st, p->holes, p->n_holes)) break;
+        if (same(&st, p->managed, p->n_managed) || same(&st, p->roots, p->n_roots)) {
+            place = P_WRITABLE;
+            break;
+        }
+        int next = openat(cur >= 0 ? cur : dfd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (next < 0 || fstat(next, &up) < 0) {
+            if (next >= 0) close(next);
+            break;
+        }
+        if (cur >= 0) close(cur);
+        cur = next;
+        if (up.st_dev == st.st_dev && up.st_ino == st.st_ino) {
+            place = P_OUTSIDE; /* "/" */
+            break;
+        }
+        st = up;
+    }
+    if (cur >= 0) close(cur);
+    return place;
+}
+
+static int link_place(const sv *s, int sfd, const struct stat *st)
+{
+    char pp[64], real[PATH_BUF];
+    if (same(st, s->p->holes, s->p->n_holes)) return P_REFUSED;
+    kgl_un_proc_path(pp, getpid(), "fd/", sfd);
+    ssize_t n = readlink(pp, real, sizeof real - 1);
+    if (n <= 0 || (size_t)n >= sizeof real - 1 || real[0] != '/') return P_REFUSED;
+    real[n] = '\0';
+    /* A file without a name (O_TMPFILE, the only one linkat takes) lies
+     * in the directory it was made in; the kernel says " (deleted)". */
+    static const char del[] = " (deleted)";
+    size_t dl = sizeof del - 1;
+    if (st->st_nlink == 0 && (size_t)n > dl && !strcmp(real + n - dl, del)) real[n - dl] = '\0';
+    int base = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    where w;
+    int e = base < 0 ? errno : resolve(base, real, &w);
+    if (base >= 0) close(base);
+    if (e) return P_REFUSED;
+    struct stat here;
+    int exists = 0, place = P_REFUSED;
+    if (st->st_nlink == 0 ||
+        (fstatat(w.dfd, w.name, &here, AT_SYMLINK_NOFOLLOW) == 0 && here.st_dev == st->st_dev &&
+         here.st_ino == st->st_ino && !pinned_at(s, &w, &here, &exists)))
+        place = place_of_dir(s, w.dfd, &w.dst);
+    close(w.dfd);
+    return place;
+}
+
 /* The inode to link, held: linked by descriptor, so what was checked is
  * what gets the new name. */
 static int link_source(const sv *s, const kgl_un_call *c, const char *path, const where *w,
@@ -608,12 +684,18 @@ static result link_in(const sv *s, const where *w, const int *cls, int sfd, int 
     struct stat st;
     int exists = 0;
     if (cls[0] == C_HOLE || cls[1] == C_HOLE) return res_err(EACCES);
-    /* A deny_read or protected file gets no second name, anywhere. */
+    /* A deny_read or protected file, or one below such a directory, gets
+     * no second name, anywhere: judged by the inode's real place. */
     if (fstat(sfd, &st) < 0) return res_err(errno);
-    if (same(&st, s->p->holes, s->p->n_holes)) return res_err(EACCES);
+    int place = link_place(s, sfd, &st);
+    if (place == P_REFUSED) return res_err(EACCES);
     if (by_name && pinned_at(s, &w[0], &st, &exists)) return res_err(EACCES);
     if (cls[0] == C_KERNEL && cls[1] == C_KERNEL) return CONT;
     if (dots(w[1].name)) return CONT;
+    /* The supervisor links with write on the whole managed tree: a new
+     * name there must give nothing the old one lacked, as Landlock's
+     * REFER rule would say for the program. */
+    if (place != P_WRITABLE) return res_err(EXDEV);
     if (pinned_at(s, &w[1], &st, &exists)) return res_err(exists ? EEXIST : EACCES);
     char pp[64];
     kgl_un_proc_path(pp, getpid(), "fd/", sfd);

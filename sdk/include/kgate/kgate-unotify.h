@@ -83,6 +83,8 @@ typedef struct kgl_un_policy {
     size_t n_granted;
     char **prefixes; /* absolute paths outside all of these: continue */
     size_t n_prefixes;
+    kgl_un_node *roots; /* the same by inode: the places the program writes */
+    size_t n_roots;
     int reads; /* every open is notified (a managed directory is unreadable) */
     kgl_un_net net;
     /* SysV IPC: the filter notifies it too (one listener per process).

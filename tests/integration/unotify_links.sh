@@ -1,0 +1,170 @@
+#!/bin/bash
+# unotify_links.sh: issue 40, defect 1.  The Landlock box's supervisor
+# (sdk/linux/kgl-unotify.c) makes the hard links asked for in the
+# directories it manages; it must judge the file to link by where its
+# inode really lies, never by the path it was asked by.  Played as the
+# attacker from inside the box, in the three places the Landlock box runs
+# (forced on the host, inside bwrap --disable-userns, under a Docker-like
+# seccomp filter), as root and as an unprivileged uid:
+#   - a protected file or one below a protected directory (.git/hooks/
+#     pre-commit, .claude/settings.json, .git/modules/sub/config) and a
+#     file below a deny_read directory (secrets/key), linked into the
+#     project root four ways: `ln -L /proc/$$/fd/3` after `exec 3<FILE`;
+#     an O_PATH descriptor linked through /proc/PID/fd/N with
+#     AT_SYMLINK_FOLLOW; the same descriptor with linkat(AT_EMPTY_PATH);
+#     `ln -L` through a symbolic link made at the root.  Each is refused
+#     after its marker, and afterwards every file still has one name and
+#     its own text (so no later run can write through a name left behind);
+#   - a file of a read_paths directory (readable, not writable, on the
+#     project's file system) linked in the same ways: refused too (a new
+#     name in the root would be writable);
+#   - controls: the same ways work on a file made at the root, on
+#     one of a directory present at launch, and on an O_TMPFILE, so each
+#     refusal is the check's and not a way that never works.
+# docs/landlock.md "The supervisor", docs/threat-model.md.
+. "$(dirname "$0")/lib.sh"
+need_nouserns
+need_cmd python3
+ABI=$(python3 -c 'import ctypes; l=ctypes.CDLL(None, use_errno=True); print(max(0, l.syscall(444, None, 0, 1)))')
+[ "$ABI" -ge 2 ] || skip_all "Landlock ABI 2 (link across directories) is not here"
+
+in_where() {
+    case $1 in
+    host) shift; as_user "$@" ;;
+    disable) shift; in_disable_userns "$@" ;;
+    seccomp) shift; in_seccomp_nouserns "$@" ;;
+    esac
+}
+
+# The attacker.  linkfd WAY NAME NEW: O_PATH on NAME (no read right
+# needed, nor checked by Landlock), then either linkat(fd, "", AT_FDCWD,
+# NEW, AT_EMPTY_PATH) (WAY empty) or linkat through /proc/PID/fd/N with
+# AT_SYMLINK_FOLLOW (WAY proc); prints "linked" or the errno.
+ATTACK='
+linkfd() {
+    python3 -c "
+import ctypes, os, sys
+l = ctypes.CDLL(None, use_errno=True)
+fd = os.open(sys.argv[2], os.O_PATH)
+if sys.argv[1] == \"empty\":
+    r = l.linkat(fd, b\"\", -100, sys.argv[3].encode(), 0x1000)
+else:
+    src = \"/proc/%d/fd/%d\" % (os.getpid(), fd)
+    r = l.linkat(-100, src.encode(), -100, sys.argv[3].encode(), 0x400)
+print(\"linked\" if r == 0 else \"errno %d\" % ctypes.get_errno())
+sys.exit(0 if r == 0 else 1)" "$@"
+}
+# try TAG FILE: the ways to a second name for FILE at the root: ln -L
+# through /proc/$$/fd/3 (a file the program may read), the O_PATH ones,
+# and ln -L through a symbolic link made at the root.
+try() {
+    echo "M-$1"
+    if exec 3<"$2"; then
+        ln -L /proc/$$/fd/3 "x-$1-procfd" 2>/dev/null && echo "LEAK-$1-procfd"
+        exec 3<&-
+    else
+        echo "UNREADABLE-$1"
+    fi
+    linkfd proc "$2" "x-$1-opathproc" >/dev/null 2>&1 && echo "LEAK-$1-opathproc"
+    linkfd empty "$2" "x-$1-opath" >/dev/null 2>&1 && echo "LEAK-$1-opath"
+    ln -s "$2" "s-$1" && ln -L "s-$1" "x-$1-symlink" 2>/dev/null && echo "LEAK-$1-symlink"
+    rm -f "s-$1"
+    for n in x-"$1"-*; do
+        [ -e "$n" ] && echo payload >>"$n" 2>/dev/null
+    done
+    echo "E-$1"
+}
+# ok TAG FILE: the same ways on a file the program may write.
+ok() {
+    exec 3<"$2" && ln -L /proc/$$/fd/3 "y-$1-procfd" && echo "OK-$1-procfd"
+    exec 3<&-
+    linkfd proc "$2" "y-$1-opathproc" >/dev/null && echo "OK-$1-opathproc"
+    linkfd empty "$2" "y-$1-opath" >/dev/null && echo "OK-$1-opath"
+    ln -s "$2" "t-$1" && ln -L "t-$1" "y-$1-symlink" && echo "OK-$1-symlink"
+}
+echo M-start
+try hook .git/hooks/pre-commit
+try settings .claude/settings.json
+try submodule .git/modules/sub/config
+try secret secrets/key
+try ro "$RO/file"
+echo mine >mine.c && ok root mine.c
+ok granted src/s.c
+python3 -c "
+import ctypes, os
+l = ctypes.CDLL(None, use_errno=True)
+fd = os.open(\"src\", os.O_TMPFILE | os.O_WRONLY, 0o644)
+os.write(fd, b\"tmp\\n\")
+if l.linkat(fd, b\"\", -100, b\"y-tmpfile\", 0x1000) == 0: print(\"OK-tmpfile\")"
+echo M-end
+'
+
+# The protected and denied files the run attacks, as the user left them.
+VICTIMS=".git/hooks/pre-commit .claude/settings.json .git/modules/sub/config secrets/key"
+
+setup() {
+    use_user "$1"
+    mkdir -p "$KG_HOME/ro"
+    echo "read only" >"$KG_HOME/ro/file"
+    printf 'network: off\ndeny_read: [secrets]\nread_paths: [%s]\n' "$KG_HOME/ro" | write_config
+    cd "$KG_PROJ" || return 1
+    git init -q .
+    mkdir -p .claude .git/modules/sub secrets src
+    printf '#!/bin/sh\nexit 0\n' >.git/hooks/pre-commit
+    chmod +x .git/hooks/pre-commit
+    echo '{}' >.claude/settings.json
+    printf '[core]\n\tbare = false\n' >.git/modules/sub/config
+    echo "key-$RANDOM$RANDOM" >secrets/key
+    echo s >src/s.c
+    cd - >/dev/null || return 1
+    chown -R "$KG_UID:$KG_GID" "$KG_HOME/ro" "$KG_PROJ"
+    SUMS=$(cd "$KG_PROJ" && sha256sum $VICTIMS "$KG_HOME/ro/file")
+}
+
+one_name() {
+    local f
+    for f in $VICTIMS "$KG_HOME/ro/file"; do
+        [ "$(stat -c %h "$KG_PROJ/$f" 2>/dev/null || stat -c %h "$f")" = 1 ] ||
+            { echo "$f has $(stat -c %h "$KG_PROJ/$f" 2>/dev/null) names"; return 1; }
+    done
+}
+
+test_links() {
+    local where=$1 force=()
+    [ "$where" = host ] && force=(--backend landlock)
+    setup "$2"
+    OUT=$KG_TMP/links.$where.$2.out
+    in_where "$where" env RO="$KG_HOME/ro" "$KGATE_BIN" run "${force[@]}" -- \
+        bash -c "$ATTACK" >"$OUT" 2>&1
+    check "$where: the run happened (first and last marker)" \
+        sh -c "grep -qx M-start '$OUT' && grep -qx M-end '$OUT'"
+    for t in hook settings submodule secret ro; do
+        check "$where: $t: the attacks ran (markers)" \
+            sh -c "grep -qx M-$t '$OUT' && grep -qx E-$t '$OUT'"
+        for way in procfd opathproc opath symlink; do
+            check "$where: $t: a second name through $way is refused" \
+                sh -c "! grep -q LEAK-$t-$way '$OUT' && [ ! -e '$KG_PROJ/x-$t-$way' ] ||
+                       { cat '$OUT'; false; }"
+        done
+    done
+    check "$where: every attacked file still has one name" one_name
+    check "$where: every attacked file still has its text" \
+        sh -c "cd '$KG_PROJ' && [ \"\$(sha256sum $VICTIMS '$KG_HOME/ro/file')\" = '$SUMS' ]"
+    check "$where: the secret never came out" \
+        sh -c "! grep -qF \"\$(cat '$KG_PROJ/secrets/key')\" '$OUT'"
+    check "$where: the readable ones were opened for ln -L (only secrets/key was not)" \
+        sh -c "[ \"\$(grep UNREADABLE- '$OUT')\" = UNREADABLE-secret ]"
+    for t in root granted; do
+        for way in procfd opathproc opath symlink; do
+            check "$where: control: $t file linked through $way" grep -qx "OK-$t-$way" "$OUT"
+        done
+    done
+    check "$where: control: an O_TMPFILE linked in by AT_EMPTY_PATH" grep -qx OK-tmpfile "$OUT"
+}
+
+for who in $(test_users); do
+    for where in host disable seccomp; do
+        test_links "$where" "$who"
+    done
+done
+finish
