@@ -108,6 +108,10 @@ typedef struct ll_rules {
  * lstat()s what it grants; -1 with err. */
 int ll_rules_build(const kgate_policy *pol, int abi, const char *tmp, ll_rules *r, kgate_err *err);
 void ll_rules_free(ll_rules *r);
+/* 1 when the rules let the program read p, or would were it not held
+ * back (below the project, a read or allow path, or outside the hidden
+ * places): where a second name of a deny_read file could be read. */
+int ll_rules_visible(const kgate_policy *pol, const char *p);
 /* The table --dry-run shows (malloc'd, NULL when memory runs out). */
 char *ll_rules_table(const ll_rules *r);
 /* "rlx------": one letter per right, for the table. */

@@ -3,6 +3,7 @@
  * filters.  The rules come from ll_rules_build, which launch calls again
  * with the real private TMPDIR. */
 #include "ll-internal.h"
+#include "kgate/kgate-denycheck.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -40,6 +41,18 @@ static int net_note(const kgate_host *h, const kgate_policy *pol, kgate_plan *pl
     return rc;
 }
 
+/* A deny_read entry is held back by its name alone: one with a second
+ * name, or a symbolic link, is refused as bubblewrap refuses it
+ * (kgate-denycheck.h), before anything is built. */
+static int check_deny(const kgate_policy *pol, kgate_err *err)
+{
+    for (size_t i = 0; i < pol->deny_read.n; i++)
+        if (ll_rules_visible(pol, pol->deny_read.v[i]) &&
+            kgate_deny_read_check(pol->deny_read.v[i], err) < 0)
+            return -1;
+    return 0;
+}
+
 int ll_plan(const kgate_host *h, const kgate_policy *pol, const kgate_probe *pr, kgate_plan *plan,
             kgate_err *err)
 {
@@ -50,6 +63,7 @@ int ll_plan(const kgate_host *h, const kgate_policy *pol, const kgate_probe *pr,
         return kgate_err_set(err, EINVAL, "no command to run");
     int abi = kgate_probe_fact(pr, LL_FACT_ABI, 0);
     if (abi < 1) return kgate_err_set(err, ENOTSUP, "Landlock is not enabled in this kernel");
+    if (check_deny(pol, err) < 0) return -1;
     ll_rules r;
     if (ll_rules_build(pol, abi, LL_TMP_PLACEHOLDER, &r, err) < 0) return -1;
     char *table = ll_rules_table(&r);

@@ -193,6 +193,22 @@ static int grant_list(build *b, const kgate_strlist *l, uint64_t want, const cha
     return 0;
 }
 
+/* The places of "/" that are the user's or shared with other programs. */
+static const char *const hidden[] = {"/tmp", "/var/tmp", "/run/user", "/dev"};
+
+int ll_rules_visible(const kgate_policy *pol, const char *p)
+{
+    if (pol->project && kgate_path_under(p, pol->project)) return 1;
+    const kgate_strlist *back[2] = {&pol->read_paths, &pol->allow_paths};
+    for (size_t l = 0; l < 2; l++)
+        for (size_t i = 0; i < back[l]->n; i++)
+            if (back[l]->v[i] && kgate_path_under(p, back[l]->v[i])) return 1;
+    for (size_t i = 0; i < sizeof hidden / sizeof hidden[0]; i++)
+        if (kgate_path_under(p, hidden[i])) return 0;
+    return !(pol->home && pol->home[0] == '/' && strcmp(pol->home, "/") != 0 &&
+             kgate_path_under(p, pol->home));
+}
+
 int ll_rules_build(const kgate_policy *pol, int abi, const char *tmp, ll_rules *r, kgate_err *err)
 {
     memset(r, 0, sizeof *r);
@@ -205,7 +221,6 @@ int ll_rules_build(const kgate_policy *pol, int abi, const char *tmp, ll_rules *
     if (!pol->project || pol->project[0] != '/')
         return kgate_err_set(err, EINVAL, "no project directory");
 
-    static const char *const hidden[] = {"/tmp", "/var/tmp", "/run/user", "/dev"};
     size_t nh = sizeof hidden / sizeof hidden[0];
     size_t max = nh + 1 + pol->deny_read.n + pol->protect_paths.n;
     hole *holes = calloc(max, sizeof *holes);

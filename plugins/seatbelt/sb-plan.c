@@ -11,17 +11,44 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "kgate/kgate-denycheck.h"
+#include "kgate/kgate-path.h"
 #include "kgate/kgate-plugin.h"
 #include "sb-host.h"
 #include "sb-profile.h"
 #include "sb-watch.h"
 #include "sb-internal.h"
 
+/* The profile can let the program read p, or another name of it: below
+ * the project, a read or allow path, or anywhere outside $HOME (the
+ * profile denies reading $HOME and gives back only those). */
+static int deny_visible(const kgate_policy *pol, const char *p)
+{
+    if (pol->project && kgate_path_under(p, pol->project)) return 1;
+    const kgate_strlist *back[2] = {&pol->read_paths, &pol->allow_paths};
+    for (size_t l = 0; l < 2; l++)
+        for (size_t i = 0; i < back[l]->n; i++)
+            if (back[l]->v[i] && kgate_path_under(p, back[l]->v[i])) return 1;
+    return !(pol->home && kgate_path_under(p, pol->home));
+}
+
+/* A deny_read rule names a path: a second hard link, or a symbolic link
+ * at the name, is refused as on Linux (kgate-denycheck.h). */
+static int check_deny(const kgate_policy *pol, kgate_err *err)
+{
+    for (size_t i = 0; i < pol->deny_read.n; i++)
+        if (pol->deny_read.v[i] && deny_visible(pol, pol->deny_read.v[i]) &&
+            kgate_deny_read_check(pol->deny_read.v[i], err) < 0)
+            return -1;
+    return 0;
+}
+
 int sb_plan(const kgate_host *host, const kgate_policy *pol, const kgate_probe *probe,
             kgate_plan *plan, kgate_err *err)
 {
     if (!pol->command_path || pol->command_path[0] != '/')
         return kgate_err_set(err, EINVAL, "the command has no absolute path");
+    if (check_deny(pol, err) < 0) return -1;
 
     sb_profile prof, shown;
     if (sb_build(pol, SB_FORM_PARAMS, &prof, err) < 0) return -1;

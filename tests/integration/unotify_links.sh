@@ -1,5 +1,5 @@
 #!/bin/bash
-# unotify_links.sh: issue 40, defect 1.  The Landlock box's supervisor
+# unotify_links.sh: issue 40, defects 1 and 2.  Defect 1: the Landlock box's supervisor
 # (sdk/linux/kgl-unotify.c) makes the hard links asked for in the
 # directories it manages; it must judge the file to link by where its
 # inode really lies, never by the path it was asked by.  Played as the
@@ -162,9 +162,60 @@ test_links() {
     check "$where: control: an O_TMPFILE linked in by AT_EMPTY_PATH" grep -qx OK-tmpfile "$OUT"
 }
 
+# Defect 2: a deny_read file given a second name by an earlier run, before
+# the user filled it.  Run 1 (no config/ at launch) makes config/secret.yml
+# and a second link config/.x; the user then writes the secret; run 2 would
+# read it through the second name (cat, or O_PATH and a reopen through
+# /proc/self/fd).  Every box refuses run 2 at launch, as bubblewrap does:
+# exit 125, one kgate: line naming the file, the run never started.  The
+# control: without the second link run 2 starts and reads nothing.
+READ2='
+echo run2-ran
+cat config/.x
+python3 -c "
+import os
+fd = os.open(\"config/.x\", os.O_PATH)
+print(open(\"/proc/self/fd/%d\" % fd).read())"
+cat config/secret.yml
+true
+'
+
+test_two_runs() {
+    local where=$1 force=() box=landlock
+    case $where in
+    host) force=(--backend landlock) ;;
+    bwrap) force=(--backend bubblewrap) box=bubblewrap where=host ;;
+    esac
+    use_user "$2"
+    printf 'network: off\ndeny_read: [config/secret.yml]\n' | write_config
+    chown -R "$KG_UID:$KG_GID" "$KG_PROJ"
+    local out=$KG_TMP/two.$box.$1.$2 secret=secret-$RANDOM$RANDOM rc
+    in_where "$where" "$KGATE_BIN" run "${force[@]}" -- sh -c \
+        'echo run1; mkdir config && : >config/secret.yml && ln config/secret.yml config/.x && echo linked' \
+        >"$out.1" 2>&1
+    check "$1 ($box): run 1 made the second name (marker)" grep -qx linked "$out.1"
+    check "$1 ($box): the file has two names on the host" \
+        [ "$(stat -c %h "$KG_PROJ/config/secret.yml")" = 2 ]
+    as_user sh -c "printf '%s\n' $secret >config/secret.yml"
+    in_where "$where" "$KGATE_BIN" run "${force[@]}" -- sh -c "$READ2" >"$out.2" 2>&1
+    rc=$?
+    check "$1 ($box): run 2 is refused: 125, one kgate: line naming the file" \
+        sh -c "[ $rc = 125 ] && [ \$(wc -l <'$out.2') = 1 ] && grep -q '^kgate: .*config/secret.yml has 2 hard links' '$out.2' || { cat '$out.2'; false; }"
+    check "$1 ($box): run 2 never started, the secret was not read" \
+        sh -c "! grep -q run2-ran '$out.2' && ! grep -q $secret '$out.2'"
+    rm -f "$KG_PROJ/config/.x"
+    in_where "$where" "$KGATE_BIN" run "${force[@]}" -- sh -c "$READ2" >"$out.3" 2>&1
+    check "$1 ($box): control: with one name run 2 starts and reads nothing" \
+        sh -c "grep -qx run2-ran '$out.3' && ! grep -q $secret '$out.3'"
+}
+
 for who in $(test_users); do
     for where in host disable seccomp; do
         test_links "$where" "$who"
+        test_two_runs "$where" "$who"
     done
+    if command -v bwrap >/dev/null && as_user bwrap --ro-bind / / --unshare-user -- true 2>/dev/null; then
+        test_two_runs bwrap "$who"
+    fi
 done
 finish
