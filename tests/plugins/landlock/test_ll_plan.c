@@ -332,6 +332,40 @@ START_TEST(plan_is_the_command_and_the_tables)
 }
 END_TEST
 
+/* issue 40, defect 2: a deny_read file with a second name is refused by
+ * the plan, naming it, as bubblewrap's plan refuses it; one in the hidden
+ * home (the program sees neither name) is not looked at. */
+START_TEST(plan_refuses_a_deny_read_file_with_two_names)
+{
+    fixture f;
+    fixture_init(&f, 7);
+    char other[200];
+    snprintf(other, sizeof other, "%s/.x", proj);
+    ck_assert_int_eq(link(denied, other), 0);
+    kgate_plan *plan = kg_plan_new();
+    kgate_err err = {0};
+    ck_assert_int_eq(ll_plan(&f.host.pub, &f.pol, &f.probe, plan, &err), -1);
+    ck_assert_msg(strstr(err.msg, denied) && strstr(err.msg, "has 2 hard links"), "%s", err.msg);
+    kg_plan_free(plan);
+    /* A symbolic link at the name: refused too. */
+    ck_assert_int_eq(unlink(denied), 0);
+    ck_assert_int_eq(symlink(".x", denied), 0);
+    plan = kg_plan_new();
+    ck_assert_int_eq(ll_plan(&f.host.pub, &f.pol, &f.probe, plan, &err), -1);
+    ck_assert_msg(strstr(err.msg, "is a symbolic link"), "%s", err.msg);
+    kg_plan_free(plan);
+    /* Hidden: the home's secret with two names is the user's business. */
+    char other2[200];
+    snprintf(other2, sizeof other2, "%s/secret2", home);
+    ck_assert_int_eq(link(secret, other2), 0);
+    ck_assert_int_eq(unlink(denied), 0);
+    f.deny[0] = secret;
+    plan = kg_plan_new();
+    ck_assert_msg(ll_plan(&f.host.pub, &f.pol, &f.probe, plan, &err) == 0, "%s", err.msg);
+    kg_plan_free(plan);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("landlock");
@@ -345,6 +379,7 @@ int main(void)
     tcase_add_test(tc, doctor_says_which_sysv_ipc);
     tcase_add_test(tc, probe_scores_below_bubblewrap);
     tcase_add_test(tc, plan_is_the_command_and_the_tables);
+    tcase_add_test(tc, plan_refuses_a_deny_read_file_with_two_names);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -338,6 +338,28 @@ START_TEST(plan_refuses)
     ck_assert_int_eq(be->plan(&host.pub, &pol, &p, plan, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "macos_allow_mach"));
     kg_plan_free(plan);
+
+    /* A deny_read file with a second name (issue 40, defect 2): a path
+     * rule cannot hide the other name, so the plan refuses, naming it. */
+    char dir[] = "/tmp/kgsb.XXXXXX", env[64], other[64];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(env, sizeof env, "%s/.env", dir);
+    snprintf(other, sizeof other, "%s/.x", dir);
+    kgt_write_text(env, "S=1\n");
+    ck_assert_int_eq(link(env, other), 0);
+    pol = policy(KGATE_NET_OFF);
+    pol.project = dir;
+    pol.deny_read = SL(env);
+    plan = kg_plan_new();
+    ck_assert_int_eq(be->plan(&host.pub, &pol, &p, plan, &err), -1);
+    ck_assert_msg(strstr(err.msg, env) && strstr(err.msg, "has 2 hard links"), "%s", err.msg);
+    kg_plan_free(plan);
+    ck_assert_int_eq(unlink(other), 0);
+    plan = kg_plan_new();
+    ck_assert_msg(be->plan(&host.pub, &pol, &p, plan, &err) == 0, "%s", err.msg);
+    kg_plan_free(plan);
+    ck_assert_int_eq(unlink(env), 0);
+    ck_assert_int_eq(rmdir(dir), 0);
 }
 END_TEST
 
