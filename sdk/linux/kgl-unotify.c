@@ -375,6 +375,25 @@ static int caller_umask(const sv *s)
     return n > 0 ? kgl_un_parse_umask(buf, (size_t)n) : -1;
 }
 
+/* "/proc/self" and "/proc/thread-self" name the caller, not the
+ * supervisor that resolves the path: spelled with the caller's id. */
+static int callers_proc(const sv *s, char *path)
+{
+    static const char *const selves[] = {"/proc/self/", "/proc/thread-self/"};
+    for (size_t i = 0; i < sizeof selves / sizeof selves[0]; i++) {
+        size_t n = strlen(selves[i]);
+        if (strncmp(path, selves[i], n) != 0) continue;
+        char pre[64];
+        kgl_un_proc_path(pre, s->pid, "", -1);
+        size_t m = strlen(pre), rest = strlen(path + n);
+        if (m + rest >= PATH_BUF) return ENAMETOOLONG;
+        memmove(path + m, path + n, rest + 1);
+        memcpy(path, pre, m);
+        break;
+    }
+    return 0;
+}
+
 /* A path argument copied and its parent resolved; fills w and *cls, or
  * answers CONTINUE (outside every managed root, or unreadable: the
  * kernel decides under the program's rules) or an error. */
@@ -382,7 +401,8 @@ static int locate(const sv *s, int dirfd, uint64_t addr, char *path, where *w, i
                   result *out, int shortcut)
 {
     w->dfd = -1;
-    if (copy_string(s, addr, path, PATH_BUF) != 0) return *out = CONT, -1;
+    if (copy_string(s, addr, path, PATH_BUF) != 0 || callers_proc(s, path) != 0)
+        return *out = CONT, -1;
     /* Two-name calls resolve both names wherever they are: a move from
      * TMPDIR into the project root must reach the supervisor. */
     if (path[0] == '/' && shortcut) {

@@ -1,18 +1,19 @@
 #!/bin/bash
-# unotify_links.sh: issue 40, defects 1 and 2.  Defect 1: the Landlock box's supervisor
-# (sdk/linux/kgl-unotify.c) makes the hard links asked for in the
-# directories it manages; it must judge the file to link by where its
-# inode really lies, never by the path it was asked by.  Played as the
+# unotify_links.sh: issue 40, defects 1 and 2.  Defect 1: the Landlock
+# box's supervisor (sdk/linux/kgl-unotify.c) makes the hard links asked
+# for in the directories it manages; it must judge the file to link by
+# where its inode really lies, never by the path it was asked by.  Played as the
 # attacker from inside the box, in the three places the Landlock box runs
 # (forced on the host, inside bwrap --disable-userns, under a Docker-like
 # seccomp filter), as root and as an unprivileged uid:
 #   - a protected file or one below a protected directory (.git/hooks/
 #     pre-commit, .claude/settings.json, .git/modules/sub/config) and a
 #     file below a deny_read directory (secrets/key), linked into the
-#     project root four ways: `ln -L /proc/$$/fd/3` after `exec 3<FILE`;
-#     an O_PATH descriptor linked through /proc/PID/fd/N with
-#     AT_SYMLINK_FOLLOW; the same descriptor with linkat(AT_EMPTY_PATH);
-#     `ln -L` through a symbolic link made at the root.  Each is refused
+#     project root five ways: `ln -L /proc/$$/fd/3` after `exec 3<FILE`;
+#     an O_PATH descriptor linked through /proc/PID/fd/N and through
+#     /proc/self/fd/N with AT_SYMLINK_FOLLOW (the supervisor must read
+#     "self" as the caller); the same descriptor with
+#     linkat(AT_EMPTY_PATH); `ln -L` through a symbolic link at the root.  Each is refused
 #     after its marker, and afterwards every file still has one name and
 #     its own text (so no later run can write through a name left behind);
 #   - a file of a read_paths directory (readable, not writable, on the
@@ -21,6 +22,7 @@
 #   - controls: the same ways work on a file made at the root, on
 #     one of a directory present at launch, and on an O_TMPFILE, so each
 #     refusal is the check's and not a way that never works.
+# Defect 2: the two runs of a deny_read file given a second name (below).
 # docs/landlock.md "The supervisor", docs/threat-model.md.
 . "$(dirname "$0")/lib.sh"
 need_nouserns
@@ -38,8 +40,9 @@ in_where() {
 
 # The attacker.  linkfd WAY NAME NEW: O_PATH on NAME (no read right
 # needed, nor checked by Landlock), then either linkat(fd, "", AT_FDCWD,
-# NEW, AT_EMPTY_PATH) (WAY empty) or linkat through /proc/PID/fd/N with
-# AT_SYMLINK_FOLLOW (WAY proc); prints "linked" or the errno.
+# NEW, AT_EMPTY_PATH) (WAY empty) or linkat through /proc/PID/fd/N (WAY
+# proc) or /proc/self/fd/N (WAY self) with AT_SYMLINK_FOLLOW; prints
+# "linked" or the errno.
 ATTACK='
 linkfd() {
     python3 -c "
@@ -49,7 +52,8 @@ fd = os.open(sys.argv[2], os.O_PATH)
 if sys.argv[1] == \"empty\":
     r = l.linkat(fd, b\"\", -100, sys.argv[3].encode(), 0x1000)
 else:
-    src = \"/proc/%d/fd/%d\" % (os.getpid(), fd)
+    me = \"self\" if sys.argv[1] == \"self\" else str(os.getpid())
+    src = \"/proc/%s/fd/%d\" % (me, fd)
     r = l.linkat(-100, src.encode(), -100, sys.argv[3].encode(), 0x400)
 print(\"linked\" if r == 0 else \"errno %d\" % ctypes.get_errno())
 sys.exit(0 if r == 0 else 1)" "$@"
@@ -66,6 +70,7 @@ try() {
         echo "UNREADABLE-$1"
     fi
     linkfd proc "$2" "x-$1-opathproc" >/dev/null 2>&1 && echo "LEAK-$1-opathproc"
+    linkfd self "$2" "x-$1-opathself" >/dev/null 2>&1 && echo "LEAK-$1-opathself"
     linkfd empty "$2" "x-$1-opath" >/dev/null 2>&1 && echo "LEAK-$1-opath"
     ln -s "$2" "s-$1" && ln -L "s-$1" "x-$1-symlink" 2>/dev/null && echo "LEAK-$1-symlink"
     rm -f "s-$1"
@@ -79,6 +84,7 @@ ok() {
     exec 3<"$2" && ln -L /proc/$$/fd/3 "y-$1-procfd" && echo "OK-$1-procfd"
     exec 3<&-
     linkfd proc "$2" "y-$1-opathproc" >/dev/null && echo "OK-$1-opathproc"
+    linkfd self "$2" "y-$1-opathself" >/dev/null && echo "OK-$1-opathself"
     linkfd empty "$2" "y-$1-opath" >/dev/null && echo "OK-$1-opath"
     ln -s "$2" "t-$1" && ln -L "t-$1" "y-$1-symlink" && echo "OK-$1-symlink"
 }
@@ -141,7 +147,7 @@ test_links() {
     for t in hook settings submodule secret ro; do
         check "$where: $t: the attacks ran (markers)" \
             sh -c "grep -qx M-$t '$OUT' && grep -qx E-$t '$OUT'"
-        for way in procfd opathproc opath symlink; do
+        for way in procfd opathproc opathself opath symlink; do
             check "$where: $t: a second name through $way is refused" \
                 sh -c "! grep -q LEAK-$t-$way '$OUT' && [ ! -e '$KG_PROJ/x-$t-$way' ] ||
                        { cat '$OUT'; false; }"
@@ -155,7 +161,7 @@ test_links() {
     check "$where: the readable ones were opened for ln -L (only secrets/key was not)" \
         sh -c "[ \"\$(grep UNREADABLE- '$OUT')\" = UNREADABLE-secret ]"
     for t in root granted; do
-        for way in procfd opathproc opath symlink; do
+        for way in procfd opathproc opathself opath symlink; do
             check "$where: control: $t file linked through $way" grep -qx "OK-$t-$way" "$OUT"
         done
     done
