@@ -4,6 +4,8 @@
 #include <kgate/kgate-plugin.h>
 /* The host entry parser's declarations, for a backend that checks its list. */
 #include <kgate/kgate-hostspec.h>
+/* The look every box takes at a deny_read entry before it covers it. */
+#include <kgate/kgate-denycheck.h>
 /* The path predicate every backend and the core share. */
 #include <kgate/kgate-path.h>
 
