@@ -90,6 +90,7 @@ struct kg_gitguard {
     size_t budget; /* gitlinks the check may still follow */
     struct gd_snap *gds; /* git directories a .git file leads to (issue 40) */
     size_t n_gds;
+    kg_strv *gd_all; /* the same, wherever they lie, resolved */
 };
 
 /* One git directory that a .git file leads to (kg_gitguard_gitdirs), as
@@ -915,33 +916,46 @@ static void push_gitdir(kg_strv *out, const char *dir, const char *rproj)
     free(top);
 }
 
-int kg_gitguard_gitdirs(const char *project, kg_strv *out)
+/* The git directory the project's .git file (or a symbolic link at .git)
+ * leads to, and the one its commondir names, resolved, wherever they lie,
+ * into all; 0 with none for no .git or a .git directory; -1 when what is
+ * there cannot be read as git reads it. */
+static int gitdirs_resolve(const char *project, kg_strv *all)
 {
     char *dotgit = join(project, ".git");
-    char *rproj = realpath(project, NULL);
     char *t = NULL, *rt = NULL, *common = NULL;
     struct stat st;
     int rc = -1;
-    gf_kind k = dotgit && rproj ? gitfile_read(project, dotgit, &t) : GF_BAD;
+    gf_kind k = dotgit ? gitfile_read(project, dotgit, &t) : GF_BAD;
     if (k == GF_NONE || (k == GF_DIR && lstat(dotgit, &st) == 0 && S_ISDIR(st.st_mode))) {
         rc = 0; /* none, or the .git directory itself */
         goto out;
     }
-    /* a .git file, or a symbolic link to a directory: what git uses */
     if (k == GF_BAD || !(rt = realpath(t, NULL)) || stat(rt, &st) < 0 || !S_ISDIR(st.st_mode))
         goto out;
     /* a linked worktree's git directory takes config and hooks from the
      * main one its commondir names */
     if (commondir_of(rt, &common) < 0) goto out;
-    push_gitdir(out, rt, rproj);
-    if (common) push_gitdir(out, common, rproj);
+    kg_strv_push(all, rt);
+    if (common) kg_strv_push(all, common);
     rc = 0;
 out:
     free(common);
     free(rt);
     free(t);
-    free(rproj);
     free(dotgit);
+    return rc;
+}
+
+int kg_gitguard_gitdirs(const char *project, kg_strv *out)
+{
+    char *rproj = realpath(project, NULL);
+    kg_strv *all = kg_strv_new();
+    int rc = rproj ? gitdirs_resolve(project, all) : -1;
+    for (size_t i = 0; rc == 0 && i < kg_strv_len(all); i++)
+        push_gitdir(out, kg_strv_get(all, i), rproj);
+    kg_strv_free(all);
+    free(rproj);
     return rc;
 }
 
@@ -1033,7 +1047,9 @@ static int gitdirs_take(kg_gitguard *g, kg_error *err)
     kg_strv *dirs = kg_strv_new();
     char *rproj = realpath(g->project, NULL);
     int rc = 0;
-    if (!rproj || kg_gitguard_gitdirs(g->project, dirs) < 0) {
+    g->gd_all = kg_strv_new();
+    if (!rproj || gitdirs_resolve(g->project, g->gd_all) < 0 ||
+        kg_gitguard_gitdirs(g->project, dirs) < 0) {
         rc = kg_err_set(err, EPERM,
                         "%s cannot be read as git reads it (a .git file of at most 1 MiB "
                         "that begins \"gitdir: \" and names a git directory, whose commondir "
@@ -1073,11 +1089,30 @@ static int gd_entry(kg_gitguard *g, kg_strv *out, const gd_snap *s, const char *
 static int always(const char *p) { return (void)p, 1; }
 static int config_bad(const char *p) { return !kg_gitguard_config_inert(p); }
 
+/* 1 when the .git file resolves now as at the launch up to entry n of
+ * gd_all (0: the git directory it names; 1: with its commondir's). */
+static int gitdirs_same(const kg_gitguard *g, size_t n)
+{
+    kg_strv *all = kg_strv_new();
+    int same = g->gd_all && gitdirs_resolve(g->project, all) == 0;
+    for (size_t i = 0; same && i < n; i++)
+        same =
+            (i < kg_strv_len(all)) == (i < kg_strv_len(g->gd_all)) &&
+            (i >= kg_strv_len(all) || strcmp(kg_strv_get(all, i), kg_strv_get(g->gd_all, i)) == 0);
+    kg_strv_free(all);
+    return same;
+}
+
 /* What the run planted in the git directories a .git file leads to: the
- * same findings as in a .git directory, and the directory replaced. */
+ * same findings as in a .git directory, the directory replaced, and the
+ * same .git file now leading elsewhere (a symbolic link on the way, or
+ * the one in the commondir's name, pointed at another directory). */
 static int gitdirs_check(kg_gitguard *g, kg_strv *out)
 {
     int found = 0;
+    if (!gitdirs_same(g, 1))
+        return quarantine(g, out, g->dotgit,
+                          "the .git file leads to another git directory than at the launch", NULL);
     for (size_t i = 0; i < g->n_gds; i++) {
         const gd_snap *s = &g->gds[i];
         ident now = ident_of(s->dir);
@@ -1099,6 +1134,13 @@ static int gitdirs_check(kg_gitguard *g, kg_strv *out)
             found += gd_entry(g, out, s, todo_names[t], &s->todo[t], 1, todo_has_exec,
                               "exec lines run at git rebase --continue");
     }
+    /* a commondir the run left as it was, whose name leads elsewhere now */
+    char *cd = kg_strv_len(g->gd_all) ? join(kg_strv_get(g->gd_all, 0), "commondir") : NULL;
+    struct stat st;
+    if (cd && lstat(cd, &st) == 0 && !gitdirs_same(g, 2))
+        found += quarantine(
+            g, out, cd, "its commondir leads to another git directory than at the launch", NULL);
+    free(cd);
     return found;
 }
 
@@ -1366,6 +1408,7 @@ void kg_gitguard_free(kg_gitguard *g)
     free(g->rmods);
     for (size_t i = 0; i < g->n_gds; i++) free(g->gds[i].dir);
     free(g->gds);
+    kg_strv_free(g->gd_all);
     free(g);
 }
 

@@ -634,6 +634,30 @@ START_TEST(end_checks_separate_git_dir)
     ck_assert_int_eq(lstat(at("r/.realgit.kgate-quarantine"), &st), 0);
     kg_gitguard_free(g);
 
+    /* the same .git file, through a symbolic link the run pointed elsewhere */
+    sh("rm -rf r && " SEP " && cd r && ln -s .realgit lnk && printf 'gitdir: lnk\\n' > .git");
+    g = kg_gitguard_begin(at("r"), 0, &err);
+    ck_assert_ptr_nonnull(g);
+    sh("cd r && git init -q --bare evil && git -C evil config core.fsmonitor 'touch x' && "
+       "rm lnk && ln -s evil lnk");
+    ck_assert_int_eq(end_of(g, out, sizeof out), 1);
+    ck_assert_ptr_nonnull(strstr(out, "leads to another git directory than at the launch"));
+    ck_assert_int_eq(lstat(at("r/.git.kgate-quarantine"), &st), 0);
+    kg_gitguard_free(g);
+
+    /* a linked worktree's commondir, through a symbolic link pointed elsewhere */
+    sh("rm -rf r && mkdir r && git init -q --bare r/.main && ln -s .main r/lnk && "
+       "mkdir r/.wtgd && echo ../lnk > r/.wtgd/commondir && "
+       "echo 'ref: refs/heads/x' > r/.wtgd/HEAD && printf 'gitdir: .wtgd\\n' > r/.git");
+    g = kg_gitguard_begin(at("r"), 0, &err);
+    ck_assert_ptr_nonnull(g);
+    sh("cd r && git init -q --bare evil && git -C evil config core.fsmonitor 'touch x' && "
+       "rm lnk && ln -s evil lnk");
+    ck_assert_int_eq(end_of(g, out, sizeof out), 1);
+    ck_assert_ptr_nonnull(strstr(out, "its commondir leads to another git directory"));
+    ck_assert_int_eq(lstat(at("r/.wtgd/commondir.kgate-quarantine"), &st), 0);
+    kg_gitguard_free(g);
+
     /* ordinary work (a commit) is left alone */
     sh("rm -rf r && " SEP);
     g = kg_gitguard_begin(at("r"), 0, &err);
