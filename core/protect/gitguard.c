@@ -952,6 +952,10 @@ int kg_gitguard_gitdirs(const char *project, kg_strv *out)
     char *rproj = realpath(project, NULL);
     kg_strv *all = kg_strv_new();
     int rc = rproj ? gitdirs_resolve(project, all) : -1;
+    /* the project itself as the git directory ("gitdir: ."): its config
+     * would lie among the program's files; nothing sane does this */
+    for (size_t i = 0; rc == 0 && i < kg_strv_len(all); i++)
+        if (strcmp(kg_strv_get(all, i), rproj) == 0) rc = -1;
     for (size_t i = 0; rc == 0 && i < kg_strv_len(all); i++)
         push_gitdir(out, kg_strv_get(all, i), rproj);
     kg_strv_free(all);

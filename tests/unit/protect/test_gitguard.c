@@ -543,6 +543,7 @@ START_TEST(gitdirs_unreadable_refuse)
         "rm r/.git && printf 'gitdir: f.txt\\n' > r/.git && touch r/f.txt",
         "rm r/.git && ln -s nowhere r/.git",
         "rm r/.git && mkfifo r/.git",
+        "rm r/.git && printf 'gitdir: .\\n' > r/.git",
         "printf '../x\\0y\\n' > r/.realgit/commondir",
         "echo ../nowhere > r/.realgit/commondir",
         "head -c 1048577 /dev/zero | tr '\\0' '.' > r/.realgit/commondir",
