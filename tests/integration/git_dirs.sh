@@ -33,6 +33,7 @@ not_ran() { [ ! -e "$M" ]; }
 #   sep:  git init --separate-git-dir=.realgit, the .git file as git
 #         writes it (an absolute name);
 #   rel:  the same with the .git file relative and spelled with "..";
+#   lnk:  the same, the .git file naming it through a symbolic link "lnk";
 #   sub:  sep, with a submodule "sub" (its git directory .realgit/modules/sub);
 #   wt:   sep, with a linked worktree "wt" (.realgit/worktrees/wt);
 #   none: no repository at all.
@@ -49,6 +50,7 @@ fresh() {
         mkdir work'
     case $1 in
     rel) as_user sh -e -c 'printf "gitdir: work/../.realgit\n" > .git' ;;
+    lnk) as_user sh -e -c 'ln -s .realgit lnk && printf "gitdir: lnk\n" > .git' ;;
     sub) as_user sh -e -c '
         git init -q ../subrepo && git -C ../subrepo commit -q --allow-empty -m s
         # git 2.38.1 and later refuse a local submodule unless allowed
@@ -122,6 +124,11 @@ for KG_WHO_NOW in $(test_users); do
     route none "none: a .git file made by the run" \
         'git init -q --separate-git-dir=work/evil work/x && git -C work/x config core.fsmonitor "$FSM" &&
          printf "gitdir: work/evil\n" > .git'
+    # the .git file names its git directory through a symbolic link in the
+    # project, which the program points at a git directory of its own
+    route lnk "lnk: the symbolic link on the way retargeted" \
+        'cp -r .realgit work/evil && git --git-dir=work/evil config core.fsmonitor "$FSM" &&
+         rm lnk && ln -s work/evil lnk'
     # a submodule's git directory below the separate one
     route sub "sub: the submodule's config" 'git -C sub config core.fsmonitor "$FSM"'
     route sub "sub: the submodule's config appended to" \
