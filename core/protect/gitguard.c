@@ -30,6 +30,7 @@
 
 #include "msg.h"
 #include "paths.h"
+#include "protected.h"
 
 extern char **environ;
 
@@ -87,7 +88,18 @@ struct kg_gitguard {
     ident *link_ids; /* their .git then */
     char *rmods; /* .git/modules resolved, when it was there (read-only) */
     size_t budget; /* gitlinks the check may still follow */
+    struct gd_snap *gds; /* git directories a .git file leads to (issue 40) */
+    size_t n_gds;
+    kg_strv *gd_all; /* the same, wherever they lie, resolved */
 };
+
+/* One git directory that a .git file leads to (kg_gitguard_gitdirs), as
+ * it was at the launch: the directory itself, and what in it makes git
+ * run something or read configuration elsewhere. */
+typedef struct gd_snap {
+    char *dir; /* below project, spelled from it: quarantine needs that */
+    ident self, common, cfg, wtc, hooks, todo[N_TODO];
+} gd_snap;
 
 static char *join(const char *a, const char *b)
 {
@@ -518,6 +530,24 @@ int kg_gitguard_config_inert(const char *path)
     return ok;
 }
 
+/* The hooks directory at p holds a hook: a name that is not a *.sample
+ * (what git init puts there). */
+static int has_hooks(const char *p)
+{
+    DIR *d = opendir(p);
+    int found = 0;
+    if (!d) return 0;
+    struct dirent *e;
+    while (!found && (e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+            !(n > 7 && strcmp(e->d_name + n - 7, ".sample") == 0))
+            found = 1;
+    }
+    closedir(d);
+    return found;
+}
+
 /* Why a git directory the program may have written would run something
  * on the host, or NULL.  gitdir need not exist. */
 static const char *gitdir_danger(const char *gitdir)
@@ -536,20 +566,9 @@ static const char *gitdir_danger(const char *gitdir)
         if (!inert) return "its config sets keys that can run commands";
     }
     p = join(gitdir, "hooks");
-    DIR *d = p ? opendir(p) : NULL;
+    int hooks = p && has_hooks(p);
     free(p);
-    const char *why = NULL;
-    if (d) {
-        struct dirent *e;
-        while (!why && (e = readdir(d))) {
-            size_t n = strlen(e->d_name);
-            if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
-                !(n > 7 && strcmp(e->d_name + n - 7, ".sample") == 0))
-                why = "it has hooks";
-        }
-        closedir(d);
-    }
-    return why;
+    return hooks ? "it has hooks" : NULL;
 }
 
 /* ---- findings -------------------------------------------------------------- */
@@ -852,6 +871,113 @@ static char *project_gitdir(const char *project, const char *dotgit)
     return NULL;
 }
 
+/* ---- the git directories a .git file names (issue 40) ------------------- */
+
+/* The directory a git directory's commondir names, as git 2.39 reads it
+ * (setup.c, get_common_dir_noenv): the whole file, every trailing LF and
+ * CR dropped, a relative name taken from the git directory; resolved.
+ * 0 with *out NULL when there is no commondir; -1 when there is one that
+ * cannot be read that way or names nothing that exists. */
+static int commondir_of(const char *gitdir, char **out)
+{
+    *out = NULL;
+    char *p = join(gitdir, "commondir");
+    struct stat st;
+    if (!p || lstat(p, &st) < 0) {
+        int missing = p && errno == ENOENT;
+        free(p);
+        return missing ? 0 : -1;
+    }
+    size_t n = 0;
+    unsigned char *b = slurp(p, GITFILE_MAX, &n);
+    free(p);
+    if (!b || memchr(b, '\0', n)) {
+        free(b);
+        return -1;
+    }
+    while (n && (b[n - 1] == '\n' || b[n - 1] == '\r')) n--;
+    b[n] = '\0';
+    char *t = n == 0 ? NULL : b[0] == '/' ? strdup((char *)b) : join(gitdir, (char *)b);
+    free(b);
+    *out = t ? realpath(t, NULL) : NULL;
+    free(t);
+    return *out ? 0 : -1;
+}
+
+/* Adds dir to out when it lies in the project (rproj) and is not the
+ * project's .git directory, which the built-in table covers by name.
+ * Outside the project nothing is writable from the box. */
+static void push_gitdir(kg_strv *out, const char *dir, const char *rproj)
+{
+    char *top = join(rproj, ".git");
+    if (top && within(dir, rproj) && strcmp(dir, rproj) != 0 && strcmp(dir, top) != 0 &&
+        !kg_strv_contains(out, dir))
+        kg_strv_push(out, dir);
+    free(top);
+}
+
+/* The git directory the project's .git file (or a symbolic link at .git)
+ * leads to, and the one its commondir names, resolved, wherever they lie,
+ * into all; 0 with none for no .git or a .git directory; -1 when what is
+ * there cannot be read as git reads it. */
+static int gitdirs_resolve(const char *project, kg_strv *all)
+{
+    char *dotgit = join(project, ".git");
+    char *t = NULL, *rt = NULL, *common = NULL;
+    struct stat st;
+    int rc = -1;
+    gf_kind k = dotgit ? gitfile_read(project, dotgit, &t) : GF_BAD;
+    if (k == GF_NONE || (k == GF_DIR && lstat(dotgit, &st) == 0 && S_ISDIR(st.st_mode))) {
+        rc = 0; /* none, or the .git directory itself */
+        goto out;
+    }
+    if (k == GF_BAD || !(rt = realpath(t, NULL)) || stat(rt, &st) < 0 || !S_ISDIR(st.st_mode))
+        goto out;
+    /* a linked worktree's git directory takes config and hooks from the
+     * main one its commondir names */
+    if (commondir_of(rt, &common) < 0) goto out;
+    kg_strv_push(all, rt);
+    if (common) kg_strv_push(all, common);
+    rc = 0;
+out:
+    free(common);
+    free(rt);
+    free(t);
+    free(dotgit);
+    return rc;
+}
+
+int kg_gitguard_gitdirs(const char *project, kg_strv *out)
+{
+    char *rproj = realpath(project, NULL);
+    kg_strv *all = kg_strv_new();
+    int rc = rproj ? gitdirs_resolve(project, all) : -1;
+    /* the project itself as the git directory ("gitdir: ."): its config
+     * would lie among the program's files; nothing sane does this */
+    for (size_t i = 0; rc == 0 && i < kg_strv_len(all); i++)
+        if (strcmp(kg_strv_get(all, i), rproj) == 0) rc = -1;
+    for (size_t i = 0; rc == 0 && i < kg_strv_len(all); i++)
+        push_gitdir(out, kg_strv_get(all, i), rproj);
+    kg_strv_free(all);
+    free(rproj);
+    return rc;
+}
+
+/* The built-in table's names below .git (hooks, config, config.worktree,
+ * modules, worktrees, commondir), in the git directory dir: that one gets
+ * what .git gets. */
+static void push_gitdir_entries(kg_strv *out, const char *dir)
+{
+    size_t n;
+    const kg_protected_entry *t = kg_protected_table(&n);
+    for (size_t i = 0; i < n; i++) {
+        if (strncmp(t[i].name, ".git/", 5) != 0) continue;
+        char *p = join(dir, t[i].name + 5);
+        if (p) kg_strv_push(out, p);
+        free(p);
+    }
+}
+
 /* ---- gitlinks, at every depth ---------------------------------------------- */
 
 /* git status enters every gitlink of the index whose directory has a
@@ -897,6 +1023,131 @@ static void collect_links(const char *project, const char *rel, const char *gd, 
 
 static int hooks_dir_make(const char *project, kg_error *err);
 
+/* ---- git directories a .git file leads to, checked as .git is ------------ */
+
+static ident ident_in(const char *dir, const char *name)
+{
+    char *p = join(dir, name);
+    ident i = p ? ident_of(p) : (ident){0};
+    free(p);
+    return i;
+}
+
+static void gd_take(gd_snap *s)
+{
+    s->self = ident_of(s->dir);
+    s->common = ident_in(s->dir, "commondir");
+    s->cfg = ident_in(s->dir, "config");
+    s->wtc = ident_in(s->dir, "config.worktree");
+    s->hooks = ident_in(s->dir, "hooks");
+    for (int i = 0; i < N_TODO; i++) s->todo[i] = ident_in(s->dir, todo_names[i]);
+}
+
+/* The git directories the project's .git file leads to, as they are at
+ * the launch; -1 with err (the launch is refused) when that .git cannot
+ * be read as git reads it: kgate could not tell what to protect. */
+static int gitdirs_take(kg_gitguard *g, kg_error *err)
+{
+    kg_strv *dirs = kg_strv_new();
+    char *rproj = realpath(g->project, NULL);
+    int rc = 0;
+    g->gd_all = kg_strv_new();
+    if (!rproj || gitdirs_resolve(g->project, g->gd_all) < 0 ||
+        kg_gitguard_gitdirs(g->project, dirs) < 0) {
+        rc = kg_err_set(err, EPERM,
+                        "%s cannot be read as git reads it (a .git file of at most 1 MiB "
+                        "that begins \"gitdir: \" and names a git directory, whose commondir "
+                        "names one too): kgate cannot tell which git directory to keep "
+                        "read-only",
+                        g->dotgit);
+        goto out;
+    }
+    size_t n = kg_strv_len(dirs);
+    if (!(g->gds = calloc(n ? n : 1, sizeof *g->gds))) kg_oom();
+    for (size_t i = 0; i < n; i++) {
+        /* below the project by kg_gitguard_gitdirs, spelled from it */
+        gd_snap *s = &g->gds[g->n_gds++];
+        if (!(s->dir = join(g->project, kg_strv_get(dirs, i) + strlen(rproj) + 1))) kg_oom();
+        gd_take(s);
+    }
+out:
+    free(rproj);
+    kg_strv_free(dirs);
+    return rc;
+}
+
+/* Moves aside the entry name of s->dir when it changed since the launch
+ * (identity; with content, also its bytes) and bad says it is unsafe. */
+static int gd_entry(kg_gitguard *g, kg_strv *out, const gd_snap *s, const char *name,
+                    const ident *then, int content, int (*bad)(const char *), const char *why)
+{
+    char *p = join(s->dir, name);
+    int found = 0;
+    ident now = p ? ident_of(p) : (ident){0};
+    if (p && now.exists && !ident_same(then, &now, content) && bad(p))
+        found = quarantine(g, out, p, why, NULL);
+    free(p);
+    return found;
+}
+
+static int always(const char *p) { return (void)p, 1; }
+static int config_bad(const char *p) { return !kg_gitguard_config_inert(p); }
+
+/* 1 when the .git file resolves now as at the launch up to entry n of
+ * gd_all (0: the git directory it names; 1: with its commondir's). */
+static int gitdirs_same(const kg_gitguard *g, size_t n)
+{
+    kg_strv *all = kg_strv_new();
+    int same = g->gd_all && gitdirs_resolve(g->project, all) == 0;
+    for (size_t i = 0; same && i < n; i++)
+        same =
+            (i < kg_strv_len(all)) == (i < kg_strv_len(g->gd_all)) &&
+            (i >= kg_strv_len(all) || strcmp(kg_strv_get(all, i), kg_strv_get(g->gd_all, i)) == 0);
+    kg_strv_free(all);
+    return same;
+}
+
+/* What the run planted in the git directories a .git file leads to: the
+ * same findings as in a .git directory, the directory replaced, and the
+ * same .git file now leading elsewhere (a symbolic link on the way, or
+ * the one in the commondir's name, pointed at another directory). */
+static int gitdirs_check(kg_gitguard *g, kg_strv *out)
+{
+    int found = 0;
+    if (!gitdirs_same(g, 1))
+        return quarantine(g, out, g->dotgit,
+                          "the .git file leads to another git directory than at the launch", NULL);
+    for (size_t i = 0; i < g->n_gds; i++) {
+        const gd_snap *s = &g->gds[i];
+        ident now = ident_of(s->dir);
+        if (!ident_same(&s->self, &now, 0)) {
+            if (now.exists)
+                found += quarantine(g, out, s->dir,
+                                    "the git directory the project's .git file names was replaced",
+                                    NULL);
+            continue;
+        }
+        found += gd_entry(g, out, s, "commondir", &s->common, 1, always,
+                          "git would take its configuration from the directory it names");
+        found += gd_entry(g, out, s, "config", &s->cfg, 1, config_bad,
+                          "it sets keys that can run commands");
+        found += gd_entry(g, out, s, "config.worktree", &s->wtc, 1, config_bad,
+                          "it sets keys that can run commands");
+        found += gd_entry(g, out, s, "hooks", &s->hooks, 1, has_hooks, "it has hooks");
+        for (int t = 0; t < N_TODO; t++)
+            found += gd_entry(g, out, s, todo_names[t], &s->todo[t], 1, todo_has_exec,
+                              "exec lines run at git rebase --continue");
+    }
+    /* a commondir the run left as it was, whose name leads elsewhere now */
+    char *cd = kg_strv_len(g->gd_all) ? join(kg_strv_get(g->gd_all, 0), "commondir") : NULL;
+    struct stat st;
+    if (cd && lstat(cd, &st) == 0 && !gitdirs_same(g, 2))
+        found += quarantine(
+            g, out, cd, "its commondir leads to another git directory than at the launch", NULL);
+    free(cd);
+    return found;
+}
+
 kg_gitguard *kg_gitguard_begin(const char *project, int place, kg_error *err)
 {
     kg_gitguard *g = calloc(1, sizeof *g);
@@ -907,7 +1158,7 @@ kg_gitguard *kg_gitguard_begin(const char *project, int place, kg_error *err)
         kg_err_set(err, ENOMEM, "out of memory");
         return NULL;
     }
-    if (place && hooks_dir_make(project, err) < 0) {
+    if ((place && hooks_dir_make(project, err) < 0) || gitdirs_take(g, err) < 0) {
         kg_gitguard_free(g);
         return NULL;
     }
@@ -1119,6 +1370,10 @@ int kg_gitguard_end(kg_gitguard *g, kg_strv *out)
         }
     }
 
+    /* the git directories the .git file, unchanged, leads to */
+    if (g->git.exists && ident_same(&g->git, &now, !S_ISDIR(g->git.mode)))
+        found += gitdirs_check(g, out);
+
     /* gitlinks: git status runs git inside each populated one, and so on */
     char *gd = project_gitdir(g->project, g->dotgit);
     char *mods = g->had_modules ? join(g->dotgit, "modules") : NULL;
@@ -1155,7 +1410,27 @@ void kg_gitguard_free(kg_gitguard *g)
     kg_strv_free(g->links);
     free(g->link_ids);
     free(g->rmods);
+    for (size_t i = 0; i < g->n_gds; i++) free(g->gds[i].dir);
+    free(g->gds);
+    kg_strv_free(g->gd_all);
     free(g);
+}
+
+/* The project's .git file, and every git directory it leads to
+ * (kg_gitguard_gitdirs) gets what the built-in table gives .git.  A .git
+ * that cannot be read here pins nothing more: kg_gitguard_begin refuses
+ * the launch. */
+static void pin_gitdirs(const char *project, const char *rproj, const char *dotgit, kg_strv *out)
+{
+    struct stat st;
+    char *top = rproj ? join(rproj, ".git") : NULL;
+    if (top && dotgit && lstat(dotgit, &st) == 0 && S_ISREG(st.st_mode)) kg_strv_push(out, top);
+    free(top);
+    kg_strv *dirs = kg_strv_new();
+    if (kg_gitguard_gitdirs(project, dirs) == 0)
+        for (size_t i = 0; i < kg_strv_len(dirs); i++)
+            push_gitdir_entries(out, kg_strv_get(dirs, i));
+    kg_strv_free(dirs);
 }
 
 void kg_gitguard_pins(const char *project, kg_strv *out)
@@ -1189,6 +1464,7 @@ void kg_gitguard_pins(const char *project, kg_strv *out)
         }
     }
     kg_strv_free(links);
+    pin_gitdirs(project, rproj, dotgit, out);
     free(rproj);
     free(gd);
     free(dotgit);

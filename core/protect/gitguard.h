@@ -49,8 +49,22 @@ void kg_gitguard_free(kg_gitguard *g); /* accepts NULL */
 /* The paths to keep read-only during the run besides the built-in ones:
  * the .git of every populated gitlink in the index, and in the indexes of
  * those repositories in turn, and the git directory a gitfile there points
- * to.  Appended to out, absolute. */
+ * to; a .git file at the project's top, and in each git directory
+ * kg_gitguard_gitdirs finds, the names the built-in table protects below
+ * .git.  Appended to out, absolute. */
 void kg_gitguard_pins(const char *project, kg_strv *out);
+
+/* The git directories the project's git uses other than a .git
+ * directory at its top, which the built-in table names: the one its .git
+ * file (or a symbolic link at .git) names, and the one that names in its
+ * commondir (a linked worktree's main git directory).  Each resolved,
+ * appended to out when it lies in the project (nothing outside is
+ * writable from the box).  Read as git reads them, never by running git;
+ * -1 when a .git or commondir is there but cannot be read that way (too
+ * long, no "gitdir: ", a NUL, naming nothing): kg_gitguard_begin refuses
+ * the launch then.  kg_gitguard_pins adds what the built-in table keeps
+ * below .git (config, hooks, ...) for each, and the .git file itself. */
+int kg_gitguard_gitdirs(const char *project, kg_strv *out);
 
 /* The hooks directory host git uses in the project when the repository's
  * configuration names one with core.hooksPath (husky's .husky, .githooks),

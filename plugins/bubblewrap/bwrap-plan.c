@@ -390,6 +390,66 @@ static void stage_git(planner *pl)
     }
 }
 
+/* p is the root of something given back writable (a mount point already). */
+static int giveback_root(const planner *pl, const char *p)
+{
+    for (size_t i = 0; i < pl->n_gb; i++)
+        if (strcmp(pl->gb[i].path, p) == 0) return 1;
+    return 0;
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Pushes every directory between p and the writable mount it lies in
+ * onto v (to free); 0, or -1 when out of memory. */
+static int push_ancestors(const planner *pl, const char *p, char ***v, size_t *n)
+{
+    char *a = strdup(p), *slash;
+    int rc = a ? 0 : -1;
+    while (rc == 0 && (slash = strrchr(a, '/')) && slash != a) {
+        *slash = '\0';
+        if (giveback_root(pl, a) || !writable(pl, a)) break;
+        char **nv = realloc(*v, (*n + 1) * sizeof *nv);
+        if (nv) *v = nv;
+        if (!nv || !(nv[*n] = strdup(a)))
+            rc = -1;
+        else
+            (*n)++;
+    }
+    free(a);
+    return rc;
+}
+
+/* A read-only mount pins a name, not the directories above it: renamed
+ * away (mv .realgit old), one takes the mount with it, and a directory
+ * made in its place can hold a config of the program's choosing where the
+ * protected path was (measured; issue 40).  So every directory between a
+ * writable mount and a protected path in it is bound onto itself first,
+ * shallowest first: a mount point cannot be renamed or removed (EBUSY),
+ * and what is below it stays as writable as before.  The project's .git
+ * is stage_git's. */
+static void stage_protect_parents(planner *pl)
+{
+    const kgate_strlist *l = &pl->pol->protect_paths;
+    char **v = NULL, git[4096];
+    size_t n = 0;
+    snprintf(git, sizeof git, "%s/.git", pl->pol->project);
+    for (size_t i = 0; i < l->n && !pl->failed; i++)
+        if (writable(pl, l->v[i]) && push_ancestors(pl, l->v[i], &v, &n) < 0) pl->failed = 1;
+    if (n) qsort(v, n, sizeof *v, str_cmp);
+    for (size_t i = 0; i < n; i++) {
+        struct stat st;
+        if (!pl->failed && (i == 0 || strcmp(v[i], v[i - 1]) != 0) && strcmp(v[i], git) != 0 &&
+            lstat(v[i], &st) == 0 && S_ISDIR(st.st_mode))
+            arg3(pl, "--bind", v[i], v[i]);
+    }
+    for (size_t i = 0; i < n; i++) free(v[i]);
+    free(v);
+}
+
 /* Read-only again inside a writable root.  Only where it matters: a
  * protected path under the hidden home but outside anything given back
  * would otherwise be bound in from the real home and become readable, and
@@ -399,6 +459,7 @@ static void stage_protect(planner *pl)
 {
     const kgate_strlist *l = &pl->pol->protect_paths;
     stage_git(pl);
+    stage_protect_parents(pl);
     for (size_t i = 0; i < l->n; i++) {
         struct stat st;
         if (!writable(pl, l->v[i])) continue;

@@ -9,6 +9,8 @@
  */
 #include "sb-profile.h"
 
+#include "kgate/kgate-path.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -425,6 +427,59 @@ static int check_policy(const kgate_policy *pol, kgate_err *err)
 
 /* The file rules: nothing writable but what the policy gives back, $HOME
  * hidden, then the policy's lists, the denials last. */
+/* dir is the project or an allow_paths entry: a writable root. */
+static int writable_root(const kgate_policy *pol, const char *dir)
+{
+    if (strcmp(dir, pol->project) == 0) return 1;
+    for (size_t i = 0; i < pol->allow_paths.n; i++)
+        if (strcmp(dir, pol->allow_paths.v[i]) == 0) return 1;
+    return 0;
+}
+
+static int under_writable(const kgate_policy *pol, const char *p)
+{
+    if (kgate_path_under(p, pol->project)) return 1;
+    for (size_t i = 0; i < pol->allow_paths.n; i++)
+        if (kgate_path_under(p, pol->allow_paths.v[i])) return 1;
+    return 0;
+}
+
+/* A deny on a path does not keep the directories above it from being
+ * renamed away (mv .realgit old) and made again with a config of the
+ * program's choosing where the protected one was (issue 40): each
+ * existing directory between a writable root and a protected path gets a
+ * literal deny, as .git does, which refuses renaming, removing or
+ * replacing it and leaves what is below it writable.  Written once each:
+ * the rules already written are in c->out. */
+static void protect_parents(sb_ctx *c, const kgate_policy *pol)
+{
+    char **done = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < pol->protect_paths.n && !c->failed; i++) {
+        char *a = strdup(pol->protect_paths.v[i]), *slash;
+        if (!a) c->failed = 1;
+        while (a && !c->failed && (slash = strrchr(a, '/')) && slash != a) {
+            *slash = '\0';
+            struct stat st;
+            if (writable_root(pol, a) || !under_writable(pol, a)) break;
+            int seen = 0;
+            for (size_t j = 0; j < n && !seen; j++) seen = strcmp(done[j], a) == 0;
+            if (seen || lstat(a, &st) < 0 || !S_ISDIR(st.st_mode)) continue;
+            char **nd = realloc(done, (n + 1) * sizeof *nd);
+            if (nd) done = nd;
+            if (!nd || !(nd[n] = strdup(a))) {
+                c->failed = 1;
+                break;
+            }
+            n++;
+            path_rule(c, "deny", "file-write*", "literal", a);
+        }
+        free(a);
+    }
+    for (size_t j = 0; j < n; j++) free(done[j]);
+    free(done);
+}
+
 static void files_section(sb_ctx *c, const kgate_policy *pol)
 {
     line(c, "; nothing is writable unless a rule below gives it back");
@@ -482,6 +537,7 @@ static void files_section(sb_ctx *c, const kgate_policy *pol)
         path_rule(c, "deny", "file-write*", "literal", dotgit);
     }
     free(dotgit);
+    protect_parents(c, pol);
 }
 
 static void network_section(sb_ctx *c, const kgate_policy *pol, int strict)

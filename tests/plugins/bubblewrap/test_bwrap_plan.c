@@ -860,6 +860,66 @@ START_TEST(dot_git_pinned)
 }
 END_TEST
 
+/* Issue 40: a read-only mount pins a name, not the directories above it.
+ * Each directory between the project and a protected path in it (a git
+ * directory a .git file names, at any depth) is bound onto itself before
+ * the read-only mounts, once, so it cannot be renamed away and rebuilt;
+ * the project itself, .git (stage_git's) and a missing one get none. */
+START_TEST(protected_parents_pinned)
+{
+    fixture f;
+    char gd[200], deep[220], cfg[220], hk[220], dcfg[240], gone[240];
+    snprintf(gd, sizeof gd, "%s/.realgit", proj);
+    snprintf(cfg, sizeof cfg, "%s/config", gd);
+    snprintf(hk, sizeof hk, "%s/hooks", gd);
+    snprintf(deep, sizeof deep, "%s/a", privdir);
+    snprintf(dcfg, sizeof dcfg, "%s/b/config", deep);
+    snprintf(gone, sizeof gone, "%s/nothere/config", proj);
+    ck_assert_int_eq(mkdir(gd, 0755), 0);
+    ck_assert_int_eq(mkdir(hk, 0755), 0);
+    ck_assert_int_eq(mkdir(deep, 0755), 0);
+    char b[230];
+    snprintf(b, sizeof b, "%s/b", deep);
+    ck_assert_int_eq(mkdir(b, 0755), 0);
+    kgt_write_text(cfg, "[core]\n");
+    kgt_write_text(dcfg, "[core]\n");
+    const char *prot[] = {cfg, hk, dcfg, gone, envfile, hooks};
+    fixture_init(&f);
+    f.pol.protect_paths = (kgate_strlist){prot, 6};
+    ck_assert_int_eq(run_plan(&f), 0);
+    long self = find3(&f, "--bind", gd, gd);
+    ck_assert_int_gt(self, find3(&f, "--bind", proj, proj));
+    ck_assert_int_gt(find3(&f, "--ro-bind", cfg, cfg), self);
+    ck_assert_int_gt(find3(&f, "--ro-bind", hk, hk), self);
+    /* every level, shallowest first */
+    long p1 = find3(&f, "--bind", privdir, privdir), p2 = find3(&f, "--bind", deep, deep),
+         p3 = find3(&f, "--bind", b, b);
+    ck_assert_int_gt(p1, 0);
+    ck_assert_int_gt(p2, p1);
+    ck_assert_int_gt(p3, p2);
+    ck_assert_int_gt(find3(&f, "--ro-bind", dcfg, dcfg), p3);
+    /* once each; never the project again, .git once (stage_git) */
+    size_t n;
+    const char *const *v = argv_of(&f, &n);
+    size_t binds = 0, projs = 0, gits = 0;
+    char git[200];
+    snprintf(git, sizeof git, "%s/.git", proj);
+    for (size_t i = 0; i + 2 < n; i++) {
+        if (strcmp(v[i], "--bind") != 0 || strcmp(v[i + 1], v[i + 2]) != 0) continue;
+        binds += strcmp(v[i + 1], gd) == 0;
+        projs += strcmp(v[i + 1], proj) == 0;
+        gits += strcmp(v[i + 1], git) == 0;
+    }
+    ck_assert_uint_eq(binds, 1);
+    ck_assert_uint_eq(projs, 1);
+    ck_assert_uint_eq(gits, 1);
+    char nothere[200];
+    snprintf(nothere, sizeof nothere, "%s/nothere", proj);
+    ck_assert_int_lt(find3(&f, "--bind", nothere, nothere), 0);
+    kg_plan_free(f.plan);
+}
+END_TEST
+
 START_TEST(seccomp_one_table_two_outputs)
 {
     char *text = kgl_seccomp_describe();
@@ -1060,6 +1120,7 @@ int main(void)
     tcase_add_test(tc, allow_sockets_bound_back);
     tcase_add_test(tc, missing_hooks_become_empty_and_read_only);
     tcase_add_test(tc, dot_git_pinned);
+    tcase_add_test(tc, protected_parents_pinned);
     tcase_add_test(tc, seccomp_one_table_two_outputs);
     suite_add_tcase(s, tc);
     TCase *td = tcase_create("doctor");

@@ -8,6 +8,7 @@
 
 #include "sb-host.h"
 #include "sb-profile.h"
+#include "gitguard.h"
 #include "protected.h"
 #include "sbpl-eval.h"
 #include "testutil.h"
@@ -625,6 +626,61 @@ START_TEST(dot_git_literal)
 }
 END_TEST
 
+/* Issue 40: after git init --separate-git-dir, the git directory the
+ * .git file names gets what .git gets.  The protected paths are the core's
+ * (kg_gitguard_pins, on a repository the real git made): its config,
+ * hooks, commondir, config.worktree, modules and worktrees cannot be
+ * written or created, the directory itself cannot be renamed away or
+ * replaced (a literal on each directory above a protected path), the .git
+ * file cannot be rewritten, and git's own work there stays writable. */
+START_TEST(separate_git_dir_pinned)
+{
+    char dir[] = "/tmp/kgsb-sep.XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char cmd[256];
+    snprintf(cmd, sizeof cmd,
+             "mkdir %s/proj && GIT_CONFIG_NOSYSTEM=1 HOME=%s git -C %s/proj init -q "
+             "--separate-git-dir=.realgit >/dev/null 2>&1",
+             dir, dir, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    char *proj = cat(dir, "/proj"), *gd = cat(dir, "/proj/.realgit");
+    kg_strv *pins = kg_strv_new();
+    kg_gitguard_pins(proj, pins);
+    kgate_policy pol = base_policy("/Users/you", proj);
+    pol.protect_paths = kg_strv_list(pins);
+    sb_profile prof;
+    sbe_profile *p = build_parse(&pol, SB_FORM_PARAMS, &prof);
+    static const char *const denied[] = {
+        "config",          "hooks/pre-commit",   "commondir",
+        "config.worktree", "modules/sub/config", "worktrees/w/commondir"};
+    for (size_t i = 0; i < sizeof denied / sizeof denied[0]; i++) {
+        char *x = cat(gd, "/");
+        char *y = cat(x, denied[i]);
+        ask(p, denied[i], "file-write-create", SBE_PATH, y, 0);
+        ask(p, denied[i], "file-write-data", SBE_PATH, y, 0);
+        free(x);
+        free(y);
+    }
+    ask(p, "the git directory cannot be renamed away", "file-write-unlink", SBE_PATH, gd, 0);
+    ask(p, "nor made again", "file-write-create", SBE_PATH, gd, 0);
+    char *dotgit = cat(dir, "/proj/.git"), *lock = cat(dir, "/proj/.realgit/index.lock");
+    char *obj = cat(dir, "/proj/.realgit/objects/ab");
+    ask(p, "the .git file cannot be rewritten", "file-write-data", SBE_PATH, dotgit, 0);
+    ask(p, "git's index.lock stays writable", "file-write-create", SBE_PATH, lock, 1);
+    ask(p, "objects stay writable", "file-write-create", SBE_PATH, obj, 1);
+    sbe_free(p);
+    sb_profile_clear(&prof);
+    kg_strv_free(pins);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    free(proj);
+    free(gd);
+    free(dotgit);
+    free(lock);
+    free(obj);
+}
+END_TEST
+
 /* Every built-in protected path (core/protect/protected.c), as the core adds it:
  * whether or not it exists (Seatbelt matches a path by name), it cannot
  * be created, made a directory, written, renamed away or replaced by a
@@ -799,6 +855,7 @@ static Suite *profile_suite(void)
     tcase_add_loop_test(tc, hostile_paths, 0, (int)(sizeof hostile / sizeof hostile[0]));
     tcase_add_test(tc, evaluator_is_strict);
     tcase_add_test(tc, dot_git_literal);
+    tcase_add_test(tc, separate_git_dir_pinned);
     tcase_add_loop_test(tc, protected_table, 0, 2);
     tcase_add_test(tc, host_decide_table);
     suite_add_tcase(s, tc);

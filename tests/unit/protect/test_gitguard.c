@@ -475,6 +475,200 @@ START_TEST(hooks_dir_follows_core_hookspath)
 }
 END_TEST
 
+/* ---- issue 40: the git directory a .git file names -------------------- */
+
+/* kg_gitguard_gitdirs on project p: its return, and the directories it
+ * found, relative to root, joined by spaces into buf. */
+static int gitdirs_of(const char *p, char *buf, size_t n)
+{
+    kg_strv *v = kg_strv_new();
+    int rc = kg_gitguard_gitdirs(at(p), v);
+    buf[0] = '\0';
+    for (size_t i = 0; i < kg_strv_len(v); i++) {
+        const char *d = kg_strv_get(v, i);
+        ck_assert_uint_gt(strlen(d), strlen(root));
+        snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", i ? " " : "", d + strlen(root) + 1);
+    }
+    kg_strv_free(v);
+    return rc;
+}
+
+#define SEP                                                                                        \
+    "mkdir r && git -C r init -q --separate-git-dir=.realgit && git -C r commit -q --allow-empty " \
+    "-m r"
+
+START_TEST(gitdirs_read_as_git_does)
+{
+    char b[4096];
+    sh("mkdir none && git init -q plain && " SEP);
+    ck_assert_int_eq(gitdirs_of("none", b, sizeof b), 0);
+    ck_assert_str_eq(b, "");
+    ck_assert_int_eq(gitdirs_of("plain", b, sizeof b), 0); /* the table covers .git */
+    ck_assert_str_eq(b, "");
+    /* as git init writes it: absolute */
+    ck_assert_int_eq(gitdirs_of("r", b, sizeof b), 0);
+    ck_assert_str_eq(b, "r/.realgit");
+    /* relative, with "..", trailing CR and LFs */
+    sh("mkdir r/w && printf 'gitdir: w/../.realgit\\r\\n\\n' > r/.git");
+    ck_assert_int_eq(gitdirs_of("r", b, sizeof b), 0);
+    ck_assert_str_eq(b, "r/.realgit");
+    /* a symbolic link at .git, to the directory or to a .git file */
+    sh("rm r/.git && ln -s .realgit r/.git");
+    ck_assert_int_eq(gitdirs_of("r", b, sizeof b), 0);
+    ck_assert_str_eq(b, "r/.realgit");
+    sh("rm r/.git && printf 'gitdir: .realgit\\n' > r/gf && ln -s gf r/.git");
+    ck_assert_int_eq(gitdirs_of("r", b, sizeof b), 0);
+    ck_assert_str_eq(b, "r/.realgit");
+    /* outside the project: nothing to keep (not writable from the box) */
+    sh("rm r/.git && mv r/.realgit out && printf 'gitdir: ../out\\n' > r/.git");
+    ck_assert_int_eq(gitdirs_of("r", b, sizeof b), 0);
+    ck_assert_str_eq(b, "");
+    /* through a symbolic link in the project that leads out */
+    sh("ln -s ../out r/lnk && printf 'gitdir: lnk\\n' > r/.git");
+    ck_assert_int_eq(gitdirs_of("r", b, sizeof b), 0);
+    ck_assert_str_eq(b, "");
+}
+END_TEST
+
+/* What kgate cannot read as git does refuses the launch, never skips. */
+START_TEST(gitdirs_unreadable_refuse)
+{
+    char b[4096];
+    static const char *const bad[] = {
+        "rm r/.git && { printf 'gitdir: .realgit'; head -c 1048576 /dev/zero | tr '\\0' '\\n'; } > "
+        "r/.git",
+        "rm r/.git && printf 'git-dir: .realgit\\n' > r/.git",
+        "rm r/.git && printf 'gitdir: \\n' > r/.git",
+        "rm r/.git && printf 'gitdir: nowhere\\n' > r/.git",
+        "rm r/.git && printf 'gitdir: f.txt\\n' > r/.git && touch r/f.txt",
+        "rm r/.git && ln -s nowhere r/.git",
+        "rm r/.git && mkfifo r/.git",
+        "rm r/.git && printf 'gitdir: .\\n' > r/.git",
+        "printf '../x\\0y\\n' > r/.realgit/commondir",
+        "echo ../nowhere > r/.realgit/commondir",
+        "head -c 1048577 /dev/zero | tr '\\0' '.' > r/.realgit/commondir",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char script[512];
+        snprintf(script, sizeof script, "rm -rf r; " SEP " && %s", bad[i]);
+        sh(script);
+        ck_assert_msg(gitdirs_of("r", b, sizeof b) == -1, "not refused: %s", bad[i]);
+        kg_error err = {0};
+        ck_assert_ptr_null(kg_gitguard_begin(at("r"), 0, &err));
+        ck_assert_ptr_nonnull(strstr(err.msg, "cannot be read as git reads it"));
+    }
+}
+END_TEST
+
+/* A linked worktree's git directory, and the main one its commondir
+ * names, both in the project. */
+START_TEST(gitdirs_follow_commondir)
+{
+    char b[4096];
+    sh("mkdir p && git init -q --bare p/.main && mkdir p/.wtgd && "
+       "echo ../.main > p/.wtgd/commondir && echo 'ref: refs/heads/x' > p/.wtgd/HEAD && "
+       "printf 'gitdir: .wtgd\\n' > p/.git");
+    ck_assert_int_eq(gitdirs_of("p", b, sizeof b), 0);
+    ck_assert_str_eq(b, "p/.wtgd p/.main");
+    /* outside the project, the main one is not writable from the box */
+    sh("echo ../../outside > p/.wtgd/commondir && git init -q --bare outside");
+    ck_assert_int_eq(gitdirs_of("p", b, sizeof b), 0);
+    ck_assert_str_eq(b, "p/.wtgd");
+}
+END_TEST
+
+/* The pins: the .git file, and what the table protects below .git, in
+ * the git directory it names. */
+START_TEST(pins_separate_git_dir)
+{
+    sh(SEP);
+    kg_strv *v = kg_strv_new();
+    kg_gitguard_pins(at("r"), v);
+    static const char *const want[] = {"r/.git",
+                                       "r/.realgit/hooks",
+                                       "r/.realgit/config",
+                                       "r/.realgit/config.worktree",
+                                       "r/.realgit/modules",
+                                       "r/.realgit/worktrees",
+                                       "r/.realgit/commondir"};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        ck_assert_msg(kg_strv_contains(v, at(want[i])), "not pinned: %s", want[i]);
+    kg_strv_free(v);
+}
+END_TEST
+
+/* After the run, in the git directory the unchanged .git file names: what
+ * a .git directory is checked for, and the directory itself replaced. */
+START_TEST(end_checks_separate_git_dir)
+{
+    char out[8192];
+    struct stat st;
+    sh(SEP " && git init -q --bare evil && git -C evil config core.fsmonitor 'touch x'");
+    kg_error err = {0};
+    kg_gitguard *g = kg_gitguard_begin(at("r"), 0, &err);
+    ck_assert_ptr_nonnull(g);
+    ck_assert_int_eq(end_of(g, out, sizeof out), 0); /* nothing happened */
+    sh("cd r && echo ../../evil > .realgit/commondir && "
+       "printf '[core]\\n\\tfsmonitor = touch x\\n' > .realgit/config.worktree && "
+       "printf '[core]\\n\\tfsmonitor = touch x\\n' >> .realgit/config && "
+       "printf '#!/bin/sh\\ntouch x\\n' > .realgit/hooks/pre-commit && "
+       "mkdir -p .realgit/rebase-merge && echo 'exec touch x' > "
+       ".realgit/rebase-merge/git-rebase-todo");
+    ck_assert_int_eq(end_of(g, out, sizeof out), 5);
+    ck_assert_ptr_nonnull(strstr(out, ".realgit/commondir was planted by the run"));
+    ck_assert_int_eq(lstat(at("r/.realgit/commondir.kgate-quarantine"), &st), 0);
+    ck_assert_int_eq(lstat(at("r/.realgit/config.worktree.kgate-quarantine"), &st), 0);
+    ck_assert_int_eq(lstat(at("r/.realgit/config.kgate-quarantine"), &st), 0);
+    ck_assert_int_eq(lstat(at("r/.realgit/hooks.kgate-quarantine"), &st), 0);
+    ck_assert_int_eq(lstat(at("r/.realgit/rebase-merge/git-rebase-todo"), &st), -1);
+    kg_gitguard_free(g);
+
+    /* replaced by another directory */
+    sh("rm -rf r evil && " SEP);
+    g = kg_gitguard_begin(at("r"), 0, &err);
+    ck_assert_ptr_nonnull(g);
+    sh("cd r && mv .realgit old && git init -q --bare .realgit && "
+       "git -C .realgit config core.fsmonitor 'touch x'");
+    ck_assert_int_eq(end_of(g, out, sizeof out), 1);
+    ck_assert_ptr_nonnull(
+        strstr(out, "the git directory the project's .git file names was replaced"));
+    ck_assert_int_eq(lstat(at("r/.realgit.kgate-quarantine"), &st), 0);
+    kg_gitguard_free(g);
+
+    /* the same .git file, through a symbolic link the run pointed elsewhere */
+    sh("rm -rf r && " SEP " && cd r && ln -s .realgit lnk && printf 'gitdir: lnk\\n' > .git");
+    g = kg_gitguard_begin(at("r"), 0, &err);
+    ck_assert_ptr_nonnull(g);
+    sh("cd r && git init -q --bare evil && git -C evil config core.fsmonitor 'touch x' && "
+       "rm lnk && ln -s evil lnk");
+    ck_assert_int_eq(end_of(g, out, sizeof out), 1);
+    ck_assert_ptr_nonnull(strstr(out, "leads to another git directory than at the launch"));
+    ck_assert_int_eq(lstat(at("r/.git.kgate-quarantine"), &st), 0);
+    kg_gitguard_free(g);
+
+    /* a linked worktree's commondir, through a symbolic link pointed elsewhere */
+    sh("rm -rf r && mkdir r && git init -q --bare r/.main && ln -s .main r/lnk && "
+       "mkdir r/.wtgd && echo ../lnk > r/.wtgd/commondir && "
+       "echo 'ref: refs/heads/x' > r/.wtgd/HEAD && printf 'gitdir: .wtgd\\n' > r/.git");
+    g = kg_gitguard_begin(at("r"), 0, &err);
+    ck_assert_ptr_nonnull(g);
+    sh("cd r && git init -q --bare evil && git -C evil config core.fsmonitor 'touch x' && "
+       "rm lnk && ln -s evil lnk");
+    ck_assert_int_eq(end_of(g, out, sizeof out), 1);
+    ck_assert_ptr_nonnull(strstr(out, "its commondir leads to another git directory"));
+    ck_assert_int_eq(lstat(at("r/.wtgd/commondir.kgate-quarantine"), &st), 0);
+    kg_gitguard_free(g);
+
+    /* ordinary work (a commit) is left alone */
+    sh("rm -rf r && " SEP);
+    g = kg_gitguard_begin(at("r"), 0, &err);
+    ck_assert_ptr_nonnull(g);
+    sh("cd r && echo a > a && git add a && git commit -qm a");
+    ck_assert_int_eq(end_of(g, out, sizeof out), 0);
+    kg_gitguard_free(g);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("gitguard");
@@ -501,6 +695,11 @@ int main(void)
     tcase_add_test(tc, quarantine_in_a_read_only_directory);
     tcase_add_test(tc, own_nested_repositories_stay);
     tcase_add_test(tc, hooks_dir_follows_core_hookspath);
+    tcase_add_test(tc, gitdirs_read_as_git_does);
+    tcase_add_test(tc, gitdirs_unreadable_refuse);
+    tcase_add_test(tc, gitdirs_follow_commondir);
+    tcase_add_test(tc, pins_separate_git_dir);
+    tcase_add_test(tc, end_checks_separate_git_dir);
     suite_add_tcase(s, tc);
     return kgt_run_suite(s);
 }
