@@ -121,21 +121,39 @@ static int parse_port(const char *s, size_t n, unsigned *out)
     return 0;
 }
 
+/* The reasons a record may give (kgate-plugin.h), each with what the
+ * caller's channel is told.  An unknown word is an unreadable record: a
+ * sentence is never made of what a backend's helper wrote. */
+static const char *const net_reasons[] = {"unlisted", "private", "never", "unanswered"};
+
+static int parse_reason(const char *s, size_t n, char *out, size_t outlen)
+{
+    for (size_t i = 0; i < sizeof net_reasons / sizeof *net_reasons; i++) {
+        size_t l = strlen(net_reasons[i]);
+        if (n == l && memcmp(s, net_reasons[i], l) == 0 && l < outlen) {
+            memcpy(out, s, l);
+            out[l] = '\0';
+            return 0;
+        }
+    }
+    return -1;
+}
+
 int kg_net_event_parse(const char *line, size_t len, kg_net_event *out)
 {
-    /* Exactly five fields, each separated by one space. */
-    const char *f[5];
-    size_t fl[5], nf = 0, start = 0;
+    /* Five fields, or six with a reason, each separated by one space. */
+    const char *f[6];
+    size_t fl[6], nf = 0, start = 0;
     for (size_t i = 0; i <= len; i++) {
         if (i < len && line[i] != ' ') continue;
-        if (nf == 5) return -1;
+        if (nf == 6) return -1;
         f[nf] = line + start;
         fl[nf] = i - start;
         if (fl[nf] == 0) return -1;
         nf++;
         start = i + 1;
     }
-    if (nf != 5) return -1;
+    if (nf != 5 && nf != 6) return -1;
     if (fl[0] != 3 || memcmp(f[0], "net", 3) != 0) return -1;
     if (fl[1] >= sizeof out->verdict) return -1;
     for (size_t i = 0; i < fl[1]; i++)
@@ -145,6 +163,8 @@ int kg_net_event_parse(const char *line, size_t len, kg_net_event *out)
     if (parse_name(f[2], fl[2], out->name, sizeof out->name) < 0) return -1;
     if (parse_addr(f[3], fl[3], out->addr, sizeof out->addr) < 0) return -1;
     if (parse_port(f[4], fl[4], &out->port) < 0) return -1;
+    out->reason[0] = '\0';
+    if (nf == 6 && parse_reason(f[5], fl[5], out->reason, sizeof out->reason) < 0) return -1;
     /* Nothing named and nothing addressed: not a report of anything. */
     if (!out->name[0] && !out->addr[0]) return -1;
     return 0;
@@ -205,16 +225,46 @@ static bool tally_add(tally *t, const char *key)
     return true;
 }
 
+/* Why a refusal happened, in the words the caller's channel and the audit
+ * line carry: from the record's reason, never guessed from its shape when
+ * the backend said (issue 43: a listed name whose answer was private used
+ * to be reported as "not in allow_hosts"). */
+static const char *name_why(const kg_net_event *e)
+{
+    if (strcmp(e->reason, "unlisted") == 0)
+        return "the name is not in allow_hosts, so the box's resolver does not ask for it";
+    if (strcmp(e->reason, "private") == 0)
+        return "the name is in allow_hosts, but its answer was a private, loopback or "
+               "link-local address, which the box's resolver empties (a DNS rebinding "
+               "guard); an address entry in allow_hosts (ADDR:PORT) would allow it";
+    return "the box's resolver did not answer it";
+}
+
+static const char *conn_why(const kg_net_event *e)
+{
+    if (strcmp(e->reason, "never") == 0)
+        return "the address is this host's, a metadata service's or another that no "
+               "answer may open; only an address entry in allow_hosts allows it";
+    if (strcmp(e->reason, "unanswered") == 0)
+        return "it is not an address and port that a name in allow_hosts resolved to";
+    return "the box's packet filter refused it";
+}
+
+static const char *net_code(const kg_net_event *e)
+{
+    if (!e->addr[0])
+        return strcmp(e->reason, "private") == 0 ? "net_answer_private" : "net_name_refused";
+    return strcmp(e->reason, "never") == 0 ? "net_address_never" : "net_connect_refused";
+}
+
 /* The caller's channel hears of each distinct refusal once: a program that
  * retries a name a thousand times is one thing for a harness to explain. */
 static void tell_name(kg_netlog *l, const kg_net_event *e)
 {
-    char what[400];
-    snprintf(what, sizeof what,
-             "Looking up %s was refused: the name is not in allow_hosts, "
-             "so the box's resolver does not ask for it",
-             e->name[0] ? e->name : "a name");
-    kg_events_blocked(l->events, &(kg_event_block){.code = "net_name_refused",
+    char what[600];
+    snprintf(what, sizeof what, "Looking up %s was refused: %s", e->name[0] ? e->name : "a name",
+             name_why(e));
+    kg_events_blocked(l->events, &(kg_event_block){.code = net_code(e),
                                                    .resource_type = "network",
                                                    .host = e->name[0] ? e->name : NULL,
                                                    .operation = "resolve",
@@ -224,12 +274,9 @@ static void tell_name(kg_netlog *l, const kg_net_event *e)
 
 static void tell_conn(kg_netlog *l, const kg_net_event *e, const char *key)
 {
-    char what[600];
-    snprintf(what, sizeof what,
-             "A connection to %s was refused: it is not an address and "
-             "port that a name in allow_hosts resolved to",
-             key);
-    kg_events_blocked(l->events, &(kg_event_block){.code = "net_connect_refused",
+    char what[800];
+    snprintf(what, sizeof what, "A connection to %s was refused: %s", key, conn_why(e));
+    kg_events_blocked(l->events, &(kg_event_block){.code = net_code(e),
                                                    .resource_type = "network",
                                                    .host = e->name[0] ? e->name : NULL,
                                                    .addr = e->addr,
@@ -262,6 +309,9 @@ static void record(kg_netlog *l, const char *line, size_t len)
         ev.name = e.name[0] ? e.name : NULL;
         ev.addr = e.addr[0] ? e.addr : NULL;
         ev.port = e.port;
+        /* Only a reason the backend gave: the audit line says what was
+         * reported, not what kgate supposes. */
+        if (e.reason[0]) ev.reason = e.addr[0] ? conn_why(&e) : name_why(&e);
         write_line(l, &ev);
         l->logged++;
     } else {

@@ -2,7 +2,8 @@
  * kgate_launch.events_fd), from its records to the audit log and to one
  * summary line after the run.
  *
- * A record is "net <verdict> <name> <addr> <port>\n" (kgate-plugin.h).
+ * A record is "net <verdict> <name> <addr> <port>[ <reason>]\n"
+ * (kgate-plugin.h).
  * Every record that parses becomes one audit line of kind "net" as it is
  * read; one that does not is counted, never logged raw (it came from a
  * process that parses the program's packets). */
@@ -22,13 +23,18 @@ typedef struct kg_net_event {
     char name[256];
     char addr[48];
     unsigned port;
+    /* Why it was refused: one of the words of kgate-plugin.h ("unlisted",
+     * "private", "never", "unanswered"), or "" when the backend did not
+     * say (a record of five fields, from an older backend). */
+    char reason[16];
 } kg_net_event;
 
 /* Parses one record (line, without its newline).  0, or -1 when anything
  * in it is off: a wrong field count, an unknown first word, a verdict that
  * is not a lowercase word, a name with a byte outside [A-Za-z0-9.*_-] or a
  * bad or NUL escape, an address inet_pton does not take, a port that is
- * not 0..65535 without leading zeros. */
+ * not 0..65535 without leading zeros, a sixth field that is not one of
+ * the reasons kgate-plugin.h lists. */
 int kg_net_event_parse(const char *line, size_t len, kg_net_event *out);
 
 /* The records of one run. */

@@ -143,13 +143,15 @@ static void escape_name(const char *in, char *out, size_t outsz)
     if (o == 0) snprintf(out, outsz, "-");
 }
 
-static void record(watch *w, const char *name, const char *addr, unsigned port)
+/* why: the record's reason word (kgate-plugin.h): "unlisted", "private",
+ * "never" or "unanswered". */
+static void record(watch *w, const char *name, const char *addr, unsigned port, const char *why)
 {
     if (w->n_records >= W_MAX_RECORDS) return;
     char esc[4 * 254 + 8];
     escape_name(name ? name : "-", esc, sizeof esc);
     char line[KGATE_EVENT_MAX];
-    int n = snprintf(line, sizeof line, "net refused %s %s %u\n", esc, addr, port);
+    int n = snprintf(line, sizeof line, "net refused %s %s %u %s\n", esc, addr, port, why);
     if (n <= 0 || (size_t)n >= sizeof line) return;
     /* One write, non-blocking: a full pipe drops the record. */
     if (write(w->events, line, (size_t)n) == n) w->n_records++;
@@ -165,7 +167,7 @@ static void log_line(watch *w, char *line)
     if (sscanf(m, "config %299s is %299s", name, what) == 2) {
         w->chain[0] = '\0';
         if (strcmp(what, "NXDOMAIN") != 0) return;
-        if (first_time(w, name_key(name))) record(w, name, "-", 0);
+        if (first_time(w, name_key(name))) record(w, name, "-", 0, "unlisted");
         return;
     }
     if (sscanf(m, "reply %299s is %299s", name, what) == 2) {
@@ -182,7 +184,7 @@ static void log_line(watch *w, char *line)
          * name and the address, in case the program never connects. */
         if (w->filter && sf_never_v4(w->filter, a.s_addr) && !sf_explicit_v4(w->filter, a.s_addr) &&
             first_time(w, (uint64_t)a.s_addr << 17 | 1ull << 62 | 1))
-            record(w, asked, what, 0);
+            record(w, asked, what, 0, "never");
         return;
     }
     /* dnsmasq logs each set insertion between the lines of one answer
@@ -194,7 +196,7 @@ static void log_line(watch *w, char *line)
         /* The name in the line is the record's owner (a CNAME's target);
          * the program asked for the chain's first name. */
         const char *asked = w->chain[0] ? w->chain : name;
-        if (first_time(w, name_key(asked) ^ 2)) record(w, asked, "-", 0);
+        if (first_time(w, name_key(asked) ^ 2)) record(w, asked, "-", 0, "private");
         w->chain[0] = '\0';
         return;
     }
@@ -268,7 +270,7 @@ static void packet(watch *w, const unsigned char *p, size_t n)
 {
     char addr[INET6_ADDRSTRLEN];
     unsigned port = 0;
-    const char *name = NULL;
+    const char *name = NULL, *why = "unanswered";
     if (n >= 20 && (p[0] >> 4) == 4) {
         size_t ihl = (size_t)(p[0] & 15) * 4;
         uint32_t da;
@@ -277,6 +279,8 @@ static void packet(watch *w, const unsigned char *p, size_t n)
             port = (unsigned)(p[ihl + 2] << 8 | p[ihl + 3]);
         inet_ntop(AF_INET, &da, addr, sizeof addr);
         name = map_get(w, da);
+        if (w->filter && sf_never_v4(w->filter, da) && !sf_explicit_v4(w->filter, da))
+            why = "never";
         if (!first_time(w, (uint64_t)da << 17 | (uint64_t)port << 1 | 1)) return;
     } else if (n >= 40 && (p[0] >> 4) == 6) {
         if ((p[6] == 6 || p[6] == 17) && n >= 44) port = (unsigned)(p[42] << 8 | p[43]);
@@ -287,7 +291,7 @@ static void packet(watch *w, const unsigned char *p, size_t n)
     } else {
         return;
     }
-    record(w, name, addr, port);
+    record(w, name, addr, port, why);
 }
 
 static void read_nflog(watch *w, int fd)

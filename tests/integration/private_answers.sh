@@ -125,10 +125,12 @@ not_reached_since() {
     }
 }
 
-# audit_has NAME ADDR: a "net" "refused" audit line of the last run with
-# that name (and that address, unless ADDR is empty); prints the count.
+# audit_has NAME ADDR [WHY]: a "net" "refused" audit line of the last run
+# with that name (and that address, unless ADDR is empty; and a reason that
+# begins with WHY, when given); prints the count.
 AUDIT_PY='import json, sys
 name, addr = sys.argv[2], sys.argv[3]
+why = sys.argv[4] if len(sys.argv) > 4 else ""
 hits = 0
 for line in open(sys.argv[1], encoding="utf-8", errors="surrogateescape"):
     o = json.loads(line)
@@ -138,14 +140,16 @@ for line in open(sys.argv[1], encoding="utf-8", errors="surrogateescape"):
         continue
     if addr and o.get("addr") != addr:
         continue
+    if why and not o.get("reason", "").startswith(why):
+        continue
     hits += 1
 print(hits)'
 audit_has() {
     local hits
     poll 10 test -s "$KG_HOME/.kgate/audit.log"
-    hits=$("$PY" -c "$AUDIT_PY" "$KG_HOME/.kgate/audit.log" "$1" "$2" 2>&1)
+    hits=$("$PY" -c "$AUDIT_PY" "$KG_HOME/.kgate/audit.log" "$@" 2>&1)
     [ "$hits" -ge 1 ] 2>/dev/null || {
-        echo "  no net refused line for name '$1' addr '$2': $(grep '"net"' "$KG_HOME/.kgate/audit.log" | head -c 600)"
+        echo "  no net refused line for name '$1' addr '$2' reason '${3:-}': $(grep '"net"' "$KG_HOME/.kgate/audit.log" | head -c 600)"
         return 1
     }
 }
@@ -203,9 +207,11 @@ private_name() {
     case $how in
     resolver)
         [ "$third" = noname ] || { echo "  the resolver gave an address: '$third'"; return 1; }
-        audit_has "$name" ""
+        # The reason is the true one: the name is listed, its answer was
+        # private (not "the name is not in allow_hosts").
+        audit_has "$name" "" "the name is in allow_hosts, but its answer was a private"
         ;;
-    filter) audit_has "$name" "$addr" ;;
+    filter) audit_has "$name" "$addr" "the address is this host's" ;;
     esac || return 1
     # The summary on stderr names it too.
     grep -q "^kgate: refused .*$name" "$KG_TMP/stderr" ||

@@ -220,8 +220,8 @@ events_recorded() {
     [ "$out" = "noname
 refused
 connected
-noname" ] && [ "$(sort "$ev")" = "net refused - 198.18.0.3 8080
-net refused evil-ev.test - 0" ] ||
+noname" ] && [ "$(sort "$ev")" = "net refused - 198.18.0.3 8080 unanswered
+net refused evil-ev.test - 0 unlisted" ] ||
         { echo "  got: $out; events: $(cat "$ev"); stderr: $(head -c 400 "$KG_TMP/stderr")"; return 1; }
 }
 

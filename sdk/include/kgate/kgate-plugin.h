@@ -410,13 +410,20 @@ typedef struct kgate_launch {
      * it.  A record is one line of at most KGATE_EVENT_MAX bytes, written
      * with one write() so records from several writers never interleave:
      *
-     *     net <verdict> <name> <addr> <port>\n
+     *     net <verdict> <name> <addr> <port>[ <reason>]\n
      *
      * verdict is "refused"; name is the DNS name the program asked for or
      * the name the address was answered for ("-" when there is none), every
      * byte outside [A-Za-z0-9.*_-] written as \DDD (three decimal digits,
      * as in a DNS zone file); addr is a numeric IPv4 or IPv6 address or
-     * "-"; port is a decimal TCP/UDP port, 0 when there is none.  The core
+     * "-"; port is a decimal TCP/UDP port, 0 when there is none.  reason
+     * (added in ABI 2.1's later cores; a record without it still parses)
+     * says why, so that what the user reads is what happened: "unlisted"
+     * (a name not in allow_hosts), "private" (a listed name whose answer
+     * was a private, loopback or link-local address, emptied by a rebind
+     * guard), "never" (an address no answer may open: this host's, a
+     * metadata service's), "unanswered" (an address no listed name
+     * resolved to); any other word makes the record unreadable.  The core
      * ignores (and counts) a record it cannot parse, and never blocks the
      * program for it: a backend writes with O_NONBLOCK and drops a record
      * rather than wait. */

@@ -35,6 +35,17 @@ START_TEST(records_that_parse)
     ck_assert_int_eq(parse("net allowed *.x_y-z.example - 0", &e), 0);
     ck_assert_str_eq(e.verdict, "allowed");
     ck_assert_str_eq(e.name, "*.x_y-z.example");
+    ck_assert_str_eq(e.reason, "");
+
+    /* The sixth field: each reason kgate-plugin.h lists. */
+    static const char *const why[] = {"unlisted", "private", "never", "unanswered"};
+    for (size_t i = 0; i < 4; i++) {
+        char r[80];
+        snprintf(r, sizeof r, "net refused a.test 198.18.0.9 80 %s", why[i]);
+        ck_assert_int_eq(parse(r, &e), 0);
+        ck_assert_str_eq(e.reason, why[i]);
+        ck_assert_uint_eq(e.port, 80);
+    }
 }
 END_TEST
 
@@ -74,6 +85,12 @@ START_TEST(records_refused)
         "net refused a.test 198.18.0.9 +80",
         "net refused a.test 198.18.0.9 8o",
         "net refused a.test 198.18.0.9 100000",
+        "net refused a.test - 0 Unlisted", /* reasons: the listed words only */
+        "net refused a.test - 0 unlisted ",
+        "net refused a.test - 0 unlisted x",
+        "net refused a.test - 0 unlist",
+        "net refused a.test - 0 unlistedx",
+        "net refused a.test - 0 private\x1b[2J",
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         kg_net_event e;
@@ -186,6 +203,38 @@ START_TEST(netlog_audit_and_summary)
 }
 END_TEST
 
+/* The reason a record gives is the reason the audit line carries; a
+ * record without one gets none (kgate does not guess). */
+START_TEST(netlog_reasons_in_audit)
+{
+    char path[64];
+    kg_audit_log *fd = temp_log(path, sizeof path);
+    kg_audit_event base = {.kind = "net", .cwd = "/p"};
+    kg_netlog *l = kg_netlog_new(fd, &base);
+    const char feed[] = "net refused listed.test - 0 private\n"
+                        "net refused other.test - 0 unlisted\n"
+                        "net refused md.test 169.254.169.254 80 never\n"
+                        "net refused - 198.18.0.7 443 unanswered\n"
+                        "net refused old.test - 0\n";
+    kg_netlog_feed(l, feed, sizeof feed - 1);
+    kg_netlog_finish(l);
+    ck_assert_uint_eq(kg_netlog_refused(l), 5);
+    ck_assert_uint_eq(kg_netlog_bad(l), 0);
+    kg_netlog_free(l);
+    kg_audit_close(fd);
+    const char *log = slurp(path);
+    ck_assert_ptr_nonnull(strstr(log, "\"name\":\"listed.test\",\"port\":0,\"reason\":\"the name "
+                                      "is in allow_hosts, but its answer was a private"));
+    ck_assert_ptr_nonnull(strstr(log, "\"name\":\"other.test\",\"port\":0,\"reason\":\"the name "
+                                      "is not in allow_hosts"));
+    ck_assert_ptr_nonnull(strstr(log, "\"port\":80,\"reason\":\"the address is this host's"));
+    ck_assert_ptr_nonnull(strstr(log, "\"port\":443,\"reason\":\"it is not an address and port"));
+    ck_assert_ptr_nonnull(strstr(log, "\"name\":\"old.test\",\"port\":0,\"prev\":"));
+    ck_assert_uint_eq(count(log, "\"reason\":"), 4);
+    temp_log_remove(path);
+}
+END_TEST
+
 START_TEST(netlog_hostile_input)
 {
     char path[64];
@@ -233,6 +282,7 @@ int main(void)
     Suite *s = suite_create("netevents");
     TCase *tc = tcase_create("records");
     tcase_add_test(tc, records_that_parse);
+    tcase_add_test(tc, netlog_reasons_in_audit);
     tcase_add_test(tc, records_refused);
     tcase_add_test(tc, netlog_audit_and_summary);
     tcase_add_test(tc, netlog_hostile_input);
