@@ -54,3 +54,40 @@ kgate_install_commands() {
     for c in "$@"; do command -v "$c" >/dev/null || missing+=("$c"); done
     [ "${#missing[@]}" -eq 0 ] || kgate_install_deps "${missing[@]}"
 }
+
+# kgate_apt_source DIR PKG...: Debian's source packages PKG, unpacked in
+# DIR, through a private apt configuration (sources, lists and cache under
+# DIR/.apt) with deb-src entries for the mirrors this machine already uses:
+# nothing in /etc/apt changes, and no root is needed.  Returns non-zero
+# when there is no mirror or apt-get source fails.
+kgate_apt_source() {
+    local dir=$1 apt l
+    shift
+    apt="$dir/.apt"
+    rm -rf "$apt"
+    mkdir -p "$apt/sources.d" "$apt/lists/partial" "$apt/cache/archives/partial"
+    # Both formats: deb822 (.sources, a cloud image's) and one-line
+    # (sources.list, what debootstrap writes).
+    local srcs=(/etc/apt/sources.list.d/*.sources)
+    if [ -e "${srcs[0]}" ]; then
+        awk 'BEGIN { RS = ""; ORS = "\n\n" } /(^|\n)Types:[^\n]*deb/ {
+                 sub(/Types:[^\n]*/, "Types: deb-src"); print }' "${srcs[@]}" \
+            >"$apt/sources.d/deb-src.sources"
+    fi
+    for l in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+        [ -f "$l" ] && sed -n 's/^[[:space:]]*deb[[:space:]]/deb-src /p' "$l"
+    done >"$apt/sources.list"
+    if ! [ -s "$apt/sources.list" ] && ! [ -s "$apt/sources.d/deb-src.sources" ]; then
+        echo "no Debian mirror in /etc/apt/sources.list or sources.list.d to fetch from" >&2
+        return 1
+    fi
+    local aptopt=(-o "Dir::Etc::SourceList=$apt/sources.list" -o "Dir::Etc::SourceParts=$apt/sources.d"
+                  -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache"
+                  -o APT::Sandbox::User=root -qq)
+    apt-get "${aptopt[@]}" update >/dev/null || return 1
+    (cd "$dir" && apt-get "${aptopt[@]}" source "$@" >/dev/null 2>&1) || {
+        echo "apt-get source $* failed" >&2
+        return 1
+    }
+    rm -rf "$apt"
+}
