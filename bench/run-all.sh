@@ -3,7 +3,7 @@
 # building the benchmark programs first.  Not part of the test suite's
 # verdict: figures, not pass/fail.  Sizes: LAUNCH_RUNS, RESTRICTED_RUNS,
 # OUTPUT_PAIRS, OUTPUT_BYTES (sizes, space-separated), DENY_RUNS, PLUGIN_RUNS, NET_ROUNDS,
-# NET_SCALE (allowed-name counts, space-separated), LANDLOCK_PAIRS,
+# NET_SCALE (allowed-name counts, space-separated), LANDLOCK_PAIRS, PROJECTS_ROUNDS,
 # PEERS_TRUE, PEERS_OUTPUT; PEERS_INSTALL=1 lets peers.py install the
 # other sandboxes it compares with (apt-get, npm).  Before each benchmark
 # it waits for the one-minute load average to fall below QUIET_LOAD (1 by
@@ -53,5 +53,7 @@ quiet
 "$B/bench/bench_plugins" "${PLUGIN_RUNS:-2000}"
 quiet
 python3 landlock_work.py "${LANDLOCK_PAIRS:-7}"
+quiet
+./projects.sh "${PROJECTS_ROUNDS:-1}"
 quiet
 python3 peers.py ${PEERS_INSTALL:+--install} "${PEERS_TRUE:-20}" "${PEERS_OUTPUT:-5}"

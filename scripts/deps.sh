@@ -24,6 +24,10 @@ KGATE_TEST_DEPS=(iproute2 python3 util-linux procps git groff-base man-db
 KGATE_TEST_DEPS+=(systemd)
 # clang-format-14: scripts/check-format, the version pinned (docs/README.md).
 KGATE_TEST_DEPS+=(clang-format-14)
+# The real projects real_projects.sh builds and tests in each box
+# (scripts/fetch-projects brings their sources): autotools and cmake
+# projects, jq's regular expressions, a venv with pytest, npm's.
+KGATE_TEST_DEPS+=(autoconf automake libtool cmake libonig-dev python3-venv python3-pytest)
 # The macOS cross build (scripts/macos-cross): llvm-nm/llvm-objdump and
 # ld64.lld inspect and relink the Mach-O files; dpkg-dev (above) unpacks
 # libyaml's source package.  zig itself comes from npm, which only needs
@@ -53,4 +57,55 @@ kgate_install_commands() {
     local c missing=()
     for c in "$@"; do command -v "$c" >/dev/null || missing+=("$c"); done
     [ "${#missing[@]}" -eq 0 ] || kgate_install_deps "${missing[@]}"
+}
+
+# kgate_apt_source DIR [--download-only] PKG...: Debian's source packages
+# PKG in DIR (unpacked unless --download-only), through a private apt
+# configuration (sources, lists and cache under DIR/.apt) with deb-src
+# entries for the mirrors this machine already uses: nothing in /etc/apt
+# changes, and no root is needed.  The lists are fetched once.  A mirror
+# may serve a security update's index without its files: then the
+# release's own version (PKG/CODENAME) is asked for.  Returns non-zero when
+# there is no mirror or a package could not be had.
+kgate_apt_source() {
+    local dir=$1 apt l p only=() rc=0 codename
+    shift
+    if [ "${1:-}" = --download-only ]; then
+        only=(--download-only)
+        shift
+    fi
+    apt="$dir/.apt"
+    rm -rf "$apt"
+    mkdir -p "$apt/sources.d" "$apt/lists/partial" "$apt/cache/archives/partial"
+    # Both formats: deb822 (.sources, a cloud image's) and one-line
+    # (sources.list, what debootstrap writes).
+    local srcs=(/etc/apt/sources.list.d/*.sources)
+    if [ -e "${srcs[0]}" ]; then
+        awk 'BEGIN { RS = ""; ORS = "\n\n" } /(^|\n)Types:[^\n]*deb/ {
+                 sub(/Types:[^\n]*/, "Types: deb-src"); print }' "${srcs[@]}" \
+            >"$apt/sources.d/deb-src.sources"
+    fi
+    for l in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+        [ -f "$l" ] && sed -n 's/^[[:space:]]*deb[[:space:]]/deb-src /p' "$l"
+    done >"$apt/sources.list"
+    if ! [ -s "$apt/sources.list" ] && ! [ -s "$apt/sources.d/deb-src.sources" ]; then
+        echo "no Debian mirror in /etc/apt/sources.list or sources.list.d to fetch from" >&2
+        return 1
+    fi
+    local aptopt=(-o "Dir::Etc::SourceList=$apt/sources.list" -o "Dir::Etc::SourceParts=$apt/sources.d"
+                  -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache"
+                  -o APT::Sandbox::User=root -qq)
+    apt-get "${aptopt[@]}" update >/dev/null || return 1
+    codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+    for p in "$@"; do
+        (cd "$dir" && apt-get "${aptopt[@]}" source "${only[@]}" "$p" >/dev/null 2>&1) ||
+            { [ -n "$codename" ] &&
+                (cd "$dir" && apt-get "${aptopt[@]}" source "${only[@]}" "$p/$codename" \
+                    >/dev/null 2>&1); } || {
+            echo "apt-get source $p failed" >&2
+            rc=1
+        }
+    done
+    rm -rf "$apt"
+    return $rc
 }
