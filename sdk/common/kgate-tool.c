@@ -126,3 +126,19 @@ int kgate_tool_outside_policy(const char *tool, const kgate_policy *policy, kgat
                          "from a place a box can write",
                          tool, which);
 }
+
+int kgate_tool_dirs_outside_policy(const kgate_policy *policy, kgate_err *err)
+{
+    static const char dirs[] = KGATE_TOOL_DIRS;
+    for (const char *d = dirs; *d;) {
+        size_t n = strcspn(d, ":");
+        char dir[PATH_MAX], real[PATH_MAX];
+        snprintf(dir, sizeof dir, "%.*s", (int)n, d);
+        d += n + (d[n] == ':');
+        /* A directory that does not exist holds no tool, and a box that
+         * could make it could only do so under a root refused below. */
+        if (!realpath(dir, real)) continue;
+        if (kgate_tool_outside_policy(real, policy, err) < 0) return -1;
+    }
+    return 0;
+}

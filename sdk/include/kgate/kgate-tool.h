@@ -57,6 +57,12 @@ int kgate_tool_trusted(const char *path, char *real, size_t realsz, kgate_err *e
  * an allow_paths entry or TMPDIR of the policy; else 0. */
 int kgate_tool_outside_policy(const char *tool, const kgate_policy *policy, kgate_err *err);
 
+/* Rule 3 for the directories themselves: -1 with err when the policy lets
+ * the box write one of KGATE_TOOL_DIRS (resolved) or a directory above
+ * it, where it could put a tool for a later run to find; else 0.  The
+ * core refuses such a policy before anything starts. */
+int kgate_tool_dirs_outside_policy(const kgate_policy *policy, kgate_err *err);
+
 #ifdef __cplusplus
 }
 #endif
