@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,6 +41,29 @@ static int parse_fd(const char *text)
     return (int)v;
 }
 
+/* -1 with err when fd is, by its object and not its number, one of the
+ * program's standard streams: a copy of one (3>&1), the same pipe,
+ * socket, terminal or file opened again (3>>log 1>>log).  The program
+ * writes there too (and reads, for stdin), so its lines would mix with
+ * the channel's and could pass for them.  The device and inode name the
+ * object: a pipe's two ends, a socket, a terminal and a file each have
+ * one.  A standard stream that is closed is nobody's. */
+static int same_as_standard(int fd, kg_error *err)
+{
+    static const char *const name[] = {"input", "output", "error"};
+    struct stat ev, st;
+    if (fstat(fd, &ev) < 0)
+        return kg_err_set(err, errno, "events descriptor %d: %s", fd, strerror(errno));
+    for (int s = 0; s <= 2; s++)
+        if (fstat(s, &st) == 0 && st.st_dev == ev.st_dev && st.st_ino == ev.st_ino)
+            return kg_err_set(err, EINVAL,
+                              "events descriptor %d is the program's standard %s (descriptor "
+                              "%d) under another number; give the channel a pipe or file of "
+                              "its own",
+                              fd, name[s], s);
+    return 0;
+}
+
 kg_events *kg_events_open(const char *fd_text, kg_error *err)
 {
     int fd = parse_fd(fd_text);
@@ -66,6 +90,7 @@ kg_events *kg_events_open(const char *fd_text, kg_error *err)
         kg_err_set(err, EBADF, "events descriptor %d is not open for writing", fd);
         return NULL;
     }
+    if (same_as_standard(fd, err) < 0) return NULL;
     /* Close-on-exec (prepare_fds did it for every inherited descriptor;
      * said again here, where it matters): the program inside must not be
      * able to write objects that look like kgate's. */

@@ -5,6 +5,7 @@
  * Neither command starts anything.  Doctor is deliberately built from the
  * same selection `run` uses, so it cannot promise what run would refuse. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "policy.h"
 #include "proclimit.h"
 #include "select.h"
+#include "kgate/kgate-tool.h"
 
 /* ------------------------------------------------------------------------ */
 /* The effective policy of the working directory                             */
@@ -236,6 +238,26 @@ static void env_detail(kg_host *host, const kg_policy *pol, kgate_report *rep)
     kg_strv_free(withheld);
 }
 
+/* Which file each program kgate runs outside the box is, or why there is
+ * none: looked up as the backends and the git check look them up
+ * (kgate-tool.h), never on PATH.  Details: they never change the verdict
+ * (a backend that needs a missing tool says so in its findings). */
+static void tools_detail(kg_host *host, kgate_report *rep)
+{
+#ifdef __APPLE__
+    static const char *const names[] = {"sandbox-exec", "git"};
+#else
+    static const char *const names[] = {"bwrap", "slirp4netns", "dnsmasq", "nft", "git"};
+#endif
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char key[64], path[PATH_MAX];
+        kgate_err why = {0};
+        snprintf(key, sizeof key, "tool %s", names[i]);
+        int found = kgate_tool_find(names[i], path, sizeof path, &why) == 0;
+        host->pub.report_detail(rep, key, found ? path : why.msg);
+    }
+}
+
 /* doctor --json: the verdict, the backend, the findings, the policy. */
 static void print_doctor_json(const kg_plugin *cand, const kg_choice *choice, const env_policy *e,
                               const kgate_report *rep, const kg_registry *r)
@@ -331,6 +353,7 @@ int kg_cmd_doctor(int argc, char **argv)
                                    kg_strv_get(brep->detail_values, i));
     }
     if (e.pol) env_detail(&host, e.pol, rep);
+    tools_detail(&host, rep);
     if (e.pol) {
         /* What max_processes means for this user now (proclimit.h). */
         kg_proclimit lim;

@@ -36,6 +36,7 @@
 #include "probecache.h"
 #include "select.h"
 #include "supervise.h"
+#include "kgate/kgate-tool.h"
 
 extern char **environ;
 
@@ -320,6 +321,20 @@ static int step_events(run_ctx *c)
     return 0;
 }
 
+/* The directories kgate takes the tools it runs outside the box from, and
+ * host git, must not be writable in the box: a later run would run what
+ * this one put there (kgate-tool.h; each backend checks its own tools). */
+static int step_tools_safe(run_ctx *c, const kgate_policy *pub)
+{
+    kgate_err err = {0};
+    char git[PATH_MAX];
+    if (kgate_tool_dirs_outside_policy(pub, &err) < 0 ||
+        (kgate_tool_find("git", git, sizeof git, &(kgate_err){0}) == 0 &&
+         kgate_tool_outside_policy(git, pub, &err) < 0))
+        return refuse(c, "refuse", KG_EXIT_REFUSED, err.msg);
+    return 0;
+}
+
 static int step_policy(run_ctx *c)
 {
     kg_error err = {0};
@@ -334,7 +349,7 @@ static int step_policy(run_ctx *c)
                  pub->project, pub->home);
         return refuse(c, "refuse", KG_EXIT_REFUSED, msg);
     }
-    return 0;
+    return step_tools_safe(c, pub);
 }
 
 /* The deny list first: a denied name is blocked (126, an audit line of

@@ -16,7 +16,7 @@
  *     --disable-userns, a seccomp profile or an AppArmor profile each
  *     change one of them);
  *   - the sysctls that govern user namespaces;
- *   - PATH, and each absolute PATH directory's and /usr/bin's and /bin's
+ *   - PATH, and each absolute PATH directory's and each tool directory's
  *     identity and times (a tool installed or removed changes them);
  *   - per plugin: the plugin file's identity (device, inode, size, mtime,
  *     ctime) and the identity of the tool its probe named.
@@ -40,6 +40,7 @@
 #include "msg.h"
 #include "oom.h"
 #include "os.h"
+#include "kgate/kgate-tool.h"
 
 #define PC_MAGIC "kgate-probes\n\0\0"
 #define PC_VERSION 1u
@@ -167,8 +168,9 @@ static int add_status(UT_string *k)
     return found >= 5;
 }
 
-/* Every absolute PATH directory, and where tools are looked up when PATH
- * has none: a tool added or removed there changes the directory's times. */
+/* Every absolute PATH directory (the deny list and the command's lookup
+ * read it), and every directory tools are looked up in: a tool added or
+ * removed there changes the directory's times. */
 static void add_path_dirs(UT_string *k)
 {
     const char *path = getenv("PATH");
@@ -184,8 +186,15 @@ static void add_path_dirs(UT_string *k)
         s += n;
         if (*s == ':') s++;
     }
-    add_fid(k, "/usr/bin", "/usr/bin", 1);
-    add_fid(k, "/bin", "/bin", 1);
+    /* Where the backends look their tools up (kgate-tool.h). */
+    static const char dirs[] = KGATE_TOOL_DIRS;
+    for (const char *s = dirs; *s;) {
+        size_t n = strcspn(s, ":");
+        char dir[64];
+        snprintf(dir, sizeof dir, "%.*s", (int)n, s);
+        add_fid(k, dir, dir, 1);
+        s += n + (s[n] == ':');
+    }
 }
 
 /* The sysctls that say whether user namespaces may be made (the ones

@@ -826,6 +826,23 @@ static const char *project_file_unfit(const struct stat *st, char *buf, size_t l
     return NULL;
 }
 
+/* The project file is there but cannot be read.  The Landlock box cannot
+ * stop a chmod (Landlock has no right for it), so a run can make it mode
+ * 000 and every later run would refuse: say what mends it, when it is
+ * the user's own regular file and its mode is the reason. */
+static void unreadable(const char *file, kg_error *err)
+{
+    struct stat st;
+    if (lstat(file, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == getuid() &&
+        !(st.st_mode & S_IRUSR))
+        kg_err_set(err, EACCES,
+                   "%s: its mode is %04o, so kgate cannot read the project policy (a "
+                   "run in the Landlock box can change it); to mend it, run: chmod 644 %s",
+                   file, (unsigned)(st.st_mode & 07777), file);
+    else
+        kg_err_set(err, EACCES, "%s: %s", file, strerror(EACCES));
+}
+
 kg_config *kg_config_load_project(const char *file, kg_error *err)
 {
     /* O_NOFOLLOW: a run can create .kgate.yaml as a link to a file outside
@@ -840,6 +857,8 @@ kg_config *kg_config_load_project(const char *file, kg_error *err)
                        "it is a regular file (a link could make it read a file "
                        "outside the project): remove it",
                        file);
+        else if (e == EACCES)
+            unreadable(file, err);
         else
             kg_err_set(err, e, "%s: %s", file, strerror(e));
         return NULL;

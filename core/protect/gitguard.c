@@ -31,6 +31,7 @@
 #include "msg.h"
 #include "paths.h"
 #include "protected.h"
+#include "kgate/kgate-tool.h"
 
 extern char **environ;
 
@@ -1483,6 +1484,14 @@ void kg_gitguard_pins(const char *project, kg_strv *out)
  * planted elsewhere was moved aside).  NULL when git cannot be run. */
 static char *git_hooks_path(const char *dir)
 {
+    /* Host git, from where no box can write: never PATH, which the
+     * project's node_modules/.bin is often on (kgate-tool.h). */
+    char git[PATH_MAX];
+    kgate_err why = {0};
+    if (kgate_tool_find("git", git, sizeof git, &why) < 0) {
+        if (kg_debug()) kg_say("git check: %s", why.msg);
+        return NULL;
+    }
     int p[2];
     if (kg_os_pipe(p, false) < 0) return NULL;
     posix_spawn_file_actions_t fa;
@@ -1490,9 +1499,9 @@ static char *git_hooks_path(const char *dir)
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, p[1], 1);
     posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    char *argv[] = {"git", "-C", (char *)dir, "rev-parse", "--git-path", "hooks", NULL};
+    char *argv[] = {git, "-C", (char *)dir, "rev-parse", "--git-path", "hooks", NULL};
     pid_t pid;
-    int rc = posix_spawnp(&pid, "git", &fa, NULL, argv, environ);
+    int rc = posix_spawn(&pid, git, &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     close(p[1]);
     char buf[PATH_MAX + 2];

@@ -15,9 +15,11 @@ static int report_machine(const kgate_host *h, const kgate_probe *pr, kgate_repo
         return 1;
     }
     if (!kgate_probe_fact(pr, BWRAP_FACT_BWRAP, 0)) {
+        /* The probe's reason names where kgate looked, or the untrusted
+         * copy it passed over (kgate-tool.h). */
         h->report(rep, KGATE_BLOCKED, KGATE_FINDING_TOOL_MISSING,
-                  "bwrap not found in PATH or /usr/bin: install bubblewrap "
-                  "(Debian and Ubuntu: apt-get install bubblewrap)");
+                  "%s: install bubblewrap (Debian and Ubuntu: apt-get install bubblewrap)",
+                  pr->reason[0] ? pr->reason : "bwrap not found");
         blocked = 1;
     }
     if (kgate_probe_fact(pr, BWRAP_FACT_USERNS_MAX0, 0)) {

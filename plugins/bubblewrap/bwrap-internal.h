@@ -10,6 +10,7 @@
  * support library). */
 #include "kgate/kgate-linux.h"
 #include "kgate/kgate-path.h" /* kgate_path_under: plan and sockets */
+#include "kgate/kgate-tool.h" /* the tools run outside the box */
 
 /* The one sentence that says why a host allow list is not this backend's
  * job.  plan() fails with it and doctor() reports it (BLOCKED, id

@@ -231,6 +231,11 @@ static int check_policy(planner *pl, const kgate_probe *probe)
     const kgate_policy *pol = pl->pol;
     if (!probe || probe->tool_path[0] != '/')
         return kgate_err_set(pl->err, ENOENT, "bwrap was not found (install bubblewrap)");
+    /* Again at every plan: the probe may be an earlier run's (the probe
+     * cache), and whether the box may write there is this policy's. */
+    if (kgate_tool_trusted(probe->tool_path, NULL, 0, pl->err) < 0 ||
+        kgate_tool_outside_policy(probe->tool_path, pol, pl->err) < 0)
+        return -1;
     if (bad_path(pol->home) || strcmp(pol->home, "/") == 0)
         return kgate_err_set(pl->err, EINVAL, "home directory \"%s\" cannot be hidden",
                              pol->home ? pol->home : "(null)");

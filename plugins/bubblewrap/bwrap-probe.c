@@ -19,36 +19,10 @@
 
 extern char **environ;
 
-static int executable(const char *p)
+/* Where bwrap is: never PATH, which a box can reach (kgate-tool.h). */
+static int find_bwrap(char *out, size_t outsz, kgate_err *why)
 {
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISREG(st.st_mode) && access(p, X_OK) == 0;
-}
-
-/* PATH first (a user may have a newer bwrap in /usr/local), then the
- * distribution's place.  Relative PATH entries are skipped: the tool that
- * builds the box must not depend on the directory kgate was started in. */
-static int find_bwrap(char *out, size_t outsz)
-{
-    const char *path = getenv("PATH");
-    if (path) {
-        const char *s = path;
-        while (*s) {
-            size_t n = strcspn(s, ":");
-            if (n > 0 && s[0] == '/') {
-                int w = snprintf(out, outsz, "%.*s/bwrap", (int)n, s);
-                if (w > 0 && (size_t)w < outsz && executable(out)) return 1;
-            }
-            s += n;
-            if (*s == ':') s++;
-        }
-    }
-    if (executable("/usr/bin/bwrap")) {
-        snprintf(out, outsz, "/usr/bin/bwrap");
-        return 1;
-    }
-    out[0] = '\0';
-    return 0;
+    return kgate_tool_find("bwrap", out, outsz, why) == 0;
 }
 
 /* An integer sysctl, or -1 when the file does not exist on this kernel. */
@@ -183,7 +157,8 @@ static int trial(const char *bwrap)
 
 int bwrap_probe(const kgate_host *host, kgate_probe_depth depth, kgate_probe *probe, kgate_err *err)
 {
-    int have = find_bwrap(probe->tool_path, sizeof probe->tool_path);
+    kgate_err why = {0};
+    int have = find_bwrap(probe->tool_path, sizeof probe->tool_path, &why);
     int t = -1;
     if (have && depth == KGATE_PROBE_THOROUGH) {
         read_version(probe->tool_path, probe->version, sizeof probe->version);
@@ -201,5 +176,9 @@ int bwrap_probe(const kgate_host *host, kgate_probe_depth depth, kgate_probe *pr
         probe, have, geteuid() == 0, read_sysctl("/proc/sys/user/max_user_namespaces"),
         read_sysctl("/proc/sys/kernel/unprivileged_userns_clone"),
         read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"), t);
+    /* Not found, or found only where it is not trusted: say which. */
+    if (!have)
+        snprintf(probe->reason, sizeof probe->reason, "%.*s", (int)sizeof probe->reason - 1,
+                 why.msg);
     return 0;
 }

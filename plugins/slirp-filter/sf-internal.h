@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include "kgate/kgate-plugin.h"
+#include "kgate/kgate-tool.h"
 
 /* What slirp4netns presents inside the namespace (its defaults). */
 #define SF_GUEST_ADDR "10.0.2.100"
@@ -268,8 +269,8 @@ typedef struct sf_tools {
     char dnsmasq[256];
 } sf_tools;
 
-/* Looks a program up in PATH and then the usual sbin directories (an
- * ordinary user's PATH often lacks /usr/sbin, where iptables lives). */
+/* Looks a program up where no box can write (kgate_tool_find: never
+ * PATH, which a project's node_modules/.bin is often on). */
 int sf_find_tool(const char *name, char *out, size_t outsz);
 
 /* A whole small file (at most 4 MiB) as a malloc'd string, or NULL. */

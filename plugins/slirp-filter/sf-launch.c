@@ -680,8 +680,9 @@ static void sf_net_release(sf_net *n)
 }
 #define sf_autonet __attribute__((cleanup(sf_net_release)))
 
-/* bwrap from the plan: its argv[0] as given, found on PATH when it is
- * not a path, and the tools the stage runs beside it. */
+/* bwrap from the plan: its argv[0] when that is a trusted file, looked
+ * up where no box can write when it is a bare name (kgate-tool.h), and
+ * the tools the stage runs beside it. */
 static int plan_to_start(const kgate_host *host, const kgate_plan *plan, const sf_tools *tools,
                          char *path, size_t pathsz, kgl_bwrap *b, kgate_err *err)
 {
@@ -691,10 +692,9 @@ static int plan_to_start(const kgate_host *host, const kgate_plan *plan, const s
     if (!tools->slirp[0]) return kgate_err_set(err, ENOENT, "slirp4netns is not installed");
     if (!tools->nft[0]) return kgate_err_set(err, ENOENT, "nft is not installed");
     /* Everything H needs is computed here, before the fork. */
-    if (strchr(b->pargv[0], '/'))
-        snprintf(path, pathsz, "%s", b->pargv[0]);
-    else if (sf_find_tool(b->pargv[0], path, pathsz) < 0)
-        return kgate_err_set(err, ENOENT, "%s not found", b->pargv[0]);
+    if (strchr(b->pargv[0], '/') ? kgate_tool_trusted(b->pargv[0], path, pathsz, err) < 0
+                                 : kgate_tool_find(b->pargv[0], path, pathsz, err) < 0)
+        return -1;
     b->path = path;
     return 0;
 }
@@ -787,7 +787,9 @@ static int launch_with(const kgate_host *host, const kgate_policy *policy, const
     sf_net net sf_autonet = SF_NET_INIT;
     kgl_bwrap b kgl_autobwrap = KGL_BWRAP_INIT;
     char bwrap_path[PATH_MAX] = "";
-    if (plan_to_start(host, plan, tools, bwrap_path, sizeof bwrap_path, &b, err) < 0) return -1;
+    if (plan_to_start(host, plan, tools, bwrap_path, sizeof bwrap_path, &b, err) < 0 ||
+        kgate_tool_outside_policy(bwrap_path, policy, err) < 0)
+        return -1;
     b.io = io;
     b.dir = policy->project;
     /* bwrap's info comes once H has its namespaces and has exec'd. */
@@ -834,6 +836,18 @@ static int launch_with(const kgate_host *host, const kgate_policy *policy, const
 
 #define sf_autofilter __attribute__((cleanup(sf_filter_free)))
 
+/* The probe's finds, checked again at the launch that runs them: the
+ * probe may be an earlier run's, and the policy is this one's. */
+static int tools_fit(const sf_tools *tools, const kgate_policy *policy, kgate_err *err)
+{
+    const char *const all[] = {tools->slirp, tools->nft, tools->dnsmasq};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (kgate_tool_trusted(all[i], NULL, 0, err) < 0 ||
+            kgate_tool_outside_policy(all[i], policy, err) < 0)
+            return -1;
+    return 0;
+}
+
 int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy, const kgate_plan *plan,
                          const kgate_launch *io, const sf_tools *tools, kgate_proc *proc,
                          kgate_err *err)
@@ -841,6 +855,7 @@ int sf_launch_restricted(const kgate_host *host, const kgate_policy *policy, con
     if (!tools->slirp[0]) return kgate_err_set(err, ENOENT, "slirp4netns is not installed");
     if (!tools->nft[0]) return kgate_err_set(err, ENOENT, "nft is not installed");
     if (!tools->dnsmasq[0]) return kgate_err_set(err, ENOENT, "dnsmasq is not installed");
+    if (tools_fit(tools, policy, err) < 0) return -1;
     int events = KGATE_HAS_FIELD(io, kgate_launch, events_fd) ? io->events_fd : -1;
 
     /* The whole filter as text, before anything is forked: a list that

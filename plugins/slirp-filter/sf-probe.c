@@ -15,26 +15,8 @@
 
 int sf_find_tool(const char *name, char *out, size_t outsz)
 {
-    static const char *const sbin[] = {"/usr/local/sbin", "/usr/sbin", "/sbin",
-                                       "/usr/local/bin",  "/usr/bin",  "/bin"};
-    const char *path = getenv("PATH");
-    char *copy = path ? strdup(path) : NULL;
-    char *save = NULL;
-    int found = 0;
-    for (char *d = copy ? strtok_r(copy, ":", &save) : NULL; d && !found;
-         d = strtok_r(NULL, ":", &save)) {
-        /* A relative PATH entry would make the tool depend on the cwd. */
-        if (d[0] != '/') continue;
-        snprintf(out, outsz, "%s/%s", d, name);
-        found = access(out, X_OK) == 0;
-    }
-    free(copy);
-    for (size_t i = 0; !found && i < sizeof sbin / sizeof sbin[0]; i++) {
-        snprintf(out, outsz, "%s/%s", sbin[i], name);
-        found = access(out, X_OK) == 0;
-    }
-    if (!found && outsz) out[0] = '\0';
-    return found ? 0 : -1;
+    kgate_err why = {0};
+    return kgate_tool_find(name, out, outsz, &why);
 }
 
 /* Tries nft in a throwaway user+network namespace, the way launch will

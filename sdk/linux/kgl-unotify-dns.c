@@ -16,6 +16,7 @@
 #include "kgate/kgate-unotify.h"
 #include "kgate/kgate-hostspec.h"
 #include "kgate/kgate-linux.h"
+#include "kgate/kgate-tool.h"
 
 #include <arpa/inet.h>
 #include <arpa/nameser.h>
@@ -117,14 +118,9 @@ int kgl_un_upstream(char *out, size_t len, kgate_err *err)
 
 int kgl_un_find_dnsmasq(char *out, size_t len)
 {
-    static const char *const where[] = {"/usr/sbin/dnsmasq", "/usr/bin/dnsmasq", "/sbin/dnsmasq",
-                                        "/usr/local/sbin/dnsmasq"};
-    for (size_t i = 0; i < sizeof where / sizeof where[0]; i++)
-        if (access(where[i], X_OK) == 0 && strlen(where[i]) < len) {
-            memcpy(out, where[i], strlen(where[i]) + 1);
-            return 0;
-        }
-    return -1;
+    /* It runs outside the box: only where no box can write (kgate-tool.h). */
+    kgate_err why = {0};
+    return kgate_tool_find("dnsmasq", out, len, &why);
 }
 
 /* 1 when ID is mapped in this process's user namespace (MAP is
@@ -297,10 +293,10 @@ int kgl_un_resolver_start(const kgl_un_policy *p, const char *upstream, kgl_un_r
 {
     char bin[256];
     r->pid = -1;
-    if (kgl_un_find_dnsmasq(bin, sizeof bin) < 0)
-        return kgate_err_set(err, ENOENT,
-                             "dnsmasq is not installed (the filtering "
-                             "resolver of network: restricted)");
+    kgate_err why = {0};
+    if (kgate_tool_find("dnsmasq", bin, sizeof bin, &why) < 0)
+        return kgate_err_set(err, why.code, "%s (the filtering resolver of network: restricted)",
+                             why.msg);
     int port = free_port();
     int mfd = memfd_create("kgate-dnsmasq.conf", MFD_CLOEXEC);
     FILE *o = mfd >= 0 ? fdopen(dup(mfd), "w") : NULL;

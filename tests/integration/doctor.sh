@@ -119,7 +119,9 @@ for who in $(test_users); do
     check "--json findings" \
         json 'd["findings"] == [{"id": "net.open", "verdict": "DEGRADED", "text": "network open: no network box"}]'
     check "--json details" \
-        json '{k: v for k, v in d["details"].items() if k not in ("environment", "process bound")} == {"network": "open"}'
+        json '{k: v for k, v in d["details"].items() if k not in ("environment", "process bound") and not k.startswith("tool ")} == {"network": "open"}'
+    check "--json: the core's tool details, one per tool run outside the box" \
+        json '{k for k in d["details"] if k.startswith("tool ")} in ({"tool bwrap", "tool slirp4netns", "tool dnsmasq", "tool nft", "tool git"}, {"tool sandbox-exec", "tool git"})'
     check "--json: the core's environment detail" \
         json '"secret-looking variable" in d["details"]["environment"]'
     check "--json: the core's process bound detail (max_processes)" \

@@ -130,6 +130,44 @@ sys.exit(0 if p.returncode == 4 and data == b"x" * n else 1)' "$KGATE_BIN"
                    [ "$(printf "%s\n" "$2" | wc -l)" = 1 ] && [ ! -e "$3" ]' _ "$rc" "$out" "$M"
     done
 
+    # A descriptor above 2 that is a standard stream under another number
+    # (issue 40, defect 8): the program's own {"type":"summary"} would
+    # reach the channel first.  Compared by the object, not the number: a
+    # copy of stdout or stderr, the file stdout appends to opened again,
+    # the file stdin reads.  Each refused with one kgate: line naming the
+    # stream, and the program never ran; the stream shows nothing of it.
+    SAME=$KG_TMP/same-$who
+    for how in dup1 dup2 file1 file0; do
+        rm -f "$M" "$SAME" "$KG_TMP/se"
+        touch "$SAME" && chmod 0666 "$SAME"
+        rc=0
+        case $how in
+        dup1) kg run --no-pty --events-fd 3 -- sh -c 'echo "{\"type\":\"summary\"}"; touch ran' \
+            >"$SAME" 3>&1 2>"$KG_TMP/se" || rc=$? ;;
+        dup2) kg run --no-pty --events-fd 3 -- sh -c 'echo "{\"type\":\"summary\"}" >&2; touch ran' \
+            >/dev/null 2>"$SAME" 3>&2 || rc=$? ;;
+        file1) kg run --no-pty --events-fd 3 -- sh -c 'echo "{\"type\":\"summary\"}"; touch ran' \
+            3>>"$SAME" >>"$SAME" 2>"$KG_TMP/se" || rc=$? ;;
+        file0) kg run --no-pty --events-fd 3 -- sh -c 'cat >/dev/null; touch ran' \
+            3>>"$SAME" <"$SAME" >/dev/null 2>"$KG_TMP/se" || rc=$? ;;
+        esac
+        [ "$how" = dup2 ] && cp "$SAME" "$KG_TMP/se"
+        stream=output
+        [ "$how" = dup2 ] && stream=error
+        [ "$how" = file0 ] && stream=input
+        check "events descriptor that is standard $stream ($how): refused (125, got $rc)" [ "$rc" = 125 ]
+        check "  one kgate: line that names standard $stream" sh -c \
+            '[ "$(wc -l <"$1")" = 1 ] && grep -q "^kgate: events descriptor 3 is the program.s standard $2" "$1"' \
+            _ "$KG_TMP/se" "$stream"
+        check "  the program never ran" test ! -e "$M"
+        check "  no summary object reached the stream" sh -c '! grep -q summary "$1"' _ "$SAME"
+    done
+    # Control: the same redirections with a file of its own for the channel.
+    rm -f "$M" "$EV"
+    kg run --no-pty --events-fd 3 -- sh -c 'touch ran' 3>"$EV" >>"$SAME" 2>/dev/null
+    check "control: a channel of its own beside the same stdout runs" test -e "$M"
+    check "  and carries hello and summary" ev 'types == ["hello", "summary"]'
+
     # The git check after the run: a planted repository is neutralised and
     # the harness is told, with the code it can switch on.
     as_user sh -e -c '

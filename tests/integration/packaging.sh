@@ -370,7 +370,8 @@ check "kgate-bubblewrap holds exactly the bubblewrap plugin and its pty shim" \
 check "kgate-slirp-filter holds exactly the slirp-filter plugin" only_plugin "$SL" slirp-filter
 check "kgate-landlock holds exactly the landlock plugin" only_plugin "$LL" landlock
 for f in usr/include/kgate/kgate-plugin\\.h "usr/lib/$MULTI/pkgconfig/kgate-plugin\\.pc" \
-    usr/include/kgate/kgate-hostspec\\.h "usr/lib/$MULTI/libkgate-common\\.a" \
+    usr/include/kgate/kgate-hostspec\\.h usr/include/kgate/kgate-tool\\.h \
+    "usr/lib/$MULTI/libkgate-common\\.a" \
     usr/include/kgate/kgate-linux\\.h "usr/lib/$MULTI/libkgate-linux\\.a" \
     "usr/lib/$MULTI/pkgconfig/kgate-linux\\.pc" \
     usr/share/man/man7/kgate-plugin\\.7\\.gz usr/share/doc/kgate-dev/examples/hello/hello\\.c \

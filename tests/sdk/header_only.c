@@ -8,6 +8,8 @@
 #include <kgate/kgate-denycheck.h>
 /* The path predicate every backend and the core share. */
 #include <kgate/kgate-path.h>
+/* Where the programs run outside the box are found. */
+#include <kgate/kgate-tool.h>
 
 static int probe(const kgate_host *host, kgate_probe_depth depth, kgate_probe *p, kgate_err *err)
 {
