@@ -153,7 +153,11 @@ static int add_net_compat(scmp_filter_ctx *ctx)
                                         "bind",    "socketcall", "listen"};
     for (size_t i = 0; rc == 0 && i < sizeof calls / sizeof calls[0]; i++) {
         int nr = seccomp_syscall_resolve_name(calls[i]);
-        if (nr != __NR_SCMP_ERROR) rc = seccomp_rule_add(o, SCMP_ACT_ERRNO(EACCES), nr, 0);
+        /* socketcall also makes sockets: the family refusal's errno, as
+         * the network-off filter answers it (this filter comes last and
+         * its answer wins). */
+        int e = strcmp(calls[i], "socketcall") == 0 ? EAFNOSUPPORT : EACCES;
+        if (nr != __NR_SCMP_ERROR) rc = seccomp_rule_add(o, SCMP_ACT_ERRNO(e), nr, 0);
     }
     if (rc == 0) rc = refuse_families(o, 0);
     if (rc == 0)

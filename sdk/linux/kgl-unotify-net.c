@@ -255,6 +255,9 @@ void kgl_un_net_start(const kgl_un_policy *p)
                                       .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     N.relay_addr =
         (struct sockaddr_in){.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    for (size_t i = 0; i < N_TCPDNS; i++) N.tc[i].c = N.tc[i].u = -1;
+    /* Network off: no resolver, so no relay for anyone to reach. */
+    if (!p->net.resolver_port) return;
     socklen_t al = sizeof N.relay_addr;
     N.relay = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (N.relay >= 0 && (bind(N.relay, (struct sockaddr *)&N.relay_addr, sizeof N.relay_addr) < 0 ||
@@ -263,7 +266,6 @@ void kgl_un_net_start(const kgl_un_policy *p)
         N.relay = -1;
     }
     /* Without a relay every DNS query is refused (EACCES): closed. */
-    for (size_t i = 0; i < N_TCPDNS; i++) N.tc[i].c = N.tc[i].u = -1;
     N.tcp_relay_addr = N.relay_addr;
     N.tcp_relay_addr.sin_port = 0;
     al = sizeof N.tcp_relay_addr;
@@ -714,7 +716,8 @@ static int bound_has(unsigned long ino)
 
 /* One line of /proc/net/tcp: "sl: 0100007F:1F90 00000000:0000 0A ... uid
  * timeout inode ...".  1 when it is a listener on addr:port whose socket
- * this run bound. */
+ * this run bound, -1 when it is a listener there (or on every address)
+ * that is not the run's, 0 otherwise. */
 static int listener_line(const char *line, uint32_t addr, unsigned port)
 {
     unsigned la, lp, ra, rp, st;
@@ -724,11 +727,15 @@ static int listener_line(const char *line, uint32_t addr, unsigned port)
         return 0;
     /* The kernel prints the address as the host-order read of its four
      * bytes in network order: the same bytes as addr. */
-    return st == 0x0A && lp == port && (uint32_t)la == addr && bound_has(ino);
+    if (st != 0x0A || lp != port || ((uint32_t)la != addr && la != 0)) return 0;
+    return (uint32_t)la == addr && bound_has(ino) ? 1 : -1;
 }
 
 /* Whether a process of this run listens on addr:port (loopback): the
- * listener the kernel shows there now is a socket this run's bind made.
+ * listener the kernel shows there now is a socket this run's bind made,
+ * and no other listens there (SO_REUSEPORT shares a port between
+ * sockets of one uid: the kernel could hand the connection to the
+ * host's).
  * The box shares the host's network namespace, so a host service on
  * loopback is refused unless listed, and so is another box's server
  * (its inode is its own supervisor's).  What remains is a race: the
@@ -740,25 +747,27 @@ static int run_listens(uint32_t addr, unsigned port)
     if (fd < 0) return 0;
     char buf[8192];
     size_t have = 0;
-    int found = 0;
+    int ours = 0, theirs = 0;
     for (;;) {
         ssize_t n = read(fd, buf + have, sizeof buf - 1 - have);
+        if (n < 0) theirs = 1; /* not read whole: not shown to be only ours */
         if (n <= 0) break;
         have += (size_t)n;
         buf[have] = '\0';
         char *line = buf, *nl;
-        while (!found && (nl = strchr(line, '\n')) != NULL) {
+        while ((nl = strchr(line, '\n')) != NULL) {
             *nl = '\0';
-            found = listener_line(line, addr, port);
+            int k = listener_line(line, addr, port);
+            ours |= k > 0;
+            theirs |= k < 0;
             line = nl + 1;
         }
-        if (found) break;
         have = (size_t)(buf + have - line);
         memmove(buf, line, have);
         if (have == sizeof buf - 1) have = 0; /* no line is that long */
     }
     close(fd);
-    return found;
+    return ours && !theirs;
 }
 
 /* Where an Internet socket's call goes, decided on the copies: 0 with
@@ -778,18 +787,20 @@ static int inet_dest(const sock *k, op *o)
     if (o->tolen < sizeof *in) return EINVAL;
     unsigned port = ntohs(in->sin_port);
     uint32_t a = in->sin_addr.s_addr;
-    if (udp && port == 53) {
+    /* Network off (no resolver): no name is looked up, nothing leaves. */
+    int dns = N.n->resolver_port != 0;
+    if (udp && port == 53 && dns) {
         if (N.relay < 0) return EACCES;
         map_put(k->fd, in);
         memcpy(&o->to, &N.relay_addr, sizeof N.relay_addr);
         return 0;
     }
-    if (tcp && port == 53) {
+    if (tcp && port == 53 && dns) {
         if (N.tcp_relay < 0) return ECONNREFUSED;
         memcpy(&o->to, &N.tcp_relay_addr, sizeof N.tcp_relay_addr);
         return 0;
     }
-    if (tcp && port != 853 && allowed(a, port)) return 0;
+    if (tcp && port != 853 && port != 53 && allowed(a, port)) return 0;
     if (tcp && loopback(a) && run_listens(a, port)) return 0;
     record(NULL, a, port);
     return tcp ? ECONNREFUSED : EACCES;
