@@ -605,7 +605,7 @@ static void launch_failed(run_ctx *c, launch_state *l)
     /* A run whose processes could not all be ended did run. */
     c->started = l->outlived;
     if (l->outlived) {
-        /* Its one line; the checks below are not run. */
+        /* Its line; the checks below are made all the same. */
         kg_say("%s: %s", name, l->err.msg);
     } else if (l->lc.failed) {
         /* The same line as a log that refuses before the launch. */
@@ -662,9 +662,11 @@ static void launch_supervise(run_ctx *c, launch_state *l)
 static void launch_check_git(run_ctx *c, launch_state *l)
 {
     kg_autostrv kg_strv *found = kg_strv_new();
-    /* A process of the run may still be writing: a check now could say
-     * clean and be wrong a moment later, so none is made (fail closed). */
-    if (!l->outlived) kg_gitguard_end(c->gg, found);
+    /* Also when a process of the run may still be writing (outlived):
+     * the check may be wrong a moment later, but what it finds now is
+     * there now, and a skipped check let the host's git run a hook the
+     * survivor planted.  The run still fails (125, and its line says so). */
+    kg_gitguard_end(c->gg, found);
     for (size_t i = 0; i < kg_strv_len(found); i++) {
         const char *f = kg_strv_get(found, i);
         /* Names files the program chose, escaped by the check already. */

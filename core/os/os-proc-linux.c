@@ -24,7 +24,14 @@ bool kg_os_subreaper(bool on) { return prctl(PR_SET_CHILD_SUBREAPER, on ? 1 : 0,
 
 /* The parent and state of pid, from /proc/PID/stat ("pid (comm) S ppid
  * ..."; comm may hold spaces and parentheses: the last ')' ends it).
- * -1 when the process is gone. */
+ * -1 when the process is gone.
+ *
+ * State Z is the thread group's leader only: a leader that called
+ * pthread_exit (or SYS_exit) is a zombie while its other threads go on
+ * running and writing, and its parent cannot reap it until they end.
+ * num_threads (field 20) still counts the leader then, so a zombie with
+ * more than one is alive and must be killed (the signal reaches every
+ * thread of the group). */
 static int read_stat(int procfd, const char *name, kg_procent *e)
 {
     char path[64], buf[512];
@@ -40,10 +47,16 @@ static int read_stat(int procfd, const char *name, kg_procent *e)
     buf[n] = '\0';
     char *end = strrchr(buf, ')');
     char state;
-    long ppid;
-    if (!end || sscanf(end + 1, " %c %ld", &state, &ppid) != 2) return -1;
+    long ppid, threads = 1;
+    int got =
+        end ? sscanf(end + 1,
+                     " %c %ld %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %ld",
+                     &state, &ppid, &threads)
+            : 0;
+    /* A stat without field 20 (none known) reads as one thread. */
+    if (got < 2) return -1;
     e->ppid = (pid_t)ppid;
-    e->zombie = state == 'Z' || state == 'X';
+    e->zombie = (state == 'Z' || state == 'X') && threads <= 1;
     return 0;
 }
 

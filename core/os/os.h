@@ -104,7 +104,9 @@ pid_t *kg_os_children(size_t *n);
 typedef struct kg_procent {
     pid_t pid;
     pid_t ppid;
-    bool zombie; /* ended, not yet reaped: it cannot run, but it is there */
+    /* Ended, not yet reaped: it cannot run, but it is there.  A leader
+     * whose other threads still run is not one (it is killed). */
+    bool zombie;
 } kg_procent;
 int kg_os_proc_scan(void (*each)(void *arg, const struct kg_procent *e), void *arg);
 

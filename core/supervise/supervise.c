@@ -511,7 +511,7 @@ static void end_tree(sup *s, bool spare_helpers)
         if (res.scan_errno) {
             snprintf(s->outlived, sizeof s->outlived,
                      "cannot list the processes to end the run's (/proc: %s): "
-                     "the end-of-run checks were not run",
+                     "the end-of-run checks were made, but one may still write after them",
                      res.scan_errno == ESRCH ? "not this PID namespace's, or "
                                                "kgate itself is not in it"
                                              : strerror(res.scan_errno));
@@ -523,11 +523,15 @@ static void end_tree(sup *s, bool spare_helpers)
                                  (long)res.shown[i]);
                 if (w > 0) at += (size_t)w;
             }
+            /* "killed" only when a kill was sent: a process the scan
+             * took for ended and never signalled is not one. */
             snprintf(s->outlived, sizeof s->outlived,
                      "%zu process%s still there %d s after it ended, "
-                     "though killed (pid %s%s): the end-of-run checks were not run",
+                     "%s (pid %s%s): the end-of-run checks were made, but it may still "
+                     "write after them",
                      res.left, res.left == 1 ? " of the run is" : "es of the run are",
-                     (ORPHAN_GRACE_MS + TREE_BOUND_MS) / 1000, pids,
+                     (ORPHAN_GRACE_MS + TREE_BOUND_MS) / 1000,
+                     res.killed ? "though killed" : "never killed", pids,
                      res.left > shown ? " ..." : "");
         }
     }
@@ -1213,8 +1217,9 @@ static int sup_finish(sup *s, sup_fds *f, const kg_supervise_opts *opts, int ret
     restore_tty(s);
     restore_signals(s);
     if (s->outlived[0]) {
-        /* Fail closed: nothing says the run is over, so no check may
-         * treat it as over (cmd_run.c). */
+        /* Fail closed: nothing says the run is over, so the run fails
+         * even when the end-of-run checks it still gets find nothing
+         * (cmd_run.c). */
         kg_err_set(err, EBUSY, "%s", s->outlived);
         if (opts && opts->outlived) *opts->outlived = true;
         ret = -1;

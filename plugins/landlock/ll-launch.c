@@ -97,7 +97,10 @@ static int child_prepare(void *p)
     int sup = c->sup_ruleset >= 0;
     if (syscall(SYS_landlock_restrict_self, sup ? c->sup_ruleset : c->ruleset, 0U) < 0) return -1;
     if (kgl_seccomp_apply() < 0) return -1;
-    if (c->nonet && kgl_seccomp_nonet_apply() < 0) return -1;
+    /* Network off with the network supervisor: IPv4 sockets too, each
+     * bind, listen, connect and send of them the supervisor's. */
+    if (c->nonet && (c->un->net.on ? kgl_seccomp_nonet_lo_apply() : kgl_seccomp_nonet_apply()) < 0)
+        return -1;
     if (sup) {
         int sock = kgl_un_fork_supervisor(c->un);
         if (sock < 0) return -1;
@@ -201,6 +204,17 @@ static int start_net(const kgate_policy *pol, const kgate_launch *io, kgl_un_pol
     return 0;
 }
 
+/* Network off with the supervisor (issue 41): no host and no resolver, so
+ * that the only Internet connections are to the run's own loopback
+ * servers (kgl-unotify-net.c).  No records, as in the bubblewrap box's
+ * network off: a refusal there is the kernel's, not a decision. */
+static int start_loopback(kgl_un_policy *un, kgate_err *err)
+{
+    if (kgl_un_net_init(un, NULL, 0, NULL, err) < 0) return -1;
+    un->net.events_fd = -1;
+    return 0;
+}
+
 /* The supervisor's ruleset in *rs_sup when the kernel has user
  * notification and the project holds split directories, or the network
  * is restricted to hosts (then it is required); -1 there (and 0
@@ -220,8 +234,11 @@ static int use_supervisor(const kgate_host *host, const kgate_policy *pol, const
         const char *off = getenv(LL_ENV_NO_UNOTIFY);
         if (off && *off && strcmp(off, "0") != 0) return 0;
     }
+    /* Network off: the supervisor also runs, for the run's own loopback
+     * servers, where it can (without it, no Internet socket at all). */
+    int lo = r->nonet; /* user notification is there (above) */
     int k = ll_un_build(pol, r, un, sup, err);
-    if (k < 0 || (k == 0 && !net)) return k;
+    if (k < 0 || (k == 0 && !net && !lo)) return k;
     if (k == 0) {
         /* Nothing to manage: the supervisor's rights are the program's. */
         *sup = *r;
@@ -229,11 +246,18 @@ static int use_supervisor(const kgate_host *host, const kgate_policy *pol, const
         if (!sup->v) return kgate_err_set(err, ENOMEM, "out of memory");
         memcpy(sup->v, r->v, r->n * sizeof *r->v);
     }
+    /* The supervisor makes the program's binds and connects: Landlock's
+     * TCP rules (network off, ABI 4) stay the program's alone. */
+    if (lo) sup->net_handled = 0;
     *rs_sup = make_ruleset(sup, err);
-    if (*rs_sup < 0 || (net && start_net(pol, io, un, resolver, err) < 0)) return -1;
+    if (*rs_sup < 0 || (net && start_net(pol, io, un, resolver, err) < 0) ||
+        (lo && start_loopback(un, err) < 0))
+        return -1;
     host->log(host, KGATE_LOG_DEBUG, "landlock: supervisor for %zu managed directories%s%s",
               un->n_managed, un->reads ? " (every open notified: a deny_read entry below one)" : "",
-              net ? " and the network" : "");
+              net  ? " and the network"
+              : lo ? " and the run's loopback servers"
+                   : "");
     return 0;
 }
 

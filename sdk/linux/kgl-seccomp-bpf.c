@@ -227,3 +227,10 @@ int kgl_seccomp_export_nonet(int fd, kgate_err *err)
     const sc_rule *rules = kgl_seccomp_nonet_rules(&n);
     return export_table(rules, n, fd, err);
 }
+
+int kgl_seccomp_export_nonet_lo(int fd, kgate_err *err)
+{
+    size_t n;
+    const sc_rule *rules = kgl_seccomp_nonet_lo_rules(&n);
+    return export_table(rules, n, fd, err);
+}

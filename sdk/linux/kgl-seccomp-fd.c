@@ -101,3 +101,8 @@ int kgl_seccomp_nonet_apply(void)
 {
     return apply(kgl_seccomp_nonet_program, sizeof kgl_seccomp_nonet_program);
 }
+
+int kgl_seccomp_nonet_lo_apply(void)
+{
+    return apply(kgl_seccomp_nonet_lo_program, sizeof kgl_seccomp_nonet_lo_program);
+}

@@ -18,6 +18,7 @@
 #define K_CLONE_NEWUSER 0x10000000u
 #define K_AF_VSOCK 40u
 #define K_AF_UNIX 1u
+#define K_AF_INET 2u
 #define K_AF_ALG 38u
 #define K_PER_LINUX 0x0u
 #define K_PER_LINUX32 0x8u
@@ -77,5 +78,7 @@ int kgl_seccomp_export(int fd, kgate_err *err);
  * has none, such as Landlock's).  Same shape, its own program. */
 const sc_rule *kgl_seccomp_nonet_rules(size_t *n);
 int kgl_seccomp_export_nonet(int fd, kgate_err *err);
+const sc_rule *kgl_seccomp_nonet_lo_rules(size_t *n);
+int kgl_seccomp_export_nonet_lo(int fd, kgate_err *err);
 
 #endif

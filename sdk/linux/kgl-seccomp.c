@@ -277,6 +277,47 @@ static const sc_rule nonet_rules[] = {
      * sight, is refused by the first table in every box (ENOSYS). */
 };
 
+/* Network off with the supervisor (kgl-unotify-net.c) in the chain: IPv4
+ * sockets too, for the program's own servers on loopback.  The
+ * supervisor makes every bind, listen, connect and send of them, and
+ * allows only loopback servers of the run and connects to them; netlink
+ * (the host's interfaces and routes) and every other family stay
+ * refused here. */
+static const char W_NONET_LO[] =
+    "network off without a network namespace: only Unix sockets, and IPv4 "
+    "sockets whose every bind, listen, connect and send the supervisor "
+    "makes (loopback servers of the run only)";
+static const sc_rule nonet_lo_rules[] = {
+    {"network off",
+     "socket",
+     EAFNOSUPPORT,
+     R_NOT_IN,
+     0,
+     0,
+     0,
+     {K_AF_UNIX, K_AF_INET},
+     2,
+     "domain is not AF_UNIX or AF_INET",
+     W_NONET_LO},
+    {"network off",
+     "socketpair",
+     EAFNOSUPPORT,
+     R_NOT_IN,
+     0,
+     0,
+     0,
+     {K_AF_UNIX},
+     1,
+     "domain is not AF_UNIX",
+     W_NONET_LO},
+};
+
+const sc_rule *kgl_seccomp_nonet_lo_rules(size_t *n)
+{
+    *n = sizeof nonet_lo_rules / sizeof nonet_lo_rules[0];
+    return nonet_lo_rules;
+}
+
 size_t kgl_seccomp_nonet_rule_count(void) { return sizeof nonet_rules / sizeof nonet_rules[0]; }
 
 const sc_rule *kgl_seccomp_nonet_rules(size_t *n)

@@ -16,8 +16,9 @@
  * chroot is refused so that the program's "/" stays the supervisor's.
  *
  * The "_net" variants add the names-on-the-network calls (kgate-unotify.h,
- * kgl-unotify-net.c): connect, sendmsg and sendmmsg always notify (their
- * address is memory), sendto only with an address (a NULL address goes to
+ * kgl-unotify-net.c): connect, bind, listen, sendmsg and sendmmsg always
+ * notify (their address is memory; listen's is the socket's, which the
+ * supervisor reads on its copy), sendto only with an address (a NULL address goes to
  * the peer connect set, which the supervisor chose), recvfrom only with a
  * place for the sender's address (the supervisor writes the resolver's
  * there for its relayed answers).  Sockets of any family but Unix, IPv4
@@ -118,6 +119,8 @@ static int add_net_native(scmp_filter_ctx ctx)
      * EAFNOSUPPORT, which clients take as "use IPv4". */
     if ((rc = refuse_families(ctx, 1)) < 0) return rc;
     if ((rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(connect), 0)) < 0 ||
+        (rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(bind), 0)) < 0 ||
+        (rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(listen), 0)) < 0 ||
         (rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(sendmsg), 0)) < 0 ||
         (rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(sendmmsg), 0)) < 0)
         return rc;
@@ -146,10 +149,15 @@ static int add_net_compat(scmp_filter_ctx *ctx)
     if (rc == 0) rc = seccomp_arch_remove(o, SCMP_ARCH_NATIVE);
     if (rc == 0) rc = seccomp_arch_add(o, SCMP_ARCH_X86);
     if (rc == 0) rc = seccomp_arch_add(o, SCMP_ARCH_X32);
-    static const char *const calls[] = {"connect", "sendto", "sendmsg", "sendmmsg", "socketcall"};
+    static const char *const calls[] = {"connect", "sendto",     "sendmsg", "sendmmsg",
+                                        "bind",    "socketcall", "listen"};
     for (size_t i = 0; rc == 0 && i < sizeof calls / sizeof calls[0]; i++) {
         int nr = seccomp_syscall_resolve_name(calls[i]);
-        if (nr != __NR_SCMP_ERROR) rc = seccomp_rule_add(o, SCMP_ACT_ERRNO(EACCES), nr, 0);
+        /* socketcall also makes sockets: the family refusal's errno, as
+         * the network-off filter answers it (this filter comes last and
+         * its answer wins). */
+        int e = strcmp(calls[i], "socketcall") == 0 ? EAFNOSUPPORT : EACCES;
+        if (nr != __NR_SCMP_ERROR) rc = seccomp_rule_add(o, SCMP_ACT_ERRNO(e), nr, 0);
     }
     if (rc == 0) rc = refuse_families(o, 0);
     if (rc == 0)

@@ -2,7 +2,7 @@
  * restricted with an allow list of hosts in a box without a network
  * namespace (kgate-unotify.h; the launch half is kgl-unotify-dns.c).
  *
- * The filter notifies connect, sendmsg and sendmmsg, sendto with an
+ * The filter notifies connect, bind, listen, sendmsg and sendmmsg, sendto with an
  * address and recvfrom with a place for one.  The supervisor never lets
  * the kernel re-read what it checked: it copies the address (and the data
  * and control of a send) once, takes the program's socket with
@@ -10,9 +10,11 @@
  * O_NONBLOCK and timeouts hold), checks the socket's own family, type and
  * protocol, and makes the call itself with its copies:
  *   - TCP connect: to an address the filtering resolver answered for a
- *     listed name, on a listed port, or a literal entry; port 53 goes to
- *     the filtering resolver, 853 (DNS over TLS) is refused; anything
- *     else is ECONNREFUSED and an event record.  A blocking connect is
+ *     listed name, on a listed port, or a literal entry, or to a loopback
+ *     port a socket this run bound listens on; port 53 goes to the
+ *     supervisor's TCP relay (which records unlisted names and learns
+ *     answers as the UDP relay does), 853 (DNS over TLS) is refused;
+ *     anything else is ECONNREFUSED and an event record.  A blocking connect is
  *     made by a worker (a fork of the supervisor holding the copies) so
  *     that the loop keeps answering the program's other calls;
  *   - UDP: only to port 53, and there to the relay, a socket of the
@@ -24,7 +26,11 @@
  *   - Unix and netlink sockets: made as asked (the check that matters is
  *     that the socket really is one, on the descriptor it took);
  *   - a TCP send's address is ignored by the kernel (fast open is refused
- *     by the filter), so it sends what it copied to the connected peer.
+ *     by the filter), so it sends what it copied to the connected peer;
+ *   - bind and listen: the box shares the host's network namespace, so a
+ *     server address (a port asked for) is allowed only on loopback, and
+ *     listen only on a loopback socket (one never bound is bound to
+ *     127.0.0.1 first): nothing connects in.
  * The allowed set, the relay's queries and the workers live in fixed
  * tables: the supervisor allocates nothing. */
 #ifndef _GNU_SOURCE
@@ -62,6 +68,10 @@
 #define N_WORKERS 64
 #define N_MMSG 64
 #define MAX_RECORDS 4096
+#define N_BOUND 1024
+/* DNS over TCP connections relayed at once: the oldest gives way. */
+#define N_TCPDNS 8
+#define DNS_TCP_MAX (2 + 65535)
 /* How long an answered address stays allowed at least: programs keep
  * answers past their TTL (the slirp-filter stage keeps them as long). */
 #define ANSWER_KEEP 3600
@@ -94,7 +104,25 @@ static struct net {
     size_t next_map;
     pid_t workers[N_WORKERS];
     size_t n_records;
-} N = {.relay = -1};
+    /* The Internet sockets this run bound (the supervisor made every
+     * bind): a loopback listener of the run is known by its inode. */
+    struct {
+        ino_t ino;
+    } bound[N_BOUND];
+    size_t next_bound;
+    /* DNS over TCP: the supervisor's listener the program's connects to
+     * port 53 are pointed at, and each connection's two ends. */
+    int tcp_relay;
+    struct sockaddr_in tcp_relay_addr;
+    struct {
+        int c, u; /* the program's end, accepted; the resolver's */
+        size_t cn, un; /* bytes of the message being read from each */
+        time_t t;
+    } tc[N_TCPDNS];
+} N = {.relay = -1, .tcp_relay = -1};
+
+static unsigned char tc_query[N_TCPDNS][DNS_TCP_MAX];
+static unsigned char tc_answer[N_TCPDNS][DNS_TCP_MAX];
 
 static unsigned char data[NET_BUF];
 static unsigned char ctl[NET_CTL];
@@ -117,7 +145,7 @@ static const result CONT = {R_CONT, 0, -1, 0};
 int kgl_un_net_call(int nr)
 {
     return nr == SYS_connect || nr == SYS_sendto || nr == SYS_sendmsg || nr == SYS_sendmmsg ||
-           nr == SYS_recvfrom;
+           nr == SYS_recvfrom || nr == SYS_bind || nr == SYS_listen;
 }
 
 /* ---- records ----------------------------------------------------------- */
@@ -139,7 +167,8 @@ static void record(const char *name, uint32_t addr, unsigned port)
     }
     esc[o] = '\0';
     if (!o) memcpy(esc, "-", 2);
-    if (addr) inet_ntop(AF_INET, &addr, a, sizeof a);
+    /* A refused bind on every address (0.0.0.0) has a port. */
+    if (addr || port) inet_ntop(AF_INET, &addr, a, sizeof a);
     int n = snprintf(line, sizeof line, "net refused %s %s %u\n", esc, a, port);
     /* One write, never waiting: a full pipe drops the record. */
     if (n > 0 && (size_t)n < sizeof line && write(N.n->events_fd, line, (size_t)n) == n)
@@ -226,6 +255,9 @@ void kgl_un_net_start(const kgl_un_policy *p)
                                       .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     N.relay_addr =
         (struct sockaddr_in){.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    for (size_t i = 0; i < N_TCPDNS; i++) N.tc[i].c = N.tc[i].u = -1;
+    /* Network off: no resolver, so no relay for anyone to reach. */
+    if (!p->net.resolver_port) return;
     socklen_t al = sizeof N.relay_addr;
     N.relay = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (N.relay >= 0 && (bind(N.relay, (struct sockaddr *)&N.relay_addr, sizeof N.relay_addr) < 0 ||
@@ -234,12 +266,30 @@ void kgl_un_net_start(const kgl_un_policy *p)
         N.relay = -1;
     }
     /* Without a relay every DNS query is refused (EACCES): closed. */
+    N.tcp_relay_addr = N.relay_addr;
+    N.tcp_relay_addr.sin_port = 0;
+    al = sizeof N.tcp_relay_addr;
+    N.tcp_relay = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (N.tcp_relay >= 0 &&
+        (bind(N.tcp_relay, (struct sockaddr *)&N.tcp_relay_addr, sizeof N.tcp_relay_addr) < 0 ||
+         listen(N.tcp_relay, N_TCPDNS) < 0 ||
+         getsockname(N.tcp_relay, (struct sockaddr *)&N.tcp_relay_addr, &al) < 0)) {
+        close(N.tcp_relay);
+        N.tcp_relay = -1;
+    }
+    /* Without it every DNS connection over TCP is refused: closed. */
 }
 
 int kgl_un_net_fds(struct pollfd *pf, int max)
 {
     int k = 0;
     if (N.relay >= 0 && k < max) pf[k++] = (struct pollfd){N.relay, POLLIN, 0};
+    if (N.tcp_relay >= 0 && k < max) pf[k++] = (struct pollfd){N.tcp_relay, POLLIN, 0};
+    for (size_t i = 0; i < N_TCPDNS && k + 1 < max; i++)
+        if (N.tc[i].c >= 0) {
+            pf[k++] = (struct pollfd){N.tc[i].c, POLLIN, 0};
+            pf[k++] = (struct pollfd){N.tc[i].u, POLLIN, 0};
+        }
     for (size_t i = 0; i < N_PEND && k < max; i++)
         if (N.pend[i].fd >= 0) pf[k++] = (struct pollfd){N.pend[i].fd, POLLIN, 0};
     return k;
@@ -300,6 +350,137 @@ static void relay_answer(size_t i)
                  sizeof N.pend[i].client);
 }
 
+/* ---- DNS over TCP -------------------------------------------------------
+ * The same as the UDP relay, on a stream: each message (a two-byte length
+ * and a DNS message) the program sends is read whole, its name recorded
+ * when no entry lists it, and passed to the filtering resolver; each
+ * answer is read whole, its A records allowed, and only then passed on.
+ * The program's connect to any address's port 53 is made to this
+ * listener (inet_dest), so a lookup over TCP is a record as one over UDP
+ * is (issue 40, defect 7). */
+
+static void tc_close(size_t i)
+{
+    if (N.tc[i].c >= 0) close(N.tc[i].c);
+    if (N.tc[i].u >= 0) close(N.tc[i].u);
+    N.tc[i].c = N.tc[i].u = -1;
+    N.tc[i].cn = N.tc[i].un = 0;
+}
+
+/* Both ends block for at most a second on a send: a program that does not
+ * read its answers holds up only its own supervisor, briefly. */
+static void tc_timeouts(int fd)
+{
+    struct timeval tv = {1, 0};
+    (void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    (void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+}
+
+static void tc_accept(void)
+{
+    int c = accept4(N.tcp_relay, NULL, NULL, SOCK_CLOEXEC);
+    if (c < 0) return;
+    size_t slot = 0;
+    time_t oldest = 0;
+    for (size_t i = 0; i < N_TCPDNS; i++) {
+        if (N.tc[i].c < 0) {
+            slot = i;
+            break;
+        }
+        if (!oldest || N.tc[i].t < oldest) {
+            oldest = N.tc[i].t;
+            slot = i;
+        }
+    }
+    tc_close(slot);
+    int u = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (u >= 0) tc_timeouts(u);
+    /* The resolver is this host's loopback: the connect is at once. */
+    if (u < 0 || connect(u, (struct sockaddr *)&N.resolver, sizeof N.resolver) < 0) {
+        if (u >= 0) close(u);
+        close(c);
+        return;
+    }
+    tc_timeouts(c);
+    N.tc[slot].c = c;
+    N.tc[slot].u = u;
+    N.tc[slot].t = now();
+}
+
+static int send_all(int fd, const unsigned char *b, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = send(fd, b, len, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return -1;
+        b += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* Reads more of the message on fd into buf (have bytes so far); 1 when
+ * it is whole, 0 when more is to come, -1 when the connection ended. */
+static int read_message(int fd, unsigned char *buf, size_t *have)
+{
+    size_t want = *have < 2 ? 2 : 2 + ((size_t)buf[0] << 8 | buf[1]);
+    ssize_t n = recv(fd, buf + *have, want - *have, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return 0;
+    if (n <= 0) return -1;
+    *have += (size_t)n;
+    if (*have == 2) want = 2 + ((size_t)buf[0] << 8 | buf[1]);
+    return *have == want && want > 2;
+}
+
+static void tc_query_ready(size_t i)
+{
+    int r = read_message(N.tc[i].c, tc_query[i], &N.tc[i].cn);
+    if (r < 0) tc_close(i);
+    if (r <= 0) return;
+    size_t len = N.tc[i].cn;
+    N.tc[i].cn = 0;
+    N.tc[i].t = now();
+    char qname[NS_MAXDNAME];
+    int rcode = 0;
+    /* What is not a query it can read is not passed on. */
+    if (kgl_un_parse_answer(tc_query[i] + 2, len - 2, qname, sizeof qname, &rcode, NULL, NULL) <
+        0) {
+        tc_close(i);
+        return;
+    }
+    if (!listed(qname)) record(qname, 0, 0);
+    if (send_all(N.tc[i].u, tc_query[i], len) < 0) tc_close(i);
+}
+
+static void tc_answer_ready(size_t i)
+{
+    int r = read_message(N.tc[i].u, tc_answer[i], &N.tc[i].un);
+    if (r < 0) tc_close(i);
+    if (r <= 0) return;
+    size_t len = N.tc[i].un;
+    N.tc[i].un = 0;
+    char qname[NS_MAXDNAME];
+    int rcode = 0;
+    learn_ctx c = {qname};
+    /* The addresses are allowed before the program can read them. */
+    if (kgl_un_parse_answer(tc_answer[i] + 2, len - 2, qname, sizeof qname, &rcode, learn, &c) <
+            0 ||
+        send_all(N.tc[i].c, tc_answer[i], len) < 0)
+        tc_close(i);
+}
+
+static void tc_ready(int fd)
+{
+    if (fd == N.tcp_relay) {
+        tc_accept();
+        return;
+    }
+    for (size_t i = 0; i < N_TCPDNS; i++) {
+        if (N.tc[i].c >= 0 && fd == N.tc[i].c) tc_query_ready(i);
+        if (N.tc[i].u >= 0 && fd == N.tc[i].u) tc_answer_ready(i);
+    }
+}
+
 void kgl_un_net_ready(const struct pollfd *pf, int n)
 {
     for (int k = 0; k < n; k++) {
@@ -308,10 +489,13 @@ void kgl_un_net_ready(const struct pollfd *pf, int n)
             relay_query();
             continue;
         }
+        tc_ready(pf[k].fd);
         for (size_t i = 0; i < N_PEND; i++)
             if (N.pend[i].fd == pf[k].fd) relay_answer(i);
     }
     time_t t = now();
+    for (size_t i = 0; i < N_TCPDNS; i++)
+        if (N.tc[i].c >= 0 && t - N.tc[i].t > 30) tc_close(i);
     for (size_t i = 0; i < N_PEND; i++)
         if (N.pend[i].fd >= 0 && t - N.pend[i].t > 10) {
             close(N.pend[i].fd);
@@ -508,6 +692,84 @@ static int unix_path(const sv *s, op *o, int *cwd)
     return 0;
 }
 
+/* ---- the run's own servers --------------------------------------------- */
+
+static int loopback(uint32_t a) { return (ntohl(a) >> 24) == 127; }
+
+static void bound_put(int d)
+{
+    struct stat st;
+    if (fstat(d, &st) < 0) return;
+    for (size_t i = 0; i < N_BOUND; i++)
+        if (N.bound[i].ino == st.st_ino) return;
+    /* Full: the oldest gives way (its port is refused again, never
+     * another allowed). */
+    N.bound[N.next_bound++ % N_BOUND].ino = st.st_ino;
+}
+
+static int bound_has(unsigned long ino)
+{
+    for (size_t i = 0; i < N_BOUND; i++)
+        if (N.bound[i].ino && (unsigned long)N.bound[i].ino == ino) return 1;
+    return 0;
+}
+
+/* One line of /proc/net/tcp: "sl: 0100007F:1F90 00000000:0000 0A ... uid
+ * timeout inode ...".  1 when it is a listener on addr:port whose socket
+ * this run bound, -1 when it is a listener there (or on every address)
+ * that is not the run's, 0 otherwise. */
+static int listener_line(const char *line, uint32_t addr, unsigned port)
+{
+    unsigned la, lp, ra, rp, st;
+    unsigned long ino;
+    if (sscanf(line, " %*u: %x:%x %x:%x %x %*x:%*x %*x:%*x %*x %*u %*u %lu", &la, &lp, &ra, &rp,
+               &st, &ino) != 6)
+        return 0;
+    /* The kernel prints the address as the host-order read of its four
+     * bytes in network order: the same bytes as addr. */
+    if (st != 0x0A || lp != port || ((uint32_t)la != addr && la != 0)) return 0;
+    return (uint32_t)la == addr && bound_has(ino) ? 1 : -1;
+}
+
+/* Whether a process of this run listens on addr:port (loopback): the
+ * listener the kernel shows there now is a socket this run's bind made,
+ * and no other listens there (SO_REUSEPORT shares a port between
+ * sockets of one uid: the kernel could hand the connection to the
+ * host's).
+ * The box shares the host's network namespace, so a host service on
+ * loopback is refused unless listed, and so is another box's server
+ * (its inode is its own supervisor's).  What remains is a race: the
+ * run's listener closed and a host service bound the port between this
+ * read and the connect (docs/landlock.md). */
+static int run_listens(uint32_t addr, unsigned port)
+{
+    int fd = open("/proc/self/net/tcp", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    char buf[8192];
+    size_t have = 0;
+    int ours = 0, theirs = 0;
+    for (;;) {
+        ssize_t n = read(fd, buf + have, sizeof buf - 1 - have);
+        if (n < 0) theirs = 1; /* not read whole: not shown to be only ours */
+        if (n <= 0) break;
+        have += (size_t)n;
+        buf[have] = '\0';
+        char *line = buf, *nl;
+        while ((nl = strchr(line, '\n')) != NULL) {
+            *nl = '\0';
+            int k = listener_line(line, addr, port);
+            ours |= k > 0;
+            theirs |= k < 0;
+            line = nl + 1;
+        }
+        have = (size_t)(buf + have - line);
+        memmove(buf, line, have);
+        if (have == sizeof buf - 1) have = 0; /* no line is that long */
+    }
+    close(fd);
+    return ours && !theirs;
+}
+
 /* Where an Internet socket's call goes, decided on the copies: 0 with
  * o->to rewritten where it must be, or an errno (recorded). */
 static int inet_dest(const sock *k, op *o)
@@ -525,17 +787,21 @@ static int inet_dest(const sock *k, op *o)
     if (o->tolen < sizeof *in) return EINVAL;
     unsigned port = ntohs(in->sin_port);
     uint32_t a = in->sin_addr.s_addr;
-    if (udp && port == 53) {
+    /* Network off (no resolver): no name is looked up, nothing leaves. */
+    int dns = N.n->resolver_port != 0;
+    if (udp && port == 53 && dns) {
         if (N.relay < 0) return EACCES;
         map_put(k->fd, in);
         memcpy(&o->to, &N.relay_addr, sizeof N.relay_addr);
         return 0;
     }
-    if (tcp && port == 53) {
-        memcpy(&o->to, &N.resolver, sizeof N.resolver);
+    if (tcp && port == 53 && dns) {
+        if (N.tcp_relay < 0) return ECONNREFUSED;
+        memcpy(&o->to, &N.tcp_relay_addr, sizeof N.tcp_relay_addr);
         return 0;
     }
-    if (tcp && port != 853 && allowed(a, port)) return 0;
+    if (tcp && port != 853 && port != 53 && allowed(a, port)) return 0;
+    if (tcp && loopback(a) && run_listens(a, port)) return 0;
     record(NULL, a, port);
     return tcp ? ECONNREFUSED : EACCES;
 }
@@ -578,6 +844,132 @@ static int read_addr(const sv *s, uint64_t addr, uint64_t len, op *o)
     if (len > sizeof o->to || len < sizeof(sa_family_t)) return EINVAL;
     o->tolen = (socklen_t)len;
     return kgl_un_read_mem(s, addr, &o->to, (size_t)len);
+}
+
+/* bind on an Internet socket: a server's address (a port asked for) only
+ * on loopback; port 0 (a client's, the kernel picks the port as a send
+ * would) on any.  The Landlock box cannot publish (--publish is refused),
+ * so nothing outside may connect in. */
+static int inet_bind(const op *o)
+{
+    const struct sockaddr_in *in = (const struct sockaddr_in *)&o->to;
+    if (o->to.ss_family != AF_INET) return EAFNOSUPPORT;
+    if (o->tolen < sizeof *in) return EINVAL;
+    if (in->sin_port == 0 || loopback(in->sin_addr.s_addr)) return 0;
+    record(NULL, in->sin_addr.s_addr, ntohs(in->sin_port));
+    return EACCES;
+}
+
+/* bind on a Unix socket to a path: made in the directory the program
+ * names, opened once (the supervisor's rights are the program's outside
+ * the managed directories, where the program could make nothing: there
+ * it is refused, as the program's Landlock rules would). */
+static int unix_bind(const sv *s, op *o, int *dirfd)
+{
+    struct sockaddr_un *u = (struct sockaddr_un *)&o->to;
+    size_t off = offsetof(struct sockaddr_un, sun_path);
+    size_t plen = o->tolen > off ? o->tolen - off : 0;
+    if (!plen || u->sun_path[0] == '\0') return 0; /* abstract, or autobind */
+    char path[sizeof u->sun_path + 1], dir[sizeof path + 2], leaf[sizeof path], pp[64];
+    memcpy(path, u->sun_path, plen);
+    path[plen] = '\0';
+    int slash = 0, e = kgl_un_split(path, strlen(path), dir, sizeof dir, leaf, sizeof leaf, &slash);
+    if (e) return e;
+    if (slash) return EINVAL;
+    int base = AT_FDCWD;
+    if (dir[0] != '/') {
+        kgl_un_proc_path(pp, s->pid, "cwd", -1);
+        base = open(pp, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (base < 0) return errno;
+    }
+    *dirfd = openat(base, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    e = errno;
+    if (base >= 0) close(base);
+    if (*dirfd < 0) return e;
+    struct stat st;
+    if (fstat(*dirfd, &st) < 0) return errno;
+    for (size_t i = 0; i < s->p->n_managed; i++)
+        if (s->p->managed[i].dev == st.st_dev && s->p->managed[i].ino == st.st_ino) return EACCES;
+    int n = snprintf(u->sun_path, sizeof u->sun_path, "/proc/self/fd/%d/%s", *dirfd, leaf);
+    if (n < 0 || (size_t)n >= sizeof u->sun_path) return ENAMETOOLONG;
+    o->tolen = (socklen_t)(off + (size_t)n + 1);
+    return 0;
+}
+
+/* The program's umask, from /proc/<tid>/status; -1 when unknown (the
+ * socket file then gets the supervisor's, kgate's). */
+static int program_umask(const sv *s)
+{
+    char pp[64], buf[2048];
+    kgl_un_proc_path(pp, s->pid, "status", -1);
+    int fd = open(pp, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t n = read(fd, buf, sizeof buf);
+    close(fd);
+    return n > 0 ? kgl_un_parse_umask(buf, (size_t)n) : -1;
+}
+
+/* bind, decided and made on the copies (the kernel never re-reads the
+ * address, nor which socket the descriptor is). */
+static result do_bind(const sv *s, const uint64_t *a)
+{
+    op o;
+    sock k;
+    memset(&o, 0, sizeof o);
+    int e = open_sock(s, a[0], &k);
+    if (e) return err(e);
+    int dirfd = -1;
+    e = read_addr(s, a[1], a[2], &o);
+    if (!e && !o.tolen) e = EINVAL;
+    if (!e) {
+        switch (k.domain) {
+        case AF_INET: e = inet_bind(&o); break;
+        case AF_UNIX: e = unix_bind(s, &o, &dirfd); break;
+        case AF_NETLINK: break;
+        default: e = EAFNOSUPPORT; break;
+        }
+    }
+    /* A Unix socket's file takes the caller's umask: the program's. */
+    int mask = dirfd >= 0 ? program_umask(s) : -1;
+    mode_t old = mask >= 0 ? umask((mode_t)mask) : 0;
+    if (!e && bind(k.fd, (const struct sockaddr *)&o.to, o.tolen) < 0) e = errno;
+    if (mask >= 0) umask(old);
+    if (!e && k.domain == AF_INET) bound_put(k.fd);
+    close(k.fd);
+    if (dirfd >= 0) close(dirfd);
+    return e ? err(e) : val(0);
+}
+
+/* listen, made on the supervisor's copy of the socket: an Internet one
+ * only on a loopback address this run bound; one never bound (which the
+ * kernel would bind to every address) is bound to 127.0.0.1 first. */
+static result do_listen(const sv *s, const uint64_t *a)
+{
+    sock k;
+    int e = open_sock(s, a[0], &k);
+    if (e) return err(e);
+    if (k.domain == AF_INET) {
+        struct sockaddr_in at;
+        socklen_t l = sizeof at;
+        if (getsockname(k.fd, (struct sockaddr *)&at, &l) < 0) {
+            e = errno;
+        } else if (at.sin_port == 0) {
+            at = (struct sockaddr_in){.sin_family = AF_INET,
+                                      .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+            if (bind(k.fd, (struct sockaddr *)&at, sizeof at) < 0)
+                e = errno;
+            else
+                bound_put(k.fd);
+        } else if (!loopback(at.sin_addr.s_addr)) {
+            record(NULL, at.sin_addr.s_addr, ntohs(at.sin_port));
+            e = EACCES;
+        }
+    } else if (k.domain != AF_UNIX && k.domain != AF_NETLINK) {
+        e = EOPNOTSUPP;
+    }
+    if (!e && listen(k.fd, (int)a[1]) < 0) e = errno;
+    close(k.fd);
+    return e ? err(e) : val(0);
 }
 
 static result do_connect(const sv *s, const uint64_t *a)
@@ -771,6 +1163,8 @@ result kgl_un_net_handle(const sv *s, const struct seccomp_notif *n)
     case SYS_sendmsg: return do_sendmsg(s, a);
     case SYS_sendmmsg: return do_sendmmsg(s, a);
     case SYS_recvfrom: return do_recvfrom(s, a);
+    case SYS_bind: return do_bind(s, a);
+    case SYS_listen: return do_listen(s, a);
     default: return err(EINVAL);
     }
 }

@@ -408,12 +408,80 @@ COMPAT shmget EPERM" ]
 }
 check_intact() { [ "$(as_user ./sysvipc intact "$@")" = INTACT ]; }
 
+# The program's own servers on loopback with network off (issue 41): the
+# box shares the host's network namespace, so there is no private
+# loopback; the supervisor makes every bind, listen and connect of an
+# IPv4 socket, and allows a connect only to a loopback port a socket of
+# this run listens on.  A test's own web server (another process of the
+# run) answers its own client; the host's loopback listener (the outside
+# process's, same user) and a bind on every address stay refused.
+LOOPBACK_PY='import socket, subprocess, sys, time, urllib.request
+P, OUT = sys.argv[1], int(sys.argv[2])
+print("M-start", flush=True)
+srv = subprocess.Popen([sys.executable, "-m", "http.server", P, "--bind", "127.0.0.1",
+                        "--directory", "www"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+got = "none"
+for _ in range(100):
+    try:
+        got = urllib.request.urlopen("http://127.0.0.1:%s/index.html" % P, timeout=3).read().decode().strip()
+        break
+    except OSError as e:
+        got = "error %s" % e
+        time.sleep(0.1)
+srv.kill()
+print("OWN", got, flush=True)
+print("M-host", flush=True)
+try:
+    socket.create_connection(("127.0.0.1", OUT), timeout=2)
+    print("LEAK-host", flush=True)
+except OSError as e:
+    print("host refused", e.errno, flush=True)
+print("M-any", flush=True)
+s = socket.socket()
+try:
+    s.bind(("0.0.0.0", int(P) + 1))
+    s.listen(1)
+    print("LEAK-any", flush=True)
+except OSError as e:
+    print("any refused", e.errno, flush=True)
+print("M-end", flush=True)'
+test_loopback() {
+    local where=$1 force=()
+    [ "$where" = host ] && force=(--backend landlock)
+    use_user "$2"
+    printf 'network: off\n' | write_config
+    mkdir -p "$KG_PROJ/www"
+    echo "own server" >"$KG_PROJ/www/index.html"
+    chown -R "$KG_UID:$KG_GID" "$KG_HOME"
+    local info=$KG_TMP/lo-info.$where.$2 tag=lo-$where-$2-$$
+    : >"$info"
+    chown "$KG_UID:$KG_GID" "$info"
+    start_outside "$info" "$tag"
+    local opid port
+    read -r opid port <"$info"
+    local out=$KG_TMP/lo.$where.$2.out err=$KG_TMP/lo.$where.$2.err
+    in_where "$where" "$KGATE_BIN" run "${force[@]}" -- \
+        /usr/bin/python3 -c "$LOOPBACK_PY" 18093 "$port" >"$out" 2>"$err"
+    check "$where: loopback: the run happened (markers)" \
+        sh -c "grep -qx M-start '$out' && grep -qx M-end '$out' || { cat '$out' '$err'; false; }"
+    check "$where: loopback: the program's own http.server on 127.0.0.1 answers its client" \
+        sh -c "grep -qx 'OWN own server' '$out' || { cat '$out' '$err'; false; }"
+    check "$where: loopback: control: the host's listener answers outside the box" \
+        as_user /usr/bin/python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=2)' "$port"
+    check "$where: loopback: the host's loopback listener is refused after its marker" \
+        sh -c "grep -qx M-host '$out' && ! grep -q LEAK-host '$out'"
+    check "$where: loopback: a bind on every address is refused after its marker" \
+        sh -c "grep -qx M-any '$out' && ! grep -q LEAK-any '$out'"
+    kill "$opid" 2>/dev/null
+}
+
 for who in $(test_users); do
     for where in host disable seccomp; do
         test_where "$where" "$who"
         test_pty "$where" "$who"
         test_table "$where" "$who"
         test_ipc "$where" "$who"
+        test_loopback "$where" "$who"
     done
 done
 finish

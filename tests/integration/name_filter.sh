@@ -690,6 +690,146 @@ udp_other_port() {
     [ "$hits" -ge 1 ] 2>/dev/null || { echo "  audit: $hits"; return 1; }
 }
 
+# dns_record PROTO: a hand-made lookup of a name on no list, over PROTO to
+# the resolver the program would use, is answered NXDOMAIN and is an audit
+# net record and a name in the stderr summary (issue 40, defect 7: over
+# TCP it was answered with no record).
+dns_record() {
+    local n out hits
+    n=$(fresh "rec-$1")
+    rm -f "$KG_HOME/.kgate/audit.log"
+    out=$(sb allowed.test /bin/sh -c "echo started; $PY dns_ask.py $1 resolver $n" 2>"$KG_TMP/stderr")
+    [ "$out" = "started
+answer:NXDOMAIN" ] || { echo "  got '$out'; stderr: $(head -c 300 "$KG_TMP/stderr")"; return 1; }
+    hits=$("$PY" -c "$AUDIT_PY" "$KG_HOME/.kgate/audit.log" "$n" "" "" 2>&1)
+    [ "$hits" -ge 1 ] 2>/dev/null || { echo "  audit: $hits: $(tail -n 3 "$KG_HOME/.kgate/audit.log")"; return 1; }
+    grep -Eq "^kgate: refused [0-9]+ names?: (.*, )?$n(,|\$)" "$KG_TMP/stderr" ||
+        { echo "  stderr: $(cat "$KG_TMP/stderr")"; return 1; }
+}
+
+# --- the Landlock box's own servers and inbound connections (issue 40,
+# defect 6; issue 41) ---------------------------------------------------------
+# The box shares the host's network namespace: a server the program binds
+# on every address is reachable from the lab.  bind to an address that is
+# not loopback (with a port) and listen on one are refused; a socket that
+# listens unbound is put on 127.0.0.1.  The program's own loopback servers
+# stay reachable by the program; the host's (not listed) do not.
+INBOUND_PY='import socket, sys
+P = int(sys.argv[1])
+print("started", flush=True)
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+try:
+    s.bind(("0.0.0.0", P))
+    s.listen(4)
+except OSError as e:
+    print("refused", e.errno, flush=True)
+    sys.exit(0)
+print("listening", flush=True)
+open("inbound.ready", "w").close()
+s.settimeout(10)
+try:
+    c, a = s.accept()
+    c.sendall(b"secret\n")
+    print("accepted", a[0], flush=True)
+except OSError:
+    print("no-one", flush=True)'
+INBOUND_PORT=18091
+
+# inbound RUNNER: RUNNER runs INBOUND_PY; once it listens, a lab host
+# (198.18.0.2, in its own namespace) connects to the host's lab address.
+# Prints what the program printed.
+inbound() {
+    rm -f "$KG_PROJ/inbound.ready"
+    "$@" "$PY" -c "$INBOUND_PY" "$INBOUND_PORT" >"$KG_TMP/inbound.out" 2>"$KG_TMP/stderr" &
+    local job=$!
+    poll 50 sh -c "[ -e '$KG_PROJ/inbound.ready' ] || ! kill -0 $job 2>/dev/null"
+    if [ -e "$KG_PROJ/inbound.ready" ]; then
+        ip netns exec kgt-hostA "$PY" "$HERE/netlab/probe.py" tcp 198.18.0.1 "$INBOUND_PORT" \
+            >/dev/null 2>&1
+    fi
+    wait_bounded 20 "$job"
+    tr '\n' ' ' <"$KG_TMP/inbound.out"
+}
+inbound_control() {
+    local out
+    out=$(inbound as_user)
+    [ "$out" = "started listening accepted 198.18.0.2 " ] || { echo "  got '$out'"; return 1; }
+}
+inbound_refused() {
+    local out hits
+    rm -f "$KG_HOME/.kgate/audit.log"
+    config_for allowed.test
+    out=$(inbound kg run "${BOX_ARGS[@]}" --)
+    [ "$out" = "started refused 13 " ] || { echo "  got '$out'; $(head -c 300 "$KG_TMP/stderr")"; return 1; }
+    poll 10 test -s "$KG_HOME/.kgate/audit.log"
+    hits=$("$PY" -c "$AUDIT_PY" "$KG_HOME/.kgate/audit.log" "" 0.0.0.0 "$INBOUND_PORT" 2>&1)
+    [ "$hits" -ge 1 ] 2>/dev/null || { echo "  audit: $hits"; return 1; }
+}
+
+# A socket that listens without a bind: the kernel would put it on every
+# address; the supervisor puts it on 127.0.0.1.
+LISTEN_PY='import socket
+s = socket.socket()
+s.listen(1)
+print("listens on", s.getsockname()[0])'
+
+# The program's own web server on 127.0.0.1 (another process of the run),
+# and its own client: reachable.
+OWN_PY='import subprocess, sys, time, urllib.request
+P = sys.argv[1]
+print("started", flush=True)
+srv = subprocess.Popen([sys.executable, "-m", "http.server", P, "--bind", "127.0.0.1",
+                        "--directory", "www"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+got = "none"
+for _ in range(100):
+    try:
+        got = urllib.request.urlopen("http://127.0.0.1:%s/index.html" % P, timeout=3).read().decode().strip()
+        break
+    except OSError as e:
+        got = "error %s" % e
+        time.sleep(0.1)
+srv.kill()
+print(got)'
+OWN_PORT=18092
+own_server() {
+    mkdir -p "$KG_PROJ/www"
+    echo "own server" >"$KG_PROJ/www/index.html"
+    chown -R "$KG_UID:$KG_GID" "$KG_PROJ/www"
+    expect "started
+own server" "$1" "$PY" -c "$OWN_PY" "$OWN_PORT"
+}
+
+# A second box beside the first: the first serves on 127.0.0.1 until the
+# second has tried; the second must not reach it.
+BESIDE_PY='import os, socket, sys, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen(4)
+open("beside.ready", "w").close()
+for _ in range(200):
+    if os.path.exists("beside.done"):
+        break
+    time.sleep(0.05)
+print("served")'
+box_beside() {
+    local job out
+    rm -f "$KG_PROJ/beside.ready" "$KG_PROJ/beside.done"
+    config_for allowed.test
+    kg run "${BOX_ARGS[@]}" -- "$PY" -c "$BESIDE_PY" "$OWN_PORT" >"$KG_TMP/beside.out" 2>&1 &
+    job=$!
+    poll 50 test -e "$KG_PROJ/beside.ready"
+    out=$(sb allowed.test /bin/sh -c "$PY probe.py tcp 127.0.0.1 $OWN_PORT; touch beside.done" \
+        2>/dev/null)
+    touch "$KG_PROJ/beside.done"
+    wait_bounded 20 "$job"
+    grep -qx served "$KG_TMP/beside.out" && [ "$out" = refused ] || {
+        echo "  first box: $(cat "$KG_TMP/beside.out"); second box: '$out'"
+        return 1
+    }
+}
+
 if [ "$NF_BOX" = landlock ]; then
     ANYPORT=18082
     "$PY" "$HERE/netlab/tcp_serve.py" 0.0.0.0 "$ANYPORT" >/dev/null 2>&1 &
@@ -764,6 +904,19 @@ for who in $(test_users); do
             not_connected "$LH" "$PY" probe.py udp 127.0.0.1 "$NETLAB_LOOPBACK_PORT" x
         check "control: localhost:ANYPORT reaches the listener on every address" \
             expect connected "localhost:$ANYPORT" "$PY" probe.py tcp 127.0.0.1 "$ANYPORT"
+        check "control: a lab host connects in to a listener on every address, without kgate" \
+            inbound_control
+        check "bind 0.0.0.0:PORT is refused (EACCES) and reported; no lab host connects in" \
+            inbound_refused
+        check "a socket that listens unbound listens on 127.0.0.1" \
+            expect "listens on 127.0.0.1" allowed.test "$PY" -c "$LISTEN_PY"
+        check "the program's own server on 127.0.0.1 is reachable by its own client" \
+            own_server allowed.test
+        check "the host's loopback server (not listed) stays unreachable" \
+            not_connected allowed.test "$PY" probe.py tcp 127.0.0.1 "$NETLAB_LOOPBACK_PORT"
+        check "a second box cannot reach the first box's loopback server" box_beside
+        check "control: a lookup over UDP of a name on no list is a record" dns_record udp
+        check "a lookup over TCP of a name on no list is the same record" dns_record tcp
     else
         check "iptables -F, nft flush, nft add element from inside fail and change nothing" \
             filter_holds

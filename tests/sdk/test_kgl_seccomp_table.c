@@ -165,6 +165,8 @@ START_TEST(every_rule_reaches_every_arch)
     check_rules_reach_every_arch(r, n);
     r = kgl_seccomp_nonet_rules(&n);
     check_rules_reach_every_arch(r, n);
+    r = kgl_seccomp_nonet_lo_rules(&n);
+    check_rules_reach_every_arch(r, n);
 }
 END_TEST
 
@@ -343,6 +345,20 @@ START_TEST(the_program_refuses_through_every_entry)
         {"nonet i386 socket(AF_INET)", AUDIT_I386, 359, 2, ERR(EAFNOSUPPORT)},
     };
     for (size_t i = 0; i < sizeof nonet / sizeof nonet[0]; i++) expect(&p, &nonet[i]);
+    free(p.ins);
+
+    /* With the network supervisor (issue 41): IPv4 too, netlink and IPv6
+     * still refused (the supervisor makes every bind and connect). */
+    p = compile(kgl_seccomp_export_nonet_lo);
+    const call nonet_lo[] = {
+        {"nonet_lo socket(AF_INET)", AUDIT_X86_64, 41, 2, OK},
+        {"nonet_lo socket(AF_UNIX)", AUDIT_X86_64, 41, 1, OK},
+        {"nonet_lo socket(AF_INET6)", AUDIT_X86_64, 41, 10, ERR(EAFNOSUPPORT)},
+        {"nonet_lo socket(AF_NETLINK)", AUDIT_X86_64, 41, 16, ERR(EAFNOSUPPORT)},
+        {"nonet_lo socket(AF_ALG)", AUDIT_X86_64, 41, K_AF_ALG, ERR(EAFNOSUPPORT)},
+        {"nonet_lo socketpair(AF_INET)", AUDIT_X86_64, 53, 2, ERR(EAFNOSUPPORT)},
+    };
+    for (size_t i = 0; i < sizeof nonet_lo / sizeof nonet_lo[0]; i++) expect(&p, &nonet_lo[i]);
     free(p.ins);
 }
 END_TEST

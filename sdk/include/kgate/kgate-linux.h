@@ -59,6 +59,10 @@ int kgl_seccomp_send(int write_end, kgate_err *err);
  * --dry-run: kgl_seccomp_nonet_describe (malloc'd). */
 int kgl_seccomp_apply(void);
 int kgl_seccomp_nonet_apply(void);
+/* The same for a box whose network supervisor (kgate-unotify.h) makes
+ * every bind, listen, connect and send: IPv4 sockets are made too, so
+ * that the program's own servers on loopback work. */
+int kgl_seccomp_nonet_lo_apply(void);
 size_t kgl_seccomp_nonet_rule_count(void);
 char *kgl_seccomp_nonet_describe(void);
 #define KGL_SECCOMP_NONET_LABEL "seccomp filter (network off)"
