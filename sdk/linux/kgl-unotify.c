@@ -366,6 +366,16 @@ static int caller_umask(const sv *s)
     return n > 0 ? kgl_un_parse_umask(buf, (size_t)n) : -1;
 }
 
+/* The answer when the parent cannot be resolved.  A parent that is not
+ * there (or not a directory) is the answer itself, decided on what exists
+ * now: continuing would let the kernel look again, and if another thread
+ * has made that parent in between (a parallel mkdir -p, npm's installs),
+ * the kernel finds it in a managed directory and refuses under Landlock
+ * (EACCES) what the supervisor would have made.  Anything else (a magic
+ * link, a name too long) is the kernel's to say, under the program's
+ * rules. */
+static result unresolved(int e) { return e == ENOENT || e == ENOTDIR ? res_err(e) : CONT; }
+
 /* A path argument copied and its parent resolved; fills w and *cls, or
  * answers CONTINUE (outside every managed root, or unreadable: the
  * kernel decides under the program's rules) or an error. */
@@ -388,7 +398,7 @@ static int locate(const sv *s, int dirfd, uint64_t addr, char *path, where *w, i
     if (base < 0) return *out = CONT, -1;
     int e = resolve(base, path, w);
     close(base);
-    if (e) return *out = CONT, -1;
+    if (e) return *out = unresolved(e), -1;
     *cls = classify(s, w->dfd, &w->dst);
     return 0;
 }
