@@ -16,11 +16,14 @@
 #     deep path (as node does it), 100 rounds, never a failure;
 #   - attacks, after a marker each: .env read, executed (mode 0755, by
 #     name, through a symbolic link, a hard link), a hook written,
-#     .git/config written; the secret never comes out;
+#     .git/config written; a thread flipping the exec's path between a
+#     program made in the run and .env (tests/helpers/unrace.c exec); the
+#     secret never comes out;
 #   - .env absent at launch: making it is refused, nothing is left.
 . "$(dirname "$0")/lib.sh"
 need_nouserns
 need_cmd cc git
+[ -x "${KGATE_TEST_UNRACE:-}" ] || skip_all "tests/helpers/unrace.c was not built"
 PY=/usr/bin/python3
 [ -x "$PY" ] || skip_all "no /usr/bin/python3"
 "$PY" -c 'import venv, ensurepip' 2>/dev/null || skip_all "python3 has no venv/ensurepip (python3-venv)"
@@ -103,6 +106,7 @@ echo M-exec-env-sub; mkdir -p s2 && ln -s ../.env s2/e && s2/e 2>/dev/null
 echo M-link-env; ln .env envhard 2>/dev/null && echo LEAK-link-env
 echo M-hook; (echo "echo hooked" >.git/hooks/pre-commit) 2>/dev/null && echo LEAK-hook
 echo M-gitconfig; (echo x >>.git/config) 2>/dev/null && echo LEAK-gitconfig
+echo M-race-exec; cc -o harmless main.c && ./unrace exec .env 200
 echo M-end
 '
 
@@ -110,6 +114,7 @@ setup() {
     use_user "$1"
     printf 'int main(void){return 3;}\n' >"$KG_PROJ/main.c"
     printf '%s\n' "$MKRACE" >"$KG_PROJ/mkrace.py"
+    cp "$KGATE_TEST_UNRACE" "$KG_PROJ/unrace"
     git -C "$KG_PROJ" init -q .
     chown -R "$KG_UID:$KG_GID" "$KG_PROJ"
 }
@@ -118,12 +123,17 @@ test_exec() {
     local where=$1 force=()
     [ "$where" = host ] && force=(--backend landlock)
     setup "$2"
-    # Executable by its mode: only the box may refuse it.
-    printf '#!/bin/sh\necho ENV-SECRET-RAN\n# ENV-SECRET-TEXT\n' >"$KG_PROJ/.env"
+    # A program, executable by its mode: only the box may refuse it, and
+    # once executed it needs no read of its own (a script's interpreter
+    # would be refused reading it, hiding a wrong exec).  Its text holds
+    # the marker too, so a read shows as well.
+    printf '#include <stdio.h>\nint main(void){puts("ENV-SECRET-RAN");return 0;}\n' >"$KG_TMP/env.c"
+    cc -o "$KG_PROJ/.env" "$KG_TMP/env.c"
     chmod 0755 "$KG_PROJ/.env"
     chown "$KG_UID:$KG_GID" "$KG_PROJ/.env"
-    local cfg_sum
+    local cfg_sum env_id
     cfg_sum=$(sha256sum <"$KG_PROJ/.git/config")
+    env_id=$(stat -c '%i %Y' "$KG_PROJ/.env")
     OUT=$KG_TMP/exec.$where.$2.out
     in_where "$where" "$KGATE_BIN" run "${force[@]}" -- sh -c "$WORK" >"$OUT" 2>&1
     check "$where: the run happened (first and last marker)" \
@@ -143,14 +153,17 @@ test_exec() {
     grep '^MKRACE' "$OUT" | sed "s/^/# $where $2: /"
     check "$where: 32 threads x mkdir -p of one path, 100 rounds: no failure" \
         grep -q '^MKRACE rounds=100 fails=0 ' "$OUT"
-    for m in read-env exec-env exec-env-sym exec-env-sub link-env hook gitconfig; do
+    for m in read-env exec-env exec-env-sym exec-env-sub link-env hook gitconfig race-exec; do
         check "$where: refused after its marker: $m" \
             sh -c "grep -qx M-$m '$OUT' && ! grep -q LEAK-$m '$OUT'"
     done
+    grep '^RACE' "$OUT" | sed "s/^/# $where $2: /"
+    check "$where: race (exec flipped to .env): both ways ran, .env never ran" \
+        grep -q '^RACE exec tries=[0-9]* ok=[1-9][0-9]* refused=[1-9][0-9]* breach=0$' "$OUT"
     check "$where: .env neither read nor executed (its text never came out)" \
         sh -c "! grep -q 'ENV-SECRET' '$OUT'"
-    check "$where: .env is still the user's, no hard link of it, no hook" \
-        sh -c "grep -q ENV-SECRET-TEXT '$KG_PROJ/.env' && [ ! -e '$KG_PROJ/envhard' ] && [ ! -e '$KG_PROJ/.git/hooks/pre-commit' ]"
+    check "$where: .env is still the user's (its inode), no hard link of it, no hook" \
+        sh -c "[ \"\$(stat -c '%i %Y' '$KG_PROJ/.env')\" = '$env_id' ] && [ ! -e '$KG_PROJ/envhard' ] && [ ! -e '$KG_PROJ/.git/hooks/pre-commit' ]"
     check "$where: .git/config unchanged" [ "$(sha256sum <"$KG_PROJ/.git/config")" = "$cfg_sum" ]
     check "$where: the programs made are in the project after the run" \
         sh -c "[ -x '$KG_PROJ/prog' ] && [ -x '$KG_PROJ/sub/dir/prog' ] && [ -x '$KG_PROJ/config.status' ]"
