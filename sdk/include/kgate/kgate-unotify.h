@@ -35,8 +35,8 @@ typedef struct kgl_un_node {
 } kgl_un_node;
 
 /* At most this many unnamed files in the pool (kgl_un_policy.pool). */
-#define KGL_UN_POOL_MAX 512
-#define KGL_UN_POOL_MAX_STR "512"
+#define KGL_UN_POOL_MAX 128
+#define KGL_UN_POOL_MAX_STR "128"
 
 typedef struct kgl_un_name {
     uint64_t dev, ino; /* the directory that holds it */
