@@ -19,6 +19,9 @@ KGATE_RUN_DEPS=(bubblewrap slirp4netns nftables dnsmasq-base)
 KGATE_TEST_DEPS=(iproute2 python3 util-linux procps git groff-base man-db
                  dpkg-dev debhelper build-essential fakeroot zsh tmux valgrind
                  clang libclang-rt-14-dev strace iptables python3-dnslib)
+# python3-venv: landlock_exec.sh makes a venv in the Landlock box and runs
+# its bin/pip (issue 41).
+KGATE_TEST_DEPS+=(python3-venv)
 # systemd: journald and journalctl, which audit_journald.sh starts in a
 # private mount namespace where the machine runs no journal of its own.
 KGATE_TEST_DEPS+=(systemd)

@@ -77,10 +77,11 @@ static void report_fs(const kgate_host *h, const kgate_policy *pol, int abi, int
                   "protected and deny_read names%s",
                   dirs,
                   pol->deny_read.n ? "; with a deny_read entry inside, "
-                                     "every open passes through it, and a "
-                                     "program made there cannot be executed "
-                                     "by path (Landlock grants no execute "
-                                     "there)"
+                                     "every open and exec passes through it: "
+                                     "Landlock grants no execute there, so a "
+                                     "program made there is given, when it is "
+                                     "executed, an inode made at launch with "
+                                     "a rule of its own (up to " KGL_UN_POOL_MAX_STR " per run)"
                                    : "");
     else if (n)
         h->report(rep, KGATE_DEGRADED, "fs.split",

@@ -437,6 +437,25 @@ static char **command_argv(const kgate_policy *pol, const char *const *pargv, si
     return argv;
 }
 
+/* A rule of its own on each unnamed file of the supervisor's pool, in
+ * the program's ruleset: read, write and execute on that inode wherever
+ * the supervisor links it (kgate-unotify.h, pool).  Landlock takes a rule
+ * on a file from any descriptor of it, an O_PATH one of an O_TMPFILE
+ * inode too. */
+static int add_pool_rules(int rs, const kgl_un_policy *un, const ll_rules *r, kgate_err *err)
+{
+    uint64_t access =
+        (LL_FS_READ_FILE | LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_TRUNCATE) & r->fs_handled;
+    for (size_t i = 0; i < un->pool.n; i++) {
+        struct ll_path_beneath_attr pb = {access, un->pool.fd[i]};
+        if (syscall(SYS_landlock_add_rule, rs, LL_RULE_PATH_BENEATH, &pb, 0U) < 0)
+            return kgate_err_set(err, errno,
+                                 "cannot add the Landlock rule of an exec pool file: %s",
+                                 strerror(errno));
+    }
+    return 0;
+}
+
 /* The program's rules and ruleset, and the supervisor's where one runs
  * (use_supervisor). */
 static int make_rulesets(const kgate_host *host, const kgate_policy *pol, const kgate_probe *pr,
@@ -445,8 +464,10 @@ static int make_rulesets(const kgate_host *host, const kgate_policy *pol, const 
     if (ll_rules_build(pol, abi, run->tmp, &run->r, err) < 0) return -1;
     run->rs = make_ruleset(&run->r, err);
     if (run->rs < 0) return -1;
-    return use_supervisor(host, pol, pr, io, &run->r, &run->un, &run->sup, &run->rs_sup,
-                          &run->resolver, err);
+    if (use_supervisor(host, pol, pr, io, &run->r, &run->un, &run->sup, &run->rs_sup,
+                       &run->resolver, err) < 0)
+        return -1;
+    return run->rs_sup >= 0 ? add_pool_rules(run->rs, &run->un, &run->r, err) : 0;
 }
 
 /* What the child needs before it forks: the TMPDIR's cleaner, the

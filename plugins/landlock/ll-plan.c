@@ -109,9 +109,16 @@ int ll_plan(const kgate_host *h, const kgate_policy *pol, const kgate_probe *pr,
                      "sdk/linux/kgl-unotify.c): it creates, removes and "
                      "renames there itself and refuses the protected and "
                      "deny_read names; its ruleset is the table's plus "
-                     "read-write on them",
-                     ll_un_managed_count(pol, &r),
-                     ll_un_managed_count(pol, &r) == 1 ? "y" : "ies") < 0)
+                     "read-write on them%s",
+                     ll_un_managed_count(pol, &r), ll_un_managed_count(pol, &r) == 1 ? "y" : "ies",
+                     pol->deny_read.n ? "; the program's ruleset also has a rule "
+                                        "(read, write, execute) on each of up "
+                                        "to " KGL_UN_POOL_MAX_STR " unnamed files "
+                                        "made at launch, which the supervisor "
+                                        "puts in place of a program made in a "
+                                        "split directory without execute when "
+                                        "it is executed"
+                                      : "") < 0)
         goto oom;
     if (ll_net_hosts(pol) && net_note(h, pol, plan) < 0) goto oom;
     rc = 0;

@@ -71,6 +71,10 @@ int ll_un_build(const kgate_policy *pol, const ll_rules *r, kgl_un_policy *un, l
          * (a deny_read entry below it): every open goes to the
          * supervisor then. */
         if (!(own_rights(r, d) & LL_FS_READ_FILE)) un->reads = 1;
+        /* Nor executable: the supervisor gives a program made there an
+         * inode with a rule of its own (the pool) when it is executed. */
+        if (!(own_rights(r, d) & LL_FS_EXECUTE) && kgl_un_add_pool(un, d, KGL_UN_POOL_MAX, err) < 0)
+            goto fail;
         sup->v[sup->n++] =
             (ll_path){(char *)d, LL_FS_RW & r->fs_handled, 1, "supervisor: managed directory"};
     }

@@ -79,6 +79,15 @@ static int build(scmp_filter_ctx ctx, int reads)
     }
     if ((rc = add_open(ctx, "open", 1, reads)) < 0 || (rc = add_open(ctx, "openat", 2, reads)) < 0)
         return rc;
+    /* With a managed directory that has no execute right of its own,
+     * exec too: the supervisor gives a program made there an inode with
+     * a rule of its own before the kernel runs it (kgl-unotify.c). */
+    static const char *const execs[] = {"execve", "execveat"};
+    for (size_t i = 0; reads && i < sizeof execs / sizeof execs[0]; i++) {
+        int nr = seccomp_syscall_resolve_name(execs[i]);
+        if (nr == __NR_SCMP_ERROR) continue;
+        if ((rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 0)) < 0) return rc;
+    }
     size_t n;
     const char *const *ipc = kgl_ipc_calls(&n);
     for (size_t i = 0; i < n; i++) {

@@ -101,6 +101,13 @@ int kgl_un_decode(int nr, const uint64_t a[6], kgl_un_call *c)
         set(c, KGL_UN_LINK, a[0], a[1], a[2], a[3]);
         c->flags = (uint32_t)a[4];
         return (c->flags & ~(uint64_t)(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH)) ? -1 : 0;
+    case SYS_execve: set(c, KGL_UN_EXEC, (uint64_t)(uint32_t)AT_FDCWD, a[0], 0, 0); return 0;
+    case SYS_execveat:
+        /* Its flags are the kernel's to judge: the supervisor only ever
+         * answers continue to an exec. */
+        set(c, KGL_UN_EXEC, a[0], a[1], 0, 0);
+        c->flags = (uint32_t)a[4];
+        return 0;
     case SYS_symlinkat:
         /* symlinkat(target, newdirfd, linkpath): the target is text,
          * never resolved here. */

@@ -141,6 +141,69 @@ int kgl_un_add_managed(kgl_un_policy *p, const char *dir, kgate_err *err)
     return 0;
 }
 
+/* How many unnamed files the pool may hold: half the open-file limit,
+ * less room for what kgate itself opens, at most KGL_UN_POOL_MAX. */
+static size_t pool_room(size_t want)
+{
+    struct rlimit rl;
+    size_t room = 0;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 2 > 32)
+        room = (size_t)(rl.rlim_cur / 2 - 32);
+    else if (rl.rlim_cur == RLIM_INFINITY)
+        room = want;
+    if (room > KGL_UN_POOL_MAX) room = KGL_UN_POOL_MAX;
+    return want < room ? want : room;
+}
+
+/* One unnamed file in dir, held by an O_PATH descriptor only: no process
+ * keeps it open for writing (the kernel refuses to execute a file open
+ * for writing, ETXTBSY).  -1 where the file system has no O_TMPFILE. */
+static int pool_file(int dir)
+{
+    int w = openat(dir, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (w < 0) return -1;
+    char pp[64];
+    kgl_un_proc_path(pp, getpid(), "fd/", w);
+    int o = open(pp, O_PATH | O_CLOEXEC);
+    close(w);
+    return o;
+}
+
+int kgl_un_add_pool(kgl_un_policy *p, const char *dir, size_t n, kgate_err *err)
+{
+    int d = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (d < 0 || fstat(d, &st) < 0) {
+        if (d >= 0) close(d);
+        return 0; /* gone: nothing made there can be executed, as before */
+    }
+    if (grow((void **)&p->pool.bare, p->pool.n_bare, sizeof *p->pool.bare) < 0) {
+        close(d);
+        return kgate_err_set(err, ENOMEM, "out of memory");
+    }
+    p->pool.bare[p->pool.n_bare++] = (kgl_un_node){st.st_dev, st.st_ino, 0};
+    n = p->pool.fd ? 0 : pool_room(n);
+    if (n) {
+        p->pool.fd = calloc(n, sizeof *p->pool.fd);
+        p->pool.node = calloc(n, sizeof *p->pool.node);
+        if (!p->pool.fd || !p->pool.node) {
+            close(d);
+            return kgate_err_set(err, ENOMEM, "out of memory");
+        }
+    }
+    while (p->pool.n < n) {
+        int fd = pool_file(d);
+        if (fd < 0 || fstat(fd, &st) < 0) {
+            if (fd >= 0) close(fd);
+            break; /* fewer, or none: executing what is made there fails */
+        }
+        p->pool.node[p->pool.n] = (kgl_un_node){st.st_dev, st.st_ino, 0};
+        p->pool.fd[p->pool.n++] = fd;
+    }
+    close(d);
+    return 0;
+}
+
 int kgl_un_add_prefix(kgl_un_policy *p, const char *path, kgate_err *err)
 {
     struct stat st;
@@ -169,6 +232,10 @@ void kgl_un_policy_free(kgl_un_policy *p)
     free(p->managed);
     free(p->granted);
     free(p->roots);
+    for (size_t i = 0; i < p->pool.n; i++) close(p->pool.fd[i]);
+    free(p->pool.fd);
+    free(p->pool.node);
+    free(p->pool.bare);
     free(p->net.hosts);
     free(p->net.allow);
     memset(p, 0, sizeof *p);
@@ -394,6 +461,16 @@ static int callers_proc(const sv *s, char *path)
     return 0;
 }
 
+/* The answer when the parent cannot be resolved.  A parent that is not
+ * there (or not a directory) is the answer itself, decided on what exists
+ * now: continuing would let the kernel look again, and if another thread
+ * has made that parent in between (a parallel mkdir -p, npm's installs),
+ * the kernel finds it in a managed directory and refuses under Landlock
+ * (EACCES) what the supervisor would have made.  Anything else (a magic
+ * link, a name too long) is the kernel's to say, under the program's
+ * rules. */
+static result unresolved(int e) { return e == ENOENT || e == ENOTDIR ? res_err(e) : CONT; }
+
 /* A path argument copied and its parent resolved; fills w and *cls, or
  * answers CONTINUE (outside every managed root, or unreadable: the
  * kernel decides under the program's rules) or an error. */
@@ -417,7 +494,7 @@ static int locate(const sv *s, int dirfd, uint64_t addr, char *path, where *w, i
     if (base < 0) return *out = CONT, -1;
     int e = resolve(base, path, w);
     close(base);
-    if (e) return *out = CONT, -1;
+    if (e) return *out = unresolved(e), -1;
     *cls = classify(s, w->dfd, &w->dst);
     return 0;
 }
@@ -747,6 +824,160 @@ static result do_two_names(const sv *s, const kgl_un_call *c)
     return r;
 }
 
+/* ---- exec: a program made in a directory without execute ------------ */
+
+/* The supervisor's own count of pool files used (it is a process of its
+ * own, after the fork: nothing shares it). */
+static size_t pool_used;
+
+/* 1 when the managed directory dfd lies in (or below) has no execute
+ * right of its own. */
+static int bare_above(const sv *s, int dfd, const struct stat *dst)
+{
+    const kgl_un_policy *p = s->p;
+    struct stat st = *dst, up;
+    int cur = -1, bare = 0;
+    for (int depth = 0; depth < 4096; depth++) {
+        if (same(&st, p->managed, p->n_managed)) {
+            bare = same(&st, p->pool.bare, p->pool.n_bare) != 0;
+            break;
+        }
+        if (same(&st, p->holes, p->n_holes) || same(&st, p->granted, p->n_granted)) break;
+        int next = openat(cur >= 0 ? cur : dfd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (next < 0 || fstat(next, &up) < 0) {
+            if (next >= 0) close(next);
+            break;
+        }
+        if (cur >= 0) close(cur);
+        cur = next;
+        if (up.st_dev == st.st_dev && up.st_ino == st.st_ino) break;
+        st = up;
+    }
+    if (cur >= 0) close(cur);
+    return bare;
+}
+
+/* Copies src into dst, both regular files. */
+static int copy_all(int src, int dst)
+{
+    for (;;) {
+        ssize_t n = copy_file_range(src, NULL, dst, NULL, 1 << 30, 0);
+        if (n == 0) return 0;
+        if (n > 0) continue;
+        if (errno != EXDEV && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP) return -1;
+        break;
+    }
+    char buf[16384];
+    for (;;) {
+        ssize_t n = read(src, buf, sizeof buf);
+        if (n <= 0) return (int)n;
+        for (ssize_t off = 0; off < n;) {
+            ssize_t w = write(dst, buf + off, (size_t)(n - off));
+            if (w <= 0) return -1;
+            off += w;
+        }
+    }
+}
+
+/* The program's file at w, opened and checked: a regular, executable
+ * file, the inode that was looked at, not a deny_read or protected one,
+ * not already a pool file.  -1 when it is none of the supervisor's
+ * business (the kernel decides). */
+static int exec_source(const sv *s, const where *w, const struct stat *st, struct stat *fst)
+{
+    if (!S_ISREG(st->st_mode) || !(st->st_mode & 0111) || same(st, s->p->pool.node, s->p->pool.n) ||
+        same(st, s->p->holes, s->p->n_holes))
+        return -1;
+    int src = openat(w->dfd, w->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (src < 0) return -1;
+    if (fstat(src, fst) < 0 || !S_ISREG(fst->st_mode) || fst->st_dev != st->st_dev ||
+        fst->st_ino != st->st_ino || same(fst, s->p->holes, s->p->n_holes)) {
+        close(src);
+        return -1;
+    }
+    return src;
+}
+
+/* Gives the program's file at w an inode that Landlock lets it execute:
+ * its content, mode and times copied into the next pool file, which then
+ * takes its place (exchanged, and the old inode checked to be the one
+ * copied before it is removed).  The kernel is then continued: it looks
+ * at the path again under the program's own rules, which let it execute
+ * a pool file and nothing the supervisor would refuse (a deny_read file
+ * has no right at all), so a path changed in between gains nothing. */
+static void exec_swap(const sv *s, const where *w, const struct stat *st)
+{
+    struct stat fst, old;
+    if (pool_used >= s->p->pool.n) return; /* used up: EACCES, as before */
+    int src = exec_source(s, w, st, &fst);
+    if (src < 0) return;
+    char pp[64], tmp[64];
+    kgl_un_proc_path(pp, getpid(), "fd/", s->p->pool.fd[pool_used]);
+    snprintf(tmp, sizeof tmp, ".kgate-exec.%d.%zu", (int)getpid(), pool_used);
+    int dst = open(pp, O_WRONLY | O_CLOEXEC);
+    if (dst < 0) {
+        close(src);
+        return;
+    }
+    pool_used++; /* written to: never handed out again */
+    const struct timespec times[2] = {fst.st_atim, fst.st_mtim};
+    int ok = copy_all(src, dst) == 0 && fchmod(dst, fst.st_mode & 0777) == 0 &&
+             futimens(dst, times) == 0;
+    /* Closed before it is linked: a writer would make the exec ETXTBSY. */
+    close(dst);
+    close(src);
+    if (!ok || linkat(AT_FDCWD, pp, w->dfd, tmp, AT_SYMLINK_FOLLOW) < 0) return;
+    if (syscall(SYS_renameat2, w->dfd, tmp, w->dfd, w->name, RENAME_EXCHANGE) == 0 &&
+        (fstatat(w->dfd, tmp, &old, AT_SYMLINK_NOFOLLOW) < 0 || old.st_dev != fst.st_dev ||
+         old.st_ino != fst.st_ino))
+        /* Not the inode copied (changed from outside the box): back. */
+        (void)syscall(SYS_renameat2, w->dfd, tmp, w->dfd, w->name, RENAME_EXCHANGE);
+    unlinkat(w->dfd, tmp, 0);
+}
+
+/* A symbolic link at w's final name, followed once: w re-resolved at its
+ * target.  0, or -1 when it cannot be (the kernel decides). */
+static int exec_follow(const sv *s, where *w, char *path, int *cls)
+{
+    ssize_t n = readlinkat(w->dfd, w->name, path, PATH_BUF - 1);
+    if (n <= 0) return -1;
+    path[n] = '\0';
+    int base = path[0] == '/' ? open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)
+                              : fcntl(w->dfd, F_DUPFD_CLOEXEC, 0);
+    close(w->dfd);
+    w->dfd = -1;
+    int e = base < 0 ? errno : resolve(base, path, w);
+    if (base >= 0) close(base);
+    if (e) return -1;
+    *cls = classify(s, w->dfd, &w->dst);
+    return 0;
+}
+
+/* execve, execveat: always continued (an exec cannot be made on the
+ * program's behalf); before that, a program the program made in a
+ * managed directory without execute gets a pool inode (exec_swap). */
+static result do_exec(const sv *s, const kgl_un_call *c)
+{
+    char path[PATH_BUF];
+    where w;
+    int cls;
+    result r;
+    if ((c->flags & AT_EMPTY_PATH) || pool_used >= s->p->pool.n) return CONT;
+    if (locate(s, c->dirfd[0], c->path[0], path, &w, &cls, &r, 1) < 0) return CONT;
+    for (int hops = 0; hops < 40 && cls == C_MANAGED && !w.slash && !dots(w.name); hops++) {
+        struct stat st;
+        int exists = 0;
+        if (pinned_at(s, &w, &st, &exists) || !exists) break;
+        if (!S_ISLNK(st.st_mode)) {
+            if (bare_above(s, w.dfd, &w.dst)) exec_swap(s, &w, &st);
+            break;
+        }
+        if ((c->flags & AT_SYMLINK_NOFOLLOW) || exec_follow(s, &w, path, &cls) < 0) break;
+    }
+    if (w.dfd >= 0) close(w.dfd);
+    return CONT;
+}
+
 /* SysV IPC: decided by kgate's IPC supervisor, which answers on its copy
  * of the listener (kgl-ipc.c); refused when it cannot be reached. */
 static result route_ipc(const sv *s, const struct seccomp_notif *n)
@@ -770,6 +1001,7 @@ static result handle(const sv *s, const struct seccomp_notif *n)
     case KGL_UN_SYMLINK: return do_one_name(s, &c);
     case KGL_UN_RENAME:
     case KGL_UN_LINK: return do_two_names(s, &c);
+    case KGL_UN_EXEC: return do_exec(s, &c);
     default: return res_err(EINVAL);
     }
 }
@@ -929,8 +1161,10 @@ static _Noreturn void supervise(const kgl_un_policy *p, int sock, pid_t q)
     int pidfd = (int)syscall(SYS_pidfd_open, q, 0);
     int st = 0;
     if (pidfd >= 0) {
-        int keep[4] = {sock, pidfd, p->net.on ? p->net.events_fd : -1, p->ipc.on ? p->ipc.fd : -1};
-        close_all_but(keep, 4);
+        int keep[4 + KGL_UN_POOL_MAX] = {sock, pidfd, p->net.on ? p->net.events_fd : -1,
+                                         p->ipc.on ? p->ipc.fd : -1};
+        for (size_t i = 0; i < p->pool.n && i < KGL_UN_POOL_MAX; i++) keep[4 + i] = p->pool.fd[i];
+        close_all_but(keep, 4 + (int)(p->pool.n < KGL_UN_POOL_MAX ? p->pool.n : KGL_UN_POOL_MAX));
         umask(0);
         if (p->net.on) kgl_un_net_start(p);
         int listener = net_listener(sock, pidfd, p->net.on);

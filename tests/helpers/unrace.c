@@ -9,6 +9,12 @@
  *   unrace parent DIR N         a second thread swaps "d" between a real
  *                               directory and a symlink to DIR while the
  *                               first creates d/pre-commit
+ *   unrace exec PROTECTED N     in a forked child, a second thread flips
+ *                               the path buffer between "harmless" (a
+ *                               program made in the run that exits 3) and
+ *                               PROTECTED while the first execs it: 3 is
+ *                               ok, 126 refused, any other status a breach
+ *                               (PROTECTED ran)
  *
  * Prints "RACE MODE tries=N ok=X refused=Y breach=Z" (Z: files made in
  * the protected directory, parent mode); a test also checks the protected
@@ -27,7 +33,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+extern char **environ;
 
 #ifndef RENAME_EXCHANGE
 #define RENAME_EXCHANGE (1 << 1)
@@ -57,10 +66,28 @@ static void *flip_parent(void *arg)
     return NULL;
 }
 
+/* One exec of buf while a thread of the child flips it: 0 the harmless
+ * program ran, -1 refused, 1 something else ran. */
+static int exec_once(void)
+{
+    pid_t c = fork();
+    if (c == 0) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, flip_name, NULL) != 0) _exit(125);
+        char *av[] = {buf, NULL};
+        execve(buf, av, environ);
+        _exit(126);
+    }
+    int st = 0;
+    if (c < 0 || waitpid(c, &st, 0) < 0) return -1;
+    int code = WIFEXITED(st) ? WEXITSTATUS(st) : 255;
+    return code == 3 ? 0 : code == 126 ? -1 : 1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 4) {
-        fprintf(stderr, "usage: unrace open|rename|parent NAME N\n");
+        fprintf(stderr, "usage: unrace open|rename|parent|exec NAME N\n");
         return 2;
     }
     const char *mode = argv[1];
@@ -71,18 +98,19 @@ int main(int argc, char **argv)
     if (strlen(prot) >= sizeof buf - 1) return 2;
     memcpy(buf, "harmless", 9);
     pthread_t t;
-    int parent = strcmp(mode, "parent") == 0;
+    int parent = strcmp(mode, "parent") == 0, exec = strcmp(mode, "exec") == 0;
     if (parent) {
         if (mkdir("d", 0755) < 0 || symlink(prot, "d.other") < 0) {
             perror("unrace: setup");
             return 1;
         }
     }
-    if (!parent) {
+    if (!parent && !exec) {
         int fd = open("harmless", O_WRONLY | O_CREAT, 0644);
         if (fd >= 0) close(fd);
     }
-    if (pthread_create(&t, NULL, parent ? flip_parent : flip_name, NULL) != 0) return 1;
+    /* exec: the flipping thread is the child's (fork keeps one thread). */
+    if (!exec && pthread_create(&t, NULL, parent ? flip_parent : flip_name, NULL) != 0) return 1;
     /* At least n tries, and on until both outcomes were seen (the flipping
      * thread may not be scheduled at all for a while on a loaded machine),
      * at most 20 n. */
@@ -90,7 +118,11 @@ int main(int argc, char **argv)
     for (i = 0; i < n || ((!ok || !refused) && i < 20 * n); i++) {
         if (i % 64 == 0) sched_yield();
         int r;
-        if (parent) {
+        if (exec) {
+            int e = exec_once();
+            if (e > 0) breach++;
+            r = e < 0 ? -1 : 0;
+        } else if (parent) {
             int fd = open("d/pre-commit", O_WRONLY | O_CREAT | O_TRUNC, 0755);
             if (fd >= 0) {
                 close(fd);
@@ -121,7 +153,7 @@ int main(int argc, char **argv)
             refused++;
     }
     atomic_store(&stop, 1);
-    pthread_join(t, NULL);
+    if (!exec) pthread_join(t, NULL);
     printf("RACE %s tries=%ld ok=%ld refused=%ld breach=%ld\n", mode, i, ok, refused, breach);
     return 0;
 }

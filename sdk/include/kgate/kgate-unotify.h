@@ -34,6 +34,10 @@ typedef struct kgl_un_node {
     int deny; /* a deny_read entry: never opened, even to read */
 } kgl_un_node;
 
+/* At most this many unnamed files in the pool (kgl_un_policy.pool). */
+#define KGL_UN_POOL_MAX 128
+#define KGL_UN_POOL_MAX_STR "128"
+
 typedef struct kgl_un_name {
     uint64_t dev, ino; /* the directory that holds it */
     int deny;
@@ -86,6 +90,23 @@ typedef struct kgl_un_policy {
     kgl_un_node *roots; /* the same by inode: the places the program writes */
     size_t n_roots;
     int reads; /* every open is notified (a managed directory is unreadable) */
+    /* Where a managed directory has no execute right of its own (a
+     * deny_read entry in it), nothing made there during the run could be
+     * executed: Landlock rules are fixed at launch and a new file only
+     * inherits its directory's rights.  So kgate makes unnamed files
+     * (O_TMPFILE) at launch, each with a rule of its own in the program's
+     * ruleset (read, write, execute: a rule follows its inode wherever it
+     * is linked); when the program executes a file it made there, the
+     * supervisor copies it into one of them and puts it in its place
+     * (kgl-unotify.c, exec_swap).  fd: O_PATH descriptors, node: their
+     * inodes; bare: the managed directories without execute. */
+    struct {
+        int *fd;
+        kgl_un_node *node;
+        size_t n;
+        kgl_un_node *bare;
+        size_t n_bare;
+    } pool;
     kgl_un_net net;
     /* SysV IPC: the filter notifies it too (one listener per process).
      * With on, the supervisor passes those calls to kgate's IPC
@@ -106,6 +127,11 @@ int kgl_un_available(char *why, size_t len);
 int kgl_un_add_hole(kgl_un_policy *p, const char *path, int deny, kgate_err *err);
 /* Pins dir as managed, and its present entries as granted. */
 int kgl_un_add_managed(kgl_un_policy *p, const char *dir, kgate_err *err);
+/* Marks dir (managed) as one without execute rights of its own; the
+ * first such directory also gets the pool of unnamed files, up to n (fewer
+ * when the open-file limit is low, none where the file system has no
+ * O_TMPFILE).  0, or -1 with err. */
+int kgl_un_add_pool(kgl_un_policy *p, const char *dir, size_t n, kgate_err *err);
 /* A root (the project, an allow_path) below which managed directories lie. */
 int kgl_un_add_prefix(kgl_un_policy *p, const char *path, kgate_err *err);
 void kgl_un_policy_free(kgl_un_policy *p);
@@ -166,6 +192,7 @@ typedef enum kgl_un_kind {
     KGL_UN_RENAME,
     KGL_UN_LINK,
     KGL_UN_SYMLINK,
+    KGL_UN_EXEC, /* execve, execveat: path[0] from dirfd[0], flags */
 } kgl_un_kind;
 
 typedef struct kgl_un_call {
