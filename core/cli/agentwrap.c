@@ -22,8 +22,10 @@ void kg_agent_prefix(UT_string *out, const char *kgate)
 {
     kg_sh_quote(out, kgate);
     /* --no-pty: an agent reads pipes; /bin/sh by absolute path, so the
-     * box's PATH does not choose the shell. */
-    utstring_printf(out, " run --no-pty -- /bin/sh -c ");
+     * box's PATH does not choose the shell; -- after -c, or a command that
+     * starts with - would be read as sh's options (sh -c [options]
+     * string: dash refused "-- --help" as one, the hook's test found). */
+    utstring_printf(out, " run --no-pty -- /bin/sh -c -- ");
 }
 
 void kg_agent_wrap(UT_string *out, const char *kgate, const char *cmd)

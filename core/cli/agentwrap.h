@@ -3,7 +3,7 @@
  *
  * An agent hands its shell a string.  The hooks (cmd_hook.c) replace it by
  *
- *     '<kgate>' run --no-pty -- /bin/sh -c '<the string>'
+ *     '<kgate>' run --no-pty -- /bin/sh -c -- '<the string>'
  *
  * so the agent's shell sees one word where the string was: the string is
  * parsed by a shell only inside the box.  kg_sh_quote is the only quoting

@@ -71,9 +71,16 @@ static char *read_stdin(size_t *len)
     return r;
 }
 
-/* The last line of doctor's output (its verdict line) into why. */
-static void last_line(const char *out, char *why, size_t size)
+/* Why doctor says BLOCKED: its first BLOCKED finding, else its last line
+ * (the verdict line). */
+static void doctor_why(const char *out, char *why, size_t size)
 {
+    const char *f = strstr(out, "  BLOCKED ");
+    if (f) {
+        f += strspn(f, " ");
+        snprintf(why, size, "%.*s", (int)strcspn(f, "\n"), f);
+        return;
+    }
     size_t n = strlen(out);
     while (n && out[n - 1] == '\n') n--;
     size_t start = n;
@@ -109,7 +116,7 @@ static int doctor_ok(const char *self, char *why, size_t size)
     int st = 0;
     if (rc == 0)
         while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
-    if (rc == 0 && utstring_len(out)) last_line(utstring_body(out), why, size);
+    if (rc == 0 && utstring_len(out)) doctor_why(utstring_body(out), why, size);
     utstring_free(out);
     return rc == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }

@@ -40,14 +40,11 @@ typedef struct target {
 } target;
 
 /* Claude Code's own file tools run in its process, outside the box: these
- * rules keep them from editing the hook away, or kgate's own config. */
-static const char *const claude_deny[] = {"Edit(~/.claude/settings.json)",
-                                          "Write(~/.claude/settings.json)",
-                                          "Edit(**/.claude/settings*.json)",
-                                          "Write(**/.claude/settings*.json)",
-                                          "Edit(~/.kgate/**)",
-                                          "Write(~/.kgate/**)",
-                                          NULL};
+ * rules keep them from editing the hook away, or kgate's own config.  (An
+ * Edit rule covers every file-editing tool; 2.1.337 warns that a Write rule
+ * matches nothing.) */
+static const char *const claude_deny[] = {
+    "Edit(~/.claude/settings.json)", "Edit(**/.claude/settings*.json)", "Edit(~/.kgate/**)", NULL};
 
 static const target targets[] = {
     {"claude-code", ".claude", "settings.json", "PreToolUse", "Bash", claude_deny},

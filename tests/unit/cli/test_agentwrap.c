@@ -62,14 +62,14 @@ START_TEST(quoting_is_the_single_form)
     ck_assert_str_eq(utstring_body(u), "''");
     utstring_free(u);
     char *w = wrap("/usr/bin/kgate", "ls -l");
-    ck_assert_str_eq(w, "'/usr/bin/kgate' run --no-pty -- /bin/sh -c 'ls -l'");
+    ck_assert_str_eq(w, "'/usr/bin/kgate' run --no-pty -- /bin/sh -c -- 'ls -l'");
     free(w);
 }
 END_TEST
 
 /* The wrapped form, parsed by /bin/sh with "kgate" a script that prints
  * each argument NUL-terminated: the arguments are exactly run --no-pty --
- * /bin/sh -c STRING, and no MARK file appears. */
+ * /bin/sh -c -- STRING, and no MARK file appears. */
 START_TEST(the_shell_sees_one_word)
 {
     char dir[] = "/tmp/kg-agentwrap-XXXXXX";
@@ -96,16 +96,16 @@ START_TEST(the_shell_sees_one_word)
         char got[4096];
         size_t n = fread(got, 1, sizeof got, f);
         fclose(f);
-        const char *want[] = {"run", "--no-pty", "--", "/bin/sh", "-c", hostile[i]};
+        const char *want[] = {"run", "--no-pty", "--", "/bin/sh", "-c", "--", hostile[i]};
         size_t at = 0;
-        for (size_t k = 0; k < 6; k++) {
+        for (size_t k = 0; k < 7; k++) {
             size_t l = strlen(want[k]);
             ck_assert_msg(at + l < n + 1 && memcmp(got + at, want[k], l) == 0 &&
                               got[at + l] == '\0',
                           "case %zu: argument %zu differs", i, k);
             at += l + 1;
         }
-        ck_assert_msg(at == n, "case %zu: more arguments than six", i);
+        ck_assert_msg(at == n, "case %zu: more arguments than seven", i);
         ck_assert_msg(access(mark, F_OK) != 0, "case %zu: something ran outside", i);
         utstring_free(script);
         free(w);
@@ -127,21 +127,22 @@ START_TEST(unwrap_takes_only_the_exact_form)
         free(w);
     }
     static const char *const lookalike[] = {
-        "'/usr/bin/kgate' run --no-pty -- /bin/sh -c 'ls'; touch MARK",
-        "'/usr/bin/kgate' run --no-pty -- /bin/sh -c 'ls' && touch MARK",
-        "'/usr/bin/kgate' run --no-pty -- /bin/sh -c 'ls''x'",
-        "'/usr/bin/kgate' run --no-pty -- /bin/sh -c 'a'\\'",
-        "'/usr/bin/kgate' run --no-pty -- /bin/sh -c ls",
-        "'/usr/bin/kgate' run --no-pty -- /bin/sh -c \"ls\"",
-        "'/usr/bin/kgate' run --no-pty -- /bin/sh -c 'ls' ",
-        "'/usr/bin/kgate' run --no-pty -- /bin/sh -c 'ls\n' x",
-        "'/usr/bin/kgate' run --no-pty -- /bin/sh -c '",
-        "'/usr/bin/kgate' run --no-pty --allow-path / -- /bin/sh -c 'ls'",
-        "'/tmp/kgate' run --no-pty -- /bin/sh -c 'ls'",
-        "/usr/bin/kgate run --no-pty -- /bin/sh -c 'ls'",
+        "'/usr/bin/kgate' run --no-pty -- /bin/sh -c -- 'ls'; touch MARK",
+        "'/usr/bin/kgate' run --no-pty -- /bin/sh -c -- 'ls' && touch MARK",
+        "'/usr/bin/kgate' run --no-pty -- /bin/sh -c -- 'ls''x'",
+        "'/usr/bin/kgate' run --no-pty -- /bin/sh -c -- 'a'\\'",
+        "'/usr/bin/kgate' run --no-pty -- /bin/sh -c -- ls",
+        "'/usr/bin/kgate' run --no-pty -- /bin/sh -c -- \"ls\"",
+        "'/usr/bin/kgate' run --no-pty -- /bin/sh -c -- 'ls' ",
+        "'/usr/bin/kgate' run --no-pty -- /bin/sh -c -- 'ls\n' x",
+        "'/usr/bin/kgate' run --no-pty -- /bin/sh -c -- '",
+        "'/usr/bin/kgate' run --no-pty --allow-path / -- /bin/sh -c -- 'ls'",
+        "'/tmp/kgate' run --no-pty -- /bin/sh -c -- 'ls'",
+        "/usr/bin/kgate run --no-pty -- /bin/sh -c -- 'ls'",
         "kgate run -- ls",
-        " '/usr/bin/kgate' run --no-pty -- /bin/sh -c 'ls'",
-        "'/usr/bin/kgate' run --no-pty -- /bin/sh -c 'it'\"'\"'s'",
+        " '/usr/bin/kgate' run --no-pty -- /bin/sh -c -- 'ls'",
+        "'/usr/bin/kgate' run --no-pty -- /bin/sh -c -- 'it'\"'\"'s'",
+        "'/usr/bin/kgate' run --no-pty -- /bin/sh -c 'ls'", /* the form without -- */
     };
     for (size_t i = 0; i < sizeof lookalike / sizeof *lookalike; i++)
         ck_assert_msg(kg_agent_unwrap(k, lookalike[i]) == NULL, "look-alike %zu taken", i);
