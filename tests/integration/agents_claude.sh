@@ -23,7 +23,7 @@ echo "# claude $("$CLAUDE" --version 2>&1 | head -1)"
 
 OUT=$KG_TMP/out
 ERR=$KG_TMP/err
-SECRET=kgate-secret-$$-value
+
 
 claude_session() {
     local place=$1
@@ -31,39 +31,6 @@ claude_session() {
         ANTHROPIC_API_KEY=sk-kgate-test CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
         DISABLE_AUTOUPDATER=1 "$CLAUDE" -p "run the steps" --allowedTools Bash \
         </dev/null >"$OUT" 2>"$ERR"
-}
-
-fresh_home() {
-    use_user "$1"
-    printf '%s\n' "$SECRET" >"$KG_HOME/secret.txt"
-    chmod 0600 "$KG_HOME/secret.txt"
-    chown -R "$KG_UID:$KG_GID" "$KG_HOME"
-}
-
-# The four commands, as JSON.
-script() {
-    python3 -c 'import json,sys; h=sys.argv[1]; print(json.dumps([
-        "echo model-ran-$((6*7))",
-        "cat %s/secret.txt; echo read-ran" % h,
-        "echo x > %s/landed.txt; echo write-ran" % h,
-        "curl -s http://127.0.0.1:9/; echo curl-ran"]))' "$KG_HOME"
-}
-
-session_checks() {
-    local place=$1
-    check "$place: claude ended well" [ -s "$OUT" ]
-    check "$place: the command ran, its output reached the model" result_has 0 model-ran-42
-    check "$place: the secret's command ran (marker)" result_has 1 read-ran
-    check "$place: the secret in \$HOME did not reach the model" result_hasnt 1 "$SECRET"
-    check "$place: the write's command ran (marker)" result_has 2 write-ran
-    check "$place: the write to \$HOME did not land" [ ! -e "$KG_HOME/landed.txt" ]
-    check "$place: curl was refused, the reason reached the model" result_has 3 "deny list"
-    check "$place: curl never started" result_hasnt 3 curl-ran
-    check "$place: the audit log has the run" audit_has 'model-ran-\$((6\*7))'
-    check "$place: the audit log has the refusal" audit_has '"kind":"block"'
-    local want=bubblewrap
-    [ "$place" = host ] || want=landlock
-    check "$place: kgate picked $want" [ "$(last_backend)" = "$want" ]
 }
 
 # ---- the hook binary, attacked ----
