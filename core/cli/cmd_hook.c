@@ -188,12 +188,22 @@ static int codex_refusal(const char *self)
     UT_string *pre;
     utstring_new(pre);
     kg_agent_prefix(pre, self);
-    int rc = refuse("every shell command must run boxed: run it again as %s'<the command, "
-                    "each ' written as '\\''>' (exactly this prefix, the command in one pair of "
-                    "single quotes)",
-                    utstring_body(pre));
+    bool plain = true;
+    for (const unsigned char *p = (const unsigned char *)utstring_body(pre); *p; p++)
+        plain = plain && *p >= 0x20 && *p != 0x7f;
+    /* Written as it is, not escaped for a person (msg.h would double the
+     * backslash of '\'', and the model is to copy it): the only text not
+     * kgate's own is its path, checked for control bytes above. */
+    if (plain)
+        fprintf(stderr,
+                "kgate: refused: every shell command must run boxed: run it again as "
+                "%s'<the command, each ' in it written as '\\''>' (exactly this prefix, the "
+                "command in one pair of single quotes)\n",
+                utstring_body(pre));
+    else
+        refuse("every shell command must run boxed, and kgate's path cannot be shown");
     utstring_free(pre);
-    return rc;
+    return HOOK_REFUSE;
 }
 
 static int decide(const agent *a, const kg_jv *in, const char *self)

@@ -121,6 +121,34 @@ def gemini(handler, body, stream):
         handler.json(resp)
 
 
+# ---- Codex: the Responses API, streamed ----
+
+def codex(handler, body):
+    results = []
+    for item in body.get("input", []):
+        if item.get("type") == "function_call_output":
+            out = item.get("output")
+            results.append(out if isinstance(out, str) else text_of(out))
+    names = [t.get("name") for t in body.get("tools", [])]
+    if "exec_command" in names:
+        log_results(results)
+    resp = {"id": "resp_%d" % len(results), "object": "response", "status": "completed", "output": [],
+            "usage": {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2,
+                      "input_tokens_details": {"cached_tokens": 0},
+                      "output_tokens_details": {"reasoning_tokens": 0}}}
+    if "exec_command" in names and len(results) < len(COMMANDS):
+        item = {"type": "function_call", "id": "fc_%d" % len(results), "call_id": "call_%d" % len(results),
+                "name": "exec_command", "arguments": json.dumps({"cmd": COMMANDS[len(results)]}),
+                "status": "completed"}
+    else:
+        item = {"type": "message", "id": "msg_%d" % len(results), "role": "assistant", "status": "completed",
+                "content": [{"type": "output_text", "text": "done", "annotations": []}]}
+    handler.sse([("response.created", {"type": "response.created", "response": dict(resp, status="in_progress")}),
+                 ("response.output_item.added", {"type": "response.output_item.added", "output_index": 0, "item": item}),
+                 ("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}),
+                 ("response.completed", {"type": "response.completed", "response": dict(resp, output=[item])})])
+
+
 class H(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -174,6 +202,8 @@ class H(BaseHTTPRequestHandler):
             gemini(self, body, True)
         elif API == "gemini" and ":generateContent" in path:
             gemini(self, body, False)
+        elif API == "codex" and path.endswith("/responses"):
+            codex(self, body)
         elif API == "gemini" and ":countTokens" in path:
             self.json({"totalTokens": 1})
         else:

@@ -98,17 +98,18 @@ script() {
 }
 
 # session_checks PLACE: what the model got back for the four commands of
-# script(), and the audit log.
+# script(), and the audit log.  R0: the number of results before them
+# (Codex: the refusal of the unboxed first try).
 session_checks() {
-    local place=$1
+    local place=$1 R0=${R0:-0}
     check "$place: claude ended well" [ -s "$OUT" ]
-    check "$place: the command ran, its output reached the model" result_has 0 model-ran-42
-    check "$place: the secret's command ran (marker)" result_has 1 read-ran
-    check "$place: the secret in \$HOME did not reach the model" result_hasnt 1 "$SECRET"
-    check "$place: the write's command ran (marker)" result_has 2 write-ran
+    check "$place: the command ran, its output reached the model" result_has $((R0 + 0)) model-ran-42
+    check "$place: the secret's command ran (marker)" result_has $((R0 + 1)) read-ran
+    check "$place: the secret in \$HOME did not reach the model" result_hasnt $((R0 + 1)) "$SECRET"
+    check "$place: the write's command ran (marker)" result_has $((R0 + 2)) write-ran
     check "$place: the write to \$HOME did not land" [ ! -e "$KG_HOME/landed.txt" ]
-    check "$place: curl was refused, the reason reached the model" result_has 3 "deny list"
-    check "$place: curl never started" result_hasnt 3 curl-ran
+    check "$place: curl was refused, the reason reached the model" result_has $((R0 + 3)) "deny list"
+    check "$place: curl never started" result_hasnt $((R0 + 3)) curl-ran
     check "$place: the audit log has the run" audit_has 'model-ran-\$((6\*7))'
     check "$place: the audit log has the refusal" audit_has '"kind":"block"'
     local want=bubblewrap
