@@ -23,7 +23,7 @@ for who in $(test_users); do
         f=$KG_HOME/$dir/settings.json
         mkdir -p "$KG_HOME/$dir"
         # The user's own hook, rules, unicode (a surrogate pair) and numbers.
-        printf '%s\n' '{"model":"m","n":1.50,"hooks":{"PreToolUse":[{"matcher":"Edit","hooks":[{"type":"command","command":"echo mine"}]}],"BeforeTool":[]},"permissions":{"deny":["Read(./.env)"]},"env":{"X":"\ud83d\ude00 \"q\""}}' >"$f"
+        printf '%s\n' '{"model":"m","n":1.50,"hooks":{"PreToolUse":[{"matcher":"Edit","hooks":[{"type":"command","command":"echo mine"}]}],"BeforeTool":[{"matcher":"x","hooks":[]}]},"permissions":{"deny":["Read(./.env)"]},"env":{"X":"\ud83d\ude00 \"q\""}}' >"$f"
         chmod 0640 "$f"
         chown -R "$KG_UID:$KG_GID" "$KG_HOME/$dir"
         cp "$f" "$KG_TMP/orig.json"
