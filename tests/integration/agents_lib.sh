@@ -102,7 +102,7 @@ script() {
 # (Codex: the refusal of the unboxed first try).
 session_checks() {
     local place=$1 R0=${R0:-0}
-    check "$place: claude ended well" [ -s "$OUT" ]
+    check "$place: the agent ended with an answer" [ -s "$OUT" ]
     check "$place: the command ran, its output reached the model" result_has $((R0 + 0)) model-ran-42
     check "$place: the secret's command ran (marker)" result_has $((R0 + 1)) read-ran
     check "$place: the secret in \$HOME did not reach the model" result_hasnt $((R0 + 1)) "$SECRET"
