@@ -34,6 +34,23 @@ static char *xmemdup(const char *s, size_t len)
     return d;
 }
 
+/* utstring grows by just what each append asks: asked for in doubling
+ * steps here, so a string of n bytes costs O(n) copies, not O(n^2) (a
+ * 1 MiB command, under a sanitizer's realloc that always moves). */
+static void put(UT_string *o, const void *p, size_t n)
+{
+    if (o->n - o->i < n + 1) utstring_reserve(o, n + 1 > o->n ? n + 1 : o->n);
+    utstring_bincpy(o, p, n);
+}
+
+/* An array of n items of size bytes, room for one more: grown in doubling
+ * steps (at n = 0, 4, 8, 16, ...), so n pushes cost O(n) copies. */
+static void *room_for_one_more(void *p, size_t n, size_t size)
+{
+    if (n != 0 && (n < 4 || (n & (n - 1)) != 0)) return p;
+    return xrealloc(p, (n ? 2 * n : 4) * size);
+}
+
 kg_jv *kg_jv_new(kg_jv_type type)
 {
     kg_jv *v = xcalloc(1, sizeof *v);
@@ -102,7 +119,7 @@ kg_jv *kg_jv_copy(const kg_jv *v)
 
 void kg_jv_push(kg_jv *arr, kg_jv *val)
 {
-    arr->items = xrealloc(arr->items, (arr->n + 1) * sizeof *arr->items);
+    arr->items = room_for_one_more(arr->items, arr->n, sizeof *arr->items);
     arr->items[arr->n++] = val;
 }
 
@@ -144,7 +161,7 @@ const char *kg_jv_get_cstr(const kg_jv *obj, const char *key)
 
 static void append_member(kg_jv *obj, char *key, size_t keylen, kg_jv *val)
 {
-    obj->members = xrealloc(obj->members, (obj->n + 1) * sizeof *obj->members);
+    obj->members = room_for_one_more(obj->members, obj->n, sizeof *obj->members);
     obj->members[obj->n++] = (kg_jv_member){key, keylen, val};
 }
 
@@ -263,7 +280,7 @@ static void put_utf8(UT_string *o, uint32_t cp)
         b[3] = (unsigned char)(0x80 | (cp & 0x3F));
         n = 4;
     }
-    utstring_bincpy(o, b, n);
+    put(o, b, n);
 }
 
 /* \uXXXX after the backslash and u: a character, or a high surrogate and
@@ -295,7 +312,7 @@ static int read_escape(rd *r, UT_string *o)
         r->p--;
         return fail(r, "an unknown escape");
     }
-    utstring_bincpy(o, &to[k - from], 1);
+    put(o, &to[k - from], 1);
     return 0;
 }
 
@@ -331,10 +348,17 @@ static int read_string(rd *r, char **out, size_t *outlen)
             rc = read_escape(r, o);
         } else if (c < 0x20) {
             rc = fail(r, "a control byte not escaped in a string");
+        } else if (c < 0x80) {
+            /* A run of plain ASCII at a time (a big command is mostly
+             * that). */
+            const unsigned char *s = r->p;
+            while (r->p < r->end && *r->p >= 0x20 && *r->p < 0x80 && *r->p != '"' && *r->p != '\\')
+                r->p++;
+            put(o, s, (size_t)(r->p - s));
         } else {
             size_t n = utf8_at(r);
             if (n == 0) rc = fail(r, "bytes that are not UTF-8 in a string");
-            utstring_bincpy(o, r->p, n);
+            put(o, r->p, n);
             r->p += n;
         }
         if (rc < 0) {
@@ -514,21 +538,26 @@ kg_jv *kg_json_parse(const char *buf, size_t len, kg_error *err)
 void kg_json_strn(UT_string *out, const char *str, size_t len)
 {
     const unsigned char *s = (const unsigned char *)str, *end = s + len;
-    utstring_bincpy(out, "\"", 1);
+    put(out, "\"", 1);
     while (s < end) {
         unsigned char c = *s;
         size_t n = 1;
         if (c == '"' || c == '\\') {
             char e[2] = {'\\', (char)c};
-            utstring_bincpy(out, e, 2);
+            put(out, e, 2);
         } else if (c == '\n') {
-            utstring_bincpy(out, "\\n", 2);
+            put(out, "\\n", 2);
         } else if (c == '\t') {
-            utstring_bincpy(out, "\\t", 2);
+            put(out, "\\t", 2);
         } else if (c == '\r') {
-            utstring_bincpy(out, "\\r", 2);
+            put(out, "\\r", 2);
         } else if (c < 0x20 || c == 0x7f) {
             utstring_printf(out, "\\u%04x", c);
+        } else if (c < 0x80) {
+            /* A run of printable ASCII at a time. */
+            n = 0;
+            while (s + n < end && s[n] >= 0x20 && s[n] < 0x7f && s[n] != '"' && s[n] != '\\') n++;
+            put(out, s, n);
         } else {
             rd r = {s, s, end, NULL, 0};
             n = utf8_at(&r);
@@ -537,19 +566,19 @@ void kg_json_strn(UT_string *out, const char *str, size_t len)
                 utstring_printf(out, "\\udc%02x", c);
                 n = 1;
             } else {
-                utstring_bincpy(out, s, n);
+                put(out, s, n);
             }
         }
         s += n;
     }
-    utstring_bincpy(out, "\"", 1);
+    put(out, "\"", 1);
 }
 
 static void newline(UT_string *out, int indent, int level)
 {
     if (indent <= 0) return;
-    utstring_bincpy(out, "\n", 1);
-    for (int i = 0; i < indent * level; i++) utstring_bincpy(out, " ", 1);
+    put(out, "\n", 1);
+    for (int i = 0; i < indent * level; i++) put(out, " ", 1);
 }
 
 static void write_at(UT_string *out, const kg_jv *v, int indent, int level)
@@ -557,15 +586,15 @@ static void write_at(UT_string *out, const kg_jv *v, int indent, int level)
     switch (v->type) {
     case KG_JV_NULL: utstring_printf(out, "null"); return;
     case KG_JV_BOOL: utstring_printf(out, "%s", v->b ? "true" : "false"); return;
-    case KG_JV_NUMBER: utstring_bincpy(out, v->str, v->len); return;
+    case KG_JV_NUMBER: put(out, v->str, v->len); return;
     case KG_JV_STRING: kg_json_strn(out, v->str, v->len); return;
     case KG_JV_ARRAY:
     case KG_JV_OBJECT: break;
     }
     bool obj = v->type == KG_JV_OBJECT;
-    utstring_bincpy(out, obj ? "{" : "[", 1);
+    put(out, obj ? "{" : "[", 1);
     for (size_t i = 0; i < v->n; i++) {
-        if (i) utstring_bincpy(out, ",", 1);
+        if (i) put(out, ",", 1);
         newline(out, indent, level + 1);
         if (obj) {
             kg_json_strn(out, v->members[i].key, v->members[i].keylen);
@@ -574,7 +603,7 @@ static void write_at(UT_string *out, const kg_jv *v, int indent, int level)
         write_at(out, obj ? v->members[i].val : v->items[i], indent, level + 1);
     }
     if (v->n) newline(out, indent, level);
-    utstring_bincpy(out, obj ? "}" : "]", 1);
+    put(out, obj ? "}" : "]", 1);
 }
 
 void kg_json_write(UT_string *out, const kg_jv *v, int indent) { write_at(out, v, indent, 0); }

@@ -8,12 +8,18 @@
 
 void kg_sh_quote(UT_string *out, const char *s)
 {
+    /* utstring grows by just what is asked: the whole size first, so a
+     * command of megabytes is not copied again at each quote in it. */
+    size_t quotes = 0;
+    for (const char *p = strchr(s, '\''); p; p = strchr(p + 1, '\'')) quotes++;
+    utstring_reserve(out, strlen(s) + 3 * quotes + 3);
     utstring_bincpy(out, "'", 1);
-    for (const char *p = s; *p; p++) {
-        if (*p == '\'')
-            utstring_bincpy(out, "'\\''", 4);
-        else
-            utstring_bincpy(out, p, 1);
+    for (const char *p = s;;) {
+        const char *q = strchr(p, '\'');
+        utstring_bincpy(out, p, q ? (size_t)(q - p) : strlen(p));
+        if (!q) break;
+        utstring_bincpy(out, "'\\''", 4);
+        p = q + 1;
     }
     utstring_bincpy(out, "'", 1);
 }
@@ -41,6 +47,7 @@ static char *unquote(const char *q)
     if (*q != '\'') return NULL;
     UT_string *o;
     utstring_new(o);
+    utstring_reserve(o, strlen(q) + 1);
     const char *p = q + 1;
     for (;;) {
         const char *end = strchr(p, '\'');

@@ -371,6 +371,8 @@ int kg_cmd_setup(int argc, char **argv)
             project = true;
         else if (strcmp(argv[i], "--remove") == 0)
             s.remove = true;
+        else if (argv[i][0] == '-')
+            return kg_cli_usage_error(setup_usage, "unknown option '%s'", argv[i]);
         else if (s.t)
             return kg_cli_usage_error(setup_usage, "unexpected argument '%s'", argv[i]);
         else

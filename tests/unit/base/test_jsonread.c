@@ -164,6 +164,7 @@ START_TEST(big_inputs)
 
     UT_string *u;
     utstring_new(u);
+    utstring_reserve(u, 2 << 20); /* utstring grows by what is asked: ask once */
     utstring_printf(u, "{");
     for (int i = 0; i < 100000; i++) utstring_printf(u, "%s\"k%d\":%d", i ? "," : "", i, i);
     utstring_printf(u, "}");
