@@ -70,7 +70,7 @@ for who in $(test_users); do
         check "$place: the refusal names the exact prefix" result_has 0 "'$KGATE_BIN' run --no-pty -- /bin/sh -c -- "
         check "$place: the unboxed command never ran" [ ! -e "$KG_HOME/unboxed-ran" ]
         # The quote as the model must type it: one backslash, not escaped.
-        check "$place: the refusal shows '\\'' as it is typed" result_has 0 "each ' in it written as '\\''>"
+        check "$place: the refusal shows '\\'' as it is typed" result_has_text 0 "each ' in it written as '\''>"
         R0=1 session_checks "$place"
     done
 

@@ -51,6 +51,10 @@ for l in open(sys.argv[1]):
 result_has() {
     result "$1" | grep -q -- "$2" || { echo "# result $1 has no '$2':"; result "$1" | sed 's/^/#   /' | head -20; return 1; }
 }
+# result_has_text N TEXT: the same, TEXT a fixed string (no pattern).
+result_has_text() {
+    result "$1" | grep -qF -- "$2" || { echo "# result $1 has no '$2':"; result "$1" | sed 's/^/#   /' | head -20; return 1; }
+}
 result_hasnt() {
     ! result "$1" | grep -q -- "$2" || { echo "# result $1 has '$2':"; result "$1" | sed 's/^/#   /' | head -20; return 1; }
 }
