@@ -37,6 +37,13 @@ KGATE_TEST_DEPS+=(autoconf automake libtool cmake libonig-dev python3-venv pytho
 # to be there: a nodejs that bundles npm is as good as Debian's npm.
 KGATE_CROSS_DEPS=(llvm lld)
 KGATE_CROSS_COMMANDS=(npm)
+# The agents' end-to-end suites (tests/integration/agents_*.sh) install
+# Claude Code, Gemini CLI and Codex CLI from npm at pinned versions
+# (agents_lib.sh) into /var/tmp/kgate-test-agents once, and need network
+# access to the npm registry that first time.  Gemini CLI 0.61 needs
+# Node.js 20 or later: Debian 12's nodejs is 18, so CI installs a newer
+# one (the build machine has NodeSource's 20.20.2): npm comes with it, and
+# KGATE_CROSS_COMMANDS above already asks for npm.
 
 kgate_install_deps() {
     local want=("$@") missing=() p

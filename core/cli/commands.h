@@ -22,5 +22,7 @@ int kg_cmd_doctor(int argc, char **argv);
 int kg_cmd_plugins(int argc, char **argv);
 int kg_cmd_run(int argc, char **argv);
 int kg_cmd_audit(int argc, char **argv);
+int kg_cmd_hook(int argc, char **argv);
+int kg_cmd_setup(int argc, char **argv);
 
 #endif

@@ -25,7 +25,7 @@ _kgate()
     fi
 
     if [ "$cword" -eq 1 ]; then
-        _kgate_reply -W 'init network doctor run plugins audit --version --help' -- "$cur"
+        _kgate_reply -W 'init network doctor run plugins audit setup hook --version --help' -- "$cur"
         return
     fi
 
@@ -52,6 +52,12 @@ _kgate()
         ;;
     plugins)
         _kgate_reply -W '--json' -- "$cur"
+        ;;
+    setup)
+        _kgate_reply -W 'claude-code gemini codex --project --remove' -- "$cur"
+        ;;
+    hook)
+        [ "$cword" -eq 2 ] && _kgate_reply -W 'claude-code gemini codex' -- "$cur"
         ;;
     audit)
         if [ "$prev" = --since ]; then
