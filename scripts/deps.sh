@@ -41,9 +41,9 @@ KGATE_CROSS_COMMANDS=(npm)
 # Claude Code, Gemini CLI and Codex CLI from npm at pinned versions
 # (agents_lib.sh) into /var/tmp/kgate-test-agents once, and need network
 # access to the npm registry that first time.  Gemini CLI 0.61 needs
-# Node.js 20 or later: Debian 12's nodejs is 18, so CI installs a newer
-# one (the build machine has NodeSource's 20.20.2): npm comes with it, and
-# KGATE_CROSS_COMMANDS above already asks for npm.
+# Node.js 20 or later: Debian 12's nodejs is 18, so agents_lib.sh installs
+# the registry's node@20 beside the CLIs and runs them with it; npm itself
+# is Debian's (KGATE_CROSS_COMMANDS above asks for it).
 
 kgate_install_deps() {
     local want=("$@") missing=() p

@@ -5,6 +5,10 @@
 
 # The versions tested (docs/agents.md names them too).
 AGENT_PKGS=(@anthropic-ai/claude-code@2.1.337 @google/gemini-cli@0.61.0 @openai/codex@0.171.0)
+# Gemini CLI needs Node.js 20 or later and Debian 12's is 18: the npm
+# registry's own Node.js package (its binary comes from the registry too)
+# runs all three, whatever node the machine has.
+AGENT_PKGS+=(node@20.20.2)
 # One directory for all three, world-readable so the unprivileged test uid
 # runs the same binaries; kept between runs (KGATE_AGENTS_DIR to move it).
 AGENTS_DIR=${KGATE_AGENTS_DIR:-/var/tmp/kgate-test-agents}
@@ -13,6 +17,8 @@ AGENTS_STAMP=$AGENTS_DIR/installed-$(printf '%s ' "${AGENT_PKGS[@]}" | sha256sum
 # need_agents: installs the pinned CLIs unless this exact set is there.
 need_agents() {
     need_cmd npm node python3
+    # The CLIs' "#!/usr/bin/env node" finds the pinned Node.js first.
+    export PATH="$AGENTS_DIR/node_modules/.bin:$PATH"
     [ -e "$AGENTS_STAMP" ] && return 0
     mkdir -p "$AGENTS_DIR" && chmod 0755 "$AGENTS_DIR" ||
         skip_all "cannot make $AGENTS_DIR"
@@ -23,6 +29,8 @@ need_agents() {
         skip_all "npm could not install ${AGENT_PKGS[*]}"
     fi
     chmod -R a+rX "$AGENTS_DIR"
+    "$AGENTS_DIR/node_modules/.bin/node" --version >/dev/null 2>&1 ||
+        skip_all "npm's node@20 does not run here"
     touch "$AGENTS_STAMP"
 }
 
