@@ -124,7 +124,7 @@ static int parse_port(const char *s, size_t n, unsigned *out)
 /* The reasons a record may give (kgate-plugin.h), each with what the
  * caller's channel is told.  An unknown word is an unreadable record: a
  * sentence is never made of what a backend's helper wrote. */
-static const char *const net_reasons[] = {"unlisted", "private", "never", "unanswered"};
+static const char *const net_reasons[] = {"unlisted", "private", "never", "unanswered", "listen"};
 
 static int parse_reason(const char *s, size_t n, char *out, size_t outlen)
 {
@@ -247,11 +247,15 @@ static const char *conn_why(const kg_net_event *e)
                "answer may open; only an address entry in allow_hosts allows it";
     if (strcmp(e->reason, "unanswered") == 0)
         return "it is not an address and port that a name in allow_hosts resolved to";
+    if (strcmp(e->reason, "listen") == 0)
+        return "a server in this box listens only on loopback, so that nothing outside "
+               "connects in";
     return "the box's packet filter refused it";
 }
 
 static const char *net_code(const kg_net_event *e)
 {
+    if (strcmp(e->reason, "listen") == 0) return "net_listen_refused";
     if (!e->addr[0])
         return strcmp(e->reason, "private") == 0 ? "net_answer_private" : "net_name_refused";
     return strcmp(e->reason, "never") == 0 ? "net_address_never" : "net_connect_refused";
@@ -275,13 +279,15 @@ static void tell_name(kg_netlog *l, const kg_net_event *e)
 static void tell_conn(kg_netlog *l, const kg_net_event *e, const char *key)
 {
     char what[800];
-    snprintf(what, sizeof what, "A connection to %s was refused: %s", key, conn_why(e));
+    int listen = strcmp(e->reason, "listen") == 0;
+    snprintf(what, sizeof what, "%s %s was refused: %s",
+             listen ? "Listening on" : "A connection to", key, conn_why(e));
     kg_events_blocked(l->events, &(kg_event_block){.code = net_code(e),
                                                    .resource_type = "network",
                                                    .host = e->name[0] ? e->name : NULL,
                                                    .addr = e->addr,
                                                    .port = e->port,
-                                                   .operation = "connect",
+                                                   .operation = listen ? "listen" : "connect",
                                                    .rule_key = "allow_hosts",
                                                    .description = what});
 }

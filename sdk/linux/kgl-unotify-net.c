@@ -150,7 +150,9 @@ int kgl_un_net_call(int nr)
 
 /* ---- records ----------------------------------------------------------- */
 
-static void record(const char *name, uint32_t addr, unsigned port)
+/* why: the record's reason word (kgate-plugin.h), so that the user reads
+ * what happened: "unlisted", "never", "unanswered", "listen". */
+static void record(const char *name, uint32_t addr, unsigned port, const char *why)
 {
     if (N.n->events_fd < 0 || N.n_records >= MAX_RECORDS) return;
     char esc[4 * 254 + 8], a[INET_ADDRSTRLEN] = "-", line[KGATE_EVENT_MAX];
@@ -169,7 +171,7 @@ static void record(const char *name, uint32_t addr, unsigned port)
     if (!o) memcpy(esc, "-", 2);
     /* A refused bind on every address (0.0.0.0) has a port. */
     if (addr || port) inet_ntop(AF_INET, &addr, a, sizeof a);
-    int n = snprintf(line, sizeof line, "net refused %s %s %u\n", esc, a, port);
+    int n = snprintf(line, sizeof line, "net refused %s %s %u %s\n", esc, a, port, why);
     /* One write, never waiting: a full pipe drops the record. */
     if (n > 0 && (size_t)n < sizeof line && write(N.n->events_fd, line, (size_t)n) == n)
         N.n_records++;
@@ -306,7 +308,7 @@ static void relay_query(void)
     int rcode = 0;
     if (kgl_un_parse_answer(q, (size_t)n, qname, sizeof qname, &rcode, NULL, NULL) < 0) return;
     /* The resolver answers it NXDOMAIN; the record says who asked. */
-    if (!listed(qname)) record(qname, 0, 0);
+    if (!listed(qname)) record(qname, 0, 0, "unlisted");
     size_t slot = 0;
     time_t oldest = 0;
     for (size_t i = 0; i < N_PEND; i++) {
@@ -448,7 +450,7 @@ static void tc_query_ready(size_t i)
         tc_close(i);
         return;
     }
-    if (!listed(qname)) record(qname, 0, 0);
+    if (!listed(qname)) record(qname, 0, 0, "unlisted");
     if (send_all(N.tc[i].u, tc_query[i], len) < 0) tc_close(i);
 }
 
@@ -802,7 +804,7 @@ static int inet_dest(const sock *k, op *o)
     }
     if (tcp && port != 853 && port != 53 && allowed(a, port)) return 0;
     if (tcp && loopback(a) && run_listens(a, port)) return 0;
-    record(NULL, a, port);
+    record(NULL, a, port, never(a) ? "never" : "unanswered");
     return tcp ? ECONNREFUSED : EACCES;
 }
 
@@ -856,7 +858,7 @@ static int inet_bind(const op *o)
     if (o->to.ss_family != AF_INET) return EAFNOSUPPORT;
     if (o->tolen < sizeof *in) return EINVAL;
     if (in->sin_port == 0 || loopback(in->sin_addr.s_addr)) return 0;
-    record(NULL, in->sin_addr.s_addr, ntohs(in->sin_port));
+    record(NULL, in->sin_addr.s_addr, ntohs(in->sin_port), "listen");
     return EACCES;
 }
 
@@ -961,7 +963,7 @@ static result do_listen(const sv *s, const uint64_t *a)
             else
                 bound_put(k.fd);
         } else if (!loopback(at.sin_addr.s_addr)) {
-            record(NULL, at.sin_addr.s_addr, ntohs(at.sin_port));
+            record(NULL, at.sin_addr.s_addr, ntohs(at.sin_port), "listen");
             e = EACCES;
         }
     } else if (k.domain != AF_UNIX && k.domain != AF_NETLINK) {

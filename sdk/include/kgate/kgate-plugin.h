@@ -423,7 +423,9 @@ typedef struct kgate_launch {
      * was a private, loopback or link-local address, emptied by a rebind
      * guard), "never" (an address no answer may open: this host's, a
      * metadata service's), "unanswered" (an address no listed name
-     * resolved to); any other word makes the record unreadable.  The core
+     * resolved to), "listen" (a server that asked to listen where the box
+     * lets none: ADDR:PORT is where); any other word makes the record
+     * unreadable.  The core
      * ignores (and counts) a record it cannot parse, and never blocks the
      * program for it: a backend writes with O_NONBLOCK and drops a record
      * rather than wait. */

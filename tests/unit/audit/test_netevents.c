@@ -38,8 +38,8 @@ START_TEST(records_that_parse)
     ck_assert_str_eq(e.reason, "");
 
     /* The sixth field: each reason kgate-plugin.h lists. */
-    static const char *const why[] = {"unlisted", "private", "never", "unanswered"};
-    for (size_t i = 0; i < 4; i++) {
+    static const char *const why[] = {"unlisted", "private", "never", "unanswered", "listen"};
+    for (size_t i = 0; i < 5; i++) {
         char r[80];
         snprintf(r, sizeof r, "net refused a.test 198.18.0.9 80 %s", why[i]);
         ck_assert_int_eq(parse(r, &e), 0);
