@@ -22,5 +22,6 @@ int kg_cmd_doctor(int argc, char **argv);
 int kg_cmd_plugins(int argc, char **argv);
 int kg_cmd_run(int argc, char **argv);
 int kg_cmd_audit(int argc, char **argv);
+int kg_cmd_mcp(int argc, char **argv);
 
 #endif
