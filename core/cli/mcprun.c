@@ -13,7 +13,8 @@
  * (docs/output-and-audit.md, "Signals and exit status"); SIGKILL only if
  * kgate itself has not ended KILL_AFTER_MS later, when bubblewrap's
  * --die-with-parent and the Landlock box's parent-death signal take the
- * box with it. */
+ * box with it.  The child's parent-death signal is SIGTERM too, so a
+ * server that is killed does not leave a run behind. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -23,6 +24,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "cleanup.h"
 #include "mcprun.h"
@@ -61,9 +65,16 @@ static long now_ms(void)
 /* In the child, between fork and exec: only async-signal-safe calls.  A
  * failure is one line on the stderr pipe and status 125, what kgate
  * itself answers for a launch that did not happen. */
-static _Noreturn void child_exec(const kg_mcp_job *j, int out, int err, int ev)
+static _Noreturn void child_exec(const kg_mcp_job *j, pid_t server, int out, int err, int ev)
 {
     static const char msg[] = "kgate: mcp: cannot start kgate run\n";
+#ifdef __linux__
+    /* A server killed outright (its client's SIGKILL) still ends the run:
+     * kgate takes this SIGTERM as it takes one sent by the server. */
+    if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != server) _exit(125);
+#else
+    (void)server;
+#endif
     int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (null < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(125);
     if (j->events && dup2(ev, 3) < 0) _exit(125);
@@ -207,13 +218,13 @@ int kg_mcp_run(const kg_mcp_job *j, kg_mcp_out *o)
         close_pipes(p);
         return -1;
     }
-    pid_t pid = fork();
+    pid_t server = getpid(), pid = fork();
     if (pid < 0) {
         snprintf(o->why, sizeof o->why, "cannot fork: %s", strerror(errno));
         close_pipes(p);
         return -1;
     }
-    if (pid == 0) child_exec(j, p[0][1], p[1][1], p[2][1]);
+    if (pid == 0) child_exec(j, server, p[0][1], p[1][1], p[2][1]);
     o->started = true;
     run_state st = {.pid = pid, .in = j->input_fd};
     for (int i = 0; i < 3; i++) {
