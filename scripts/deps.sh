@@ -30,6 +30,8 @@ KGATE_TEST_DEPS+=(clang-format-14)
 # to be there: a nodejs that bundles npm is as good as Debian's npm.
 KGATE_CROSS_DEPS=(llvm lld)
 KGATE_CROSS_COMMANDS=(npm)
+# npm (and the node it brings, 18 or later) is also how tests/integration/
+# mcp.sh installs the MCP TypeScript SDK (pinned) that drives kgate mcp.
 
 kgate_install_deps() {
     local want=("$@") missing=() p

@@ -8,7 +8,7 @@
 // (the home the box must hide), MCP_EXPECT_BACKEND, MCP_TAG (a word unique
 // to this run, for process names).  Runs in the project.
 import { pathToFileURL } from 'node:url';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const sdk = join(process.env.MCP_SDK_DIR, 'node_modules/@modelcontextprotocol/sdk/dist/esm');
@@ -92,6 +92,15 @@ for (const cwd of ['/tmp', '..', 'link-out', HOME, 'sub/../..']) {
     check(`run: cwd ${cwd} is refused as a tool error`, r.isError === true && !r.structuredContent, r);
 }
 check('run: a refused cwd ran nothing', !existsSync(join(PROJ, 'cwd-ran')));
+// A project file above cwd would not apply there (a run's project is its
+// working directory): refused; in cwd itself it applies, and the run goes.
+mkdirSync(join(PROJ, 'sub/deeper'), { recursive: true });
+writeFileSync(join(PROJ, 'sub/.kgate.yaml'), 'network: off\n');
+r = await run({ command: `echo ran >"${PROJ}/yaml-ran"`, cwd: 'sub/deeper' });
+check('run: cwd below a directory with a project file is refused',
+      r.isError === true && /project file/.test(text(r)) && !existsSync(join(PROJ, 'yaml-ran')), r);
+r = await run({ command: 'pwd', cwd: 'sub' });
+check('run: cwd whose own project file applies', r.structuredContent?.stdout === join(PROJ, 'sub') + '\n', r);
 
 // The bound on output: 3,000,000 bytes, 1 MiB kept, the rest counted.
 r = await run({ command: "head -c 3000000 /dev/zero | tr '\\0' a" });
