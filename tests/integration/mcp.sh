@@ -14,6 +14,7 @@
 # across runs (/var/cache/kgate-test-npm as root, else $XDG_CACHE_HOME or
 # ~/.cache); a machine where it cannot be installed skips, with the reason.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/mcp_npm.sh"
 need_cmd node npm python3 setpriv
 MCP_BOX=${MCP_BOX:-bubblewrap}
 case $MCP_BOX in
@@ -30,34 +31,8 @@ node -e 'process.exit(+process.versions.node.split(".")[0] >= 18 ? 0 : 1)' ||
 
 MCP_SDK_VERSION=1.32.2
 
-# Sets MCP_SDK_DIR to a directory whose node_modules holds the SDK at the
-# pinned version, installing it there once (into a temporary directory,
-# renamed into place, so two suites at once never see half of it).
-mcp_sdk() {
-    local base
-    if [ "$(id -u)" -eq 0 ]; then base=${KGATE_TEST_NPM_CACHE:-/var/cache/kgate-test-npm}
-    else base=${KGATE_TEST_NPM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kgate-test-npm}; fi
-    MCP_SDK_DIR=$base/mcp-sdk-$MCP_SDK_VERSION
-    local pj=$MCP_SDK_DIR/node_modules/@modelcontextprotocol/sdk/package.json
-    if ! grep -q "\"version\": \"$MCP_SDK_VERSION\"" "$pj" 2>/dev/null; then
-        mkdir -p "$base" || skip_all "cannot make the npm cache $base"
-        local tmp
-        tmp=$(mktemp -d "$base/.mcp-sdk.XXXXXX")
-        if ! timeout 600 npm install --prefix "$tmp" --cache "$base/.npm" --no-audit --no-fund \
-            --ignore-scripts --loglevel=error "@modelcontextprotocol/sdk@$MCP_SDK_VERSION" \
-            >"$KG_TMP/npm.log" 2>&1; then
-            rm -rf "$tmp"
-            skip_all "cannot install @modelcontextprotocol/sdk@$MCP_SDK_VERSION from npm: $(tail -3 "$KG_TMP/npm.log" | tr '\n' ' ')"
-        fi
-        chmod -R a+rX "$tmp"
-        mv -T "$tmp" "$MCP_SDK_DIR" 2>/dev/null || rm -rf "$tmp"
-    fi
-    grep -q "\"version\": \"$MCP_SDK_VERSION\"" "$pj" ||
-        skip_all "the npm cache $MCP_SDK_DIR does not hold the SDK $MCP_SDK_VERSION"
-    # The unprivileged uid reads it too.
-    [ "$(id -u)" -ne 0 ] || chmod -R a+rX "$base/mcp-sdk-$MCP_SDK_VERSION"
-}
-mcp_sdk
+npm_cached @modelcontextprotocol/sdk "$MCP_SDK_VERSION" mcp-sdk --ignore-scripts
+MCP_SDK_DIR=$NPM_DIR
 echo "# MCP SDK $MCP_SDK_VERSION in $MCP_SDK_DIR, box $MCP_BOX"
 CLIENT=$(kg_reachable "$(dirname "$0")/mcp_client.mjs")
 RAW=$(kg_reachable "$(dirname "$0")/mcp_raw.py")
