@@ -154,6 +154,13 @@ alive("output that is not UTF-8")
 send(req(60, "ping") + req(61, "tools/list") + req(62, "ping"))
 ids = [(recv() or {}).get("id") for _ in range(3)]
 check("three messages in one write, answered in order", ids == [60, 61, 62], ids)
+# Messages that arrive while a run goes on wait for it, then are answered
+# in order (the server reads them during the run into its buffer).
+send(call(63, {"command": "sleep 1; echo slow"}) + req(64, "ping"))
+send(req(65, "ping") + b'{"jsonrpc":"2.0","id":66,"method":"ping"')
+send(b"}\n")
+ids = [(recv() or {}).get("id") for _ in range(4)]
+check("messages sent during a run are answered after it, in order", ids == [63, 64, 65, 66], ids)
 # A response from the client (nothing to answer) and an unknown notification.
 send(b'{"jsonrpc":"2.0","id":99,"result":{}}\n{"jsonrpc":"2.0","method":"x/y"}\n')
 alive("a client's response and an unknown notification")
