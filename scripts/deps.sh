@@ -44,6 +44,8 @@ KGATE_CROSS_COMMANDS=(npm)
 # Node.js 20 or later: Debian 12's nodejs is 18, so agents_lib.sh installs
 # the registry's node@20 beside the CLIs and runs them with it; npm itself
 # is Debian's (KGATE_CROSS_COMMANDS above asks for it).
+# npm (and the node it brings, 18 or later) is also how tests/integration/
+# mcp.sh installs the MCP TypeScript SDK (pinned) that drives kgate mcp.
 
 kgate_install_deps() {
     local want=("$@") missing=() p

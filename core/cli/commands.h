@@ -24,5 +24,6 @@ int kg_cmd_run(int argc, char **argv);
 int kg_cmd_audit(int argc, char **argv);
 int kg_cmd_hook(int argc, char **argv);
 int kg_cmd_setup(int argc, char **argv);
+int kg_cmd_mcp(int argc, char **argv);
 
 #endif

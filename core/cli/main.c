@@ -22,6 +22,7 @@ static const char usage[] =
     "       kgate audit runs [--since WHEN] | show RUN | refusals [--since WHEN]\n"
     "       kgate setup claude-code | gemini | codex [--project] [--remove]\n"
     "       kgate hook claude-code | gemini | codex\n"
+    "       kgate mcp [--backend NAME]\n"
     "       kgate --version | --help\n";
 
 int main(int argc, char **argv)
@@ -42,6 +43,7 @@ int main(int argc, char **argv)
         {"init", kg_cmd_init},       {"network", kg_cmd_network}, {"doctor", kg_cmd_doctor},
         {"plugins", kg_cmd_plugins}, {"run", kg_cmd_run},         {"audit", kg_cmd_audit},
         {"setup", kg_cmd_setup},     {"hook", kg_cmd_hook},
+        {"mcp", kg_cmd_mcp},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (strcmp(cmd, cmds[i].name) == 0) return cmds[i].fn(argc - 1, argv + 1);
