@@ -443,10 +443,12 @@ static char *write_file(const char *dir, const char *name, const char *text, kg_
     return NULL;
 }
 
+/* In /tmp, not $TMPDIR: a TMPDIR may lie in the project (kgate lets one
+ * there stay), where git would list the files and the program could
+ * rewrite the sources of its own covers. */
 static int make_dir(kg_boxhome *bh, kg_error *err)
 {
-    const char *t = getenv("TMPDIR");
-    if (!t || t[0] != '/') t = "/tmp";
+    const char *t = "/tmp";
     if (asprintf(&bh->dir, "%s/kgate-box.XXXXXX", t) < 0) kg_oom();
     if (mkdtemp(bh->dir)) return 0;
     kg_err_set(err, errno, "cannot make the box's files in %s: %s", t, strerror(errno));

@@ -30,12 +30,13 @@ char *kg_boxgit_render(const kg_strv *kv, const char *excludes);
 
 typedef struct kg_boxhome kg_boxhome;
 
-/* Makes the run's files in a private directory of the host's temporary
- * directory: the .gitconfig from home's ~/.gitconfig and
- * xdg_config/git/config (xdg_config NULL: home/.config), the excludes
- * file (the user's own global excludes, unless under a deny_read path;
- * the deny_read entries inside the project; "/NAME" for each top-level
- * name in placeholders), and the empty file.  NULL with err when the directory or a file cannot be made. */
+/* Makes the run's files in a private directory of /tmp: the .gitconfig
+ * from home's ~/.gitconfig and xdg_config/git/config (xdg_config NULL:
+ * home/.config), the excludes file (the user's own global excludes,
+ * unless under a deny_read path; the deny_read entries inside the
+ * project; "/NAME" for each top-level name in placeholders), and the
+ * empty file.  NULL with err when the directory or a file cannot be
+ * made. */
 typedef struct kg_boxhome_in {
     const char *home; /* the real one */
     const char *xdg_config; /* $XDG_CONFIG_HOME, or NULL */
