@@ -14,7 +14,9 @@
 #     write succeeded and the data was lost), rm and mv of it fail, and the
 #     host's .env is unchanged after;
 #   - after the run the commits hold only the user's files and the host's
-#     git status is what it was before.
+#     git status is what it was before;
+#   - read_paths: [~/.gitconfig] shows the user's whole file at ~/.gitconfig
+#     in every box (the Landlock box's HOME is a directory of the run).
 # The boxes: bubblewrap; the Landlock box forced with --backend landlock;
 # and the Landlock box kgate picks by itself inside bwrap --disable-userns
 # (lib.sh's stand-in for a container without user namespaces).
@@ -126,6 +128,30 @@ for who in $(test_users); do
         check "$t: host: git status is what it was" same "$(hgit status --porcelain)" "$BEFORE"
         check "$t: host: no placeholder is left" \
             sh -c "! ls -A '$KG_PROJ' | grep -qx '\.envrc\|\.kgate\.yaml\|\.mcp\.json\|\.devcontainer\.json'"
+
+        # read_paths: [~/.gitconfig] gives the user's whole file back, at
+        # ~/.gitconfig in every box (the Landlock box's HOME is a directory
+        # of the run: there it was out of git's sight).
+        write_config <<EOF
+network: off
+deny_read: [.env]
+read_paths: [~/.gitconfig]
+EOF
+        OUT=$KG_TMP/rp.$who.$box
+        RC=0
+        case $box in
+        bubblewrap | landlock)
+            as_user "$KGATE_BIN" run --backend "$box" -- sh -c \
+                'echo M-rp; git config --get credential.helper; git config --get alias.pwn' \
+                >"$OUT" 2>&1 || RC=$? ;;
+        landlock-disable)
+            in_disable_userns "$KGATE_BIN" run -- sh -c \
+                'echo M-rp; git config --get credential.helper; git config --get alias.pwn' \
+                >"$OUT" 2>&1 || RC=$? ;;
+        esac
+        check "$t: read_paths ~/.gitconfig: the run ran (marker)" has '^M-rp$' "$OUT"
+        check "$t: read_paths ~/.gitconfig: git reads the user's whole file at ~" \
+            sh -c "grep -q '^store --file=/somewhere/TOKEN123-store\$' '$OUT' && grep -q '^!echo TOKEN123\$' '$OUT'"
     done
 done
 finish
