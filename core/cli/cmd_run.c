@@ -449,7 +449,7 @@ static int step_guard(run_ctx *c)
 
 /* The files the box shows in its HOME (git's identity and the excludes
  * that keep the placeholders just made out of git add) and the empty file
- * it covers a deny_read file with (boxhome.c).  A run whose box would
+ * it covers a deny_read file with (boxhome.c); a dry run only names them.  A run whose box would
  * lack them refuses: without the cover a deny_read file is not hidden. */
 static int step_boxhome(run_ctx *c)
 {
@@ -458,7 +458,7 @@ static int step_boxhome(run_ctx *c)
     kg_placeholders_top(c->ph, names);
     kg_boxhome_in in = {c->home, getenv("XDG_CONFIG_HOME"), c->policy->pub.project,
                         c->policy->deny_read, names};
-    c->bh = kg_boxhome_make(&in, &err);
+    c->bh = c->args.dry_run ? kg_boxhome_names() : kg_boxhome_make(&in, &err);
     kg_strv_free(names);
     if (!c->bh) {
         guard_release(c);

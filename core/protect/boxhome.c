@@ -297,6 +297,7 @@ char *kg_boxgit_render(const kg_strv *kv, const char *excludes)
 struct kg_boxhome {
     char *dir; /* the private directory on the host */
     char *gitconfig, *excludes, *empty; /* its files */
+    int made; /* 0: names only, for a dry run */
 };
 
 /* Up to max bytes of a regular file (following a symbolic link: a
@@ -462,6 +463,7 @@ kg_boxhome *kg_boxhome_make(const kg_boxhome_in *in, kg_error *err)
     const char *home = in->home;
     kg_boxhome *bh = calloc(1, sizeof *bh);
     if (!bh) kg_oom();
+    bh->made = 1;
     if (make_dir(bh, err) < 0) {
         free(bh);
         return NULL;
@@ -478,6 +480,18 @@ kg_boxhome *kg_boxhome_make(const kg_boxhome_in *in, kg_error *err)
     if (ok) return bh;
     kg_boxhome_free(bh);
     return NULL;
+}
+
+kg_boxhome *kg_boxhome_names(void)
+{
+    kg_boxhome *bh = calloc(1, sizeof *bh);
+    if (!bh) kg_oom();
+    bh->dir = strdup("/tmp/kgate-box.XXXXXX");
+    bh->gitconfig = strdup("/tmp/kgate-box.XXXXXX/gitconfig");
+    bh->excludes = strdup("/tmp/kgate-box.XXXXXX/excludes");
+    bh->empty = strdup("/tmp/kgate-box.XXXXXX/empty");
+    if (!bh->dir || !bh->gitconfig || !bh->excludes || !bh->empty) kg_oom();
+    return bh;
 }
 
 size_t kg_boxhome_count(const kg_boxhome *bh) { return bh ? 2 : 0; }
@@ -500,10 +514,10 @@ void kg_boxhome_free(kg_boxhome *bh)
     if (!bh) return;
     char **files[] = {&bh->gitconfig, &bh->excludes, &bh->empty};
     for (size_t i = 0; i < 3; i++) {
-        if (*files[i]) unlink(*files[i]);
+        if (*files[i] && bh->made) unlink(*files[i]);
         free(*files[i]);
     }
-    if (bh->dir) rmdir(bh->dir);
+    if (bh->dir && bh->made) rmdir(bh->dir);
     free(bh->dir);
     free(bh);
 }

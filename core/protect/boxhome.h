@@ -46,6 +46,10 @@ typedef struct kg_boxhome_in {
 } kg_boxhome_in;
 kg_boxhome *kg_boxhome_make(const kg_boxhome_in *in, kg_error *err);
 
+/* The same names with nothing made, as the plan of a dry run shows them
+ * (a dry run writes nothing, as it makes no placeholders). */
+kg_boxhome *kg_boxhome_names(void);
+
 /* The files for the box's HOME: name below HOME, and the host file. */
 size_t kg_boxhome_count(const kg_boxhome *bh);
 const char *kg_boxhome_name(const kg_boxhome *bh, size_t i);
