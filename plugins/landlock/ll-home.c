@@ -49,11 +49,12 @@ static int copy_file(const char *from, const char *to, kgate_err *err)
     int out = in < 0 ? -1 : open(to, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     char buf[8192];
     ssize_t n = 0;
-    while (out >= 0 && (n = read(in, buf, sizeof buf)) != 0) {
+    int e = out < 0 ? errno : 0;
+    while (!e && (n = read(in, buf, sizeof buf)) != 0) {
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0 || write(out, buf, (size_t)n) != n) break;
+        ssize_t w = n < 0 ? -1 : write(out, buf, (size_t)n);
+        if (w != n) e = w < 0 ? errno : EIO; /* a short write: a full disk */
     }
-    int e = in < 0 || out < 0 || n != 0 ? errno : 0;
     if (in >= 0) close(in);
     if (out >= 0 && close(out) < 0 && !e) e = errno;
     if (!e) return 0;
