@@ -26,12 +26,14 @@
 #include "boxhome.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -295,6 +297,7 @@ char *kg_boxgit_render(const kg_strv *kv, const char *excludes)
 #define EXCLUDES_NAME ".config/git/kgate-excludes"
 
 struct kg_boxhome {
+    int lock; /* the directory, flock'ed while the run lasts; -1 */
     char *dir; /* the private directory on the host */
     char *gitconfig, *excludes, *empty; /* its files */
     int made; /* 0: names only, for a dry run */
@@ -444,14 +447,61 @@ static char *write_file(const char *dir, const char *name, const char *text, kg_
     return NULL;
 }
 
+#define BOX_DIR "/tmp"
+#define BOX_PREFIX "kgate-box."
+static const char *const box_files[] = {"gitconfig", "excludes", "empty"};
+
+/* A run's directory whose lock nobody holds is left by a kgate that was
+ * killed (SIGKILL, a crash): its files go.  A lock, not a pid, because
+ * a pid may be in another pid namespace sharing /tmp, or reused. */
+static void sweep_one(int tmp, const char *name)
+{
+    struct stat st;
+    if (fstatat(tmp, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
+        st.st_uid != geteuid())
+        return;
+    int d = openat(tmp, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (d < 0) return;
+    if (flock(d, LOCK_EX | LOCK_NB) == 0) {
+        for (size_t i = 0; i < sizeof box_files / sizeof box_files[0]; i++)
+            unlinkat(d, box_files[i], 0);
+        unlinkat(tmp, name, AT_REMOVEDIR);
+    }
+    close(d);
+}
+
+static void sweep(void)
+{
+    int tmp = open(BOX_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int t2 = tmp >= 0 ? dup(tmp) : -1;
+    DIR *ds = t2 >= 0 ? fdopendir(t2) : NULL;
+    struct dirent *e;
+    while (ds && (e = readdir(ds)))
+        if (strncmp(e->d_name, BOX_PREFIX, strlen(BOX_PREFIX)) == 0) sweep_one(tmp, e->d_name);
+    if (ds)
+        closedir(ds);
+    else if (t2 >= 0)
+        close(t2);
+    if (tmp >= 0) close(tmp);
+}
+
 /* In /tmp, not $TMPDIR: a TMPDIR may lie in the project (kgate lets one
  * there stay), where git would list the files and the program could
- * rewrite the sources of its own covers. */
+ * rewrite the sources of its own covers.  Locked for the run (sweep). */
 static int make_dir(kg_boxhome *bh, kg_error *err)
 {
-    const char *t = "/tmp";
-    if (asprintf(&bh->dir, "%s/kgate-box.XXXXXX", t) < 0) kg_oom();
-    if (mkdtemp(bh->dir)) return 0;
+    const char *t = BOX_DIR;
+    sweep();
+    if (asprintf(&bh->dir, "%s/" BOX_PREFIX "XXXXXX", t) < 0) kg_oom();
+    if (mkdtemp(bh->dir)) {
+        bh->lock = open(bh->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (bh->lock >= 0 && flock(bh->lock, LOCK_EX) == 0) return 0;
+        kg_err_set(err, errno, "cannot lock the box's files in %s: %s", bh->dir, strerror(errno));
+        rmdir(bh->dir);
+        free(bh->dir);
+        bh->dir = NULL;
+        return -1;
+    }
     kg_err_set(err, errno, "cannot make the box's files in %s: %s", t, strerror(errno));
     free(bh->dir);
     bh->dir = NULL;
@@ -464,6 +514,7 @@ kg_boxhome *kg_boxhome_make(const kg_boxhome_in *in, kg_error *err)
     kg_boxhome *bh = calloc(1, sizeof *bh);
     if (!bh) kg_oom();
     bh->made = 1;
+    bh->lock = -1;
     if (make_dir(bh, err) < 0) {
         free(bh);
         return NULL;
@@ -486,6 +537,7 @@ kg_boxhome *kg_boxhome_names(void)
 {
     kg_boxhome *bh = calloc(1, sizeof *bh);
     if (!bh) kg_oom();
+    bh->lock = -1;
     bh->dir = strdup("/tmp/kgate-box.XXXXXX");
     bh->gitconfig = strdup("/tmp/kgate-box.XXXXXX/gitconfig");
     bh->excludes = strdup("/tmp/kgate-box.XXXXXX/excludes");
@@ -518,6 +570,7 @@ void kg_boxhome_free(kg_boxhome *bh)
         free(*files[i]);
     }
     if (bh->dir && bh->made) rmdir(bh->dir);
+    if (bh->lock >= 0) close(bh->lock);
     free(bh->dir);
     free(bh);
 }
