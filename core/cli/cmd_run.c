@@ -18,6 +18,7 @@
 
 #include "audit.h"
 #include "auditrun.h"
+#include "boxhome.h"
 #include "cleanup.h"
 #include "commands.h"
 #include "config.h"
@@ -150,6 +151,8 @@ typedef struct run_ctx {
     const char *path_env; /* PATH as the deny list and the lookup read it */
     kg_gitguard *gg; /* the host's git, from before the launch to after */
     kg_placeholders *ph; /* missing protected paths, made for the run */
+    kg_boxhome *bh; /* the box's .gitconfig, excludes, empty file */
+    kgate_home_file home_files[2]; /* the policy's view of bh */
     bool use_pty;
     kg_host host; /* set up by step_choose; zero before */
     kg_registry *reg;
@@ -459,6 +462,33 @@ static int step_guard(run_ctx *c)
     return 0;
 }
 
+/* The files the box shows in its HOME (git's identity and the excludes
+ * that keep the placeholders just made out of git add) and the empty file
+ * it covers a deny_read file with (boxhome.c); a dry run only names them.  A run whose box would
+ * lack them refuses: without the cover a deny_read file is not hidden. */
+static int step_boxhome(run_ctx *c)
+{
+    kg_error err = {0};
+    kg_strv *names = kg_strv_new();
+    kg_placeholders_top(c->ph, names);
+    kg_boxhome_in in = {c->home, getenv("XDG_CONFIG_HOME"), c->policy->pub.project,
+                        c->policy->deny_read, names};
+    c->bh = c->args.dry_run ? kg_boxhome_names() : kg_boxhome_make(&in, &err);
+    kg_strv_free(names);
+    if (!c->bh) {
+        guard_release(c);
+        return refuse(c, "refuse", KG_EXIT_REFUSED, err.msg);
+    }
+    size_t n = kg_boxhome_count(c->bh);
+    for (size_t i = 0; i < n && i < 2; i++)
+        c->home_files[i] =
+            (kgate_home_file){kg_boxhome_name(c->bh, i), kg_boxhome_source(c->bh, i)};
+    c->policy->pub.home_files = c->home_files;
+    c->policy->pub.n_home_files = n < 2 ? n : 2;
+    c->policy->pub.empty_file = kg_boxhome_empty(c->bh);
+    return 0;
+}
+
 /* The plugins, and what enforces this policy: a box, and the network
  * stage it runs in when the box cannot filter hosts itself. */
 static int step_choose(run_ctx *c)
@@ -730,6 +760,8 @@ static void run_release(run_ctx *c)
     kg_probecache_free(c->host.probes);
     kg_placeholders_release(c->ph);
     kg_gitguard_free(c->gg);
+    kg_boxhome_free(c->bh);
+    c->bh = NULL;
     c->plan = NULL;
     c->reg = NULL;
     c->host.probes = NULL;
@@ -743,8 +775,8 @@ static void run_release(run_ctx *c)
 static int run(run_ctx *c)
 {
     static int (*const steps[])(run_ctx *) = {
-        step_setup,   step_events, step_policy, step_deny,
-        step_resolve, step_guard,  step_choose, step_plan,
+        step_setup, step_events,  step_policy, step_deny, step_resolve,
+        step_guard, step_boxhome, step_choose, step_plan,
     };
     int status = KG_EXIT_OK;
     for (size_t i = 0; status == KG_EXIT_OK && i < sizeof steps / sizeof steps[0]; i++)

@@ -13,6 +13,13 @@
  * KEYBOARD_LAYOUT, GIT_AUTHOR_NAME and COMPASS_DIR are not caught: a filter
  * that withholds PATH is a filter people turn off.
  *
+ * git's configuration by environment (GIT_CONFIG_GLOBAL,
+ * GIT_CONFIG_COUNT with GIT_CONFIG_KEY_n and GIT_CONFIG_VALUE_n,
+ * GIT_CONFIG_PARAMETERS, GIT_CONFIG_SYSTEM) is withheld too: it can carry
+ * a credential helper or a URL with a token under names that look like
+ * nothing, and it would outrank the box's own .gitconfig, which holds
+ * only the keys kgate allows (core/protect/boxhome.c).
+ *
  * Whatever the patterns say, the names in always_pass[] are never withheld
  * by the built-in patterns (only an explicit deny_env can withhold them).
  * Names that start with KGATE_ never reach the program at all. */
@@ -110,7 +117,7 @@ bool kg_env_name_looks_secret(const char *name)
     if (!up) return true; /* when unsure, withhold */
     for (size_t i = 0; i <= n; i++) up[i] = (char)toupper((unsigned char)name[i]);
 
-    bool secret = false;
+    bool secret = strncmp(up, "GIT_CONFIG", 10) == 0;
     for (size_t i = 0; contains_words[i] && !secret; i++)
         secret = strstr(up, contains_words[i]) != NULL;
 

@@ -128,6 +128,7 @@ typedef struct held {
     int fd; /* the placeholder, shared-locked */
     char *leaf;
     int dir;
+    int top; /* directly in the project (git add would see it) */
 } held;
 
 struct kg_placeholders {
@@ -293,7 +294,7 @@ static int place_entry(kg_placeholders *ph, const char *project, const kg_protec
     if (r == 1) {
         char *l = strdup(leaf);
         if (!l) kg_oom();
-        push(ph, (held){dfd, fd, l, dir});
+        push(ph, (held){dfd, fd, l, dir, strchr(e->name, '/') == NULL});
     } else if (dfd >= 0) {
         close(dfd);
     }
@@ -337,6 +338,12 @@ void kg_placeholders_release(kg_placeholders *ph)
 
 size_t kg_placeholders_count(const kg_placeholders *ph) { return ph ? ph->n : 0; }
 
+void kg_placeholders_top(const kg_placeholders *ph, kg_strv *names)
+{
+    for (size_t i = 0; ph && i < ph->n; i++)
+        if (ph->v[i].top) kg_strv_push(names, ph->v[i].leaf);
+}
+
 #else /* macOS: Seatbelt denies a missing path by name; nothing to make */
 
 struct kg_placeholders {
@@ -355,5 +362,7 @@ kg_placeholders *kg_placeholders_make(const char *project, const kg_strv *protec
 void kg_placeholders_release(kg_placeholders *ph) { free(ph); }
 
 size_t kg_placeholders_count(const kg_placeholders *ph) { return ph ? ph->n : 0; }
+
+void kg_placeholders_top(const kg_placeholders *ph, kg_strv *names) { (void)ph, (void)names; }
 
 #endif

@@ -46,5 +46,8 @@ kg_placeholders *kg_placeholders_make(const char *project, const kg_strv *protec
 void kg_placeholders_release(kg_placeholders *ph);
 /* How many this run holds (for the tests). */
 size_t kg_placeholders_count(const kg_placeholders *ph);
+/* The names of those directly in the project, pushed to names: what git
+ * in the box must not add (boxhome.c). */
+void kg_placeholders_top(const kg_placeholders *ph, kg_strv *names);
 
 #endif

@@ -307,6 +307,24 @@ static void stage_base(planner *pl)
         pl->failed = 1;
 }
 
+/* The files the core made for the box's HOME (the .gitconfig with the
+ * user's identity, its excludes), read-only: bwrap makes their mount
+ * points in the tmpfs.  Before the givebacks, so that a read_paths entry
+ * that gives the real ~/.gitconfig back wins. */
+static void stage_home_files(planner *pl)
+{
+    const kgate_policy *pol = pl->pol;
+    if (!KGATE_HAS_FIELD(pol, kgate_policy, n_home_files)) return;
+    for (size_t i = 0; i < pol->n_home_files; i++) {
+        const kgate_home_file *f = &pol->home_files[i];
+        if (!f->name || !f->source || f->name[0] == '/' || strstr(f->name, "..")) continue;
+        if (pl->host->plan_argf(pl->plan, "--ro-bind") < 0 ||
+            pl->host->plan_arg(pl->plan, f->source) < 0 ||
+            pl->host->plan_argf(pl->plan, "%s/%s", pol->home, f->name) < 0)
+            pl->failed = 1;
+    }
+}
+
 /* The home directory is an empty tmpfs; bwrap creates the mount points of
  * whatever is given back inside it. */
 static void stage_home(planner *pl)
@@ -321,6 +339,7 @@ static void stage_home(planner *pl)
         return;
     }
     arg2(pl, "--tmpfs", pl->pol->home);
+    stage_home_files(pl);
 }
 
 static void stage_giveback(planner *pl)
@@ -475,12 +494,19 @@ static void stage_protect(planner *pl)
     }
 }
 
-/* Last, so that it covers everything given back: a file reads as empty
- * (/dev/null), a directory as an empty read-only tmpfs.  The file cover is
- * --dev-bind, not --ro-bind: bwrap mounts --ro-bind with nodev, and a nodev
- * /dev/null cannot be opened at all (EACCES, measured), which hides the
- * secret but breaks a tool that reads the file expecting it may be empty.
- * Writes to it vanish, as writes to /dev/null do. */
+/* Last, so that it covers everything given back: a file reads as empty,
+ * a directory as an empty read-only tmpfs.  The file cover is the empty
+ * file the core made for the run, bound read-only: a write to it fails
+ * (EROFS), as a write to a read-only file does, and as it does in the
+ * Landlock box; a mount point cannot be renamed or removed (EBUSY).  It
+ * was /dev/null (--dev-bind: a nodev /dev/null cannot be opened at all),
+ * where "echo KEY=1 >> .env" succeeded and the line was lost.  A core
+ * older than ABI 2.3 makes no such file: /dev/null then. */
+static const char *empty_file(const kgate_policy *pol)
+{
+    return KGATE_HAS_FIELD(pol, kgate_policy, empty_file) ? pol->empty_file : NULL;
+}
+
 static void stage_deny(planner *pl)
 {
     const kgate_strlist *l = &pl->pol->deny_read;
@@ -499,6 +525,8 @@ static void stage_deny(planner *pl)
         if (S_ISDIR(st.st_mode)) {
             arg2(pl, "--tmpfs", p);
             arg2(pl, "--remount-ro", p);
+        } else if (empty_file(pl->pol)) {
+            arg3(pl, "--ro-bind", empty_file(pl->pol), p);
         } else {
             arg3(pl, "--dev-bind", "/dev/null", p);
         }

@@ -151,6 +151,10 @@ int ll_plan(const kgate_host *host, const kgate_policy *policy, const kgate_prob
  * (ll-rmtree.c).  0 when gone (or not there), -1 with errno. */
 int ll_rmtree(int parent, const char *name);
 
+/* The run's HOME (home, already made): the core's files copied in, and
+ * the read_paths and allow_paths under the real home linked (ll-home.c). */
+int ll_home_fill(const kgate_policy *pol, const char *home, kgate_err *err);
+
 int ll_launch(const kgate_host *host, const kgate_policy *policy, const kgate_probe *probe,
               const kgate_plan *plan, const kgate_launch *io, kgate_proc *proc, kgate_err *err);
 

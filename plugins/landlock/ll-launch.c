@@ -478,6 +478,8 @@ static int start_helpers(const kgate_policy *pol, const kgate_probe *pr, const k
     run->cleaner = start_cleaner(run->tmp);
     if (run->cleaner < 0)
         return kgate_err_set(err, errno, "cannot start the TMPDIR cleaner: %s", strerror(errno));
+    /* After the cleaner: it removes what is put in the HOME. */
+    if (ll_home_fill(pol, run->home, err) < 0) return -1;
     run->argv = command_argv(pol, pargv, argc);
     run->envp = env_with_tmp(io->envp, run->tmp, run->home, run->tmpvar);
     if (!run->argv || !run->envp) return kgate_err_set(err, ENOMEM, "out of memory");

@@ -42,11 +42,11 @@ for who in $(test_users); do
 
     plugins
     check "exits 0" rc_is 0
-    check "valid plugin: name, ABI, file" has_line "* good (ABI 2.2) $PDIR/a-good$SUF"
+    check "valid plugin: name, ABI, file" has_line "* good (ABI 2.3) $PDIR/a-good$SUF"
     check "its description" has_line "    a valid test backend"
     check "its thorough probe" has_line "    available, score 7, version unknown"
-    check "a later minor is listed with its ABI" has_line "  newer (ABI 2.3) $PDIR/d-newer$SUF"
-    check "a plugin that cannot launch is listed" has_line "  partial (ABI 2.2) $PDIR/e-partial$SUF"
+    check "a later minor is listed with its ABI" has_line "  newer (ABI 2.4) $PDIR/d-newer$SUF"
+    check "a plugin that cannot launch is listed" has_line "  partial (ABI 2.3) $PDIR/e-partial$SUF"
     check "duplicate refused" has_line \
         "refused: $PDIR/b-dup$SUF: duplicate name good (already loaded from $PDIR/a-good$SUF)"
     check "other major refused" has_line "refused: $PDIR/c-major$SUF: ABI major 3, kgate needs 2"
@@ -67,7 +67,7 @@ for who in $(test_users); do
     check "--json exits 0" rc_is 0
     check "--json plugins in load order" \
         json '[p["name"] for p in d["plugins"]][:3] == ["good", "newer", "partial"]'
-    check "--json ABI" json 'd["plugins"][0]["abi"] == "2.2" and d["plugins"][1]["abi_minor"] == 3'
+    check "--json ABI" json 'd["plugins"][0]["abi"] == "2.3" and d["plugins"][1]["abi_minor"] == 4'
     check "--json probe" \
         json 'd["plugins"][0]["probe"]["available"] is True and d["plugins"][0]["probe"]["score"] == 7 and d["plugins"][0]["probe"]["depth"] == "thorough"'
     check "--json probe facts" json 'd["plugins"][0]["probe"]["facts"] == {"thorough": 1}'
@@ -84,7 +84,7 @@ for who in $(test_users); do
         check "nothing picked when all are BLOCKED" \
             grep -q '^run would pick: none (no backend can enforce this policy: good: a host list' "$OUT"
     fi
-    check "still listed" has_line "  good (ABI 2.2) $PDIR/a-good$SUF"
+    check "still listed" has_line "  good (ABI 2.3) $PDIR/a-good$SUF"
 
     printf 'allow_hosts: 7\n' | write_config
     plugins

@@ -48,7 +48,7 @@ for who in $(test_users); do
     check "the text file is refused" refused e-text.so "not an ELF file"
     check "one stderr line per refusal" test "$(grep -c "^kgate: plugin $BAD/" "$ERR")" -eq 5
     check "the whole library in the same directory loads" \
-        grep -q "partial (ABI 2.2) $BAD/f-whole.so" "$OUT"
+        grep -q "partial (ABI 2.3) $BAD/f-whole.so" "$OUT"
     check "the real backend is still listed" grep -q "bubblewrap (ABI" "$OUT"
 
     r run --backend bubblewrap -- sh -c 'echo inside'

@@ -48,7 +48,7 @@ extern "C" {
 #endif
 
 #define KGATE_ABI_MAJOR 2
-#define KGATE_ABI_MINOR 2
+#define KGATE_ABI_MINOR 3
 
 /* The one symbol a plugin exports.  Its type is kgate_plugin_entry_fn. */
 #define KGATE_PLUGIN_ENTRY_SYMBOL "kgate_plugin_entry"
@@ -100,6 +100,16 @@ typedef struct kgate_publish {
     uint16_t host_port;
     uint16_t port; /* inside the box */
 } kgate_publish;
+
+/* ABI 2.3: a file the core made for this run, for the box to show in the
+ * program's HOME at name (relative to HOME: ".gitconfig").  source is a
+ * host file, private to the run and removed after it; the box shows its
+ * content, and what the program writes there is thrown away.  Frozen
+ * within major 2. */
+typedef struct kgate_home_file {
+    const char *name;
+    const char *source;
+} kgate_home_file;
 
 /* One plain data structure: the user config, narrowed by the project file,
  * widened by the one-shot flags, with every path already resolved.
@@ -158,6 +168,20 @@ typedef struct kgate_policy {
      * on the host when the run ends. */
     const kgate_publish *publish;
     size_t n_publish;
+
+    /* ABI 2.3 (check with KGATE_HAS_FIELD): the files the program's HOME
+     * holds although the real home is hidden: the box's .gitconfig (the
+     * user's identity and a few harmless keys, never the whole file) and
+     * the excludes file it names, n_home_files of them.  A box whose HOME
+     * is hidden shows each; a later read_paths or allow_paths entry at the
+     * same place wins (the user gave the real file back). */
+    const kgate_home_file *home_files;
+    size_t n_home_files;
+    /* ABI 2.3: an empty regular file, read-only, private to the run (NULL
+     * when the core made none): what a box that covers a deny_read file
+     * by a bind can show instead, so that a write there fails as on any
+     * read-only file rather than vanishing into /dev/null. */
+    const char *empty_file;
 } kgate_policy;
 
 /* ------------------------------------------------------------------------ */

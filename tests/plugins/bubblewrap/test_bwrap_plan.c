@@ -2,6 +2,7 @@
  * Paths are real (the builder stats deny_read and read_paths), made in a
  * temporary tree per test. */
 #include <check.h>
+#include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -292,6 +293,57 @@ START_TEST(order_of_covers)
     ck_assert_int_lt(find3(&f, missing, NULL, NULL), 0);
     ck_assert_int_lt(find3(&f, secretdir, NULL, NULL), 0);
     ck_assert_int_lt(find3(&f, "--chdir", proj, NULL), find3(&f, "--", NULL, NULL));
+    kg_plan_free(f.plan);
+}
+END_TEST
+
+/* ABI 2.3: the core's home files are bound read-only into the tmpfs home
+ * before the givebacks (a read_paths ~/.gitconfig still wins), and a
+ * deny_read file is covered by the core's empty file, read-only, not by
+ * /dev/null, where a write vanished (issue 41). */
+START_TEST(home_files_and_empty_cover)
+{
+    fixture f;
+    fixture_init(&f);
+    char src[256], empty[256], boxgc[256], exl[256];
+    snprintf(src, sizeof src, "%s/box-gitconfig", outside);
+    snprintf(empty, sizeof empty, "%s/empty", outside);
+    snprintf(boxgc, sizeof boxgc, "%s/.gitconfig", home);
+    snprintf(exl, sizeof exl, "%s/.config/git/kgate-excludes", home);
+    kgt_write_text(src, "[user]\n");
+    kgt_write_text(empty, "");
+    const kgate_home_file files[] = {{".gitconfig", src},
+                                     {".config/git/kgate-excludes", src},
+                                     {"../escape", src},
+                                     {"/abs", src}};
+    const char *denies[] = {envfile};
+    const char *reads[] = {gitconfig};
+    f.pol.home_files = files;
+    f.pol.n_home_files = 4;
+    f.pol.empty_file = empty;
+    f.pol.deny_read = (kgate_strlist){denies, 1};
+    f.pol.read_paths = (kgate_strlist){reads, 1};
+    ck_assert_int_eq(run_plan(&f), 0);
+    long tmp_home = find3(&f, "--tmpfs", home, NULL);
+    long mine = find3(&f, "--ro-bind", src, boxgc);
+    long theirs = find3(&f, "--ro-bind", gitconfig, gitconfig);
+    ck_assert_int_gt(mine, tmp_home);
+    ck_assert_int_gt(theirs, mine); /* the user's file given back wins */
+    ck_assert_int_gt(find3(&f, "--ro-bind", src, exl), tmp_home);
+    /* names that leave HOME are not bound */
+    size_t n;
+    const char *const *v = argv_of(&f, &n);
+    for (size_t i = 0; i < n; i++) ck_assert(!strstr(v[i], "escape") && strcmp(v[i], "/abs"));
+    ck_assert_int_gt(find3(&f, "--ro-bind", empty, envfile), find3(&f, "--bind", proj, proj));
+    ck_assert_int_lt(find3(&f, "--dev-bind", "/dev/null", envfile), 0);
+    kg_plan_free(f.plan);
+
+    /* a 2.2 core (a smaller policy): /dev/null as before, no home files */
+    fixture_init(&f);
+    f.pol.struct_size = offsetof(kgate_policy, home_files);
+    f.pol.deny_read = (kgate_strlist){denies, 1};
+    ck_assert_int_eq(run_plan(&f), 0);
+    ck_assert_int_ge(find3(&f, "--dev-bind", "/dev/null", envfile), 0);
     kg_plan_free(f.plan);
 }
 END_TEST
@@ -1106,6 +1158,7 @@ int main(void)
     tcase_add_test(tc, golden_minimal);
     tcase_add_test(tc, namespace_flags_in_every_plan);
     tcase_add_test(tc, order_of_covers);
+    tcase_add_test(tc, home_files_and_empty_cover);
     tcase_add_test(tc, nested_paths_most_specific_last);
     tcase_add_test(tc, verify_wants_each_mount_at_its_place);
     tcase_add_test(tc, network_modes);

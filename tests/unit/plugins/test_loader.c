@@ -577,7 +577,7 @@ START_TEST(abi_layout_frozen)
     OFF(kgate_backend, publishes, 92);
     ck_assert_uint_eq(KG_BACKEND_MIN_SIZE, 72);
 
-    ck_assert_uint_eq(sizeof(kgate_policy), 216);
+    ck_assert_uint_eq(sizeof(kgate_policy), 240);
     OFF(kgate_policy, network, 8);
     OFF(kgate_policy, configured_network, 12);
     OFF(kgate_policy, allow_hosts, 16);
@@ -598,6 +598,10 @@ START_TEST(abi_layout_frozen)
     OFF(kgate_policy, pty, 192); /* 1.0 as first released (appended) */
     OFF(kgate_policy, publish, 200); /* 2.2 */
     OFF(kgate_policy, n_publish, 208);
+    OFF(kgate_policy, home_files, 216); /* 2.3 */
+    OFF(kgate_policy, n_home_files, 224);
+    OFF(kgate_policy, empty_file, 232);
+    ck_assert_uint_eq(sizeof(kgate_home_file), 16); /* 2.3, frozen */
     ck_assert_uint_eq(sizeof(kgate_publish), 20); /* 2.2, frozen */
     OFF(kgate_publish, host_port, 16);
     OFF(kgate_publish, port, 18);

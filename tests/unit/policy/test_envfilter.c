@@ -40,7 +40,13 @@ START_TEST(secret_names_withheld)
                                          "SLACK_BOT_TOKEN",
                                          "ENCRYPTION_KEYS",
                                          "PRIVKEY",
-                                         "DBUS_SESSION_BUS_ADDRESS"};
+                                         "DBUS_SESSION_BUS_ADDRESS",
+                                         "GIT_CONFIG_GLOBAL",
+                                         "GIT_CONFIG_COUNT",
+                                         "GIT_CONFIG_KEY_0",
+                                         "GIT_CONFIG_VALUE_0",
+                                         "GIT_CONFIG_PARAMETERS",
+                                         "GIT_CONFIG_SYSTEM"};
     for (size_t i = 0; i < sizeof secret / sizeof *secret; i++)
         ck_assert_msg(kg_env_name_looks_secret(secret[i]), "%s passed", secret[i]);
 }
