@@ -535,8 +535,8 @@ START_TEST(gitdirs_unreadable_refuse)
 {
     char b[4096];
     static const char *const bad[] = {
-        "rm r/.git && { printf 'gitdir: .realgit'; head -c 1048576 /dev/zero | tr '\\0' '\\n'; } > "
-        "r/.git",
+        /* Over 1 MiB: a gitdir line and a megabyte of newlines. */
+        "rm r/.git && { printf 'gitdir: .realgit'; yes '' | head -c 1048576; } >r/.git",
         "rm r/.git && printf 'git-dir: .realgit\\n' > r/.git",
         "rm r/.git && printf 'gitdir: \\n' > r/.git",
         "rm r/.git && printf 'gitdir: nowhere\\n' > r/.git",
