@@ -23,6 +23,7 @@
 #include "commands.h"
 #include "jsonread.h"
 #include "msg.h"
+#include "os.h"
 
 extern char **environ;
 
@@ -95,7 +96,7 @@ static int doctor_ok(const char *self, char *why, size_t size)
 {
     int p[2];
     snprintf(why, size, "kgate doctor could not run");
-    if (pipe2(p, O_CLOEXEC) < 0) return -1;
+    if (kg_os_pipe(p, false) < 0) return -1;
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO);
