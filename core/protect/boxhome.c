@@ -35,6 +35,7 @@
 #include <strings.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "oom.h"
@@ -451,14 +452,21 @@ static char *write_file(const char *dir, const char *name, const char *text, kg_
 #define BOX_PREFIX "kgate-box."
 static const char *const box_files[] = {"gitconfig", "excludes", "empty"};
 
-/* A run's directory whose lock nobody holds is left by a kgate that was
- * killed (SIGKILL, a crash): its files go.  A lock, not a pid, because
- * a pid may be in another pid namespace sharing /tmp, or reused. */
-static void sweep_one(int tmp, const char *name)
+/* A directory younger than this is its maker's, locked or not: mkdtemp
+ * and flock are two calls, and a sweep between them took a starting run's
+ * directory from under it (run_audit's 40 concurrent runs: 3 refused).
+ * The run markers have the same rule (auditrun.c). */
+#define BOX_YOUNG_S 60
+
+/* A run's directory whose lock nobody holds, and that is not young, is
+ * left by a kgate that was killed (SIGKILL, a crash): its files go.  A
+ * lock, not a pid, because a pid may be in another pid namespace sharing
+ * /tmp, or reused. */
+static void sweep_one(int tmp, const char *name, time_t now)
 {
     struct stat st;
     if (fstatat(tmp, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
-        st.st_uid != geteuid())
+        st.st_uid != geteuid() || st.st_mtime > now - BOX_YOUNG_S)
         return;
     int d = openat(tmp, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (d < 0) return;
@@ -476,8 +484,9 @@ static void sweep(void)
     int t2 = tmp >= 0 ? dup(tmp) : -1;
     DIR *ds = t2 >= 0 ? fdopendir(t2) : NULL;
     struct dirent *e;
+    time_t now = time(NULL);
     while (ds && (e = readdir(ds)))
-        if (strncmp(e->d_name, BOX_PREFIX, strlen(BOX_PREFIX)) == 0) sweep_one(tmp, e->d_name);
+        if (strncmp(e->d_name, BOX_PREFIX, strlen(BOX_PREFIX)) == 0) sweep_one(tmp, e->d_name, now);
     if (ds)
         closedir(ds);
     else if (t2 >= 0)

@@ -6,11 +6,13 @@
  * entries; the empty file is empty and read-only. */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "boxhome.h"
@@ -231,6 +233,37 @@ START_TEST(make_writes_the_run_files)
 }
 END_TEST
 
+/* A directory another kgate just made (mkdtemp, not yet flocked) is left
+ * alone by a run's sweep; one a killed kgate left, a minute old and
+ * unlocked, goes.  Before: the young one went too (run_audit's 40
+ * concurrent runs, 3 refused). */
+START_TEST(sweep_leaves_a_young_directory)
+{
+    char young[] = "/tmp/kgate-box.XXXXXX", old[] = "/tmp/kgate-box.XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(young));
+    ck_assert_ptr_nonnull(mkdtemp(old));
+    struct timespec ago[2] = {{time(NULL) - 120, 0}, {time(NULL) - 120, 0}};
+    ck_assert_int_eq(utimensat(AT_FDCWD, old, ago, 0), 0);
+    char *home = path_in("swhome"), *proj = path_in("swhome/proj");
+    ck_assert_int_eq(mkdir(home, 0700), 0);
+    ck_assert_int_eq(mkdir(proj, 0700), 0);
+    kg_strv *deny = kg_strv_new(), *ph = kg_strv_new();
+    kg_error err = {0};
+    kg_boxhome_in in = {home, NULL, proj, deny, ph};
+    kg_boxhome *bh = kg_boxhome_make(&in, &err); /* sweeps first */
+    ck_assert_msg(bh != NULL, "%s", err.msg);
+    struct stat st;
+    ck_assert_msg(stat(young, &st) == 0, "the young directory was swept");
+    ck_assert_msg(stat(old, &st) == -1 && errno == ENOENT, "the old directory was left");
+    kg_boxhome_free(bh);
+    ck_assert_int_eq(rmdir(young), 0);
+    kg_strv_free(deny);
+    kg_strv_free(ph);
+    free(home);
+    free(proj);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("boxhome");
@@ -241,6 +274,7 @@ int main(void)
     tc = tcase_create("files");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, make_writes_the_run_files);
+    tcase_add_test(tc, sweep_leaves_a_young_directory);
     suite_add_tcase(s, tc);
     return kgt_run_suite(s);
 }
