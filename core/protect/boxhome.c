@@ -478,9 +478,9 @@ static void sweep_one(int tmp, const char *name, time_t now)
     close(d);
 }
 
-static void sweep(void)
+static void sweep(const char *base)
 {
-    int tmp = open(BOX_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int tmp = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     int t2 = tmp >= 0 ? dup(tmp) : -1;
     DIR *ds = t2 >= 0 ? fdopendir(t2) : NULL;
     struct dirent *e;
@@ -497,10 +497,9 @@ static void sweep(void)
 /* In /tmp, not $TMPDIR: a TMPDIR may lie in the project (kgate lets one
  * there stay), where git would list the files and the program could
  * rewrite the sources of its own covers.  Locked for the run (sweep). */
-static int make_dir(kg_boxhome *bh, kg_error *err)
+static int make_dir(kg_boxhome *bh, const char *t, kg_error *err)
 {
-    const char *t = BOX_DIR;
-    sweep();
+    sweep(t);
     if (asprintf(&bh->dir, "%s/" BOX_PREFIX "XXXXXX", t) < 0) kg_oom();
     if (mkdtemp(bh->dir)) {
         bh->lock = open(bh->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -517,18 +516,17 @@ static int make_dir(kg_boxhome *bh, kg_error *err)
     return -1;
 }
 
-kg_boxhome *kg_boxhome_make(const kg_boxhome_in *in, kg_error *err)
+static kg_boxhome *make_in(const kg_boxhome_in *in, const char *base, kg_error *err)
 {
-    const char *home = in->home;
     kg_boxhome *bh = calloc(1, sizeof *bh);
     if (!bh) kg_oom();
     bh->made = 1;
     bh->lock = -1;
-    if (make_dir(bh, err) < 0) {
+    if (make_dir(bh, base, err) < 0) {
         free(bh);
         return NULL;
     }
-    kg_strv *kv = read_user(home, in->xdg_config, in->deny_read);
+    kg_strv *kv = read_user(in->home, in->xdg_config, in->deny_read);
     char *ex = excludes_text(kv, in);
     char *cfg = kg_boxgit_render(kv, "~/" EXCLUDES_NAME);
     int ok = (bh->gitconfig = write_file(bh->dir, "gitconfig", cfg, err)) &&
@@ -540,6 +538,25 @@ kg_boxhome *kg_boxhome_make(const kg_boxhome_in *in, kg_error *err)
     if (ok) return bh;
     kg_boxhome_free(bh);
     return NULL;
+}
+
+/* A /tmp that is full or read-only does not stop a run (the box has a /tmp
+ * of its own): the files go to kgate's own directory, ~/.kgate/box,
+ * private to the user and never inside a box, instead. */
+kg_boxhome *kg_boxhome_make(const kg_boxhome_in *in, kg_error *err)
+{
+    kg_boxhome *bh = make_in(in, BOX_DIR, err);
+    if (bh || (err->code != ENOSPC && err->code != EDQUOT && err->code != EROFS)) return bh;
+    char *own = NULL, *box = NULL;
+    if (asprintf(&own, "%s/.kgate", in->home) < 0 || asprintf(&box, "%s/box", own) < 0) kg_oom();
+    if ((mkdir(own, 0700) == 0 || errno == EEXIST) && (mkdir(box, 0700) == 0 || errno == EEXIST)) {
+        kg_error first = *err;
+        bh = make_in(in, box, err);
+        if (!bh) kg_err_wrap(err, "%s; then in ~/.kgate/box", first.msg);
+    }
+    free(own);
+    free(box);
+    return bh;
 }
 
 kg_boxhome *kg_boxhome_names(void)
