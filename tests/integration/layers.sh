@@ -107,6 +107,14 @@ plan_of() {
     [ -n "$line" ] || return 1
     mapfile -d '' PLAN < <("$PY" -c 'import shlex, sys
 sys.stdout.write("".join(a + "\0" for a in shlex.split(sys.argv[1])))' "$line")
+    # A dry run names the box's home files and makes none
+    # (/tmp/kgate-box.XXXXXX/...): the replay gets stand-ins of its own.
+    local i box=$KG_TMP/boxfiles
+    if [ ! -d "$box" ]; then
+        mkdir -p "$box" && : >"$box/gitconfig" && : >"$box/excludes" && : >"$box/empty" &&
+            chmod 0755 "$box" && chmod 0444 "$box"/* || return 1
+    fi
+    for i in "${!PLAN[@]}"; do PLAN[i]=${PLAN[i]//\/tmp\/kgate-box.XXXXXX/$box}; done
 }
 
 # replay [--filter] [--without FLAG]... [--wrap CMD...  --]: runs PLAN as the
