@@ -25,7 +25,7 @@ _kgate()
     fi
 
     if [ "$cword" -eq 1 ]; then
-        _kgate_reply -W 'init network doctor run plugins audit setup hook --version --help' -- "$cur"
+        _kgate_reply -W 'init network doctor run plugins audit setup hook mcp --version --help' -- "$cur"
         return
     fi
 
@@ -58,6 +58,13 @@ _kgate()
         ;;
     hook)
         [ "$cword" -eq 2 ] && _kgate_reply -W 'claude-code gemini codex' -- "$cur"
+        ;;
+    mcp)
+        if [ "$prev" = --backend ]; then
+            _kgate_reply -W "$_kgate_backends" -- "$cur"
+            return
+        fi
+        _kgate_reply -W '--backend' -- "$cur"
         ;;
     audit)
         if [ "$prev" = --since ]; then
