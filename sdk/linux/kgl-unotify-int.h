@@ -30,6 +30,9 @@ int kgl_un_valid(const sv *s);
 void kgl_un_proc_path(char *out, pid_t pid, const char *tail, int n);
 /* Copies len bytes at addr from the program; 0 or an errno. */
 int kgl_un_read_mem(const sv *s, uint64_t addr, void *buf, size_t len);
+/* The calling thread's umask, from /proc/<tid>/status; -1 when unreadable
+ * (what it makes then gets the supervisor's). */
+int kgl_un_caller_umask(const sv *s);
 
 /* The network side (kgl-unotify-net.c). */
 int kgl_un_net_call(int nr);

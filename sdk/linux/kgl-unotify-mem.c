@@ -1,8 +1,8 @@
 /* kgl-unotify-mem.c: what both halves of the supervisor (kgl-unotify.c,
  * the filesystem calls; kgl-unotify-net.c, the network calls) need to read
  * a waiting call's memory: the /proc paths of the caller, the one copy of
- * its arguments, and the check that the notification still waits, so that
- * what was read is that call's.  Its own file so that neither half calls
+ * its arguments, its umask, and the check that the notification still
+ * waits, so that what was read is that call's.  Its own file so that neither half calls
  * the other for it (tests/unit/cycles.py). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -59,4 +59,15 @@ int kgl_un_read_mem(const sv *s, uint64_t addr, void *buf, size_t len)
     if (n < 0 || (size_t)n != len) return EFAULT;
     /* What was read belongs to the call still waiting. */
     return kgl_un_valid(s) ? 0 : ESRCH;
+}
+
+int kgl_un_caller_umask(const sv *s)
+{
+    char pp[64], buf[2048];
+    kgl_un_proc_path(pp, s->pid, "status", -1);
+    int fd = open(pp, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t n = read(fd, buf, sizeof buf);
+    close(fd);
+    return n > 0 ? kgl_un_parse_umask(buf, (size_t)n) : -1;
 }

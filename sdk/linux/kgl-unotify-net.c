@@ -898,19 +898,6 @@ static int unix_bind(const sv *s, op *o, int *dirfd)
     return 0;
 }
 
-/* The program's umask, from /proc/<tid>/status; -1 when unknown (the
- * socket file then gets the supervisor's, kgate's). */
-static int program_umask(const sv *s)
-{
-    char pp[64], buf[2048];
-    kgl_un_proc_path(pp, s->pid, "status", -1);
-    int fd = open(pp, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
-    ssize_t n = read(fd, buf, sizeof buf);
-    close(fd);
-    return n > 0 ? kgl_un_parse_umask(buf, (size_t)n) : -1;
-}
-
 /* bind, decided and made on the copies (the kernel never re-reads the
  * address, nor which socket the descriptor is). */
 static result do_bind(const sv *s, const uint64_t *a)
@@ -932,7 +919,7 @@ static result do_bind(const sv *s, const uint64_t *a)
         }
     }
     /* A Unix socket's file takes the caller's umask: the program's. */
-    int mask = dirfd >= 0 ? program_umask(s) : -1;
+    int mask = dirfd >= 0 ? kgl_un_caller_umask(s) : -1;
     mode_t old = mask >= 0 ? umask((mode_t)mask) : 0;
     if (!e && bind(k.fd, (const struct sockaddr *)&o.to, o.tolen) < 0) e = errno;
     if (mask >= 0) umask(old);

@@ -375,24 +375,20 @@ static int resolve(int base, const char *path, where *w)
     return 0;
 }
 
-enum { C_KERNEL, C_MANAGED, C_HOLE };
-
-/* Where a directory lies: in or below a protected or deny_read entry, in a
- * managed directory (or something made in one during the run), or where
- * Landlock's own grant decides (an entry granted at launch, or outside). */
-static int classify(const sv *s, int dfd, const struct stat *dst)
+/* Walks from the directory dfd (dst, its stat) up through its ancestors
+ * by inode (".." opened on the descriptor, never a path), asking at(s, st)
+ * of each: a verdict, or -1 to go on.  top is the verdict at "/"; lost the
+ * verdict when ".." cannot be opened or the tree is over 4096 deep (the
+ * caller's refusal: too deep to tell). */
+static int walk_up(const sv *s, int dfd, const struct stat *dst,
+                   int (*at)(const kgl_un_policy *, const struct stat *), int top, int lost)
 {
-    const kgl_un_policy *p = s->p;
     struct stat st = *dst, up;
-    int cur = -1, verdict = C_HOLE; /* too deep to tell: refused */
+    int cur = -1, verdict = lost;
     for (int depth = 0; depth < 4096; depth++) {
-        if (same(&st, p->holes, p->n_holes)) break;
-        if (same(&st, p->managed, p->n_managed)) {
-            verdict = C_MANAGED;
-            break;
-        }
-        if (same(&st, p->granted, p->n_granted)) {
-            verdict = C_KERNEL;
+        int v = at(s->p, &st);
+        if (v >= 0) {
+            verdict = v;
             break;
         }
         int next = openat(cur >= 0 ? cur : dfd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -403,13 +399,31 @@ static int classify(const sv *s, int dfd, const struct stat *dst)
         if (cur >= 0) close(cur);
         cur = next;
         if (up.st_dev == st.st_dev && up.st_ino == st.st_ino) {
-            verdict = C_KERNEL; /* "/" */
+            verdict = top; /* "/" */
             break;
         }
         st = up;
     }
     if (cur >= 0) close(cur);
     return verdict;
+}
+
+enum { C_KERNEL, C_MANAGED, C_HOLE };
+
+static int class_at(const kgl_un_policy *p, const struct stat *st)
+{
+    if (same(st, p->holes, p->n_holes)) return C_HOLE;
+    if (same(st, p->managed, p->n_managed)) return C_MANAGED;
+    if (same(st, p->granted, p->n_granted)) return C_KERNEL;
+    return -1;
+}
+
+/* Where a directory lies: in or below a protected or deny_read entry, in a
+ * managed directory (or something made in one during the run), or where
+ * Landlock's own grant decides (an entry granted at launch, or outside). */
+static int classify(const sv *s, int dfd, const struct stat *dst)
+{
+    return walk_up(s, dfd, dst, class_at, C_KERNEL, C_HOLE);
 }
 
 /* The pinned name (directory, name) or inode at the final name: 0 none,
@@ -429,18 +443,6 @@ static int pinned_at(const sv *s, const where *w, struct stat *st, int *exists)
 }
 
 static int dots(const char *name) { return !strcmp(name, ".") || !strcmp(name, ".."); }
-
-/* The caller's umask, from /proc/PID/status; -1 when unreadable. */
-static int caller_umask(const sv *s)
-{
-    char pp[64], buf[2048];
-    kgl_un_proc_path(pp, s->pid, "status", -1);
-    int fd = open(pp, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
-    ssize_t n = read(fd, buf, sizeof buf);
-    close(fd);
-    return n > 0 ? kgl_un_parse_umask(buf, (size_t)n) : -1;
-}
 
 /* "/proc/self" and "/proc/thread-self" name the caller, not the
  * supervisor that resolves the path: spelled with the caller's id. */
@@ -527,7 +529,7 @@ static int open_fifo(const sv *s, int dfd, const char *leaf, int flags)
  * supervisor's own is 0). */
 static int new_mode(const sv *s, uint32_t mode, int *out)
 {
-    int um = caller_umask(s);
+    int um = kgl_un_caller_umask(s);
     if (um < 0) return -1;
     *out = (int)(mode & 07777 & ~(uint32_t)um);
     return 0;
@@ -707,32 +709,16 @@ static result rename_in(const sv *s, const kgl_un_call *c, const where *w, const
  * Landlock's own link rule (REFER) must decide. */
 enum { P_WRITABLE, P_OUTSIDE, P_REFUSED };
 
+static int place_at(const kgl_un_policy *p, const struct stat *st)
+{
+    if (same(st, p->holes, p->n_holes)) return P_REFUSED;
+    if (same(st, p->managed, p->n_managed) || same(st, p->roots, p->n_roots)) return P_WRITABLE;
+    return -1;
+}
+
 static int place_of_dir(const sv *s, int dfd, const struct stat *dst)
 {
-    const kgl_un_policy *p = s->p;
-    struct stat st = *dst, up;
-    int cur = -1, place = P_REFUSED; /* too deep to tell */
-    for (int depth = 0; depth < 4096; depth++) {
-        if (same(&st, p->holes, p->n_holes)) break;
-        if (same(&st, p->managed, p->n_managed) || same(&st, p->roots, p->n_roots)) {
-            place = P_WRITABLE;
-            break;
-        }
-        int next = openat(cur >= 0 ? cur : dfd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (next < 0 || fstat(next, &up) < 0) {
-            if (next >= 0) close(next);
-            break;
-        }
-        if (cur >= 0) close(cur);
-        cur = next;
-        if (up.st_dev == st.st_dev && up.st_ino == st.st_ino) {
-            place = P_OUTSIDE; /* "/" */
-            break;
-        }
-        st = up;
-    }
-    if (cur >= 0) close(cur);
-    return place;
+    return walk_up(s, dfd, dst, place_at, P_OUTSIDE, P_REFUSED);
 }
 
 static int link_place(const sv *s, int sfd, const struct stat *st)
