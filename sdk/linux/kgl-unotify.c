@@ -816,31 +816,18 @@ static result do_two_names(const sv *s, const kgl_un_call *c)
  * own, after the fork: nothing shares it). */
 static size_t pool_used;
 
+static int bare_at(const kgl_un_policy *p, const struct stat *st)
+{
+    if (same(st, p->managed, p->n_managed)) return same(st, p->pool.bare, p->pool.n_bare) != 0;
+    if (same(st, p->holes, p->n_holes) || same(st, p->granted, p->n_granted)) return 0;
+    return -1;
+}
+
 /* 1 when the managed directory dfd lies in (or below) has no execute
  * right of its own. */
 static int bare_above(const sv *s, int dfd, const struct stat *dst)
 {
-    const kgl_un_policy *p = s->p;
-    struct stat st = *dst, up;
-    int cur = -1, bare = 0;
-    for (int depth = 0; depth < 4096; depth++) {
-        if (same(&st, p->managed, p->n_managed)) {
-            bare = same(&st, p->pool.bare, p->pool.n_bare) != 0;
-            break;
-        }
-        if (same(&st, p->holes, p->n_holes) || same(&st, p->granted, p->n_granted)) break;
-        int next = openat(cur >= 0 ? cur : dfd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (next < 0 || fstat(next, &up) < 0) {
-            if (next >= 0) close(next);
-            break;
-        }
-        if (cur >= 0) close(cur);
-        cur = next;
-        if (up.st_dev == st.st_dev && up.st_ino == st.st_ino) break;
-        st = up;
-    }
-    if (cur >= 0) close(cur);
-    return bare;
+    return walk_up(s, dfd, dst, bare_at, 0, 0);
 }
 
 /* Copies src into dst, both regular files. */
