@@ -24,7 +24,7 @@
 need_bwrap
 need_nouserns
 need_cmd git python3
-ABI=$(python3 -c 'import ctypes; l=ctypes.CDLL(None, use_errno=True); print(max(0, l.syscall(444, None, 0, 1)))')
+ABI=$(landlock_abi)
 [ "$ABI" -ge 1 ] || skip_all "Landlock is not enabled in this kernel"
 
 has() { grep -q -- "$1" "$2" || { echo "no '$1' in:"; cat "$2"; return 1; }; }

@@ -14,19 +14,8 @@
 need_bwrap
 need_cmd git
 
-export GIT_AUTHOR_NAME=kg GIT_AUTHOR_EMAIL=kg@example.org
-export GIT_COMMITTER_NAME=kg GIT_COMMITTER_EMAIL=kg@example.org
-export GIT_CONFIG_NOSYSTEM=1
+git_marks
 
-MARKS=$KG_TMP/marks
-mkdir -p "$MARKS"
-chmod 1777 "$MARKS"
-M=$MARKS/ran
-FSM="touch $M; false"
-export FSM M
-
-ran() { [ -e "$M" ]; }
-not_ran() { [ ! -e "$M" ]; }
 has() { # has PATTERN TEXT
     printf '%s\n' "$2" | grep -q -- "$1" || {
         printf 'no "%s" in:\n%s\n' "$1" "$2" | head -20

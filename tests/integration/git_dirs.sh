@@ -14,20 +14,9 @@
 need_bwrap
 need_cmd git
 
-export GIT_AUTHOR_NAME=kg GIT_AUTHOR_EMAIL=kg@example.org
-export GIT_COMMITTER_NAME=kg GIT_COMMITTER_EMAIL=kg@example.org
-export GIT_CONFIG_NOSYSTEM=1
+git_marks
 
-MARKS=$KG_TMP/marks
-mkdir -p "$MARKS"
-chmod 1777 "$MARKS"
-M=$MARKS/ran
-FSM="touch $M; false"
-export FSM M
-
-ran() { [ -e "$M" ]; }
 last_commit_is() { [ "$(as_user git log --format=%s -1)" = "$1" ]; }
-not_ran() { [ ! -e "$M" ]; }
 
 # The projects.  Each has one commit, and a directory "work" for plants
 # (the Landlock box cannot create in the project root).

@@ -11,18 +11,9 @@
 need_bwrap
 need_cmd git
 
-export GIT_AUTHOR_NAME=kg GIT_AUTHOR_EMAIL=kg@example.org
-export GIT_COMMITTER_NAME=kg GIT_COMMITTER_EMAIL=kg@example.org
-export GIT_CONFIG_NOSYSTEM=1
-
-MARKS=$KG_TMP/marks
-mkdir -p "$MARKS"
-chmod 1777 "$MARKS"
-M=$MARKS/ran
+git_marks
 
 fails() { ! "$@" >/dev/null 2>&1; }
-ran() { [ -e "$M" ]; }
-not_ran() { [ ! -e "$M" ]; }
 has() { # has PATTERN CMD...: CMD's stdout+stderr matches PATTERN
     local pat=$1 out
     shift
@@ -66,9 +57,8 @@ fresh() {
         git commit -q -m sub'
 }
 
-# What a planted git directory looks like: config that runs the marker.
-FSM="touch $M; false"
-export FSM
+# What a planted git directory looks like: config that runs the marker
+# (FSM, from git_marks).
 
 # route NAME DIR SETUP PLANT: DIR is where the user runs git afterwards
 # (relative to the home); SETUP runs on the host first; PLANT runs in the

@@ -36,7 +36,7 @@ no_planted() {
 
 # landlock_works: this kernel has Landlock (the forced Landlock box can run).
 landlock_works() {
-    [ "$(python3 -c 'import ctypes; l=ctypes.CDLL(None, use_errno=True); print(max(0, l.syscall(444, None, 0, 1)))')" -ge 1 ]
+    [ "$(landlock_abi)" -ge 1 ]
 }
 
 # The script a run plants: a marker where only the host can write, then

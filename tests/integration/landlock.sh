@@ -12,7 +12,7 @@ need_cmd python3 setsid
 check_hermetic .so
 
 # Landlock scopes (signals, abstract sockets) need ABI 6; TCP rules ABI 4.
-ABI=$(python3 -c 'import ctypes; l=ctypes.CDLL(None, use_errno=True); print(max(0, l.syscall(444, None, 0, 1)))')
+ABI=$(landlock_abi)
 [ "$ABI" -ge 1 ] || skip_all "Landlock is not enabled in this kernel"
 
 # The outside process: same user, listens on an abstract socket and on a
@@ -61,14 +61,6 @@ exit 7
 
 # run_env WHERE: WHERE is host (forced), disable (bwrap --disable-userns) or
 # seccomp (Docker-like filter); sets OUT, ERR, RC.
-in_where() {
-    case $1 in
-    host) shift; as_user "$@" ;;
-    disable) shift; in_disable_userns "$@" ;;
-    seccomp) shift; in_seccomp_nouserns "$@" ;;
-    esac
-}
-
 test_where() {
     local where=$1 force=()
     [ "$where" = host ] && force=(--backend landlock)

@@ -28,14 +28,6 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || skip_all "no /usr/bin/python3"
 "$PY" -c 'import venv, ensurepip' 2>/dev/null || skip_all "python3 has no venv/ensurepip (python3-venv)"
 
-in_where() {
-    case $1 in
-    host) shift; as_user "$@" ;;
-    disable) shift; in_disable_userns "$@" ;;
-    seccomp) shift; in_seccomp_nouserns "$@" ;;
-    esac
-}
-
 # n threads each make the same deep path, per round a new one, the way
 # node's recursive mkdir does (npm install): mkdir the path first, its
 # parent on ENOENT, then again (Python's makedirs looks at the parent

@@ -234,6 +234,25 @@ write_config() {
     chown -R "$KG_UID:$KG_GID" "$KG_HOME/.kgate" 2>/dev/null || true
 }
 
+# git_marks: what the suites of host git's escapes share (git_check,
+# git_escape, git_dirs): one identity and no system configuration for every
+# git they run, the marker M that a planted command touches (FSM is such a
+# command, as a core.fsmonitor), in MARKS, which every test user can write,
+# and ran / not_ran, which ask whether it was touched.
+git_marks() {
+    export GIT_AUTHOR_NAME=kg GIT_AUTHOR_EMAIL=kg@example.org
+    export GIT_COMMITTER_NAME=kg GIT_COMMITTER_EMAIL=kg@example.org
+    export GIT_CONFIG_NOSYSTEM=1
+    MARKS=$KG_TMP/marks
+    mkdir -p "$MARKS"
+    chmod 1777 "$MARKS"
+    M=$MARKS/ran
+    FSM="touch $M; false"
+    export FSM M
+    ran() { [ -e "$M" ]; }
+    not_ran() { [ ! -e "$M" ]; }
+}
+
 # Users to run sandbox tests as: root and an unprivileged uid when the suite
 # runs as root; only the current user otherwise.
 test_users() {
@@ -284,6 +303,22 @@ KG_SECCOMP_NOUSERNS=("$(kg_reachable "${KGATE_TEST_NOUSERNS_SECCOMP:-/nonexisten
 
 in_disable_userns() { as_user "${KG_DISABLE_USERNS[@]}" "$@"; }
 in_seccomp_nouserns() { as_user "${KG_SECCOMP_NOUSERNS[@]}" "$@"; }
+# in_where WHERE CMD...: CMD as the current test user on the host (host,
+# or bwrap for a suite that names the box so) or in one of the two places
+# above (disable, seccomp).
+in_where() {
+    case $1 in
+    host | bwrap) shift; as_user "$@" ;;
+    disable) shift; in_disable_userns "$@" ;;
+    seccomp) shift; in_seccomp_nouserns "$@" ;;
+    esac
+}
+
+# The Landlock ABI this kernel gives (landlock_create_ruleset's version
+# query), 0 when it has none.
+landlock_abi() {
+    python3 -c 'import ctypes; l=ctypes.CDLL(None, use_errno=True); print(max(0, l.syscall(444, None, 0, 1)))'
+}
 
 # Skips (fails in CI) unless both environments can be made here: bwrap with
 # --disable-userns, and the seccomp helper (built when libseccomp is).

@@ -21,7 +21,7 @@ case $MCP_BOX in
 bubblewrap) need_bwrap ;;
 landlock)
     need_nouserns
-    ABI=$(python3 -c 'import ctypes; l=ctypes.CDLL(None, use_errno=True); print(max(0, l.syscall(444, None, 0, 1)))')
+    ABI=$(landlock_abi)
     [ "$ABI" -ge 1 ] || skip_all "Landlock is not enabled in this kernel"
     ;;
 *) echo "FAIL: MCP_BOX=$MCP_BOX is not bubblewrap or landlock"; exit 1 ;;
@@ -36,16 +36,6 @@ MCP_SDK_DIR=$NPM_DIR
 echo "# MCP SDK $MCP_SDK_VERSION in $MCP_SDK_DIR, box $MCP_BOX"
 CLIENT=$(kg_reachable "$(dirname "$0")/mcp_client.mjs")
 RAW=$(kg_reachable "$(dirname "$0")/mcp_raw.py")
-
-# in_where WHERE CMD...: as the current test user, on the host or in one of
-# the places without user namespaces.
-in_where() {
-    case $1 in
-    host) shift; as_user "$@" ;;
-    disable) shift; in_disable_userns "$@" ;;
-    seccomp) shift; in_seccomp_nouserns "$@" ;;
-    esac
-}
 
 # count_lines FILE LABEL: every "ok"/"not ok" line the driver printed is a
 # check here; a driver that printed none, or died, fails.

@@ -105,13 +105,6 @@ echo M-end
 EOF
 }
 
-in_where() {
-    case $1 in
-    host|bwrap) shift; as_user "$@" ;;
-    disable) shift; in_disable_userns "$@" ;;
-    seccomp) shift; in_seccomp_nouserns "$@" ;;
-    esac
-}
 force_for() {
     case $1 in
     host) echo --backend landlock ;;

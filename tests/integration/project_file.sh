@@ -19,7 +19,7 @@ r() {
     kg "$@" >"$OUT" 2>"$ERR" || RC=$?
 }
 landlock_works() {
-    [ "$(python3 -c 'import ctypes; l=ctypes.CDLL(None, use_errno=True); print(max(0, l.syscall(444, None, 0, 1)))')" -ge 1 ]
+    [ "$(landlock_abi)" -ge 1 ]
 }
 mode() { stat -c %a "$KG_PROJ/.kgate.yaml"; }
 

@@ -15,7 +15,7 @@ need_bwrap
 need_cmd python3 git mv
 TABLE=${KGATE_TEST_PROTECTED_TABLE:-}
 [ -x "$TABLE" ] || skip_all "tests/helpers/protected-table was not built"
-ABI=$(python3 -c 'import ctypes; l=ctypes.CDLL(None, use_errno=True); print(max(0, l.syscall(444, None, 0, 1)))')
+ABI=$(landlock_abi)
 [ "$ABI" -ge 1 ] || skip_all "Landlock is not enabled in this kernel"
 
 mapfile -t ENTRIES < <("$TABLE" | grep -v '^git ')

@@ -18,17 +18,9 @@
 . "$(dirname "$0")/lib.sh"
 need_nouserns
 need_cmd git cc python3
-ABI=$(python3 -c 'import ctypes; l=ctypes.CDLL(None, use_errno=True); print(max(0, l.syscall(444, None, 0, 1)))')
+ABI=$(landlock_abi)
 [ "$ABI" -ge 2 ] || skip_all "Landlock ABI 2 (rename across directories) is not here"
 [ -x "${KGATE_TEST_UNRACE:-}" ] || skip_all "tests/helpers/unrace.c was not built"
-
-in_where() {
-    case $1 in
-    host) shift; as_user "$@" ;;
-    disable) shift; in_disable_userns "$@" ;;
-    seccomp) shift; in_seccomp_nouserns "$@" ;;
-    esac
-}
 
 GITENV='export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t GIT_CONFIG_NOSYSTEM=1'
 

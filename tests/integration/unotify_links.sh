@@ -27,16 +27,8 @@
 . "$(dirname "$0")/lib.sh"
 need_nouserns
 need_cmd python3
-ABI=$(python3 -c 'import ctypes; l=ctypes.CDLL(None, use_errno=True); print(max(0, l.syscall(444, None, 0, 1)))')
+ABI=$(landlock_abi)
 [ "$ABI" -ge 2 ] || skip_all "Landlock ABI 2 (link across directories) is not here"
-
-in_where() {
-    case $1 in
-    host) shift; as_user "$@" ;;
-    disable) shift; in_disable_userns "$@" ;;
-    seccomp) shift; in_seccomp_nouserns "$@" ;;
-    esac
-}
 
 # The attacker.  linkfd WAY NAME NEW: O_PATH on NAME (no read right
 # needed, nor checked by Landlock), then either linkat(fd, "", AT_FDCWD,
