@@ -41,7 +41,9 @@ time_ms() {
     plain) (cd "$dir" && /bin/sh -c "$steps") ;;
     *) (cd "$dir" && "$KGATE" run --no-pty --backend "$where" -- /bin/sh -c "$steps") ;;
     esac >"$W/$where-$name.log" 2>&1 || {
-        echo fail
+        # The log outlives the scratch directory: a failure must be readable.
+        cp "$W/$where-$name.log" "${TMPDIR:-/tmp}/kgate-bench-$where-$name.log"
+        echo "fail(${TMPDIR:-/tmp}/kgate-bench-$where-$name.log)"
         return 0
     }
     end=$(date +%s%N)

@@ -18,7 +18,11 @@ project_untar() {
         echo "no $1 tarball in $2/src (scripts/fetch-projects)" >&2
         return 1
     }
-    mkdir -p "$3" && tar -xf "$tarball" -C "$3" --strip-components=1
+    # --no-same-owner: the files are the unpacker's, as a user's tar makes
+    # them; root's tar would keep the packer's uid and modes 0600/0700
+    # (jq's tarball), which root in a box, without capabilities, cannot
+    # open.
+    mkdir -p "$3" && tar -xf "$tarball" -C "$3" --strip-components=1 --no-same-owner
 }
 
 # An express app, and a mocha test that starts it on loopback and asks it:
