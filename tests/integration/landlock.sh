@@ -224,6 +224,45 @@ kill -0 "$r" 2>/dev/null && pr="$pr LEAK-sig-reaper"
 echo "KG $k CHILD $c SETSID $s DOUBLE $(cat "$TMPDIR/df") TMP $TMPDIR $pr"; sleep 302
 EOS
 )
+# A fork loop whose pid changes all the time (each process forks and
+# exits), started with setsid: the reaper's rounds must catch it.  Only
+# under pid1.sh (KG_PID1): where nothing caught it, only the end of that
+# PID namespace stops it.
+FORK_PROG='k=$PPID
+while p=$(sed -n "s/^PPid:\t//p" /proc/$k/status); do
+    case $(cat /proc/$p/comm) in kgate | kgate-reaper) k=$p ;; *) break ;; esac
+done
+setsid /usr/bin/python3 -c "import os
+while True:
+    if os.fork(): os._exit(0)" kgate-forkloop </dev/null >/dev/null 2>&1 &
+sleep 0.5; echo "KG $k"; sleep 305'
+forkloop_live() { ps -eo stat=,args= | grep -v '^Z' | grep -q '[k]gate-forkloop'; }
+# Zombies whose parent is PID 1: there a loop left to it piles up (until
+# the fork fails and the loop dies by itself: not being live is not
+# enough).  kgate's own helpers add a few.
+pid1_zombies() { ps -eo stat=,ppid= | awk '$1 ~ /^Z/ && $2 == 1' | wc -l; }
+test_kill_forkloop() {
+    local where=$1 force=()
+    [ "$where" = host ] && force=(--backend landlock)
+    use_user "$2"
+    printf 'network: off\n' | write_config
+    local kout=$KG_TMP/forkloop.$where.$2 kg z0 z1
+    z0=$(pid1_zombies)
+    in_where "$where" "$KGATE_BIN" run "${force[@]}" -- sh -c "$FORK_PROG" >"$kout" 2>&1 &
+    local job=$!
+    poll 100 grep -q '^KG ' "$kout"
+    read -r _ kg <"$kout"
+    check "$where: control: the fork loop runs before kgate is killed" \
+        sh -c "[ -n '$kg' ] && ps -eo args= | grep -q '[k]gate-forkloop'"
+    [ -n "$kg" ] && kill -KILL "$kg"
+    wait_bounded 20 "$job" >/dev/null 2>&1
+    check "$where: kgate killed with SIGKILL: a setsid fork loop is caught and ended" \
+        poll 100 eval '! forkloop_live'
+    z1=$(pid1_zombies)
+    check "$where: ... reaped by the box, not left to PID 1 ($((z1 - z0)) zombies more there)" \
+        [ $((z1 - z0)) -lt 20 ]
+}
+
 test_kill() {
     local where=$1 force=()
     [ "$where" = host ] && force=(--backend landlock)
@@ -529,6 +568,7 @@ test_loopback() {
 for who in $(test_users); do
     for where in host disable seccomp; do
         test_kill "$where" "$who"
+        [ -n "${KG_PID1:-}" ] && test_kill_forkloop "$where" "$who"
         [ "${LL_ONLY:-}" = kill ] && continue
         test_where "$where" "$who"
         test_pty "$where" "$who"

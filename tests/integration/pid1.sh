@@ -22,11 +22,13 @@ if [ "$(id -u)" -ne 0 ] || ! command -v unshare >/dev/null ||
     exit 77
 fi
 # PID 1 waits for its one child (the suite) by pid, and reaps nothing
-# else; its own exit (the suite's status) ends the namespace.
+# else; its own exit (the suite's status) ends the namespace, and with it
+# anything a failed check left (KG_PID1 tells the suite it may start what
+# only that end can stop: a fork loop).
 exec unshare --pid --fork --mount-proc /usr/bin/python3 -c '
 import os, sys
 pid = os.fork()
 if pid == 0:
     os.execvp("env", ["env"] + sys.argv[1:])
 _, st = os.waitpid(pid, 0)
-sys.exit(os.waitstatus_to_exitcode(st) & 0xff)' "$@" bash "$(dirname "$0")/$suite.sh"
+sys.exit(os.waitstatus_to_exitcode(st) & 0xff)' KG_PID1=1 "$@" bash "$(dirname "$0")/$suite.sh"
