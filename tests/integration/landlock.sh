@@ -268,30 +268,31 @@ test_kill() {
     [ "$where" = host ] && force=(--backend landlock)
     use_user "$2"
     printf 'network: off\n' | write_config
-    local kout=$KG_TMP/kill9.$where.$2 kg child ss df tmpd probe
+    # $3: a label for the mode (KGATE_LANDLOCK_NO_SUPERVISOR set or not).
+    local w=$where${3:+/$3} kout=$KG_TMP/kill9.$where.$2.${3:-fs} kg child ss df tmpd probe
     in_where "$where" "$KGATE_BIN" run "${force[@]}" -- sh -c "$KILL_PROG" >"$kout" 2>&1 &
     local job=$!
     poll 100 grep -q '^KG ' "$kout"
     read -r _ kg _ child _ ss _ df _ tmpd probe <"$kout"
-    check "$where: control: the program's children run before kgate is killed" \
+    check "$w: control: the program's children run before kgate is killed" \
         sh -c "[ -n '$df' ] && kill -0 '$child' && kill -0 '$ss' && kill -0 '$df' || { cat '$kout'; false; }"
-    check "$where: the program can neither open the reaper's memory nor (ABI 6) signal it" \
+    check "$w: the program can neither open the reaper's memory nor (ABI 6) signal it" \
         sh -c "case '$probe' in 'M-reaper '[0-9]*) ;; *) false ;; esac &&
             case '$probe' in *LEAK-mem*) false ;; *LEAK-sig*) [ '$ABI' -lt 6 ] ;; esac"
     [ -n "$kg" ] && kill -KILL "$kg"
     wait_bounded 20 "$job" >/dev/null 2>&1
-    check "$where: kgate killed with SIGKILL: the program's child is killed too" \
+    check "$w: kgate killed with SIGKILL: the program's child is killed too" \
         poll 50 gone "$child"
-    check "$where: kgate killed with SIGKILL: a child that called setsid is killed too" \
+    check "$w: kgate killed with SIGKILL: a child that called setsid is killed too" \
         poll 50 gone "$ss"
-    check "$where: kgate killed with SIGKILL: a setsid double-forked orphan is killed too" \
+    check "$w: kgate killed with SIGKILL: a setsid double-forked orphan is killed too" \
         poll 50 gone "$df"
     # Ended and reaped by the box's own reaper: not even a zombie is left
     # for a PID 1 that may never reap (on an ordinary host init would
     # reap it anyway; under pid1.sh nothing would).
-    check "$where: kgate killed with SIGKILL: none of the three is left even as a zombie" \
+    check "$w: kgate killed with SIGKILL: none of the three is left even as a zombie" \
         poll 50 sh -c "! kill -0 '$child' 2>/dev/null && ! kill -0 '$ss' 2>/dev/null && ! kill -0 '$df' 2>/dev/null"
-    check "$where: kgate killed with SIGKILL: the TMPDIR is removed, after its writer" \
+    check "$w: kgate killed with SIGKILL: the TMPDIR is removed, after its writer" \
         poll 120 sh -c "case '$tmpd' in /tmp/kgate-landlock.*) [ ! -e '$tmpd' ] ;; *) false ;; esac"
     kill -KILL "$child" "$ss" "$df" 2>/dev/null
     case $tmpd in /tmp/kgate-landlock.*) rm -rf "$tmpd" ;; esac
@@ -568,6 +569,9 @@ test_loopback() {
 for who in $(test_users); do
     for where in host disable seccomp; do
         test_kill "$where" "$who"
+        export KGATE_LANDLOCK_NO_SUPERVISOR=1 # the reaper the program's parent
+        test_kill "$where" "$who" alone
+        unset KGATE_LANDLOCK_NO_SUPERVISOR
         [ -n "${KG_PID1:-}" ] && test_kill_forkloop "$where" "$who"
         [ "${LL_ONLY:-}" = kill ] && continue
         test_where "$where" "$who"
