@@ -36,7 +36,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -69,7 +68,7 @@ static _Noreturn void end_like(int status)
     _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 125);
 }
 
-/* SIGKILL to every child listed in cfd (/proc/self/task/TID/children):
+/* SIGKILL to every child listed in cfd (/proc/thread-self/children):
  * each is ours and not yet reaped, so its pid cannot have been reused. */
 static void kill_children(int cfd)
 {
@@ -147,11 +146,9 @@ static _Noreturn void reaper_main(int cfd, pid_t kgate, pid_t main_pid)
 int ll_reaper_fork(void)
 {
     pid_t kgate = getppid();
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/task/%ld/children", (long)syscall(SYS_gettid));
     /* Fail closed: a reaper that cannot list its children could not kill
-     * them. */
-    int cfd = open(path, O_RDONLY | O_CLOEXEC);
+     * them.  (This thread's list: the reaper is this very task.) */
+    int cfd = open("/proc/thread-self/children", O_RDONLY | O_CLOEXEC);
     if (cfd < 0) return -1;
     if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) {
         close(cfd);
@@ -196,10 +193,8 @@ void ll_reaper_tell(int sock, pid_t reaper)
         char c[CMSG_SPACE(sizeof(int))];
     } u;
     memset(&u, 0, sizeof u);
-    struct msghdr m = {.msg_iov = &iov,
-                       .msg_iovlen = 1,
-                       .msg_control = u.c,
-                       .msg_controllen = sizeof u.c};
+    struct msghdr m = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.c, .msg_controllen = sizeof u.c};
     struct cmsghdr *c = CMSG_FIRSTHDR(&m);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
@@ -217,10 +212,8 @@ void ll_reaper_await(int sock, int ms)
         struct cmsghdr h;
         char c[CMSG_SPACE(sizeof(int))];
     } u;
-    struct msghdr m = {.msg_iov = &iov,
-                       .msg_iovlen = 1,
-                       .msg_control = u.c,
-                       .msg_controllen = sizeof u.c};
+    struct msghdr m = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.c, .msg_controllen = sizeof u.c};
     /* Nothing told: kgate died before the launch, nothing of the run
      * ever ran. */
     if (recvmsg(sock, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) != 1) return;
