@@ -155,6 +155,18 @@ int ll_rmtree(int parent, const char *name);
  * the read_paths and allow_paths under the real home linked (ll-home.c). */
 int ll_home_fill(const kgate_policy *pol, const char *home, kgate_err *err);
 
+/* In the launch child after its setsid: forks, and stays (never returns)
+ * as the run's reaper, the child subreaper that kills and reaps the whole
+ * run if kgate dies (ll-reaper.c); 0 in the child, which goes on to the
+ * program, or -1 with errno, nothing forked when it cannot list its
+ * children. */
+int ll_reaper_fork(void);
+/* kgate hands the reaper's pidfd to the TMPDIR cleaner on sock; the
+ * cleaner, once woken, waits up to ms for the reaper's end (which comes
+ * after the last process of the run) before it removes the tree. */
+void ll_reaper_tell(int sock, pid_t reaper);
+void ll_reaper_await(int sock, int ms);
+
 int ll_launch(const kgate_host *host, const kgate_policy *policy, const kgate_probe *probe,
               const kgate_plan *plan, const kgate_launch *io, kgate_proc *proc, kgate_err *err);
 

@@ -15,12 +15,13 @@
  * nothing run.
  *
  * There is no PID namespace to take the program's children with it.  The
- * core is their subreaper (orphans come back to it) and kills every one
- * of them after the run, in rounds until none is left (proctree.h); the
- * guard (kgl-guard.c) kills the program if kgate dies.  The private
- * TMPDIR is removed by a helper when the core ends it, after that: the
- * helper walks it with a fixed number of descriptors, without following
- * a link (ll-rmtree.c). */
+ * launch child stays outside the box as the reaper, the run's child
+ * subreaper, and ends the program's way; if kgate dies it kills the whole
+ * run (ll-reaper.c).  After the program, the core (subreaper above it)
+ * kills every process left, in rounds until none is left (proctree.h).
+ * The private TMPDIR is removed by a helper when the core ends it, after
+ * that (or, kgate dead, once the reaper is): the helper walks it with a
+ * fixed number of descriptors, without following a link (ll-rmtree.c). */
 #include "ll-internal.h"
 
 #include <errno.h>
@@ -30,6 +31,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -88,6 +90,9 @@ static int child_prepare(void *p)
         if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL && errno != EPERM)
             return -1;
     if (c->pty) (void)ioctl(c->tty, TIOCSCTTY, 0);
+    /* The session leader stays outside the box as the run's reaper
+     * (ll-reaper.c); the program is this process's child from here. */
+    if (ll_reaper_fork() < 0) return -1;
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) return -1;
     /* With a supervisor: first its rights (the program's plus write on
      * the managed directories), the filters, then the fork; this process
@@ -262,9 +267,12 @@ static int use_supervisor(const kgate_host *host, const kgate_policy *pol, const
 }
 
 /* The helper that removes the private TMPDIR once the core ends it
- * (SIGTERM after the program, or kgate's death). */
-static pid_t start_cleaner(const char *tmp)
+ * (SIGTERM after the program, or kgate's death, then only once the
+ * reaper told on *told has ended the run: ll_reaper_await). */
+static pid_t start_cleaner(const char *tmp, int *told)
 {
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) return -1;
     sigset_t all, old;
     sigfillset(&all);
     sigprocmask(SIG_SETMASK, &all, &old);
@@ -276,7 +284,9 @@ static pid_t start_cleaner(const char *tmp)
         int orphan = kgl_tie_to_parent(SIGTERM, kgate) < 0;
         /* Nothing of kgate's: a copy of the output pipe held here would
          * keep the relay waiting for an end of file. */
-        for (int fd = 0; fd < 3; fd++) close(fd);
+        /* Kept: our end of the socket, as 0. */
+        if (dup2(sv[1], 0) < 0) _exit(1);
+        for (int fd = 1; fd < 3; fd++) close(fd);
 #ifdef SYS_close_range
         if (syscall(SYS_close_range, 3U, ~0U, 0U) < 0)
 #endif
@@ -286,13 +296,23 @@ static pid_t start_cleaner(const char *tmp)
         sigaddset(&term, SIGTERM);
         int sig = 0;
         while (!orphan && sigwait(&term, &sig) != 0) {}
-        /* By then the core has ended every process of the run: nothing
-         * writes into the tree while it goes (ll-rmtree.c). */
+        /* By then the core, or if kgate died the reaper, has ended every
+         * process of the run: nothing writes into the tree while it goes
+         * (ll-rmtree.c). */
+        ll_reaper_await(0, 10000);
         const char *base = strrchr(tmp, '/');
         int parent = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         _exit(parent >= 0 && base && ll_rmtree(parent, base + 1) == 0 ? 0 : 1);
     }
+    int e = errno;
     sigprocmask(SIG_SETMASK, &old, NULL);
+    close(sv[1]);
+    if (pid < 0) {
+        close(sv[0]);
+        errno = e;
+        return -1;
+    }
+    *told = sv[0];
     return pid;
 }
 
@@ -316,18 +336,19 @@ typedef struct ll_run {
     kgl_un_policy un;
     int rs, rs_sup; /* the program's ruleset; the supervisor's */
     pid_t cleaner, resolver;
+    int cleaner_sock; /* the reaper's pidfd goes there (ll_reaper_tell) */
     char **argv, **envp, *tmpvar[2];
     kgl_guard guard;
     kgl_ipc ipc;
 } ll_run;
-#define LL_RUN_INIT                                                                        \
-    {                                                                                      \
-        .tmp = "", .home = "", .r = {0}, .sup = {0}, .un = {0}, .rs = -1, .rs_sup = -1,    \
-        .cleaner = -1, .resolver = -1, .argv = NULL, .envp = NULL, .tmpvar = {NULL, NULL}, \
-        .guard = {.pid = -1, .wfd = -1}, .ipc = {                                          \
-            .pid = -1,                                                                     \
-            .child_end = -1                                                                \
-        }                                                                                  \
+#define LL_RUN_INIT                                                                     \
+    {                                                                                   \
+        .tmp = "", .home = "", .r = {0}, .sup = {0}, .un = {0}, .rs = -1, .rs_sup = -1, \
+        .cleaner = -1, .cleaner_sock = -1, .resolver = -1, .argv = NULL, .envp = NULL,  \
+        .tmpvar = {NULL, NULL}, .guard = {.pid = -1, .wfd = -1}, .ipc = {               \
+            .pid = -1,                                                                  \
+            .child_end = -1                                                             \
+        }                                                                               \
     }
 
 /* A launch refused before the cleaner runs: the TMPDIR and its HOME
@@ -349,6 +370,7 @@ static void ll_run_release(ll_run *run)
     else if (run->tmp[0])
         remove_empty_tmp(run->tmp, run->home);
     stop_helper(run->resolver);
+    kgl_closep(&run->cleaner_sock);
     kgl_closep(&run->rs);
     kgl_closep(&run->rs_sup);
     free(run->sup.v);
@@ -475,7 +497,7 @@ static int make_rulesets(const kgate_host *host, const kgate_policy *pol, const 
 static int start_helpers(const kgate_policy *pol, const kgate_probe *pr, const kgate_launch *io,
                          const char *const *pargv, size_t argc, ll_run *run, kgate_err *err)
 {
-    run->cleaner = start_cleaner(run->tmp);
+    run->cleaner = start_cleaner(run->tmp, &run->cleaner_sock);
     if (run->cleaner < 0)
         return kgate_err_set(err, errno, "cannot start the TMPDIR cleaner: %s", strerror(errno));
     /* After the cleaner: it removes what is put in the HOME. */
@@ -546,12 +568,19 @@ static int spawn_locked(const kgate_policy *pol, const kgate_launch *io, const c
  * no longer the launch's to undo (the cleaner removes the TMPDIR). */
 static void hand_over(kgate_proc *proc, pid_t pid, ll_run *run)
 {
-    kgl_guard_tell(&run->guard, pid);
+    /* No pid for the guard: pid is the reaper (ll-reaper.c), which must
+     * outlive kgate long enough to kill the run, and the program's group
+     * is the reaper's.  The guard keeps its first role, the launch child
+     * before its setsid, in the guard's group. */
+    kgl_guard_tell(&run->guard, 0);
+    ll_reaper_tell(run->cleaner_sock, pid);
+    kgl_closep(&run->cleaner_sock);
     const pid_t helpers[] = {run->guard.pid, run->cleaner, run->ipc.pid, run->resolver};
     const size_t n = sizeof helpers / sizeof helpers[0];
     proc->pid = pid;
-    /* setsid() in the child: its group is its pid, and the program's
-     * children stay in it unless they leave (the core reaps those). */
+    /* setsid() in the child, which stays as the reaper: its group is its
+     * pid, the program's and its children's unless they leave (the core
+     * ends those after the program; the reaper if kgate dies). */
     proc->signal_pid = -pid;
     for (size_t i = 0; i < n && i < KGATE_MAX_HELPERS; i++) proc->helpers[i] = helpers[i];
     proc->n_helpers = n < KGATE_MAX_HELPERS ? n : KGATE_MAX_HELPERS;

@@ -114,9 +114,9 @@ __attribute__((noreturn)) static void guard_main(int rfd, int hold, pid_t kgate)
     }
     /* The sandbox's own process group too, but only while the process is
      * alive: its pid is then in use, so the group of that number can only
-     * be the one it leads (or none).  A box without a PID namespace
-     * (Landlock: the program runs setsid()) has the program's children
-     * there; for bwrap's pid 1 the namespace takes them anyway. */
+     * be the one it leads (or none).  For bwrap's pid 1 the namespace
+     * takes them anyway.  (The Landlock box tells no pid: its reaper ends
+     * that run, ll-reaper.c.) */
     if (pidfd >= 0 && told > 1 && syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0)
         kill(-told, SIGKILL);
     if (pidfd >= 0) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);

@@ -188,22 +188,114 @@ EOF
     RC=$?
     check "$where: a death by SIGTERM comes back as 143" [ "$RC" -eq 143 ]
 
-    # kgate killed with SIGKILL mid-run: no PID namespace takes the
-    # program's children, the guard kills the program's process group.
-    local kout=$KG_TMP/kill9.$where.$2 kg child
-    in_where "$where" "$KGATE_BIN" run "${force[@]}" -- \
-        sh -c 'k=$PPID; p=$(sed -n "s/^PPid:\t//p" /proc/$k/status)
-            [ "$(cat /proc/$p/comm)" = kgate ] && k=$p   # above the supervisor
-            sleep 301 & echo "KG $k CHILD $!"; sleep 302' >"$kout" 2>&1 &
+}
+
+# kgate killed with SIGKILL mid-run (issue 43.4): no PID namespace takes
+# the program's children.  Three of them: one in the program's group, one
+# that left it with setsid, and one whose parent exited at once (setsid
+# and a double fork: an orphan of the run, with no tie to the program),
+# which writes into the run's TMPDIR until it is killed.
+# Under a PID 1 that reaps nothing (LL_ONLY=kill under pid1.sh) a
+# process of the run that the box's own processes did not reap stays a
+# zombie there: gone counts that as ended, but not a live one.
+KILL_PROG=$(
+    cat <<'EOS'
+k=$PPID   # kgate, above the supervisor and the reaper if any
+while p=$(sed -n "s/^PPid:\t//p" /proc/$k/status); do
+    case $(cat /proc/$p/comm) in kgate | kgate-reaper) k=$p ;; *) break ;; esac
+done
+sleep 301 & c=$!
+setsid sleep 303 </dev/null >/dev/null 2>&1 & s=$!
+# The orphan writes into the TMPDIR without end: a cleaner that removed
+# the tree before it was killed would leave the TMPDIR behind.
+W='i=0; while :; do i=$((i + 1)); echo x >"$TMPDIR/w$((i % 64))"; done'
+setsid sh -c 'sh -c "$1" </dev/null >/dev/null 2>&1 & echo $! >"$TMPDIR/df"' sh "$W" </dev/null >/dev/null 2>&1
+while [ ! -s "$TMPDIR/df" ]; do sleep 0.05; done
+# The reaper is outside the box: the program may neither signal it (ABI 6
+# scope) nor open its memory (Landlock's ptrace rule).
+r=$PPID
+while [ "$r" -gt 1 ] && [ "$(cat /proc/$r/comm)" != kgate-reaper ]; do
+    r=$(sed -n "s/^PPid:\t//p" /proc/$r/status)
+done
+pr="M-reaper $r"
+[ "$r" -gt 1 ] || pr="M-reaper none"
+kill -0 "$r" 2>/dev/null && pr="$pr LEAK-sig-reaper"
+(exec 3<>"/proc/$r/mem") 2>/dev/null && pr="$pr LEAK-mem-reaper"
+echo "KG $k CHILD $c SETSID $s DOUBLE $(cat "$TMPDIR/df") TMP $TMPDIR $pr"; sleep 302
+EOS
+)
+# A fork loop whose pid changes all the time (each process forks and
+# exits), started with setsid: the reaper's rounds must catch it.  Only
+# under pid1.sh (KG_PID1): where nothing caught it, only the end of that
+# PID namespace stops it.
+FORK_PROG='k=$PPID
+while p=$(sed -n "s/^PPid:\t//p" /proc/$k/status); do
+    case $(cat /proc/$p/comm) in kgate | kgate-reaper) k=$p ;; *) break ;; esac
+done
+setsid /usr/bin/python3 -c "import os
+while True:
+    if os.fork(): os._exit(0)" kgate-forkloop </dev/null >/dev/null 2>&1 &
+sleep 0.5; echo "KG $k"; sleep 305'
+forkloop_live() { ps -eo stat=,args= | grep -v '^Z' | grep -q '[k]gate-forkloop'; }
+# Zombies whose parent is PID 1: there a loop left to it piles up (until
+# the fork fails and the loop dies by itself: not being live is not
+# enough).  kgate's own helpers add a few.
+pid1_zombies() { ps -eo stat=,ppid= | awk '$1 ~ /^Z/ && $2 == 1' | wc -l; }
+test_kill_forkloop() {
+    local where=$1 force=()
+    [ "$where" = host ] && force=(--backend landlock)
+    use_user "$2"
+    printf 'network: off\n' | write_config
+    local kout=$KG_TMP/forkloop.$where.$2 kg z0 z1
+    z0=$(pid1_zombies)
+    in_where "$where" "$KGATE_BIN" run "${force[@]}" -- sh -c "$FORK_PROG" >"$kout" 2>&1 &
     local job=$!
     poll 100 grep -q '^KG ' "$kout"
-    read -r _ kg _ child <"$kout"
-    check "$where: control: the program's child runs before kgate is killed" \
-        sh -c "[ -n '$child' ] && kill -0 '$child'"
+    read -r _ kg <"$kout"
+    check "$where: control: the fork loop runs before kgate is killed" \
+        sh -c "[ -n '$kg' ] && ps -eo args= | grep -q '[k]gate-forkloop'"
     [ -n "$kg" ] && kill -KILL "$kg"
     wait_bounded 20 "$job" >/dev/null 2>&1
-    check "$where: kgate killed with SIGKILL: the program's child is killed too" \
+    check "$where: kgate killed with SIGKILL: a setsid fork loop is caught and ended" \
+        poll 100 eval '! forkloop_live'
+    z1=$(pid1_zombies)
+    check "$where: ... reaped by the box, not left to PID 1 ($((z1 - z0)) zombies more there)" \
+        [ $((z1 - z0)) -lt 20 ]
+}
+
+test_kill() {
+    local where=$1 force=()
+    [ "$where" = host ] && force=(--backend landlock)
+    use_user "$2"
+    printf 'network: off\n' | write_config
+    # $3: a label for the mode (KGATE_LANDLOCK_NO_SUPERVISOR set or not).
+    local w=$where${3:+/$3} kout=$KG_TMP/kill9.$where.$2.${3:-fs} kg child ss df tmpd probe
+    in_where "$where" "$KGATE_BIN" run "${force[@]}" -- sh -c "$KILL_PROG" >"$kout" 2>&1 &
+    local job=$!
+    poll 100 grep -q '^KG ' "$kout"
+    read -r _ kg _ child _ ss _ df _ tmpd probe <"$kout"
+    check "$w: control: the program's children run before kgate is killed" \
+        sh -c "[ -n '$df' ] && kill -0 '$child' && kill -0 '$ss' && kill -0 '$df' || { cat '$kout'; false; }"
+    check "$w: the program can neither open the reaper's memory nor (ABI 6) signal it" \
+        sh -c "case '$probe' in 'M-reaper '[0-9]*) ;; *) false ;; esac &&
+            case '$probe' in *LEAK-mem*) false ;; *LEAK-sig*) [ '$ABI' -lt 6 ] ;; esac"
+    [ -n "$kg" ] && kill -KILL "$kg"
+    wait_bounded 20 "$job" >/dev/null 2>&1
+    check "$w: kgate killed with SIGKILL: the program's child is killed too" \
         poll 50 gone "$child"
+    check "$w: kgate killed with SIGKILL: a child that called setsid is killed too" \
+        poll 50 gone "$ss"
+    check "$w: kgate killed with SIGKILL: a setsid double-forked orphan is killed too" \
+        poll 50 gone "$df"
+    # Ended and reaped by the box's own reaper: not even a zombie is left
+    # for a PID 1 that may never reap (on an ordinary host init would
+    # reap it anyway; under pid1.sh nothing would).
+    check "$w: kgate killed with SIGKILL: none of the three is left even as a zombie" \
+        poll 50 sh -c "! kill -0 '$child' 2>/dev/null && ! kill -0 '$ss' 2>/dev/null && ! kill -0 '$df' 2>/dev/null"
+    check "$w: kgate killed with SIGKILL: the TMPDIR is removed, after its writer" \
+        poll 120 sh -c "case '$tmpd' in /tmp/kgate-landlock.*) [ ! -e '$tmpd' ] ;; *) false ;; esac"
+    kill -KILL "$child" "$ss" "$df" 2>/dev/null
+    case $tmpd in /tmp/kgate-landlock.*) rm -rf "$tmpd" ;; esac
 }
 
 # pty mode (docs/interactive.md): a shell with job control, Ctrl-C, and
@@ -321,14 +413,18 @@ COMPAT shmget ok" ]
     unset KGATE_LANDLOCK_NO_SUPERVISOR
 }
 
-# The program's parent and its parent: with the filesystem supervisor the
-# program's parent is that supervisor, a fork of kgate (same command line);
-# without it, kgate itself.
+# The mode and kgate's pid, from the program's parent up: with the
+# filesystem supervisor the program's parent is that supervisor, a fork of
+# kgate (same command line); without it, the reaper (ll-reaper.c, also a
+# fork, named kgate-reaper), which stands below kgate in both modes.
 ipc_parents() {
-    local pp
-    pp=$(awk '/^PPid:/ {print $2}' "/proc/$1/status" 2>/dev/null)
-    [ -n "$pp" ] && [ "$(tr '\0' ' ' <"/proc/$1/cmdline")" = "$(tr '\0' ' ' <"/proc/$pp/cmdline")" ] &&
-        echo "supervised $pp" || echo "direct $1"
+    local p=$1 pp mode=direct
+    while pp=$(awk '/^PPid:/ {print $2}' "/proc/$p/status" 2>/dev/null) && [ -n "$pp" ] &&
+        [ "$(tr '\0' ' ' <"/proc/$p/cmdline")" = "$(tr '\0' ' ' <"/proc/$pp/cmdline")" ]; do
+        [ "$(cat "/proc/$p/comm")" = kgate-reaper ] || mode=supervised
+        p=$pp
+    done
+    echo "$mode $p"
 }
 
 # One mode (fs: the filesystem supervisor routes; alone: the IPC
@@ -468,8 +564,16 @@ test_loopback() {
     kill "$opid" 2>/dev/null
 }
 
+# LL_ONLY=kill: the SIGKILL cases alone (pid1.sh runs them under a
+# PID 1 that reaps nothing).
 for who in $(test_users); do
     for where in host disable seccomp; do
+        test_kill "$where" "$who"
+        export KGATE_LANDLOCK_NO_SUPERVISOR=1 # the reaper the program's parent
+        test_kill "$where" "$who" alone
+        unset KGATE_LANDLOCK_NO_SUPERVISOR
+        [ -n "${KG_PID1:-}" ] && test_kill_forkloop "$where" "$who"
+        [ "${LL_ONLY:-}" = kill ] && continue
         test_where "$where" "$who"
         test_pty "$where" "$who"
         test_table "$where" "$who"

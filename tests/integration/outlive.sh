@@ -330,10 +330,10 @@ test_zombie_leader() {
 # check, and the end record says why.
 kgate_pid_of_program='p=$PPID
          # kgate is the topmost of the kgate processes above the program:
-         # the Landlock box'"'"'s filesystem supervisor, a fork of kgate,
-         # may be the parent.
+         # the Landlock box'"'"'s filesystem supervisor and its reaper,
+         # forks of kgate, may be in between.
          while q=$(cut -d" " -f4 /proc/$p/stat) && [ "$q" -gt 1 ] &&
-             [ "$(cat /proc/$q/comm)" = kgate ]; do p=$q; done'
+             case $(cat /proc/$q/comm) in kgate | kgate-reaper) true ;; *) false ;; esac; do p=$q; done'
 test_blind() {
     local where=$1 force
     force=$(force_for "$where")

@@ -107,16 +107,23 @@ for who in $(test_users); do
     check "a program dying of SIGPIPE gives 141 (got $rc)" [ "$rc" -eq 141 ]
 
     # kgate SIGKILLed: --die-with-parent must take the whole sandbox,
-    # background children included.
+    # background children included, and one that left with setsid and a
+    # double fork (issue 43.4: the PID namespace takes it, whatever the
+    # machine's PID 1 does; run_signals_pid1 runs this under one that
+    # reaps nothing).
     m1=1001.$((RANDOM % 90 + 10))1
     m2=1001.$((RANDOM % 90 + 10))2
-    kg run -- sh -c "sleep $m1 & sleep $m2 & echo kgsig-orphan-ready; wait" \
+    m3=1001.$((RANDOM % 90 + 10))3
+    kg run -- sh -c "setsid sh -c 'sleep $m3 </dev/null >/dev/null 2>&1 &' </dev/null >/dev/null 2>&1
+        sleep $m1 & sleep $m2 & echo kgsig-orphan-ready; wait" \
         >/dev/null 2>&1 &
     bg=$!
     poll 100 alive "$m1"
     poll 100 alive "$m2"
+    poll 100 alive "$m3"
     check "before the kill: the background sleep runs" alive "$m1"
     check "before the kill: the foreground sleep runs" alive "$m2"
+    check "before the kill: the setsid double-forked sleep runs" alive "$m3"
     pid=$(kgate_pid "sleep $m1")
     check "kgate found" [ -n "$pid" ]
     [ -n "$pid" ] && kill -KILL "$pid"
@@ -125,13 +132,16 @@ for who in $(test_users); do
     check "kgate died of SIGKILL (137, got $rc)" [ "$rc" -eq 137 ]
     poll 50 gone "$m1"
     poll 50 gone "$m2"
+    poll 50 gone "$m3"
     check "after kgate's SIGKILL no background child survives" gone "$m1"
     check "after kgate's SIGKILL no foreground child survives" gone "$m2"
+    check "after kgate's SIGKILL no setsid double-forked orphan survives" gone "$m3"
     poll 50 no_live_bwrap "$m1"
     check "no bwrap of that run survives (zombies aside: pid 1 may not reap)" \
         no_live_bwrap "$m1"
     reap "$m1"
     reap "$m2"
+    reap "$m3"
 
     # The program exits normally and leaves a background child behind: the
     # sandbox ends with it, and kgate does not wait for the child.
