@@ -86,6 +86,12 @@ static int check_list(planner *pl, const char *key, const kgate_strlist *l)
  * (docs/one-view.md). */
 static const char *const private_tmp[] = {"/tmp", "/var/tmp"};
 
+/* The other users' homes: /home becomes an empty tmpfs that can be
+ * searched, not listed (mode 0111), as the Landlock box, which grants
+ * nothing below it, refuses the listing; what is given back below it (the
+ * project, read_paths) gets its mount point there. */
+#define HOMES "/home"
+
 static int in_private_tmp(const char *p)
 {
     for (size_t i = 0; i < sizeof private_tmp / sizeof private_tmp[0]; i++)
@@ -94,8 +100,8 @@ static int in_private_tmp(const char *p)
 }
 
 /* The program can see p: it lies under something given back, or outside
- * the trees the sandbox replaces by empty tmpfs ($HOME, /tmp, /var/tmp,
- * and the socket directories of bwrap-sockets.c). */
+ * the trees the sandbox replaces by empty tmpfs ($HOME, /home, /tmp,
+ * /var/tmp, and the socket directories of bwrap-sockets.c). */
 static int visible(const planner *pl, const char *p)
 {
     for (size_t i = 0; i < pl->n_gb; i++)
@@ -104,8 +110,8 @@ static int visible(const planner *pl, const char *p)
     for (size_t i = 0; i < pl->pol->allow_sockets.n; i++)
         if (pl->pol->allow_sockets.v[i] && kgate_path_under(p, pl->pol->allow_sockets.v[i]))
             return 1;
-    return !kgate_path_under(p, pl->pol->home) && !in_private_tmp(p) &&
-           !bwrap_socket_hidden(p, pl->pol->uid);
+    return !kgate_path_under(p, pl->pol->home) && !kgate_path_under(p, HOMES) &&
+           !in_private_tmp(p) && !bwrap_socket_hidden(p, pl->pol->uid);
 }
 
 /* p lies under a path the program may write. */
@@ -308,11 +314,13 @@ static void stage_namespaces(planner *pl, const kgate_probe *probe)
 }
 
 /* The floor: the system read-only, private /dev, /proc, /tmp and
- * /var/tmp.  A /var/tmp that is a link is covered at its target (bwrap
- * follows it); one that is missing needs nothing, and bwrap could not
- * make its mount point in the read-only root anyway. */
+ * /var/tmp, no other user's home.  A /var/tmp or /home that is a link is
+ * covered at its target (bwrap follows it); one that is missing needs
+ * nothing, and bwrap could not make its mount point in the read-only root
+ * anyway. */
 static void stage_base(planner *pl)
 {
+    struct stat hs;
     arg3(pl, "--ro-bind", "/", "/");
     arg2(pl, "--dev", "/dev");
     arg2(pl, "--proc", "/proc");
@@ -320,6 +328,10 @@ static void stage_base(planner *pl)
         struct stat st;
         if (i == 0 || (stat(private_tmp[i], &st) == 0 && S_ISDIR(st.st_mode)))
             arg2(pl, "--tmpfs", private_tmp[i]);
+    }
+    if (stat(HOMES, &hs) == 0 && S_ISDIR(hs.st_mode)) {
+        arg2(pl, "--perms", "0111");
+        arg2(pl, "--tmpfs", HOMES);
     }
     /* Host sockets: after the floor, before $HOME, so that what is given
      * back later (read_paths, allow_sockets) lands on top of the covers. */
@@ -575,8 +587,8 @@ static int stage_process(planner *pl)
     if (!visible(pl, pol->command_path))
         return kgate_err_set(pl->err, ENOENT,
                              "%s is not visible inside the sandbox (it lies in "
-                             "the hidden home or /tmp); add its directory to "
-                             "read_paths",
+                             "the hidden home, /home, /tmp or /var/tmp); add "
+                             "its directory to read_paths",
                              pol->command_path);
     arg2(pl, "--chdir", pol->project);
     /* A TMPDIR under the replaced /tmp, the hidden home, or a read-only
