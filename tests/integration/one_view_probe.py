@@ -2,10 +2,12 @@
 # one_view_probe.py: what a program in the box sees of one place, the same
 # probe in every box (one_view.sh).  Each argument is ID=OPS:PATH, OPS from
 # s (stat), l (list), r (read a file), w (write: a new file in a directory,
-# an append to a file).  Prints "ROW ID op=RESULT ..." with RESULT "ok" or
+# an append to a file), t (tar a directory, as a tool that walks the
+# project does: ok, or EXIT and tar's status).  Prints "ROW ID op=RESULT ..." with RESULT "ok" or
 # the errno's name.  A file this made is removed again.
 import errno
 import os
+import subprocess
 import sys
 
 
@@ -15,6 +17,8 @@ def result(fn):
         return "ok"
     except OSError as e:
         return errno.errorcode.get(e.errno, str(e.errno))
+    except Tool as e:
+        return "EXIT%d" % e.args[0]
 
 
 def write(path):
@@ -33,8 +37,18 @@ def read(path):
         f.read()
 
 
-OPS = {"s": os.stat, "l": os.listdir, "r": read, "w": write}
-NAMES = {"s": "stat", "l": "list", "r": "read", "w": "write"}
+def tar(path):
+    rc = subprocess.call(["tar", "-cf", "/dev/null", "-C", path, "."], stderr=subprocess.DEVNULL)
+    if rc:
+        raise Tool(rc)
+
+
+class Tool(Exception):
+    pass
+
+
+OPS = {"s": os.stat, "l": os.listdir, "r": read, "w": write, "t": tar}
+NAMES = {"s": "stat", "l": "list", "r": "read", "w": "write", "t": "tar"}
 
 print("PROBE-START", flush=True)
 for spec in sys.argv[1:]:
