@@ -463,8 +463,9 @@ static int step_guard(run_ctx *c)
 }
 
 /* The files the box shows in its HOME (git's identity and the excludes
- * that keep the placeholders just made out of git add) and the empty file
- * it covers a deny_read file with (boxhome.c); a dry run only names them.  A run whose box would
+ * that keep the placeholders just made out of git add) and the file of
+ * mode 0 it covers a deny_read file with (boxhome.c); a dry run only
+ * names them.  A run whose box would
  * lack them refuses: without the cover a deny_read file is not hidden. */
 static int step_boxhome(run_ctx *c)
 {

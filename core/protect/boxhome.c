@@ -388,9 +388,8 @@ static char *user_excludes_path(const kg_strv *kv, const char *home, const char 
 }
 
 /* The deny_read entries inside the project, as patterns anchored at its
- * top: the box shows them empty (bubblewrap) or not at all (Landlock),
- * so git add -A would commit an empty .env, or stop at one it cannot
- * read. */
+ * top: neither box lets them be opened, so git add -A would stop at one
+ * it cannot read. */
 static void put_denied(FILE *f, const char *project, const kg_strv *deny_read)
 {
     size_t pl = project ? strlen(project) : 0;
@@ -416,7 +415,7 @@ static char *excludes_text(const kg_strv *kv, const kg_boxhome_in *in)
         fwrite(user, 1, ulen, f);
         if (ulen && user[ulen - 1] != '\n') fputc('\n', f);
     }
-    fputs("# deny_read in the project: empty or unreadable in the box\n", f);
+    fputs("# deny_read in the project: unreadable in the box\n", f);
     put_denied(f, in->project, deny_read);
     fputs("# kgate's placeholders for this run (protected.c)\n", f);
     for (size_t i = 0; placeholders && i < kg_strv_len(placeholders); i++)
@@ -427,8 +426,9 @@ static char *excludes_text(const kg_strv *kv, const kg_boxhome_in *in)
     return text;
 }
 
-/* dir/name holding text, read-only; its path, or NULL with err. */
-static char *write_file(const char *dir, const char *name, const char *text, kg_error *err)
+/* dir/name holding text, with mode; its path, or NULL with err. */
+static char *write_file(const char *dir, const char *name, const char *text, mode_t mode,
+                        kg_error *err)
 {
     char *p = NULL;
     if (asprintf(&p, "%s/%s", dir, name) < 0) kg_oom();
@@ -441,7 +441,7 @@ static char *write_file(const char *dir, const char *name, const char *text, kg_
         off += (size_t)w;
     }
     int e = fd < 0 ? errno : off < len ? errno : 0;
-    if (fd >= 0 && (fchmod(fd, 0444) < 0 || close(fd) < 0) && !e) e = errno;
+    if (fd >= 0 && (fchmod(fd, mode) < 0 || close(fd) < 0) && !e) e = errno;
     if (!e) return p;
     kg_err_set(err, e, "cannot write the box's file %s: %s", p, strerror(e));
     free(p);
@@ -529,9 +529,13 @@ static kg_boxhome *make_in(const kg_boxhome_in *in, const char *base, kg_error *
     kg_strv *kv = read_user(in->home, in->xdg_config, in->deny_read);
     char *ex = excludes_text(kv, in);
     char *cfg = kg_boxgit_render(kv, "~/" EXCLUDES_NAME);
-    int ok = (bh->gitconfig = write_file(bh->dir, "gitconfig", cfg, err)) &&
-             (bh->excludes = write_file(bh->dir, "excludes", ex, err)) &&
-             (bh->empty = write_file(bh->dir, "empty", "", err));
+    /* The cover of a deny_read file: mode 0, so that the program, which
+     * has no capabilities in the box, cannot open it at all (EACCES, as
+     * in the Landlock box: docs/one-view.md).  Its name stays "empty" so
+     * that sweep() still removes one an older kgate left. */
+    int ok = (bh->gitconfig = write_file(bh->dir, "gitconfig", cfg, 0444, err)) &&
+             (bh->excludes = write_file(bh->dir, "excludes", ex, 0444, err)) &&
+             (bh->empty = write_file(bh->dir, "empty", "", 0, err));
     free(cfg);
     free(ex);
     kg_strv_free(kv);

@@ -1,8 +1,8 @@
 /* boxhome.h: the files the core makes for one run, for the box to show:
  * the box's own git configuration (the user's identity and a few harmless
  * settings from their global config, and an excludes file that keeps
- * kgate's placeholders out of git add), and an empty file to cover a
- * deny_read file with (docs/escapes.md, "git in the box").
+ * kgate's placeholders out of git add), and an empty file of mode 0 to
+ * cover a deny_read file with, which the box cannot open (docs/escapes.md, "git in the box").
  *
  * The user's config is read as data: no git is run on it, so nothing it
  * names (a credential helper, core.sshCommand, an alias with "!") can run,
@@ -54,7 +54,7 @@ kg_boxhome *kg_boxhome_names(void);
 size_t kg_boxhome_count(const kg_boxhome *bh);
 const char *kg_boxhome_name(const kg_boxhome *bh, size_t i);
 const char *kg_boxhome_source(const kg_boxhome *bh, size_t i);
-/* The empty read-only file. */
+/* The empty file of mode 0 (nobody without capabilities opens it). */
 const char *kg_boxhome_empty(const kg_boxhome *bh);
 
 /* Removes the files and the directory; accepts NULL. */

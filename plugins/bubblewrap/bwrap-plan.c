@@ -80,9 +80,28 @@ static int check_list(planner *pl, const char *key, const kgate_strlist *l)
     return 0;
 }
 
+/* The temporary directories every program shares: each becomes a private
+ * empty tmpfs.  /var/tmp as /tmp: a file another program left there is
+ * not the box's to read, and the Landlock box grants neither
+ * (docs/one-view.md). */
+static const char *const private_tmp[] = {"/tmp", "/var/tmp"};
+
+/* The other users' homes: /home becomes an empty tmpfs that can be
+ * searched, not listed (mode 0111), as the Landlock box, which grants
+ * nothing below it, refuses the listing; what is given back below it (the
+ * project, read_paths) gets its mount point there. */
+#define HOMES "/home"
+
+static int in_private_tmp(const char *p)
+{
+    for (size_t i = 0; i < sizeof private_tmp / sizeof private_tmp[0]; i++)
+        if (kgate_path_under(p, private_tmp[i])) return 1;
+    return 0;
+}
+
 /* The program can see p: it lies under something given back, or outside
- * the trees the sandbox replaces by empty tmpfs ($HOME, /tmp, and the
- * socket directories of bwrap-sockets.c). */
+ * the trees the sandbox replaces by empty tmpfs ($HOME, /home, /tmp,
+ * /var/tmp, and the socket directories of bwrap-sockets.c). */
 static int visible(const planner *pl, const char *p)
 {
     for (size_t i = 0; i < pl->n_gb; i++)
@@ -91,8 +110,8 @@ static int visible(const planner *pl, const char *p)
     for (size_t i = 0; i < pl->pol->allow_sockets.n; i++)
         if (pl->pol->allow_sockets.v[i] && kgate_path_under(p, pl->pol->allow_sockets.v[i]))
             return 1;
-    return !kgate_path_under(p, pl->pol->home) && !kgate_path_under(p, "/tmp") &&
-           !bwrap_socket_hidden(p, pl->pol->uid);
+    return !kgate_path_under(p, pl->pol->home) && !kgate_path_under(p, HOMES) &&
+           !in_private_tmp(p) && !bwrap_socket_hidden(p, pl->pol->uid);
 }
 
 /* p lies under a path the program may write. */
@@ -294,13 +313,26 @@ static void stage_namespaces(planner *pl, const kgate_probe *probe)
     if (pol->network != KGATE_NET_OPEN) arg(pl, "--unshare-net");
 }
 
-/* The floor: the system read-only, private /dev, /proc and /tmp. */
+/* The floor: the system read-only, private /dev, /proc, /tmp and
+ * /var/tmp, no other user's home.  A /var/tmp or /home that is a link is
+ * covered at its target (bwrap follows it); one that is missing needs
+ * nothing, and bwrap could not make its mount point in the read-only root
+ * anyway. */
 static void stage_base(planner *pl)
 {
+    struct stat hs;
     arg3(pl, "--ro-bind", "/", "/");
     arg2(pl, "--dev", "/dev");
     arg2(pl, "--proc", "/proc");
-    arg2(pl, "--tmpfs", "/tmp");
+    for (size_t i = 0; i < sizeof private_tmp / sizeof private_tmp[0]; i++) {
+        struct stat st;
+        if (i == 0 || (stat(private_tmp[i], &st) == 0 && S_ISDIR(st.st_mode)))
+            arg2(pl, "--tmpfs", private_tmp[i]);
+    }
+    if (stat(HOMES, &hs) == 0 && S_ISDIR(hs.st_mode)) {
+        arg2(pl, "--perms", "0111");
+        arg2(pl, "--tmpfs", HOMES);
+    }
     /* Host sockets: after the floor, before $HOME, so that what is given
      * back later (read_paths, allow_sockets) lands on top of the covers. */
     if (bwrap_plan_socket_cover(pl->host, pl->pol, pl->plan, "/etc/resolv.conf") < 0)
@@ -494,15 +526,18 @@ static void stage_protect(planner *pl)
     }
 }
 
-/* Last, so that it covers everything given back: a file reads as empty,
- * a directory as an empty read-only tmpfs.  The file cover is the empty
- * file the core made for the run, bound read-only: a write to it fails
- * (EROFS), as a write to a read-only file does, and as it does in the
- * Landlock box; a mount point cannot be renamed or removed (EBUSY).  It
- * was /dev/null (--dev-bind: a nodev /dev/null cannot be opened at all),
- * where "echo KEY=1 >> .env" succeeded and the line was lost.  A core
- * older than ABI 2.3 makes no such file: /dev/null then. */
-static const char *empty_file(const kgate_policy *pol)
+/* Last, so that it covers everything given back.  A deny_read path exists
+ * and cannot be opened: a file is covered by the core's held file (mode
+ * 0, bound read-only), a directory by a read-only tmpfs of mode 0, so
+ * open, listing and a write fail with EACCES (EROFS for a write that
+ * truncates, and for chmod) while stat still works: what the Landlock box
+ * does (docs/one-view.md).  Not an empty file: a read that succeeds tells
+ * a tool the file is empty, so git add records the secret as empty and
+ * tar archives it so; an error says it is held back.  The program has no
+ * capabilities (--cap-drop ALL), so root inside is refused as well.  A
+ * mount point cannot be renamed or removed (EBUSY).  A core older than
+ * ABI 2.3 makes no such file: /dev/null then, which reads empty. */
+static const char *held_file(const kgate_policy *pol)
 {
     return KGATE_HAS_FIELD(pol, kgate_policy, empty_file) ? pol->empty_file : NULL;
 }
@@ -523,10 +558,11 @@ static void stage_deny(planner *pl)
             continue;
         }
         if (S_ISDIR(st.st_mode)) {
+            arg2(pl, "--perms", "0000");
             arg2(pl, "--tmpfs", p);
             arg2(pl, "--remount-ro", p);
-        } else if (empty_file(pl->pol)) {
-            arg3(pl, "--ro-bind", empty_file(pl->pol), p);
+        } else if (held_file(pl->pol)) {
+            arg3(pl, "--ro-bind", held_file(pl->pol), p);
         } else {
             arg3(pl, "--dev-bind", "/dev/null", p);
         }
@@ -551,8 +587,8 @@ static int stage_process(planner *pl)
     if (!visible(pl, pol->command_path))
         return kgate_err_set(pl->err, ENOENT,
                              "%s is not visible inside the sandbox (it lies in "
-                             "the hidden home or /tmp); add its directory to "
-                             "read_paths",
+                             "the hidden home, /home, /tmp or /var/tmp); add "
+                             "its directory to read_paths",
                              pol->command_path);
     arg2(pl, "--chdir", pol->project);
     /* A TMPDIR under the replaced /tmp, the hidden home, or a read-only

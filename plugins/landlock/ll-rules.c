@@ -5,7 +5,8 @@
  * out of reach is never inside a granted directory:
  *
  *   - the system is "/" minus the places that are the user's or shared
- *     with other programs ($HOME, /tmp, /var/tmp, /run/user, /dev): each
+ *     with other programs ($HOME, /home, /tmp, /var/tmp, /run/user, /dev),
+ *     each also at its target where it is a link (/home -> var/home): each
  *     entry of "/" is granted read and execute, and a directory that holds
  *     one of those places is split, its other entries granted one by one.
  *     A split directory that leads to a hidden place gets no rights of its
@@ -193,8 +194,10 @@ static int grant_list(build *b, const kgate_strlist *l, uint64_t want, const cha
     return 0;
 }
 
-/* The places of "/" that are the user's or shared with other programs. */
-static const char *const hidden[] = {"/tmp", "/var/tmp", "/run/user", "/dev"};
+/* The places of "/" that are the user's or shared with other programs;
+ * /home holds the other users' homes (docs/one-view.md: bubblewrap covers
+ * it with an empty tmpfs). */
+static const char *const hidden[] = {"/tmp", "/var/tmp", "/run/user", "/dev", "/home"};
 
 int ll_rules_visible(const kgate_policy *pol, const char *p)
 {
@@ -222,11 +225,17 @@ int ll_rules_build(const kgate_policy *pol, int abi, const char *tmp, ll_rules *
         return kgate_err_set(err, EINVAL, "no project directory");
 
     size_t nh = sizeof hidden / sizeof hidden[0];
-    size_t max = nh + 1 + pol->deny_read.n + pol->protect_paths.n;
+    size_t max = 2 * nh + 1 + pol->deny_read.n + pol->protect_paths.n;
     hole *holes = calloc(max, sizeof *holes);
+    char *targets[sizeof hidden / sizeof hidden[0]] = {NULL};
     if (!holes) return kgate_err_set(err, ENOMEM, "out of memory");
     size_t k = 0;
     for (size_t i = 0; i < nh; i++) holes[k++] = (hole){hidden[i], H_HIDE};
+    /* A hidden place that is a link would otherwise be granted where it
+     * leads, with the directory that holds its target. */
+    for (size_t i = 0; i < nh; i++)
+        if ((targets[i] = realpath(hidden[i], NULL)) && strcmp(targets[i], hidden[i]) != 0)
+            holes[k++] = (hole){targets[i], H_HIDE};
     if (pol->home && pol->home[0] == '/' && strcmp(pol->home, "/") != 0)
         holes[k++] = (hole){pol->home, H_HIDE};
     for (size_t i = 0; i < pol->deny_read.n; i++) holes[k++] = (hole){pol->deny_read.v[i], H_DENY};
@@ -260,6 +269,7 @@ int ll_rules_build(const kgate_policy *pol, int abi, const char *tmp, ll_rules *
     else if (rc == 0 && tmp)
         rc = grant(&b, tmp, LL_FS_RW, "private TMPDIR");
     free(holes);
+    for (size_t i = 0; i < nh; i++) free(targets[i]);
     if (rc < 0) ll_rules_free(r);
     return rc;
 }

@@ -73,7 +73,11 @@ for who in $(test_users); do
     rm -f "$KG_PROJ/.cache-x"
     kgrun 'echo run2-ran; cat .env; echo end'
     check "hard link: control, without the link run 2 runs" has run2-ran
-    check "hard link: control, .env reads empty" lacks "$SECRET"
+    check "hard link: control, .env is not read" lacks "$SECRET"
+    # Refused, not shown empty: a tool is told the file is held back
+    # (docs/one-view.md).
+    check "hard link: control, .env cannot be opened (EACCES)" \
+        has ".env: Permission denied"
 
     # --- a symlink at the name -----------------------------------------------
     fresh "$who"

@@ -180,7 +180,9 @@ typedef struct kgate_policy {
     /* ABI 2.3: an empty regular file, read-only, private to the run (NULL
      * when the core made none): what a box that covers a deny_read file
      * by a bind can show instead, so that a write there fails as on any
-     * read-only file rather than vanishing into /dev/null. */
+     * read-only file rather than vanishing into /dev/null.  Its mode is
+     * 0 (issue 43): a program without capabilities cannot open it at all,
+     * as the Landlock box refuses a deny_read file. */
     const char *empty_file;
 } kgate_policy;
 
