@@ -94,7 +94,8 @@ static int below_place(const kgl_un_net *n, int dir)
             break;
         }
         int up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (up < 0 || fstat(up, &up_st) < 0 || (up_st.st_dev == st.st_dev && up_st.st_ino == st.st_ino)) {
+        if (up < 0 || fstat(up, &up_st) < 0 ||
+            (up_st.st_dev == st.st_dev && up_st.st_ino == st.st_ino)) {
             if (up >= 0) close(up);
             break; /* the root: no place above */
         }

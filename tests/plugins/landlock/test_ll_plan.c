@@ -247,7 +247,6 @@ START_TEST(doctor_network_modes)
 }
 END_TEST
 
-
 /* SysV IPC: supervised where the kernel has user notification with
  * continue, refused otherwise; READY both ways (nothing outside is
  * reachable), and the sentence says which, with what would do better. */
