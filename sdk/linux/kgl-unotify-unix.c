@@ -6,11 +6,11 @@
  *
  * The address is the supervisor's copy (kgl-unotify-net.c read it once).
  * The supervisor resolves it itself, from the caller's working directory
- * or root (/proc/PID/cwd, /proc/PID/root), one component of the last name
- * at a time: the directory is opened, the socket file in it with
- * O_PATH|O_NOFOLLOW, and a symbolic link there is read and resolved from
- * the directory that holds it (so every place it judges is one it holds
- * open).  It allows the socket when
+ * or root (/proc/PID/cwd, /proc/PID/root; /proc/self is the caller's): the
+ * directory is opened, the socket file in it with O_PATH|O_NOFOLLOW, and a
+ * symbolic link there (a /proc/PID/fd/N one too) is read and resolved
+ * again from the directory that holds it, so every place it judges is one
+ * it holds open.  It allows the socket when
  *   - its inode is an allow_sockets entry pinned at launch, or
  *   - it has one name (a second one could be a hard link to a host
  *     socket), and the directory it lies in is below a place pinned at
@@ -127,6 +127,26 @@ static int open_dir(const sv *s, int base, const char *dir)
     return d;
 }
 
+/* "/proc/self" and "/proc/thread-self" in what the program named mean the
+ * calling thread, not the supervisor that resolves them: rewritten to
+ * "/proc/TID" (a thread's directory holds its fd/ too).  0, or an errno. */
+static int caller_proc(char *path, size_t size, pid_t tid)
+{
+    static const char *const selfs[] = {"/proc/self", "/proc/thread-self"};
+    for (size_t i = 0; i < sizeof selfs / sizeof selfs[0]; i++) {
+        size_t n = strlen(selfs[i]);
+        if (strncmp(path, selfs[i], n) != 0 || (path[n] != '/' && path[n] != '\0')) continue;
+        char pp[64];
+        kgl_un_proc_path(pp, tid, "", -1); /* "/proc/TID/" */
+        size_t m = strlen(pp) - 1, rest = strlen(path + n);
+        if (m + rest + 1 > size) return ENAMETOOLONG;
+        memmove(path + m, path + n, rest + 1);
+        memcpy(path, pp, m);
+        return 0;
+    }
+    return 0;
+}
+
 /* The file path names, its last name never followed: a link there is
  * read and resolved again from the directory that holds it.  The file in
  * *file and its directory in *dir (both O_PATH), or an errno. */
@@ -138,7 +158,8 @@ static int resolve(const sv *s, char *path, size_t size, int *dir, int *file)
     int base = open(pp, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (base < 0) return errno;
     for (int hop = 0; hop <= UNIX_HOPS; hop++) {
-        int slash = 0, e = kgl_un_split(path, strlen(path), d, sizeof d, leaf, sizeof leaf, &slash);
+        int slash = 0, e = caller_proc(path, size, s->pid);
+        if (!e) e = kgl_un_split(path, strlen(path), d, sizeof d, leaf, sizeof leaf, &slash);
         if (!e && slash) e = ENOTDIR;
         int dd = e ? -1 : open_dir(s, base, d);
         if (!e && dd < 0) e = errno;

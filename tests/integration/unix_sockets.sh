@@ -8,7 +8,8 @@
 # --disable-userns, under a Docker-like seccomp filter), as root and as an
 # unprivileged uid:
 #   - connect by absolute and by relative path: EACCES;
-#   - a symbolic link made in the project to it, and a hard link attempt;
+#   - a symbolic link made in the project to it, an O_PATH descriptor of it
+#     through /proc/self/fd/N, and a hard link attempt;
 #   - a racer thread flipping the sun_path the connect names between an
 #     allowed and the forbidden socket, for ROUNDS connects;
 #   - a symbolic link in the project swapped between the two by a second
@@ -78,6 +79,12 @@ os.makedirs("sub", exist_ok=True)
 print("M-symlink")
 os.symlink(F, "sub/f-link.sock"); print("SYMLINK", conn("sub/f-link.sock"), flush=True)
 os.symlink(A, "sub/a-link.sock"); print("SYMLINK-ALLOWED", conn("sub/a-link.sock"), flush=True)
+# An O_PATH descriptor of each, connected to through /proc/self/fd/N.
+print("M-opath")
+for tag, p in (("OPATH", F), ("OPATH-ALLOWED", A)):
+    fd = os.open(p, os.O_PATH)
+    print(tag, conn("/proc/self/fd/%d" % fd), flush=True)
+    os.close(fd)
 print("M-hardlink")
 try:
     os.link(F, "sub/f-hard.sock"); print("HARDLINK", conn("sub/f-hard.sock"), flush=True)
@@ -219,6 +226,10 @@ test_mode() {
         grep -qx "SYMLINK ERR 13" "$out"
     check "$w: control: a symlink in the project to the allowed socket connects" \
         grep -qx "SYMLINK-ALLOWED OK HELLO-A" "$out"
+    check "$w: an O_PATH descriptor of the forbidden socket, by /proc/self/fd: EACCES" \
+        grep -qx "OPATH ERR 13" "$out"
+    check "$w: control: an O_PATH descriptor of the allowed socket, by /proc/self/fd" \
+        grep -qx "OPATH-ALLOWED OK HELLO-A" "$out"
     check "$w: a hard link to the forbidden socket reaches nothing" \
         sh -c "grep -qE '^HARDLINK (nolink|ERR)' '$out'"
     check "$w: race: the flipped sun_path never reached the forbidden socket" \
