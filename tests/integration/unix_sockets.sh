@@ -251,8 +251,24 @@ test_mode() {
     stop_servers
 }
 
+# doctor says which: READY where the supervisor runs, DEGRADED with the
+# reason where it is turned off (as where the kernel lacks it).
+test_doctor() {
+    local where=$1 force=() out=$KG_TMP/doctor.$1.$2
+    [ "$where" = host ] && force=(--backend landlock)
+    use_user "$2"
+    in_where "$where" "$KGATE_BIN" doctor "${force[@]}" >"$out" 2>&1
+    in_where "$where" env KGATE_LANDLOCK_NO_SUPERVISOR=1 "$KGATE_BIN" doctor "${force[@]}" \
+        >"$out.off" 2>&1
+    check "$where/$2: doctor: host Unix sockets READY (the supervisor decides them)" \
+        grep -qE '^ *READY +host Unix sockets by path: refused unless allow_sockets' "$out"
+    check "$where/$2: doctor: DEGRADED, with the reason, without the supervisor" \
+        grep -qE '^ *DEGRADED +host Unix sockets .*seccomp user notification' "$out.off"
+}
+
 for who in $(test_users); do
     for where in host disable seccomp; do
+        test_doctor "$where" "$who"
         for net in off open restricted; do
             test_mode "$where" "$who" "$net"
         done
