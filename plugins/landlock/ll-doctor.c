@@ -188,15 +188,33 @@ static void report_ipc(const kgate_host *h, const kgate_probe *pr, kgate_report 
                   "its own)");
 }
 
+/* Host Unix sockets by path: the supervisor decides them where it runs
+ * (kgl-unotify-unix.c); Landlock alone only from ABI 9. */
+static void report_unix(const kgate_host *h, const kgate_policy *pol, int abi, int unotify,
+                        kgate_report *rep)
+{
+    if (unotify == 1)
+        h->report(rep, KGATE_READY, KGATE_FINDING_SOCKETS_UNIX,
+                  "host Unix sockets by path: refused unless allow_sockets names "
+                  "them (%zu entr%s); the supervisor resolves each connect and "
+                  "send to a path itself and makes it on the socket it judged, "
+                  "in every network mode; the run's own sockets (below the "
+                  "project, its TMPDIR, allow_paths) connect",
+                  pol->allow_sockets.n, pol->allow_sockets.n == 1 ? "y" : "ies");
+    else
+        h->report(rep, KGATE_DEGRADED, KGATE_FINDING_SOCKETS_UNIX,
+                  "host Unix sockets reachable by path are not refused: "
+                  "Landlock controls connecting to them only from ABI 9 (kgate "
+                  "uses ABI %d) and the supervisor that decides them needs "
+                  "seccomp user notification (Linux 5.14; not available here "
+                  "or turned off with " LL_ENV_NO_UNOTIFY "); a known path "
+                  "(/run/dbus/system_bus_socket, a docker.sock) can be "
+                  "connected to",
+                  abi);
+}
+
 static void report_process(const kgate_host *h, const kgate_policy *pol, int abi, kgate_report *rep)
 {
-    h->report(rep, KGATE_DEGRADED, KGATE_FINDING_SOCKETS_UNIX,
-              "host Unix sockets reachable by path are not refused: "
-              "Landlock controls connecting to them only from ABI 9 (kgate "
-              "uses ABI %d); /run/user and /tmp cannot be listed, but a "
-              "known path (/run/dbus/system_bus_socket, a docker.sock) can "
-              "be connected to",
-              abi);
     if (abi >= 6)
         h->report(rep, KGATE_READY, "scope.signal",
                   "signals: refused to every process outside the box "
@@ -241,6 +259,7 @@ int ll_doctor(const kgate_host *h, const kgate_policy *pol, const kgate_probe *p
     if (abi > LL_ABI_KNOWN) abi = LL_ABI_KNOWN;
     report_fs(h, pol, abi, kgate_probe_fact(pr, LL_FACT_UNOTIFY, -1), rep);
     report_network(h, pol, pr, abi, rep);
+    report_unix(h, pol, abi, kgate_probe_fact(pr, LL_FACT_UNOTIFY, -1), rep);
     report_process(h, pol, abi, rep);
     report_ipc(h, pr, rep);
     char v[16];

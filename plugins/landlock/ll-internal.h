@@ -130,6 +130,10 @@ int ll_un_build(const kgate_policy *pol, const ll_rules *r, kgl_un_policy *un, l
                 kgate_err *err);
 /* How many split directories the supervisor would manage (the plan's
  * note). */
+/* Host Unix sockets (issue 43): pins in un where the box may make sockets
+ * (its directory rules with that right) and the allow_sockets entries,
+ * for the supervisor's decision on a socket by path.  0, or -1 with err. */
+int ll_un_pin_unix(const kgate_policy *pol, const ll_rules *r, kgl_un_policy *un, kgate_err *err);
 size_t ll_un_managed_count(const kgate_policy *pol, const ll_rules *r);
 
 /* The sentence for a host allow list (doctor's BLOCKED finding and plan's

@@ -110,7 +110,10 @@ static int child_prepare(void *p)
         int sock = kgl_un_fork_supervisor(c->un);
         if (sock < 0) return -1;
         if (syscall(SYS_landlock_restrict_self, c->ruleset, 0U) < 0 ||
-            kgl_un_install(sock, c->un->reads, c->un->net.on) < 0)
+            kgl_un_install(sock, c->un->reads,
+                           !c->un->net.on    ? KGL_UN_NET_NONE
+                           : c->un->net.open ? KGL_UN_NET_UNIX
+                                             : KGL_UN_NET_ALL) < 0)
             return -1;
         close(c->sup_ruleset);
     }
@@ -220,8 +223,18 @@ static int start_loopback(kgl_un_policy *un, kgate_err *err)
     return 0;
 }
 
+/* Network open with the supervisor (issue 43): Internet calls made as
+ * asked, only host Unix sockets by path decided; no records. */
+static int start_open(kgl_un_policy *un, kgate_err *err)
+{
+    if (start_loopback(un, err) < 0) return -1;
+    un->net.open = 1;
+    return 0;
+}
+
 /* The supervisor's ruleset in *rs_sup when the kernel has user
- * notification and the project holds split directories, or the network
+ * notification (it decides host Unix sockets by path in every network
+ * mode, and gives back the project's split directories), or the network
  * is restricted to hosts (then it is required); -1 there (and 0
  * returned) when the box runs without one, as before it existed. */
 static int use_supervisor(const kgate_host *host, const kgate_policy *pol, const kgate_probe *pr,
@@ -243,7 +256,7 @@ static int use_supervisor(const kgate_host *host, const kgate_policy *pol, const
      * servers, where it can (without it, no Internet socket at all). */
     int lo = r->nonet; /* user notification is there (above) */
     int k = ll_un_build(pol, r, un, sup, err);
-    if (k < 0 || (k == 0 && !net && !lo)) return k;
+    if (k < 0) return k;
     if (k == 0) {
         /* Nothing to manage: the supervisor's rights are the program's. */
         *sup = *r;
@@ -254,12 +267,16 @@ static int use_supervisor(const kgate_host *host, const kgate_policy *pol, const
     /* The supervisor makes the program's binds and connects: Landlock's
      * TCP rules (network off, ABI 4) stay the program's alone. */
     if (lo) sup->net_handled = 0;
+    if (ll_un_pin_unix(pol, r, un, err) < 0) return -1;
     *rs_sup = make_ruleset(sup, err);
     if (*rs_sup < 0 || (net && start_net(pol, io, un, resolver, err) < 0) ||
-        (lo && start_loopback(un, err) < 0))
+        (lo && start_loopback(un, err) < 0) || (!net && !lo && start_open(un, err) < 0))
         return -1;
-    host->log(host, KGATE_LOG_DEBUG, "landlock: supervisor for %zu managed directories%s%s",
+    host->log(host, KGATE_LOG_DEBUG,
+              "landlock: supervisor for %zu managed directories%s, host Unix sockets (%zu "
+              "allowed, %zu places)%s",
               un->n_managed, un->reads ? " (every open notified: a deny_read entry below one)" : "",
+              un->net.n_unix_socks, un->net.n_unix_places,
               net  ? " and the network"
               : lo ? " and the run's loopback servers"
                    : "");

@@ -73,9 +73,10 @@ int ll_plan(const kgate_host *h, const kgate_policy *pol, const kgate_probe *pr,
      * variable too: a probe may come from the core's cache), its filter
      * holds the SysV IPC calls too. */
     const char *off = getenv(LL_ENV_NO_UNOTIFY);
-    int sup = (kgate_probe_fact(pr, LL_FACT_UNOTIFY, 0) == 1 &&
-               !(off && *off && strcmp(off, "0")) && ll_un_managed_count(pol, &r)) ||
-              ll_net_hosts(pol);
+    /* It runs wherever it can: host Unix sockets are its in every mode. */
+    int sup =
+        (kgate_probe_fact(pr, LL_FACT_UNOTIFY, 0) == 1 && !(off && *off && strcmp(off, "0"))) ||
+        ll_net_hosts(pol);
     int ipc_notify = kgate_probe_fact(pr, LL_FACT_IPC, 0) == 1;
     char *ipc = kgl_ipc_describe(ipc_notify && sup ? KGL_IPC_ROUTED : ipc_notify);
     int rc = -1;
@@ -121,6 +122,14 @@ int ll_plan(const kgate_host *h, const kgate_policy *pol, const kgate_probe *pr,
                                       : "") < 0)
         goto oom;
     if (ll_net_hosts(pol) && net_note(h, pol, plan) < 0) goto oom;
+    if (sup && h->plan_note(plan,
+                            "host Unix sockets by path: the supervisor resolves each "
+                            "connect and send to a path and refuses (EACCES) every "
+                            "socket but the %zu allow_sockets entr%s and the run's own "
+                            "(below the project, allow_paths or TMPDIR), making the "
+                            "allowed ones itself (sdk/linux/kgl-unotify-unix.c)",
+                            pol->allow_sockets.n, pol->allow_sockets.n == 1 ? "y" : "ies") < 0)
+        goto oom;
     rc = 0;
     goto out;
 oom:

@@ -86,3 +86,22 @@ fail:
     kgl_un_policy_free(un);
     return -1;
 }
+
+int ll_un_pin_unix(const kgate_policy *pol, const ll_rules *r, kgl_un_policy *un, kgate_err *err)
+{
+    /* A rule holds for everything below its directory: the supervisor
+     * walks up from a socket's directory to these. */
+    for (size_t i = 0; i < r->n; i++)
+        if (r->v[i].dir && (r->v[i].access & LL_FS_MAKE_SOCK) &&
+            kgl_un_add_unix(un, r->v[i].path, 0, err) < 0)
+            return -1;
+    /* The project and allow_paths whole: what the run makes in a split
+     * directory there (through the supervisor) has no rule of its own,
+     * and bubblewrap's box shows a socket a host process made there. */
+    if (pol->project && kgl_un_add_unix(un, pol->project, 0, err) < 0) return -1;
+    for (size_t i = 0; i < pol->allow_paths.n; i++)
+        if (kgl_un_add_unix(un, pol->allow_paths.v[i], 0, err) < 0) return -1;
+    for (size_t i = 0; i < pol->allow_sockets.n; i++)
+        if (kgl_un_add_unix(un, pol->allow_sockets.v[i], 1, err) < 0) return -1;
+    return 0;
+}

@@ -6,6 +6,7 @@
 
 #include <linux/seccomp.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include "kgate/kgate-unotify.h"
@@ -33,6 +34,12 @@ int kgl_un_read_mem(const sv *s, uint64_t addr, void *buf, size_t len);
 /* The calling thread's umask, from /proc/<tid>/status; -1 when unreadable
  * (what it makes then gets the supervisor's). */
 int kgl_un_caller_umask(const sv *s);
+
+/* A Unix address with a path (kgl-unotify-unix.c), the supervisor's copy
+ * of *len bytes at addr: 0 with the path rewritten to /proc/self/fd/N of
+ * the socket it allowed (*pin, N, the caller's to close after the call),
+ * or 0 with nothing changed (unnamed, abstract), or an errno. */
+int kgl_un_unix_dest(const sv *s, void *addr, socklen_t *len, int *pin);
 
 /* The network side (kgl-unotify-net.c). */
 int kgl_un_net_call(int nr);

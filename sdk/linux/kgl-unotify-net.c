@@ -23,8 +23,14 @@
  *     answer on.  A program's resolver checks that an answer comes from
  *     the server it asked: recvfrom on a relayed socket is answered by
  *     the supervisor with that server's address;
- *   - Unix and netlink sockets: made as asked (the check that matters is
- *     that the socket really is one, on the descriptor it took);
+ *   - Unix sockets: a path is decided by kgl-unotify-unix.c (host
+ *     sockets only when allow_sockets names them), unnamed and abstract
+ *     addresses made as asked; netlink made as asked (the check that
+ *     matters is that the socket really is one, on the descriptor it
+ *     took);
+ *   - network open (N.n->open): only connect and the sends are notified,
+ *     and only a Unix path is decided; every other call is made as asked
+ *     with the copies;
  *   - a TCP send's address is ignored by the kernel (fast open is refused
  *     by the filter), so it sends what it copied to the connected peer;
  *   - bind and listen: the box shares the host's network namespace, so a
@@ -673,27 +679,6 @@ static const struct sockaddr_in *map_get(int d)
     return NULL;
 }
 
-/* A relative Unix socket path starts at the program's working directory:
- * the same path through /proc/self/fd/<its cwd>. */
-static int unix_path(const sv *s, op *o, int *cwd)
-{
-    struct sockaddr_un *u = (struct sockaddr_un *)&o->to;
-    size_t plen = o->tolen > offsetof(struct sockaddr_un, sun_path)
-                      ? o->tolen - offsetof(struct sockaddr_un, sun_path)
-                      : 0;
-    if (!plen || u->sun_path[0] == '\0' || u->sun_path[0] == '/') return 0;
-    char rel[sizeof u->sun_path + 1], pp[64];
-    memcpy(rel, u->sun_path, plen);
-    rel[plen] = '\0';
-    kgl_un_proc_path(pp, s->pid, "cwd", -1);
-    *cwd = open(pp, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (*cwd < 0) return errno;
-    int n = snprintf(u->sun_path, sizeof u->sun_path, "/proc/self/fd/%d/%s", *cwd, rel);
-    if (n < 0 || (size_t)n >= sizeof u->sun_path) return ENAMETOOLONG;
-    o->tolen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + (size_t)n + 1);
-    return 0;
-}
-
 /* ---- the run's own servers --------------------------------------------- */
 
 static int loopback(uint32_t a) { return (ntohl(a) >> 24) == 127; }
@@ -808,19 +793,23 @@ static int inet_dest(const sock *k, op *o)
     return tcp ? ECONNREFUSED : EACCES;
 }
 
+/* Where the call goes, decided on the copies.  Network open: only a Unix
+ * path is decided, every other address is made as asked (on the copy,
+ * never CONTINUE: the descriptor could be a Unix socket by then). */
 static result route(const sv *s, sock *k, op *o)
 {
-    int cwd = -1, e = 0;
+    int pin = -1, e = 0;
     switch (k->domain) {
-    case AF_UNIX: e = o->tolen ? unix_path(s, o, &cwd) : 0; break;
+    case AF_UNIX: e = o->tolen ? kgl_un_unix_dest(s, &o->to, &o->tolen, &pin) : 0; break;
     case AF_NETLINK: break;
-    case AF_INET: e = inet_dest(k, o); break;
-    default: e = EAFNOSUPPORT; break;
+    case AF_INET: e = N.n->open ? 0 : inet_dest(k, o); break;
+    default: e = N.n->open ? 0 : EAFNOSUPPORT; break;
     }
     /* A Unix connect waits only for a full backlog: made here. */
-    result r = e ? err(e) : perform(s, k->fd, o, k->domain == AF_INET && k->type == SOCK_STREAM);
+    int waits = (k->domain == AF_INET || k->domain == AF_INET6) && k->type == SOCK_STREAM;
+    result r = e ? err(e) : perform(s, k->fd, o, waits);
     if (e) close(k->fd);
-    if (cwd >= 0) close(cwd);
+    if (pin >= 0) close(pin);
     return r;
 }
 

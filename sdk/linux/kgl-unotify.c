@@ -238,6 +238,8 @@ void kgl_un_policy_free(kgl_un_policy *p)
     free(p->pool.bare);
     free(p->net.hosts);
     free(p->net.allow);
+    free(p->net.unix_socks);
+    free(p->net.unix_places);
     memset(p, 0, sizeof *p);
 }
 
@@ -1193,9 +1195,13 @@ int kgl_un_install(int sock, int reads, int net)
 {
     const unsigned char *prog = reads ? kgl_unotify_reads_program : kgl_unotify_writes_program;
     size_t len = reads ? sizeof kgl_unotify_reads_program : sizeof kgl_unotify_writes_program;
-    if (net) {
+    if (net == KGL_UN_NET_ALL) {
         prog = reads ? kgl_unotify_reads_net_program : kgl_unotify_writes_net_program;
         len = reads ? sizeof kgl_unotify_reads_net_program : sizeof kgl_unotify_writes_net_program;
+    } else if (net == KGL_UN_NET_UNIX) {
+        prog = reads ? kgl_unotify_reads_unix_program : kgl_unotify_writes_unix_program;
+        len =
+            reads ? sizeof kgl_unotify_reads_unix_program : sizeof kgl_unotify_writes_unix_program;
     }
     struct sock_fprog fp = {
         .len = (unsigned short)(len / sizeof(struct sock_filter)),

@@ -431,7 +431,7 @@ START_TEST(the_ipc_programs_notify_or_refuse)
 }
 END_TEST
 
-/* The filesystem supervisor's four programs (kgl-unotify-gen.c, as
+/* The filesystem supervisor's six programs (kgl-unotify-gen.c, as
  * embedded) notify every native SysV IPC call: the process's one listener
  * is theirs, and the supervisor passes the calls on (kgl-ipc.c). */
 START_TEST(the_unotify_programs_notify_sysv_ipc)
@@ -448,6 +448,8 @@ START_TEST(the_unotify_programs_notify_sysv_ipc)
         {kgl_unotify_reads_program, sizeof kgl_unotify_reads_program},
         {kgl_unotify_writes_net_program, sizeof kgl_unotify_writes_net_program},
         {kgl_unotify_reads_net_program, sizeof kgl_unotify_reads_net_program},
+        {kgl_unotify_writes_unix_program, sizeof kgl_unotify_writes_unix_program},
+        {kgl_unotify_reads_unix_program, sizeof kgl_unotify_reads_unix_program},
     };
     for (size_t k = 0; k < sizeof progs / sizeof progs[0]; k++) {
         program p = {malloc(progs[k].len), progs[k].len / sizeof(struct sock_filter)};
@@ -455,6 +457,60 @@ START_TEST(the_unotify_programs_notify_sysv_ipc)
         memcpy(p.ins, progs[k].b, progs[k].len);
         for (size_t i = 0; i < sizeof ipc_calls_x86 / sizeof ipc_calls_x86[0]; i++)
             if (ipc_calls_x86[i].want == NOTIFY) expect(&p, &ipc_calls_x86[i]);
+        free(p.ins);
+    }
+}
+END_TEST
+
+/* Network open's programs (issue 43): the calls that can name a Unix path
+ * stop for the supervisor (sendto only with an address), no socket family
+ * is refused (the Internet is open), and the 32-bit network calls are
+ * refused: no native-only program would see them name a path. */
+START_TEST(the_unix_programs_stop_only_what_names_a_path)
+{
+    if (seccomp_arch_native() != SCMP_ARCH_X86_64) {
+        fprintf(stderr, "# the cases are for x86-64 builds\n");
+        return;
+    }
+    const struct {
+        const unsigned char *b;
+        size_t len;
+    } progs[] = {
+        {kgl_unotify_writes_unix_program, sizeof kgl_unotify_writes_unix_program},
+        {kgl_unotify_reads_unix_program, sizeof kgl_unotify_reads_unix_program},
+    };
+    const struct {
+        const char *what;
+        uint32_t arch;
+        int nr;
+        uint64_t a0, a4;
+        uint32_t want;
+    } cases[] = {
+        {"connect", AUDIT_X86_64, 42, 3, 0, NOTIFY},
+        {"sendmsg", AUDIT_X86_64, 46, 3, 0, NOTIFY},
+        {"sendmmsg", AUDIT_X86_64, 307, 3, 0, NOTIFY},
+        {"sendto with an address", AUDIT_X86_64, 44, 3, 0x1000, NOTIFY},
+        {"sendto to the peer", AUDIT_X86_64, 44, 3, 0, OK},
+        {"socket(AF_INET6)", AUDIT_X86_64, 41, 10, 0, OK},
+        {"socket(AF_INET)", AUDIT_X86_64, 41, 2, 0, OK},
+        {"bind", AUDIT_X86_64, 49, 3, 0, OK},
+        {"recvfrom with a place", AUDIT_X86_64, 45, 3, 0x1000, OK},
+        {"i386 connect", AUDIT_I386, 362, 3, 0, ERR(EACCES)},
+        {"i386 sendmsg", AUDIT_I386, 370, 3, 0, ERR(EACCES)},
+        {"i386 socketcall", AUDIT_I386, 102, 3, 0, ERR(EAFNOSUPPORT)},
+    };
+    for (size_t k = 0; k < sizeof progs / sizeof progs[0]; k++) {
+        program p = {malloc(progs[k].len), progs[k].len / sizeof(struct sock_filter)};
+        ck_assert(p.ins);
+        memcpy(p.ins, progs[k].b, progs[k].len);
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            struct seccomp_data d = {.nr = cases[i].nr, .arch = cases[i].arch};
+            d.args[0] = cases[i].a0;
+            d.args[4] = cases[i].a4;
+            uint32_t got = run(&p, &d);
+            ck_assert_msg(got == cases[i].want, "program %zu: %s returns 0x%08x, want 0x%08x", k,
+                          cases[i].what, got, cases[i].want);
+        }
         free(p.ins);
     }
 }
@@ -521,6 +577,7 @@ int main(void)
     tcase_add_test(tc, doctor_names_every_group);
     tcase_add_test(tc, the_ipc_programs_notify_or_refuse);
     tcase_add_test(tc, the_unotify_programs_notify_sysv_ipc);
+    tcase_add_test(tc, the_unix_programs_stop_only_what_names_a_path);
     tcase_add_test(tc, the_ipc_filter_covers_the_allowed_sysv_calls);
     suite_add_tcase(s, tc);
     return kgt_run_suite(s);

@@ -68,6 +68,17 @@ typedef struct kgl_un_host {
 
 typedef struct kgl_un_net {
     int on; /* 1: the network calls are notified and checked */
+    /* 1: network open: Internet calls are made as asked, and only the
+     * Unix sockets named by path are decided (kgl-unotify-unix.c). */
+    int open;
+    /* Host Unix sockets by path (issue 43): the allow_sockets sockets by
+     * inode, and the directories below which a socket may be reached (the
+     * places the box may make sockets in, and allow_sockets directories),
+     * pinned at launch. */
+    kgl_un_node *unix_socks;
+    size_t n_unix_socks;
+    kgl_un_node *unix_places;
+    size_t n_unix_places;
     int events_fd; /* kgate_launch.events_fd, or -1 */
     uint16_t resolver_port; /* the filtering resolver on 127.0.0.1 */
     kgl_un_host *hosts; /* the allow list's names */
@@ -134,6 +145,11 @@ int kgl_un_add_managed(kgl_un_policy *p, const char *dir, kgate_err *err);
 int kgl_un_add_pool(kgl_un_policy *p, const char *dir, size_t n, kgate_err *err);
 /* A root (the project, an allow_path) below which managed directories lie. */
 int kgl_un_add_prefix(kgl_un_policy *p, const char *path, kgate_err *err);
+/* Pins path (absolute) for the Unix socket decision: with allowed (an
+ * allow_sockets entry) a socket by its inode or a directory as a place;
+ * without, a directory the box may make sockets in.  Absent entries and
+ * other file types pin nothing.  0, or -1 with err. */
+int kgl_un_add_unix(kgl_un_policy *p, const char *path, int allowed, kgate_err *err);
 void kgl_un_policy_free(kgl_un_policy *p);
 
 /* Names on the network.  kgl_un_net_init parses the allow list (literal
@@ -178,8 +194,10 @@ int kgl_un_host_matches(const kgl_un_host *h, const char *name);
  * -1 with errno.  Async-signal-safe; the supervisor allocates nothing. */
 int kgl_un_fork_supervisor(const kgl_un_policy *p);
 /* In the launch child, after its last other restriction: installs the
- * notifying filter (reads: every open notifies) and hands its listener to
- * the supervisor over sock.  0, or -1 with errno. */
+ * notifying filter (reads: every open notifies; net: KGL_UN_NET_* which
+ * network calls) and hands its listener to the supervisor over sock.  0,
+ * or -1 with errno. */
+enum { KGL_UN_NET_NONE, KGL_UN_NET_ALL, KGL_UN_NET_UNIX };
 int kgl_un_install(int sock, int reads, int net);
 
 /* What the filter sends to the supervisor, and what the supervisor

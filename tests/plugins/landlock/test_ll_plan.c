@@ -181,6 +181,13 @@ static kgate_verdict verdict_of(kgate_report *rep, const char *id)
     return (kgate_verdict)-1;
 }
 
+static const char *text_of(kgate_report *rep, const char *id)
+{
+    for (size_t i = 0; i < rep->n_items; i++)
+        if (strcmp(rep->items[i].id, id) == 0) return rep->items[i].text;
+    return "";
+}
+
 static kgate_report *doctor(fixture *f)
 {
     kgate_report *rep = kg_report_new();
@@ -202,9 +209,16 @@ START_TEST(doctor_names_what_each_abi_lacks)
                          abi >= 6 ? KGATE_READY : KGATE_DEGRADED);
         ck_assert_int_eq(verdict_of(rep, "fs.truncate-unchecked"),
                          abi < 3 ? KGATE_DEGRADED : (kgate_verdict)-1);
+        /* Without user notification no one decides host sockets. */
         ck_assert_int_eq(verdict_of(rep, "sockets.unix"), KGATE_DEGRADED);
         ck_assert_int_eq(verdict_of(rep, "proc.visible"), KGATE_DEGRADED);
         ck_assert_int_eq(verdict_of(rep, "fs.split"), KGATE_DEGRADED);
+        kg_report_free(rep);
+        /* With it the supervisor does (issue 43), on every ABI. */
+        kgate_probe_set_fact(&f.probe, LL_FACT_UNOTIFY, 1);
+        rep = doctor(&f);
+        ck_assert_int_eq(verdict_of(rep, "sockets.unix"), KGATE_READY);
+        ck_assert_ptr_nonnull(strstr(text_of(rep, "sockets.unix"), "allow_sockets"));
         kg_report_free(rep);
     }
 }
@@ -232,13 +246,6 @@ START_TEST(doctor_network_modes)
     kg_report_free(rep);
 }
 END_TEST
-
-static const char *text_of(kgate_report *rep, const char *id)
-{
-    for (size_t i = 0; i < rep->n_items; i++)
-        if (strcmp(rep->items[i].id, id) == 0) return rep->items[i].text;
-    return "";
-}
 
 /* SysV IPC: supervised where the kernel has user notification with
  * continue, refused otherwise; READY both ways (nothing outside is
