@@ -27,6 +27,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/nsfs.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -121,16 +123,16 @@ static int keep_only(int **keep, size_t n)
 }
 
 /* Into the box's network namespace, with nothing to take back out: the
- * listeners were made before.  Run by root, bwrap makes that namespace
- * before the user namespace (its owner is the host's, where root may enter
- * it directly); run by another uid it is owned by the box's user
- * namespace, which that uid owns and may enter first. */
+ * listeners were made before.  Root may enter it directly; another uid
+ * enters its owner first (userns, which that uid made, so it holds every
+ * capability there). */
 static int enter_box(int userns, int netns)
 {
     if (setns(netns, CLONE_NEWNET) < 0 &&
-        (errno != EPERM || setns(userns, CLONE_NEWUSER) < 0 || setns(netns, CLONE_NEWNET) < 0))
+        (errno != EPERM || userns < 0 || setns(userns, CLONE_NEWUSER) < 0 ||
+         setns(netns, CLONE_NEWNET) < 0))
         return -1;
-    close(userns);
+    if (userns >= 0) close(userns);
     close(netns);
     return 0;
 }
@@ -276,10 +278,11 @@ static _Noreturn void forwarder_main(int *fds, const uint16_t *ports, size_t n, 
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
-    int *keep[64 + 3] = {&userns, &netns, &status};
-    for (size_t i = 0; i < n; i++) keep[3 + i] = &fds[i];
+    int *keep[64 + 3] = {&netns, &status, &userns};
+    size_t nk = userns >= 0 ? 3 : 2;
+    for (size_t i = 0; i < n; i++) keep[nk + i] = &fds[i];
     int e = 0;
-    if (keep_only(keep, n + 3) < 0 || enter_box(userns, netns) < 0) e = errno ? errno : EIO;
+    if (keep_only(keep, n + nk) < 0 || enter_box(userns, netns) < 0) e = errno ? errno : EIO;
     /* Not to be read or traced by the program's uid, which owns the
      * namespace it is in now. */
     if (!e &&
@@ -291,16 +294,23 @@ static _Noreturn void forwarder_main(int *fds, const uint16_t *ports, size_t n, 
     relay(fds, ports, n);
 }
 
-/* The box's namespaces, opened while its pid 1 waits at bwrap's block fd
- * (the program has not run, the pid is bwrap's). */
-static int open_ns(pid_t sandbox, const char *which, kgate_err *err)
+/* The box's network namespace, opened while its pid 1 waits at bwrap's
+ * block fd (the program has not run, the pid is bwrap's), and the user
+ * namespace that owns it: not pid 1's own, which --disable-userns nests
+ * one deeper (bwrap 0.8.0). */
+static int open_netns(pid_t sandbox, int *userns, kgate_err *err)
 {
     char path[64];
-    snprintf(path, sizeof path, "/proc/%ld/ns/%s", (long)sandbox, which);
+    snprintf(path, sizeof path, "/proc/%ld/ns/net", (long)sandbox);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        kgate_err_set(err, errno, "--publish: cannot open the box's %s namespace: %s", which,
+    if (fd < 0) {
+        kgate_err_set(err, errno, "--publish: cannot open the box's network namespace: %s",
                       strerror(errno));
+        return -1;
+    }
+    /* EPERM: its owner is kgate's own (root's run), nothing to enter. */
+    *userns = ioctl(fd, NS_GET_USERNS);
+    if (*userns >= 0) (void)fcntl(*userns, F_SETFD, FD_CLOEXEC);
     return fd;
 }
 
@@ -328,8 +338,8 @@ pid_t bwrap_publish_start(const kgate_policy *policy, int *fds, pid_t sandbox, k
     if (n > 64) return kgate_err_set(err, EINVAL, "--publish: more than 64 ports"), -1;
     for (size_t i = 0; i < n; i++) ports[i] = policy->publish[i].port;
     int pipefd[2] = {-1, -1};
-    int userns = open_ns(sandbox, "user", err);
-    int netns = userns < 0 ? -1 : open_ns(sandbox, "net", err);
+    int userns = -1;
+    int netns = open_netns(sandbox, &userns, err);
     if (netns >= 0 && pipe2(pipefd, O_CLOEXEC) < 0) {
         kgate_err_set(err, errno, "--publish: %s", strerror(errno));
         kgl_closep(&netns);
