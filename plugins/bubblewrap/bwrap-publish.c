@@ -232,21 +232,26 @@ static void conn_step(pub_conn *c, int d, short rev)
     if (bad || (c->eof[0] && c->eof[1] && !c->len[0] && !c->len[1])) conn_close(c);
 }
 
+/* A poll loop.  A descriptor waiting for nothing is left out (a hung-up
+ * socket would wake it at once, over and over), and so are the listeners
+ * while every slot is taken. */
 static _Noreturn void relay(const int *lfds, const uint16_t *ports, size_t n)
 {
     static struct pollfd p[2 * PUB_MAX_CONN + 64];
     static int who[2 * PUB_MAX_CONN + 64]; /* conn index * 2 + side, or -1 - listener */
     for (;;) {
-        size_t k = 0;
-        for (size_t i = 0; i < n && i < 64; i++) {
+        size_t k = 0, used = 0;
+        for (int i = 0; i < PUB_MAX_CONN; i++)
+            for (int d = 0; d < 2 && conns[i].fd[0] >= 0; d++) {
+                short ev = conn_events(&conns[i], d);
+                used += d == 0;
+                p[k] = (struct pollfd){.fd = ev ? conns[i].fd[d] : -1, .events = ev};
+                who[k++] = i * 2 + d;
+            }
+        for (size_t i = 0; i < n && i < 64 && used < PUB_MAX_CONN; i++) {
             p[k] = (struct pollfd){.fd = lfds[i], .events = POLLIN};
             who[k++] = -1 - (int)i;
         }
-        for (int i = 0; i < PUB_MAX_CONN; i++)
-            for (int d = 0; d < 2 && conns[i].fd[0] >= 0; d++) {
-                p[k] = (struct pollfd){.fd = conns[i].fd[d], .events = conn_events(&conns[i], d)};
-                who[k++] = i * 2 + d;
-            }
         if (poll(p, k, -1) < 0) {
             if (errno == EINTR) continue;
             _exit(1);
