@@ -74,6 +74,55 @@ while not os.path.exists("stop") and time.monotonic() < end:
         c, _ = s.accept(); c.sendall(b"box:%d\n" % s.getsockname()[1]); c.close()
 '
 
+# An echo server inside on 127.0.0.1:PORT, one thread per client, until
+# the file stop appears; and its client on the host: 100 clients at once
+# (more than the forwarder relays at once: the rest wait in its
+# backlog), one sending 4 MiB, each reading back what it sent, then EOF.
+ECHO='
+import os, socket, sys, threading, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(128); s.settimeout(0.2)
+open("ready", "w").write("echo\n")
+def serve(c):
+    while True:
+        d = c.recv(65536)
+        if not d: break
+        c.sendall(d)
+    c.close()
+end = time.monotonic() + 120
+while not os.path.exists("stop") and time.monotonic() < end:
+    try: c, _ = s.accept()
+    except socket.timeout: continue
+    c.settimeout(None); threading.Thread(target=serve, args=(c,), daemon=True).start()
+'
+echo_whole() {
+    local out
+    out=$("$PY" - "$1" <<'PYEOF'
+import os, socket, sys, threading
+port, ok, lock = int(sys.argv[1]), [0], threading.Lock()
+def one(n):
+    try:
+        data = os.urandom(n)
+        s = socket.create_connection(("127.0.0.1", port), timeout=30)
+        w = threading.Thread(target=lambda: (s.sendall(data), s.shutdown(socket.SHUT_WR)))
+        w.start()
+        got = b""
+        while True:
+            d = s.recv(65536)
+            if not d: break
+            got += d
+        w.join()
+        with lock: ok[0] += got == data
+    except OSError:
+        pass
+ts = [threading.Thread(target=one, args=(4 << 20 if i == 0 else 1000,)) for i in range(100)]
+[t.start() for t in ts]; [t.join() for t in ts]
+print("%d whole" % ok[0])
+PYEOF
+)
+    [ "$out" = "100 whole" ] || { echo "  $out of 100"; return 1; }
+}
+
 # A free TCP port on the host (bound and released: nothing else in this
 # test takes ports from that range).
 free_port() {
@@ -203,6 +252,26 @@ nothing_went_out() {
     [ -s "$KG_PROJ/outbound" ] || { echo "  no outbound file"; return 1; }
     ! grep -q connected "$KG_PROJ/outbound" || { echo "  $(tr '\n' ' ' <"$KG_PROJ/outbound")"; return 1; }
 }
+# The forwarder's view: it holds no pipe (a copy of kgate's output pipe
+# would hold the run open), and the namespace it relays into is not the
+# host's and has a loopback and no route.
+no_pipe_held() {
+    local l; l=$(ls -l "/proc/${1%% *}/fd" 2>&1 | grep -c 'pipe:')
+    [ "$l" = 0 ] || { echo "  $l pipes: $(ls -l "/proc/${1%% *}/fd" 2>&1 | tr '\n' ' ')"; return 1; }
+}
+box_net_has_no_route() {
+    local p=${1%% *} links routes
+    [ "$(readlink "/proc/$p/ns/net")" != "$(readlink /proc/self/ns/net)" ] ||
+        { echo "  the forwarder is in the host's network namespace"; return 1; }
+    links=$(nsenter --net="/proc/$p/ns/net" ip -o link show | awk -F': ' '{print $2}' | tr '\n' ' ')
+    routes=$(nsenter --net="/proc/$p/ns/net" ip -4 route show table all | grep -v '^local\|^broadcast' | tr '\n' ' ')
+    [ "$links" = "lo " ] && [ -z "$routes" ] || { echo "  links '$links', routes '$routes'"; return 1; }
+}
+
+dry_names_forwarder() {
+    kg run --dry-run --publish 8080:80 -- true 2>&1 | grep -qF "forwarder listens on the host"
+}
+
 # off_run WHERE SPEC ADDR PORT...: a network: off run in WHERE (in_where,
 # with FORCE's options) publishing SPEC, its server on ADDR at each PORT,
 # after it tried PROBES.
@@ -269,15 +338,19 @@ for who in $(test_users); do
 
     # network: off under bubblewrap: the forwarder.  The attacker inside
     # tries a host loopback server and a lab host first.
-    PROBES="127.0.0.1:$ANYPORT,198.18.0.2:8080"
     FORCE=()
     HP=$(free_port)
+    # ... and the published port's number on its own loopback.
+    PROBES="127.0.0.1:$ANYPORT,198.18.0.2:8080,127.0.0.1:$HP"
     if off_run host "$HP:$BOX_PORT" 0.0.0.0 "$BOX_PORT" "$OTHER_PORT"; then
         FWD=$(listener_pids "$HP")
         check "off, bubblewrap: the published port answers on the host's 127.0.0.1" \
             got "box:$BOX_PORT" 127.0.0.1 "$HP"
         check "... and listens there only" only_loopback_listens "$HP"
         check "... a process of kgate's listens there (the forwarder)" has_listener "$FWD"
+        check "... it holds no pipe of kgate's" no_pipe_held "$FWD"
+        check "... and relays into the box's namespace: only lo, no route" \
+            box_net_has_no_route "$FWD"
         check "... not from a lab host in its own network namespace" from_lab_not_box "$HP"
         check "... the port not published is not on the host" none_listens "$OTHER_PORT"
         check "    (and does not answer)" not_box 127.0.0.1 "$OTHER_PORT"
@@ -290,6 +363,21 @@ for who in $(test_users); do
         check "off, bubblewrap: the published run started" false
         kill "$RUN_PID" 2>/dev/null
     fi
+    # The relay itself: every byte both ways, many clients at once.
+    HP=$(free_port)
+    rm -f "$KG_PROJ/ready" "$KG_PROJ/stop"
+    net off
+    kg run --publish "$HP:$BOX_PORT" -- "$PY" -c "$ECHO" "$BOX_PORT" >/dev/null 2>"$KG_TMP/echo.err" &
+    RUN_PID=$!
+    if poll 600 test -s "$KG_PROJ/ready"; then
+        check "off, bubblewrap: 100 clients at once, one of 4 MiB, each gets its bytes back" \
+            echo_whole "$HP"
+    else
+        check "off, bubblewrap: the echo run started ($(head -c 300 "$KG_TMP/echo.err"))" false
+    fi
+    touch "$KG_PROJ/stop"
+    wait_bounded 60 "$RUN_PID"
+
     # kgate killed: the forwarder dies with it (its parent-death signal).
     HP=$(free_port)
     if off_run host "$HP:$BOX_PORT" 0.0.0.0 "$BOX_PORT"; then
@@ -308,6 +396,7 @@ for who in $(test_users); do
 
     # network: off in the Landlock box, in its three places: the
     # program's loopback listen is the host's port itself.
+    PROBES="127.0.0.1:$ANYPORT,198.18.0.2:8080"
     for where in host disable seccomp; do
         if [ "$where" = host ]; then FORCE=(--backend landlock); else FORCE=(); fi
         LP=$(free_port)
@@ -359,6 +448,7 @@ for who in $(test_users); do
     # The modes and boxes that cannot publish.
     net off
     check "control: network: off runs" ran kgr
+    check "network: off, the dry run names the forwarder" dry_names_forwarder
     check "network: off, a host port already in use refuses the launch" \
         refused "cannot listen on the host's 127.0.0.1:$NETLAB_LOOPBACK_PORT" \
         kgr --publish "$NETLAB_LOOPBACK_PORT:80"
