@@ -401,20 +401,13 @@ static int cand_publishes(const sel_cand *c)
     return launcher_publishes(c->stage ? c->stage->p : c->p);
 }
 
-/* --publish in a network mode where no box can keep its promise.  Off has
- * no network to forward into (and a forward would need one); open shares
- * the host's, where the program's port already is the host's, on whatever
- * address it binds, which kgate cannot narrow to the loopback. */
+/* --publish in a network mode where no box can keep its promise: open
+ * shares the host's network, where the program's port already is the
+ * host's, on whatever address it binds, which kgate cannot narrow to the
+ * loopback.  Off is the boxes' to forward (bubblewrap's forwarder, the
+ * Landlock box's loopback listen) or refuse with their reason. */
 static int publish_refusal(const kgate_policy *policy, kg_error *err)
 {
-    if (policy->network == KGATE_NET_OFF)
-        return kg_err_set(err, 0,
-                          "--publish needs network: restricted with at least one "
-                          "host (the port is forwarded by the network stage); with "
-                          "network: %s the box has no network to forward it into",
-                          policy->configured_network == KGATE_NET_RESTRICTED ? "restricted "
-                                                                               "and no hosts"
-                                                                             : "off");
     if (policy->network == KGATE_NET_OPEN)
         return kg_err_set(err, 0,
                           "--publish cannot be used with network: open: the "
@@ -517,8 +510,8 @@ int kg_select_choose(kg_registry *r, kg_host *host, const kgate_policy *policy, 
         if (policy->n_publish > 0 && !cand_publishes(best)) {
             rc = kg_err_set(err, 0,
                             "--publish: %s cannot forward a port from the host "
-                            "into its box; only a network stage that publishes can "
-                            "(bubblewrap+slirp-filter, docs/network.md)",
+                            "into its box (bubblewrap, its slirp-filter stage and "
+                            "landlock can, docs/network.md)",
                             out->name);
         } else if (out->rep->verdict == KGATE_BLOCKED && forced) {
             char *why = joined_reasons(out->rep);

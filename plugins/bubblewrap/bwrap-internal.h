@@ -45,6 +45,17 @@ int bwrap_plan(const kgate_host *host, const kgate_policy *policy, const kgate_p
 int bwrap_launch(const kgate_host *host, const kgate_policy *policy, const kgate_probe *probe,
                  const kgate_plan *plan, const kgate_launch *io, kgate_proc *proc, kgate_err *err);
 
+/* --publish with network: off (bwrap-publish.c).  bwrap_publish_listen
+ * makes the host's listeners, in fds (n_publish of them, -1 each when
+ * not made), before anything starts; bwrap_publish_start forks the
+ * forwarder, which takes them into the box's user and network namespaces
+ * (those of sandbox, bwrap's pid 1) and relays each connection to
+ * 127.0.0.1:PORT there.  Its pid once it is in, or -1 with err and
+ * nothing left running.  The caller closes its copies either way. */
+int bwrap_publish_listen(const kgate_policy *policy, int *fds, kgate_err *err);
+pid_t bwrap_publish_start(const kgate_policy *policy, int *fds, pid_t sandbox, kgate_err *err);
+void bwrap_publish_close(int *fds, size_t n);
+
 /* pty mode (bwrap-pty.c, pty-shim.c): the plan runs the command through
  * this shim, which makes the pty the program's controlling terminal inside
  * the sandbox.  bwrap_pty_shim_find returns its absolute path (malloc'd), or

@@ -614,6 +614,28 @@ static void stage_seccomp(planner *pl)
     if (r < 0) pl->failed = 1;
 }
 
+/* --publish with network: off is launch's (bwrap-publish.c); the dry run
+ * says so.  The slirp-filter stage plans with network: open and notes
+ * its own forwards. */
+static int publish_notes(planner *pl)
+{
+    const kgate_policy *pol = pl->pol;
+    size_t n = KGATE_HAS_FIELD(pol, kgate_policy, n_publish) ? pol->n_publish : 0;
+    for (size_t i = 0; i < n && pol->network == KGATE_NET_OFF; i++)
+        if (pl->host->plan_note(pl->plan,
+                                "--publish %s:%u:%u: kgate's forwarder listens on the host's "
+                                "%s:%u and connects to 127.0.0.1:%u inside the box's "
+                                "network namespace, which gets no route",
+                                pol->publish[i].host_addr, (unsigned)pol->publish[i].host_port,
+                                (unsigned)pol->publish[i].port, pol->publish[i].host_addr,
+                                (unsigned)pol->publish[i].host_port,
+                                (unsigned)pol->publish[i].port) < 0) {
+            kgate_err_set(pl->err, ENOMEM, "out of memory");
+            return -1;
+        }
+    return 0;
+}
+
 int bwrap_plan(const kgate_host *host, const kgate_policy *policy, const kgate_probe *probe,
                kgate_plan *plan, kgate_err *err)
 {
@@ -635,6 +657,7 @@ int bwrap_plan(const kgate_host *host, const kgate_policy *policy, const kgate_p
     stage_pty(&pl);
     if (stage_process(&pl) < 0) goto out;
     stage_seccomp(&pl);
+    if (publish_notes(&pl) < 0) goto out;
     if (pl.failed) {
         kgate_err_set(err, ENOMEM, "out of memory while building the plan");
         goto out;

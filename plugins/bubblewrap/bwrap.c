@@ -12,6 +12,8 @@ static const kgate_backend backend = {
     .plan = bwrap_plan,
     .launch = bwrap_launch,
     .commits = 1,
+    /* network: off only (bwrap-publish.c); a host list is the stage's. */
+    .publishes = 1,
 };
 
 KGATE_PLUGIN_DEFINE(backend)

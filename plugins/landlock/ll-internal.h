@@ -145,6 +145,10 @@ int ll_net_hosts(const kgate_policy *pol);
 /* 1 when this host can enforce it (supervisor and dnsmasq); 0 with why. */
 int ll_net_ready(const kgate_probe *pr, char *why, size_t len);
 
+/* --publish: 0 when this box keeps the promise (its supervisor runs, and
+ * each host port is the program's own), else -1 with the one line. */
+int ll_publish_check(const kgate_policy *pol, const kgate_probe *pr, kgate_err *err);
+
 int ll_probe(const kgate_host *host, kgate_probe_depth depth, kgate_probe *probe, kgate_err *err);
 int ll_doctor(const kgate_host *host, const kgate_policy *policy, const kgate_probe *probe,
               kgate_report *rep);

@@ -506,6 +506,10 @@ static int make_rulesets(const kgate_host *host, const kgate_policy *pol, const 
     if (use_supervisor(host, pol, pr, io, &run->r, &run->un, &run->sup, &run->rs_sup,
                        &run->resolver, err) < 0)
         return -1;
+    /* A published port is the supervisor's loopback listen: none, no port. */
+    if (ll_publish_check(pol, pr, err) < 0) return -1;
+    if (run->rs_sup < 0 && KGATE_HAS_FIELD(pol, kgate_policy, n_publish) && pol->n_publish)
+        return kgate_err_set(err, ENOTSUP, "--publish: the Landlock box's supervisor does not run");
     return run->rs_sup >= 0 ? add_pool_rules(run->rs, &run->un, &run->r, err) : 0;
 }
 

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define LL_RULES_LABEL "landlock ruleset"
 
@@ -53,12 +54,45 @@ static int check_deny(const kgate_policy *pol, kgate_err *err)
     return 0;
 }
 
+/* --publish (issue 43, 5).  The box shares the host's network namespace:
+ * where the supervisor runs, the program's listen is made on the host's
+ * own loopback, so its server on 127.0.0.1:PORT is already the host's
+ * 127.0.0.1:PORT, and publishing is keeping that promise, nothing more.
+ * Hence only HOSTPORT = PORT; without the supervisor the program makes no
+ * Internet socket at all (network off) and nothing could listen. */
+int ll_publish_check(const kgate_policy *pol, const kgate_probe *pr, kgate_err *err)
+{
+    size_t n = KGATE_HAS_FIELD(pol, kgate_policy, n_publish) ? pol->n_publish : 0;
+    if (n == 0) return 0;
+    const char *off = getenv(LL_ENV_NO_UNOTIFY);
+    int sup = ll_net_hosts(pol) || (kgate_probe_fact(pr, LL_FACT_UNOTIFY, 0) == 1 &&
+                                    !(off && *off && strcmp(off, "0") != 0));
+    if (!sup)
+        return kgate_err_set(err, ENOTSUP,
+                             "--publish: the Landlock box without its supervisor (seccomp "
+                             "user notification) lets the program make no Internet "
+                             "socket, so nothing could listen on a published port");
+    for (size_t i = 0; i < n; i++) {
+        const kgate_publish *p = &pol->publish[i];
+        if (p->host_port != p->port)
+            return kgate_err_set(err, EINVAL,
+                                 "--publish %s:%u:%u: the Landlock box shares the host's "
+                                 "network, so the program's port %u is the host's port %u; "
+                                 "publish it as %u:%u",
+                                 p->host_addr, (unsigned)p->host_port, (unsigned)p->port,
+                                 (unsigned)p->port, (unsigned)p->port, (unsigned)p->port,
+                                 (unsigned)p->port);
+    }
+    return 0;
+}
+
 int ll_plan(const kgate_host *h, const kgate_policy *pol, const kgate_probe *pr, kgate_plan *plan,
             kgate_err *err)
 {
     char why[128];
     if (ll_net_hosts(pol) && !ll_net_ready(pr, why, sizeof why))
         return kgate_err_set(err, ENOTSUP, "%s (%s)", ll_hosts_sentence(), why);
+    if (ll_publish_check(pol, pr, err) < 0) return -1;
     if (!pol->command_path || pol->command_path[0] != '/' || pol->argv.n < 1)
         return kgate_err_set(err, EINVAL, "no command to run");
     int abi = kgate_probe_fact(pr, LL_FACT_ABI, 0);

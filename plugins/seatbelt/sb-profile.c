@@ -404,6 +404,14 @@ static int check_policy(const kgate_policy *pol, kgate_err *err)
 {
     if (pol->network == KGATE_NET_RESTRICTED && pol->allow_hosts.n > 0)
         return kgate_err_set(err, ENOTSUP, "%s", sb_restricted_hosts_sentence());
+    /* Issue 43, 5: the box shares the Mac's network, and a rule on the
+     * local address to keep a listener to the loopback matched the public
+     * address on a real Mac (design note 001); untested here, so refused. */
+    if (KGATE_HAS_FIELD(pol, kgate_policy, n_publish) && pol->n_publish > 0)
+        return kgate_err_set(err, ENOTSUP,
+                             "--publish: seatbelt cannot forward a port: the program "
+                             "shares the Mac's network, and no Seatbelt rule kgate can "
+                             "trust keeps its listener to the loopback");
     if (check_path("the project", pol->project, err) < 0 ||
         check_path("$HOME", pol->home, err) < 0 ||
         (pol->tmpdir && check_path("$TMPDIR", pol->tmpdir, err) < 0) ||

@@ -16,6 +16,8 @@ static const kgate_backend sb_backend = {
     .doctor = sb_doctor,
     .plan = sb_plan,
     .launch = sb_launch,
+    /* Only to refuse it with its own reason (sb-profile.c). */
+    .publishes = 1,
 };
 
 KGATE_PLUGIN_DEFINE(sb_backend)

@@ -9,6 +9,14 @@
 # with one line, exit 125 and nothing run (a marker the program would
 # write stays absent), each beside a control run that does happen.  As
 # root and as an unprivileged uid, with the lab hosts of netlab/.
+#
+# With network: off (issue 43, 5): under bubblewrap a forwarder of kgate's
+# relays the host's 127.0.0.1:HOSTPORT into the box's own loopback; in the
+# Landlock box (on the host, under `bwrap --disable-userns` and under a
+# Docker-like seccomp profile) the program's loopback listen is already
+# the host's, so HOSTPORT must be PORT.  Each is reached from the host,
+# the box still reaches nothing outside (a host loopback server, a lab
+# host), and after the run nothing listens and no forwarder is left.
 
 # A private mount namespace: the lab's hosts file and resolver are for
 # this test only (as restricted_net.sh).
@@ -22,6 +30,7 @@ fi
 need_cmd ip ss nsenter slirp4netns nft dnsmasq bwrap setpriv
 [ -x /usr/bin/python3 ] || skip_all "/usr/bin/python3 is not installed"
 need_bwrap
+need_nouserns
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/netlab/netlab.sh"
@@ -38,22 +47,81 @@ PY=/usr/bin/python3
 BOX_PORT=8000   # published
 OTHER_PORT=8001 # listened on inside, never published
 
-# The server inside: answers "box:PORT" on each of its ports (every
-# address of the box), writes ready.PORTS once it listens, ends when the
+# The server inside: SERVER ADDR PROBES PORT...: first tries each of
+# PROBES (ADDR:PORT,... or -), an attacker connecting out, and writes
+# what each gave to the file outbound; then answers "box:PORT" on each of
+# its ports at ADDR, writes ready.PORTS once it listens, ends when the
 # file stop appears (or after 120 s, a bound, never a timing).
 SERVER='
 import os, select, socket, sys, time
+out = []
+for t in (sys.argv[2].split(",") if sys.argv[2] != "-" else []):
+    a, p = t.rsplit(":", 1)
+    try:
+        socket.create_connection((a, int(p)), timeout=3).close(); out.append(t + " connected")
+    except OSError as e:
+        out.append("%s errno:%s" % (t, e.errno))
+open("outbound", "w").write("\n".join(out) + "\n")
 socks = []
-for p in sys.argv[1:]:
+for p in sys.argv[3:]:
     s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind(("0.0.0.0", int(p))); s.listen(8); socks.append(s)
-open("ready", "w").write(" ".join(sys.argv[1:]) + "\n")
+    s.bind((sys.argv[1], int(p))); s.listen(8); socks.append(s)
+open("ready", "w").write(" ".join(sys.argv[3:]) + "\n")
 end = time.monotonic() + 120
 while not os.path.exists("stop") and time.monotonic() < end:
     r, _, _ = select.select(socks, [], [], 0.1)
     for s in r:
         c, _ = s.accept(); c.sendall(b"box:%d\n" % s.getsockname()[1]); c.close()
 '
+
+# An echo server inside on 127.0.0.1:PORT, one thread per client, until
+# the file stop appears; and its client on the host: 100 clients at once
+# (more than the forwarder relays at once: the rest wait in its
+# backlog), one sending 4 MiB, each reading back what it sent, then EOF.
+ECHO='
+import os, socket, sys, threading, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(128); s.settimeout(0.2)
+open("ready", "w").write("echo\n")
+def serve(c):
+    while True:
+        d = c.recv(65536)
+        if not d: break
+        c.sendall(d)
+    c.close()
+end = time.monotonic() + 120
+while not os.path.exists("stop") and time.monotonic() < end:
+    try: c, _ = s.accept()
+    except socket.timeout: continue
+    c.settimeout(None); threading.Thread(target=serve, args=(c,), daemon=True).start()
+'
+echo_whole() {
+    local out
+    out=$("$PY" - "$1" <<'PYEOF'
+import os, socket, sys, threading
+port, ok, lock = int(sys.argv[1]), [0], threading.Lock()
+def one(n):
+    try:
+        data = os.urandom(n)
+        s = socket.create_connection(("127.0.0.1", port), timeout=30)
+        w = threading.Thread(target=lambda: (s.sendall(data), s.shutdown(socket.SHUT_WR)))
+        w.start()
+        got = b""
+        while True:
+            d = s.recv(65536)
+            if not d: break
+            got += d
+        w.join()
+        with lock: ok[0] += got == data
+    except OSError:
+        pass
+ts = [threading.Thread(target=one, args=(4 << 20 if i == 0 else 1000,)) for i in range(100)]
+[t.start() for t in ts]; [t.join() for t in ts]
+print("%d whole" % ok[0])
+PYEOF
+)
+    [ "$out" = "100 whole" ] || { echo "  $out of 100"; return 1; }
+}
 
 # A free TCP port on the host (bound and released: nothing else in this
 # test takes ports from that range).
@@ -118,7 +186,7 @@ published_run() {
     rm -f "$KG_PROJ/ready" "$KG_PROJ/stop"
     API_BEFORE=$(api_dirs)
     restricted
-    kg run --publish "$HP:$BOX_PORT" -- "$PY" -c "$SERVER" "$BOX_PORT" "$OTHER_PORT" \
+    kg run --publish "$HP:$BOX_PORT" -- "$PY" -c "$SERVER" 0.0.0.0 - "$BOX_PORT" "$OTHER_PORT" \
         >"$KG_TMP/pub.out" 2>"$KG_TMP/pub.err" &
     RUN_PID=$!
     poll 600 test -s "$KG_PROJ/ready" ||
@@ -169,6 +237,56 @@ CFG
 kgr() { kg run "$@"; }
 nouserns_kgr() { in_disable_userns "$KGATE_BIN" run "$@"; }
 
+# The processes listening on a port (ss names them): the forwarder while
+# a run lasts, looked for again after it.
+listener_pids() { ss -Hltnp "sport = :$1" | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u | tr '\n' ' '; }
+has_listener() { [ -n "$1" ] || { echo "  no process listens there"; return 1; }; }
+pids_gone() {
+    local p
+    for p in $1; do
+        [ ! -e "/proc/$p" ] || { echo "  pid $p still runs: $(tr '\0' ' ' <"/proc/$p/cmdline")"; return 1; }
+    done
+}
+# What the server's probes out of the box gave: none connected.
+nothing_went_out() {
+    [ -s "$KG_PROJ/outbound" ] || { echo "  no outbound file"; return 1; }
+    ! grep -q connected "$KG_PROJ/outbound" || { echo "  $(tr '\n' ' ' <"$KG_PROJ/outbound")"; return 1; }
+}
+# The forwarder's view: it holds no pipe (a copy of kgate's output pipe
+# would hold the run open), and the namespace it relays into is not the
+# host's and has a loopback and no route.
+no_pipe_held() {
+    local l; l=$(ls -l "/proc/${1%% *}/fd" 2>&1 | grep -c 'pipe:')
+    [ "$l" = 0 ] || { echo "  $l pipes: $(ls -l "/proc/${1%% *}/fd" 2>&1 | tr '\n' ' ')"; return 1; }
+}
+box_net_has_no_route() {
+    local p=${1%% *} links routes
+    [ "$(readlink "/proc/$p/ns/net")" != "$(readlink /proc/self/ns/net)" ] ||
+        { echo "  the forwarder is in the host's network namespace"; return 1; }
+    links=$(nsenter --net="/proc/$p/ns/net" ip -o link show | awk -F': ' '{print $2}' | tr '\n' ' ')
+    routes=$(nsenter --net="/proc/$p/ns/net" ip -4 route show table all | grep -v '^local\|^broadcast' | tr '\n' ' ')
+    [ "$links" = "lo " ] && [ -z "$routes" ] || { echo "  links '$links', routes '$routes'"; return 1; }
+}
+
+dry_names_forwarder() {
+    kg run --dry-run --publish 8080:80 -- true 2>&1 | grep -qF "forwarder listens on the host"
+}
+
+# off_run WHERE SPEC ADDR PORT...: a network: off run in WHERE (in_where,
+# with FORCE's options) publishing SPEC, its server on ADDR at each PORT,
+# after it tried PROBES.
+off_run() {
+    local where=$1 spec=$2 addr=$3
+    shift 3
+    rm -f "$KG_PROJ/ready" "$KG_PROJ/stop" "$KG_PROJ/outbound"
+    net off
+    in_where "$where" "$KGATE_BIN" run "${FORCE[@]}" --publish "$spec" -- \
+        "$PY" -c "$SERVER" "$addr" "$PROBES" "$@" >"$KG_TMP/pub.out" 2>"$KG_TMP/pub.err" &
+    RUN_PID=$!
+    poll 600 test -s "$KG_PROJ/ready" ||
+        { echo "  the server did not start: $(head -c 400 "$KG_TMP/pub.err")"; return 1; }
+}
+
 # A listener on every address of the host: the lab host's path to the
 # host works, so a refusal below is the published port's address.
 ANYPORT=$(free_port)
@@ -208,7 +326,7 @@ for who in $(test_users); do
     rm -f "$KG_PROJ/ready" "$KG_PROJ/stop"
     restricted
     kg run --publish "$HP1:$BOX_PORT" --publish "127.0.0.1:$HP2:$OTHER_PORT" -- \
-        "$PY" -c "$SERVER" "$BOX_PORT" "$OTHER_PORT" >/dev/null 2>"$KG_TMP/pub2.err" &
+        "$PY" -c "$SERVER" 0.0.0.0 - "$BOX_PORT" "$OTHER_PORT" >/dev/null 2>"$KG_TMP/pub2.err" &
     RUN_PID=$!
     poll 600 test -s "$KG_PROJ/ready"
     check "--publish twice: the first port" got "box:$BOX_PORT" 127.0.0.1 "$HP1"
@@ -217,6 +335,93 @@ for who in $(test_users); do
     wait_bounded 60 "$RUN_PID"
     check "... and neither listens after the run" none_listens "$HP1"
     check "    (nor the second)" none_listens "$HP2"
+
+    # network: off under bubblewrap: the forwarder.  The attacker inside
+    # tries a host loopback server and a lab host first.
+    FORCE=()
+    HP=$(free_port)
+    # ... and the published port's number on its own loopback.
+    PROBES="127.0.0.1:$ANYPORT,198.18.0.2:8080,127.0.0.1:$HP"
+    if off_run host "$HP:$BOX_PORT" 0.0.0.0 "$BOX_PORT" "$OTHER_PORT"; then
+        FWD=$(listener_pids "$HP")
+        check "off, bubblewrap: the published port answers on the host's 127.0.0.1" \
+            got "box:$BOX_PORT" 127.0.0.1 "$HP"
+        check "... and listens there only" only_loopback_listens "$HP"
+        check "... a process of kgate's listens there (the forwarder)" has_listener "$FWD"
+        check "... it holds no pipe of kgate's" no_pipe_held "$FWD"
+        check "... and relays into the box's namespace: only lo, no route" \
+            box_net_has_no_route "$FWD"
+        check "... not from a lab host in its own network namespace" from_lab_not_box "$HP"
+        check "... the port not published is not on the host" none_listens "$OTHER_PORT"
+        check "    (and does not answer)" not_box 127.0.0.1 "$OTHER_PORT"
+        check "... the box reached neither a host loopback server nor a lab host" nothing_went_out
+        published_end
+        check "... the run ends normally" run_exit_0
+        check "... after it nothing listens on the published port" none_listens "$HP"
+        check "... and the forwarder is gone" pids_gone "$FWD"
+    else
+        check "off, bubblewrap: the published run started" false
+        kill "$RUN_PID" 2>/dev/null
+    fi
+    # The relay itself: every byte both ways, many clients at once.
+    HP=$(free_port)
+    rm -f "$KG_PROJ/ready" "$KG_PROJ/stop"
+    net off
+    kg run --publish "$HP:$BOX_PORT" -- "$PY" -c "$ECHO" "$BOX_PORT" >/dev/null 2>"$KG_TMP/echo.err" &
+    RUN_PID=$!
+    if poll 600 test -s "$KG_PROJ/ready"; then
+        check "off, bubblewrap: 100 clients at once, one of 4 MiB, each gets its bytes back" \
+            echo_whole "$HP"
+    else
+        check "off, bubblewrap: the echo run started ($(head -c 300 "$KG_TMP/echo.err"))" false
+    fi
+    touch "$KG_PROJ/stop"
+    wait_bounded 60 "$RUN_PID"
+
+    # kgate killed: the forwarder dies with it (its parent-death signal).
+    HP=$(free_port)
+    if off_run host "$HP:$BOX_PORT" 0.0.0.0 "$BOX_PORT"; then
+        FWD=$(listener_pids "$HP")
+        KGPID=$(awk '{print $4}' "/proc/${FWD%% *}/stat" 2>/dev/null)
+        check "off, bubblewrap, kgate killed: it served first" got "box:$BOX_PORT" 127.0.0.1 "$HP"
+        kill -KILL "$KGPID" 2>/dev/null
+        wait_bounded 60 "$RUN_PID"
+        touch "$KG_PROJ/stop"
+        check "... the forwarder is gone" poll 100 pids_gone "$FWD"
+        check "... and nothing listens on the published port" none_listens "$HP"
+    else
+        check "off, bubblewrap, kgate killed: the published run started" false
+        kill "$RUN_PID" 2>/dev/null
+    fi
+
+    # network: off in the Landlock box, in its three places: the
+    # program's loopback listen is the host's port itself.
+    PROBES="127.0.0.1:$ANYPORT,198.18.0.2:8080"
+    for where in host disable seccomp; do
+        if [ "$where" = host ]; then FORCE=(--backend landlock); else FORCE=(); fi
+        LP=$(free_port)
+        if off_run "$where" "$LP:$LP" 127.0.0.1 "$LP"; then
+            check "off, landlock ($where): the published port answers on the host's 127.0.0.1" \
+                got "box:$LP" 127.0.0.1 "$LP"
+            check "... and listens there only" only_loopback_listens "$LP"
+            check "... not from a lab host in its own network namespace" from_lab_not_box "$LP"
+            check "... the box reached neither a host loopback server nor a lab host" \
+                nothing_went_out
+            published_end
+            check "... the run ends normally" run_exit_0
+            check "... after it nothing listens on the published port" none_listens "$LP"
+        else
+            check "off, landlock ($where): the published run started" false
+            kill "$RUN_PID" 2>/dev/null
+        fi
+        net off
+        check "control: landlock ($where) runs" ran in_where "$where" "$KGATE_BIN" run "${FORCE[@]}"
+        check "... and refuses to map one port to another" refused "publish it as 80:80" \
+            in_where "$where" "$KGATE_BIN" run "${FORCE[@]}" --publish 8080:80
+    done
+    check "    (control: the host reaches the loopback server the boxes did not)" \
+        netlab_reach 127.0.0.1 "$ANYPORT"
+    check "    (control: ... and the lab host)" netlab_reach 198.18.0.2 8080
 
     # Bad specs: exit 125, one line, nothing run; the control runs.
     restricted
@@ -243,30 +448,30 @@ for who in $(test_users); do
     # The modes and boxes that cannot publish.
     net off
     check "control: network: off runs" ran kgr
-    check "network: off refuses --publish" refused "--publish needs network: restricted" \
-        kgr --publish 8080:80
+    check "network: off, the dry run names the forwarder" dry_names_forwarder
+    check "network: off, a host port already in use refuses the launch" \
+        refused "cannot listen on the host's 127.0.0.1:$NETLAB_LOOPBACK_PORT" \
+        kgr --publish "$NETLAB_LOOPBACK_PORT:80"
     net open
     check "control: network: open runs" ran kgr
     check "network: open refuses --publish" refused "--publish cannot be used with network: open" \
         kgr --publish 8080:80
     net off
-    check "control: the Landlock box runs (--backend landlock)" ran kgr --backend landlock
-    check "... and refuses --publish" refused "--publish needs network" \
-        kgr --backend landlock --publish 8080:80
+    # (Without the supervisor the project's split directories, its root
+    # among them here, are read-only: the control prints its marker.)
+    check "control: the Landlock box without its supervisor runs" eval \
+        'as_user env KGATE_LANDLOCK_NO_SUPERVISOR=1 "$KGATE_BIN" run --backend landlock -- \
+            echo ran.marker 2>&1 | grep -qx ran.marker'
+    check "... and refuses --publish (no Internet socket there)" \
+        refused "lets the program make no Internet socket" \
+        as_user env KGATE_LANDLOCK_NO_SUPERVISOR=1 "$KGATE_BIN" run --backend landlock --publish 8080:8080
     net restricted
-    check "the Landlock box with a host list refuses --publish by name" \
-        refused "--publish: landlock cannot forward a port" kgr --backend landlock --publish 8080:80
-    check "bubblewrap alone (no network stage) refuses --publish" \
-        refused "--publish: bubblewrap cannot forward a port" kgr --backend bubblewrap --publish 8080:80
-    if bwrap --help 2>&1 | grep -q -- --disable-userns; then
-        net off
-        check "control: without user namespaces the run happens (the Landlock box)" \
-            ran nouserns_kgr
-        net restricted
-        check "... and --publish is refused there by name" \
-            refused "--publish: landlock cannot forward a port" nouserns_kgr --publish 8080:80
-    fi
+    check "the Landlock box with a host list refuses a mapped port too" \
+        refused "publish it as 80:80" kgr --backend landlock --publish 8080:80
+    check "bubblewrap alone (no network stage) refuses a host list with --publish" \
+        refused "bubblewrap" kgr --backend bubblewrap --publish 8080:80
     # Seatbelt cannot run on Linux; a dry run shows what it would say.
+    net off
     check "the Seatbelt box cannot publish (dry run)" \
         eval 'kg run --backend seatbelt --dry-run --publish 8080:80 -- true 2>&1 >/dev/null |
               grep -qF -- "--publish: seatbelt cannot forward a port"'
