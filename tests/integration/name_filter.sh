@@ -960,6 +960,8 @@ for who in $(test_users); do
             private_answer_recorded meta.priv.test
         check "a listed name answered with a loopback address: one record, reason private" \
             private_answer_recorded lo.priv.test
+        check "a listed alias whose target answers link-local: one record for the alias" \
+            private_answer_recorded cmeta.priv.test
     else
         check "iptables -F, nft flush, nft add element from inside fail and change nothing" \
             filter_holds
