@@ -533,6 +533,9 @@ static int step_choose(run_ctx *c)
         }
         kg_say("note: %s; showing its plan anyway (dry run)", err.msg);
     }
+    /* A weaker box than this host could give, for want of a tool, is
+     * said before anything starts (docs/landlock.md, "Selection"). */
+    if (c->chosen.fallback[0]) kg_say("%s", c->chosen.fallback);
     kg_report_free(c->chosen.rep);
     c->chosen.rep = NULL;
     kg_events_set_backend(c->events, c->chosen.name);

@@ -7,6 +7,7 @@
 #include "select.h"
 
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -456,6 +457,125 @@ static sel_cand *pick_best(sel_cand *boxes, size_t nb, int publishing, int need_
     return best;
 }
 
+/* ------------------------------------------------------------------------ */
+/* A stronger box lost for want of a tool                                    */
+/* ------------------------------------------------------------------------ */
+
+static int is_tool_finding(const kg_report_item *it)
+{
+    return it->id && strncmp(it->id, "tool.", 5) == 0;
+}
+
+/* 1 when every BLOCKED finding of c (the box's, without the host list a
+ * stage supplies, and its stage's) is a missing tool, and there is one:
+ * installing those tools is all it would take for c to run. */
+static int blocked_by_tools_only(const sel_cand *c)
+{
+    const kgate_report *part[2] = {c->rep, c->stage ? c->stage->rep : NULL};
+    int tools = 0;
+    for (int k = 0; k < 2 && part[k]; k++) {
+        if (part[k]->bad_id) return 0;
+        for (size_t i = 0; i < part[k]->n_items; i++) {
+            const kg_report_item *it = &part[k]->items[i];
+            if (it->verdict != KGATE_BLOCKED) continue;
+            if (k == 0 && c->stage && is_hosts_finding(it)) continue;
+            if (!is_tool_finding(it)) return 0;
+            tools++;
+        }
+    }
+    return tools > 0;
+}
+
+/* 1 when rep says id at DEGRADED or worse: then the picked box does not
+ * lack it in comparison. */
+static int reports_degraded(const kgate_report *rep, const char *id)
+{
+    for (size_t i = 0; rep && i < rep->n_items; i++)
+        if (rep->items[i].id && strcmp(rep->items[i].id, id) == 0 &&
+            rep->items[i].verdict >= KGATE_DEGRADED)
+            return 1;
+    return 0;
+}
+
+/* Appends the strings up to a NULL, cut at the end of buf. */
+static void cat_to(char *buf, size_t len, size_t *used, ...)
+{
+    va_list ap;
+    va_start(ap, used);
+    for (const char *s = va_arg(ap, const char *); s; s = va_arg(ap, const char *)) {
+        int n = snprintf(buf + *used, len - *used, "%s", s);
+        if (n > 0) *used = (size_t)n >= len - *used ? len - 1 : *used + (size_t)n;
+    }
+    va_end(ap);
+}
+
+/* The first clause of a finding's sentence (up to its first ':', ';' or
+ * '('), the short name of what the box lacks; the full sentence is
+ * doctor's. */
+static void clause_of(const char *text, char *out, size_t len)
+{
+    size_t n = strcspn(text, ":;(");
+    while (n > 0 && text[n - 1] == ' ') n--;
+    if (n > 100) n = 100;
+    snprintf(out, len, "%.*s", (int)n, text);
+}
+
+/* The sentence of kg_choice.fallback.  Only a box scored above the picked
+ * one counts (bubblewrap over Landlock): a box that loses on its score
+ * was never the better one.  Forced backends never get here. */
+static void describe_fallback(const sel_cand *best, const sel_cand *boxes, size_t nb, char *out,
+                              size_t len)
+{
+    out[0] = '\0';
+    const sel_cand *lost = NULL;
+    for (size_t i = 0; i < nb; i++)
+        if (&boxes[i] != best && boxes[i].verdict == KGATE_BLOCKED &&
+            boxes[i].p->probe.score > best->p->probe.score && blocked_by_tools_only(&boxes[i]) &&
+            (!lost || boxes[i].p->probe.score > lost->p->probe.score))
+            lost = &boxes[i];
+    if (!lost) return;
+    char best_name[140], lost_name[140];
+    snprintf(best_name, sizeof best_name, "%s%s%s", best->p->name, best->stage ? "+" : "",
+             best->stage ? best->stage->p->name : "");
+    snprintf(lost_name, sizeof lost_name, "%s%s%s", lost->p->name, lost->stage ? "+" : "",
+             lost->stage ? lost->stage->p->name : "");
+    size_t used = 0;
+    cat_to(out, len, &used, "picked ", best_name, ", a weaker box: ", lost_name,
+           " would give the stronger one", (char *)NULL);
+    const sel_cand *part[2] = {lost, lost->stage};
+    const char *sep = " but lacks a tool (";
+    for (int k = 0; k < 2 && part[k]; k++)
+        for (size_t i = 0; i < part[k]->rep->n_items; i++) {
+            const kg_report_item *it = &part[k]->rep->items[i];
+            if (it->verdict != KGATE_BLOCKED || !is_tool_finding(it)) continue;
+            cat_to(out, len, &used, sep, part[k]->p->name, ": ", it->text ? it->text : it->id,
+                   (char *)NULL);
+            sep = "; ";
+        }
+    cat_to(out, len, &used, ")", (char *)NULL);
+    /* What the picked box is DEGRADED for where the stronger one is not;
+     * net.open is the policy's choice, not a box's want. */
+    sep = "; what ";
+    const sel_cand *pb[2] = {best, best->stage};
+    for (int k = 0; k < 2 && pb[k]; k++)
+        for (size_t i = 0; i < pb[k]->rep->n_items; i++) {
+            const kg_report_item *it = &pb[k]->rep->items[i];
+            if (it->verdict != KGATE_DEGRADED || !it->id || !it->text ||
+                strcmp(it->id, KGATE_FINDING_NET_OPEN) == 0 ||
+                reports_degraded(lost->rep, it->id) ||
+                (lost->stage && reports_degraded(lost->stage->rep, it->id)))
+                continue;
+            char clause[110];
+            clause_of(it->text, clause, sizeof clause);
+            if (strcmp(sep, "; what ") == 0) {
+                cat_to(out, len, &used, sep, best_name, " lacks: ", (char *)NULL);
+                sep = "";
+            }
+            cat_to(out, len, &used, sep, clause, " (", it->id, ")", (char *)NULL);
+            sep = ", ";
+        }
+}
+
 int kg_select_choose(kg_registry *r, kg_host *host, const kgate_policy *policy, const char *forced,
                      kgate_probe_depth depth, kg_choice *out, kg_error *err)
 {
@@ -507,6 +627,11 @@ int kg_select_choose(kg_registry *r, kg_host *host, const kgate_policy *policy, 
         out->stage = best->stage ? best->stage->p : NULL;
         out->rep = best->stage ? kg_compose_report(host, best->rep, best->stage->rep) : best->rep;
         fill_name(out);
+        if (!forced && best->verdict != KGATE_BLOCKED) {
+            describe_fallback(best, boxes, nb, out->fallback, sizeof out->fallback);
+            if (out->fallback[0])
+                host->pub.report(out->rep, KGATE_DEGRADED, "core.fallback", "%s", out->fallback);
+        }
         if (policy->n_publish > 0 && !cand_publishes(best)) {
             rc = kg_err_set(err, 0,
                             "--publish: %s cannot forward a port from the host "

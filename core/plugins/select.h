@@ -50,6 +50,11 @@ typedef struct kg_choice {
     /* "bubblewrap", "bubblewrap+slirp-filter", or "none": the name the
      * doctor verdict line, messages and the audit log give the run. */
     char name[140];
+    /* Empty, or why a stronger box lost to this one for want of a tool
+     * alone: the tool, the box it would give, what this box lacks.  One
+     * sentence, for run's stderr line; the report holds it too, as
+     * core.fallback. */
+    char fallback[1400];
 } kg_choice;
 
 /* Picks what enforces policy.  forced (--backend) is NULL, a box (which

@@ -38,8 +38,10 @@ static int report_machine(const kgate_host *h, const kgate_probe *pr, kgate_repo
     if (userns == 1)
         h->report(rep, KGATE_READY, "box.userns-works",
                   "user namespaces work here: bubblewrap's box is the "
-                  "stronger one and is picked before Landlock unless "
-                  "--backend landlock");
+                  "stronger one and is picked before Landlock where it can "
+                  "enforce the policy; where only a missing tool stops it "
+                  "(bwrap, or slirp4netns, dnsmasq or nft for a host list) "
+                  "kgate says so when it picks Landlock");
     else if (userns == 0)
         h->report(rep, KGATE_READY, "box.no-userns",
                   "user namespaces are refused here (a container's seccomp "

@@ -202,11 +202,12 @@ static int start_net(const kgate_policy *pol, const kgate_launch *io, kgl_un_pol
     int rc = kgl_un_net_init(un, (const char *const *)pol->allow_hosts.v, pol->allow_hosts.n, hosts,
                              err);
     free(hosts);
-    kgl_un_resolver res = {-1, 0};
+    kgl_un_resolver res = {-1, 0, -1};
     if (rc < 0 || kgl_un_upstream(up, sizeof up, err) < 0 ||
         kgl_un_resolver_start(un, up, &res, err) < 0)
         return -1;
     un->net.resolver_port = res.port;
+    un->net.log_fd = res.log_fd;
     un->net.events_fd = KGATE_HAS_FIELD(io, kgate_launch, events_fd) ? io->events_fd : -1;
     *resolver = res.pid;
     return 0;

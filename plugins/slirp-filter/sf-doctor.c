@@ -4,6 +4,15 @@
 
 #include <stdio.h>
 
+#include "kgate/kgate-tool.h"
+
+/* Where the probe looked for a tool it did not find; a probe handed in
+ * without the stage's state (the unit tests) looked in the fixed places. */
+static const char *why_missing(const char *why)
+{
+    return why && why[0] ? why : "not found in " KGATE_TOOL_DIRS " (kgate does not search PATH)";
+}
+
 /* The doctor of the stage alone: the core shows the box's findings above
  * these (without the box's net.hosts-unsupported, which this stage answers). */
 int sf_doctor(const kgate_host *host, const kgate_policy *policy, const kgate_probe *probe,
@@ -25,17 +34,19 @@ int sf_doctor(const kgate_host *host, const kgate_policy *policy, const kgate_pr
     int userns = kgate_probe_fact(probe, SF_FACT_USERNS, 1);
     int tun = kgate_probe_fact(probe, SF_FACT_TUN, 1);
     int blocked = 0;
+    const sf_tools *t = probe->state;
 
     if (!slirp) {
-        host->report(rep, KGATE_BLOCKED, "tool.slirp4netns-missing",
-                     "network restricted needs slirp4netns, which is not installed "
-                     "(Debian: apt-get install slirp4netns)");
+        host->report(
+            rep, KGATE_BLOCKED, "tool.slirp4netns-missing",
+            "network restricted needs slirp4netns, %s; Debian: apt-get install slirp4netns",
+            why_missing(t ? t->slirp_why : NULL));
         blocked = 1;
     }
     if (!nft) {
         host->report(rep, KGATE_BLOCKED, "tool.nft-missing",
-                     "network restricted needs nft, which is not installed "
-                     "(Debian: apt-get install nftables)");
+                     "network restricted needs nft, %s; Debian: apt-get install nftables",
+                     why_missing(t ? t->nft_why : NULL));
         blocked = 1;
     } else if (!nft_ok) {
         host->report(rep, KGATE_BLOCKED, "net.nft-failed",
@@ -45,8 +56,8 @@ int sf_doctor(const kgate_host *host, const kgate_policy *policy, const kgate_pr
     }
     if (!dnsmasq) {
         host->report(rep, KGATE_BLOCKED, "tool.dnsmasq-missing",
-                     "network restricted needs dnsmasq, which is not installed "
-                     "(Debian: apt-get install dnsmasq-base)");
+                     "network restricted needs dnsmasq, %s; Debian: apt-get install dnsmasq-base",
+                     why_missing(t ? t->dnsmasq_why : NULL));
         blocked = 1;
     }
     if (!userns) {

@@ -267,11 +267,19 @@ typedef struct sf_tools {
     char slirp[256];
     char nft[256];
     char dnsmasq[256];
+    /* Where each missing tool was looked for (kgate_tool_find's words,
+     * without the name), for doctor and for the line of a run that falls
+     * back to a weaker box. */
+    char slirp_why[512];
+    char nft_why[512];
+    char dnsmasq_why[512];
 } sf_tools;
 
 /* Looks a program up where no box can write (kgate_tool_find: never
  * PATH, which a project's node_modules/.bin is often on). */
 int sf_find_tool(const char *name, char *out, size_t outsz);
+/* The same, with why it was not found (or "") in why. */
+int sf_find_tool_why(const char *name, char *out, size_t outsz, char *why, size_t whysz);
 
 /* A whole small file (at most 4 MiB) as a malloc'd string, or NULL. */
 char *sf_read_small_file(const char *path);

@@ -19,6 +19,18 @@ int sf_find_tool(const char *name, char *out, size_t outsz)
     return kgate_tool_find(name, out, outsz, &why);
 }
 
+int sf_find_tool_why(const char *name, char *out, size_t outsz, char *why, size_t whysz)
+{
+    kgate_err e = {0};
+    int rc = kgate_tool_find(name, out, outsz, &e);
+    /* kgate_tool_find says "NAME: ..."; the doctor's sentence names it. */
+    const char *m = e.msg;
+    size_t n = strlen(name);
+    if (strncmp(m, name, n) == 0 && m[n] == ':' && m[n + 1] == ' ') m += n + 2;
+    snprintf(why, whysz, "%s", rc == 0 ? "" : m);
+    return rc;
+}
+
 /* Tries nft in a throwaway user+network namespace, the way launch will
  * use it: uid 0 mapped to us, nothing else.  Returns 1 when it worked, 0
  * when nft failed, -1 when the namespaces could not be made. */
@@ -117,9 +129,11 @@ int sf_probe(const kgate_host *host, kgate_probe_depth depth, kgate_probe *probe
     sf_tools *t = calloc(1, sizeof *t);
     if (!t) return kgate_err_set(err, ENOMEM, "out of memory");
     probe->state = t;
-    int slirp = sf_find_tool("slirp4netns", t->slirp, sizeof t->slirp) == 0;
-    int nft = sf_find_tool("nft", t->nft, sizeof t->nft) == 0;
-    int dnsmasq = sf_find_tool("dnsmasq", t->dnsmasq, sizeof t->dnsmasq) == 0;
+    int slirp = sf_find_tool_why("slirp4netns", t->slirp, sizeof t->slirp, t->slirp_why,
+                                 sizeof t->slirp_why) == 0;
+    int nft = sf_find_tool_why("nft", t->nft, sizeof t->nft, t->nft_why, sizeof t->nft_why) == 0;
+    int dnsmasq = sf_find_tool_why("dnsmasq", t->dnsmasq, sizeof t->dnsmasq, t->dnsmasq_why,
+                                   sizeof t->dnsmasq_why) == 0;
     kgate_probe_set_fact(probe, SF_FACT_SLIRP, slirp);
     kgate_probe_set_fact(probe, SF_FACT_NFT, nft);
     kgate_probe_set_fact(probe, SF_FACT_DNSMASQ, dnsmasq);

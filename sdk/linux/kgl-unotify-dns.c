@@ -66,6 +66,7 @@ int kgl_un_net_init(kgl_un_policy *p, const char *const *hosts, size_t n, const 
 {
     kgl_un_net *net = &p->net;
     net->events_fd = -1;
+    net->log_fd = -1;
     net->hosts = calloc(n ? n : 1, sizeof *net->hosts);
     net->allow = calloc(KGL_UN_NET_SLOTS, sizeof *net->allow);
     if (!net->hosts || !net->allow) return kgate_err_set(err, ENOMEM, "out of memory");
@@ -228,7 +229,9 @@ out:
     return ok;
 }
 
-static _Noreturn void exec_dnsmasq(const char *bin, int conf)
+/* conf is descriptor 3; the log's write end, when there is one, is 4
+ * and becomes dnsmasq's stderr (log-facility=-). */
+static _Noreturn void exec_dnsmasq(const char *bin, int conf, int log)
 {
     char arg[] = "--conf-file=/proc/self/fd/3";
     char *const argv[] = {(char *)bin, "--keep-in-foreground", arg, NULL};
@@ -237,7 +240,7 @@ static _Noreturn void exec_dnsmasq(const char *bin, int conf)
     if (null >= 0) {
         dup2(null, 0);
         dup2(null, 1);
-        dup2(null, 2);
+        dup2(log >= 0 ? log : null, 2);
     }
     /* Nothing of kgate's but its configuration, as descriptor 3. */
     if (conf == 3 ? fcntl(3, F_SETFD, 0) < 0 : dup2(conf, 3) != 3) _exit(127);
@@ -255,7 +258,7 @@ static _Noreturn void exec_dnsmasq(const char *bin, int conf)
  * when kgate dies, or the core's SIGTERM after the run), ends dnsmasq,
  * and ends with it.  Forked from a process that may have threads: only
  * async-signal-safe calls. */
-static pid_t spawn_dnsmasq(const char *bin, int conf)
+static pid_t spawn_dnsmasq(const char *bin, int conf, int log)
 {
     sigset_t set, old;
     sigemptyset(&set);
@@ -277,9 +280,12 @@ static pid_t spawn_dnsmasq(const char *bin, int conf)
     int null = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0) _exit(127);
     if (conf != 3 && dup2(conf, 3) != 3) _exit(127);
-    syscall(SYS_close_range, 4U, ~0U, 0U);
+    if (log >= 0 && log != 4 && dup2(log, 4) != 4) _exit(127);
+    syscall(SYS_close_range, log >= 0 ? 5U : 4U, ~0U, 0U);
     pid_t d = fork();
-    if (d == 0) exec_dnsmasq(bin, 3);
+    if (d == 0) exec_dnsmasq(bin, 3, log >= 0 ? 4 : -1);
+    /* The shim writes no log: only dnsmasq holds the write end. */
+    if (log >= 0) close(4);
     int sig = 0;
     while (d > 0 && sigwait(&set, &sig) == 0) {
         if (sig == SIGTERM) kill(d, SIGTERM);
@@ -293,6 +299,7 @@ int kgl_un_resolver_start(const kgl_un_policy *p, const char *upstream, kgl_un_r
 {
     char bin[256];
     r->pid = -1;
+    r->log_fd = -1;
     kgate_err why = {0};
     if (kgate_tool_find("dnsmasq", bin, sizeof bin, &why) < 0)
         return kgate_err_set(err, why.code, "%s (the filtering resolver of network: restricted)",
@@ -306,14 +313,24 @@ int kgl_un_resolver_start(const kgl_un_policy *p, const char *upstream, kgl_un_r
         return kgate_err_set(err, EIO, "cannot prepare the filtering resolver");
     }
     fclose(o);
-    pid_t pid = spawn_dnsmasq(bin, mfd);
+    /* Its log (the rebind guard's line) goes to the supervisor; without
+     * a pipe the resolver still filters, only that record is lost. */
+    int logp[2] = {-1, -1};
+    if (pipe2(logp, O_CLOEXEC) < 0) logp[0] = logp[1] = -1;
+    pid_t pid = spawn_dnsmasq(bin, mfd, logp[1]);
     close(mfd);
-    if (pid < 0) return kgate_err_set(err, errno, "cannot start dnsmasq: %s", strerror(errno));
+    if (logp[1] >= 0) close(logp[1]);
+    if (pid < 0) {
+        if (logp[0] >= 0) close(logp[0]);
+        return kgate_err_set(err, errno, "cannot start dnsmasq: %s", strerror(errno));
+    }
     if (await_ready((unsigned)port, pid) < 0) {
         kill(pid, SIGKILL);
         while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
+        if (logp[0] >= 0) close(logp[0]);
         return kgate_err_set(err, EIO, "dnsmasq did not answer on 127.0.0.1:%d", port);
     }
+    r->log_fd = logp[0];
     r->pid = pid;
     r->port = (uint16_t)port;
     return 0;

@@ -125,6 +125,16 @@ static struct net {
         size_t cn, un; /* bytes of the message being read from each */
         time_t t;
     } tc[N_TCPDNS];
+    /* The resolver's log: a line being read, and the name of the last
+     * rebind line that no entry lists (a CNAME's target: the answer the
+     * program gets is for the name it asked, which is listed). */
+    char log[1024];
+    size_t log_len;
+    int log_ended; /* dnsmasq is gone: the pipe only says so, forever */
+    char rebound[NS_MAXDNAME];
+    /* Names already recorded as private answers: each is said once. */
+    uint32_t said_private[64];
+    size_t n_said_private;
 } N = {.relay = -1, .tcp_relay = -1};
 
 static unsigned char tc_query[N_TCPDNS][DNS_TCP_MAX];
@@ -227,11 +237,13 @@ static void learn_port(uint32_t addr, unsigned port, uint64_t until)
 
 typedef struct learn_ctx {
     const char *qname;
+    int n; /* A records in the answer */
 } learn_ctx;
 
 static void learn(void *ctx, uint32_t addr, uint32_t ttl)
 {
-    const learn_ctx *c = ctx;
+    learn_ctx *c = ctx;
+    c->n++;
     if (never(addr)) return;
     uint64_t until = (uint64_t)now() + (ttl > ANSWER_KEEP ? ttl : ANSWER_KEEP);
     /* The ports of every entry the asked name matches. */
@@ -247,6 +259,85 @@ static int listed(const char *name)
     return 0;
 }
 
+/* ---- the resolver's rebind guard ----------------------------------------
+ * dnsmasq (stop-dns-rebind) empties an upstream answer in a private,
+ * loopback or link-local range and logs "possible DNS-rebind attack
+ * detected: NAME" before it sends the emptied answer.  The program sees
+ * only an answer with no address, as for a name that does not exist: the
+ * log line is the one place that says what happened, so the supervisor
+ * reads it (the resolver's stderr, a pipe only dnsmasq writes) and records
+ * the listed name as "private" (issue 43.6). */
+
+static uint32_t name_hash(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++) h = (h ^ (unsigned char)(*s | 0x20)) * 16777619u;
+    return h;
+}
+
+static void record_private(const char *name)
+{
+    uint32_t h = name_hash(name);
+    for (size_t i = 0; i < N.n_said_private; i++)
+        if (N.said_private[i] == h) return;
+    if (N.n_said_private < sizeof N.said_private / sizeof *N.said_private)
+        N.said_private[N.n_said_private++] = h;
+    record(name, 0, 0, "private");
+}
+
+static void log_line(const char *m)
+{
+    static const char rebind[] = "possible DNS-rebind attack detected: ";
+    const char *at = strstr(m, rebind);
+    if (!at) return;
+    char name[NS_MAXDNAME];
+    size_t n = strcspn(at + sizeof rebind - 1, " \t\r");
+    if (n == 0 || n >= sizeof name) return;
+    memcpy(name, at + sizeof rebind - 1, n);
+    name[n] = '\0';
+    if (listed(name))
+        record_private(name);
+    else
+        memcpy(N.rebound, name, n + 1);
+}
+
+/* Reads what the resolver logged so far, never waiting. */
+static void read_log(void)
+{
+    if (N.n->log_fd < 0 || N.log_ended) return;
+    for (;;) {
+        ssize_t r = read(N.n->log_fd, N.log + N.log_len, sizeof N.log - 1 - N.log_len);
+        if (r < 0 && errno == EINTR) continue;
+        if (r == 0) N.log_ended = 1;
+        if (r <= 0) return;
+        N.log_len += (size_t)r;
+        N.log[N.log_len] = '\0';
+        char *start = N.log;
+        for (char *nl; (nl = strchr(start, '\n')); start = nl + 1) {
+            *nl = '\0';
+            log_line(start);
+        }
+        size_t rest = N.log_len - (size_t)(start - N.log);
+        /* A line longer than the buffer is dropped whole. */
+        if (rest == sizeof N.log - 1) rest = 0;
+        memmove(N.log, start, rest);
+        N.log_len = rest;
+    }
+}
+
+/* An answer for qname is about to be passed on with n addresses.  The
+ * log is read first: dnsmasq logs before it answers, so a rebind line of
+ * this answer is already in the pipe, and the record is written before the
+ * program can act on the empty answer.  A rebind line for a name no entry
+ * lists belongs to this answer when qname is listed and it holds no
+ * address: the program asked for qname, and the record names it. */
+static void check_answer(const char *qname, int n)
+{
+    read_log();
+    if (N.rebound[0] && n == 0 && listed(qname)) record_private(qname);
+    N.rebound[0] = '\0';
+}
+
 /* ---- the relay --------------------------------------------------------- */
 
 void kgl_un_net_start(const kgl_un_policy *p)
@@ -257,6 +348,10 @@ void kgl_un_net_start(const kgl_un_policy *p)
     if (N.n->events_fd >= 0) {
         int fl = fcntl(N.n->events_fd, F_GETFL);
         if (fl >= 0) fcntl(N.n->events_fd, F_SETFL, fl | O_NONBLOCK);
+    }
+    if (N.n->log_fd >= 0) {
+        int fl = fcntl(N.n->log_fd, F_GETFL);
+        if (fl >= 0) fcntl(N.n->log_fd, F_SETFL, fl | O_NONBLOCK);
     }
     N.resolver = (struct sockaddr_in){.sin_family = AF_INET,
                                       .sin_port = htons(p->net.resolver_port),
@@ -292,6 +387,8 @@ int kgl_un_net_fds(struct pollfd *pf, int max)
 {
     int k = 0;
     if (N.relay >= 0 && k < max) pf[k++] = (struct pollfd){N.relay, POLLIN, 0};
+    if (N.n->log_fd >= 0 && !N.log_ended && k < max)
+        pf[k++] = (struct pollfd){N.n->log_fd, POLLIN, 0};
     if (N.tcp_relay >= 0 && k < max) pf[k++] = (struct pollfd){N.tcp_relay, POLLIN, 0};
     for (size_t i = 0; i < N_TCPDNS && k + 1 < max; i++)
         if (N.tc[i].c >= 0) {
@@ -351,9 +448,10 @@ static void relay_answer(size_t i)
     if (n <= 0) return;
     char qname[NS_MAXDNAME];
     int rcode = 0;
-    learn_ctx c = {qname};
+    learn_ctx c = {qname, 0};
     /* The addresses are allowed before the program can read them. */
     if (kgl_un_parse_answer(a, (size_t)n, qname, sizeof qname, &rcode, learn, &c) < 0) return;
+    check_answer(qname, c.n);
     (void)sendto(N.relay, a, (size_t)n, MSG_DONTWAIT, (struct sockaddr *)&N.pend[i].client,
                  sizeof N.pend[i].client);
 }
@@ -469,12 +567,15 @@ static void tc_answer_ready(size_t i)
     N.tc[i].un = 0;
     char qname[NS_MAXDNAME];
     int rcode = 0;
-    learn_ctx c = {qname};
+    learn_ctx c = {qname, 0};
     /* The addresses are allowed before the program can read them. */
     if (kgl_un_parse_answer(tc_answer[i] + 2, len - 2, qname, sizeof qname, &rcode, learn, &c) <
-            0 ||
-        send_all(N.tc[i].c, tc_answer[i], len) < 0)
+        0) {
         tc_close(i);
+        return;
+    }
+    check_answer(qname, c.n);
+    if (send_all(N.tc[i].c, tc_answer[i], len) < 0) tc_close(i);
 }
 
 static void tc_ready(int fd)
@@ -495,6 +596,10 @@ void kgl_un_net_ready(const struct pollfd *pf, int n)
         if (!pf[k].revents) continue;
         if (pf[k].fd == N.relay) {
             relay_query();
+            continue;
+        }
+        if (pf[k].fd == N.n->log_fd) {
+            read_log();
             continue;
         }
         tc_ready(pf[k].fd);

@@ -240,6 +240,7 @@ void kgl_un_policy_free(kgl_un_policy *p)
     free(p->net.allow);
     free(p->net.unix_socks);
     free(p->net.unix_places);
+    if (p->net.on && p->net.log_fd >= 0) close(p->net.log_fd);
     memset(p, 0, sizeof *p);
 }
 
@@ -1136,10 +1137,11 @@ static _Noreturn void supervise(const kgl_un_policy *p, int sock, pid_t q)
     int pidfd = (int)syscall(SYS_pidfd_open, q, 0);
     int st = 0;
     if (pidfd >= 0) {
-        int keep[4 + KGL_UN_POOL_MAX] = {sock, pidfd, p->net.on ? p->net.events_fd : -1,
-                                         p->ipc.on ? p->ipc.fd : -1};
-        for (size_t i = 0; i < p->pool.n && i < KGL_UN_POOL_MAX; i++) keep[4 + i] = p->pool.fd[i];
-        close_all_but(keep, 4 + (int)(p->pool.n < KGL_UN_POOL_MAX ? p->pool.n : KGL_UN_POOL_MAX));
+        int keep[5 + KGL_UN_POOL_MAX] = {sock, pidfd, p->net.on ? p->net.events_fd : -1,
+                                         p->ipc.on ? p->ipc.fd : -1,
+                                         p->net.on ? p->net.log_fd : -1};
+        for (size_t i = 0; i < p->pool.n && i < KGL_UN_POOL_MAX; i++) keep[5 + i] = p->pool.fd[i];
+        close_all_but(keep, 5 + (int)(p->pool.n < KGL_UN_POOL_MAX ? p->pool.n : KGL_UN_POOL_MAX));
         umask(0);
         if (p->net.on) kgl_un_net_start(p);
         int listener = net_listener(sock, pidfd, p->net.on);

@@ -707,6 +707,45 @@ answer:NXDOMAIN" ] || { echo "  got '$out'; stderr: $(head -c 300 "$KG_TMP/stder
         { echo "  stderr: $(cat "$KG_TMP/stderr")"; return 1; }
 }
 
+# A listed name whose answer the resolver's rebind guard empties (issue
+# 43.6): the program gets no address (it asked, the run happened: its
+# "connected" to allowed.test first), and the refusal is said as it
+# happened: exactly one audit record and one caller's event, with the
+# true reason (the answer was private), "blocked": 1 in the summary, and
+# the stderr line.  NAME is a .priv.test name the guard refuses
+# (meta: 169.254.169.254, link-local; lo: 127.0.0.1).
+PRIVATE_PY='import json, sys
+audit, events, name = sys.argv[1:4]
+net = [o for o in map(json.loads, open(audit, encoding="utf-8")) if o.get("kind") == "net"]
+ev = [json.loads(l) for l in open(events, encoding="utf-8")]
+blocked = [o for o in ev if o["type"] == "blocked"]
+summary = [o for o in ev if o["type"] == "summary"]
+ok = (len(net) == 1 and net[0].get("name") == name and net[0].get("verdict") == "refused" and
+      net[0].get("reason", "").startswith("the name is in allow_hosts, but its answer was a private") and
+      len(blocked) == 1 and blocked[0]["code"] == "net_answer_private" and
+      blocked[0]["resource"] == {"type": "network", "host": name} and
+      "is not in allow_hosts" not in json.dumps(blocked[0]) and
+      len(summary) == 1 and summary[0]["blocked"] == 1)
+if not ok:
+    print("  audit:", *net, "  events:", *ev, sep="\n    ")
+sys.exit(0 if ok else 1)'
+private_answer_recorded() {
+    local name=$1 out ev=$KG_TMP/events.json
+    rm -f "$KG_HOME/.kgate/audit.log" "$ev"
+    KGATE_ARGS=(--events-fd 3)
+    out=$(sb "allowed.test,$name" /bin/sh -c \
+        "echo started; $PY probe.py tcp allowed.test 8080; $PY probe.py tcp $name 80" \
+        3>"$ev" 2>"$KG_TMP/stderr")
+    KGATE_ARGS=()
+    [ "$out" = "started
+connected
+noname" ] || { echo "  got '$out'; stderr: $(head -c 400 "$KG_TMP/stderr")"; return 1; }
+    poll 10 test -s "$KG_HOME/.kgate/audit.log"
+    "$PY" -c "$PRIVATE_PY" "$KG_HOME/.kgate/audit.log" "$ev" "$name" || return 1
+    [ "$(grep -c "^kgate: refused 1 name: $name\$" "$KG_TMP/stderr")" -eq 1 ] ||
+        { echo "  stderr: $(cat "$KG_TMP/stderr")"; return 1; }
+}
+
 # --- the Landlock box's own servers and inbound connections (issue 40,
 # defect 6; issue 41) ---------------------------------------------------------
 # The box shares the host's network namespace: a server the program binds
@@ -917,6 +956,12 @@ for who in $(test_users); do
         check "a second box cannot reach the first box's loopback server" box_beside
         check "control: a lookup over UDP of a name on no list is a record" dns_record udp
         check "a lookup over TCP of a name on no list is the same record" dns_record tcp
+        check "a listed name answered with a link-local address: one record, reason private" \
+            private_answer_recorded meta.priv.test
+        check "a listed name answered with a loopback address: one record, reason private" \
+            private_answer_recorded lo.priv.test
+        check "a listed alias whose target answers link-local: one record for the alias" \
+            private_answer_recorded cmeta.priv.test
     else
         check "iptables -F, nft flush, nft add element from inside fail and change nothing" \
             filter_holds

@@ -81,6 +81,10 @@ typedef struct kgl_un_net {
     size_t n_unix_places;
     int events_fd; /* kgate_launch.events_fd, or -1 */
     uint16_t resolver_port; /* the filtering resolver on 127.0.0.1 */
+    /* The read end of the resolver's log (its stderr), or -1: the only
+     * place where an answer its rebind guard emptied is told apart from
+     * a name that does not exist (issue 43.6). */
+    int log_fd;
     kgl_un_host *hosts; /* the allow list's names */
     size_t n_hosts;
     kgl_un_allow *allow; /* KGL_UN_NET_SLOTS slots */
@@ -166,6 +170,7 @@ int kgl_un_net_init(kgl_un_policy *p, const char *const *hosts, size_t n, const 
 typedef struct kgl_un_resolver {
     pid_t pid;
     uint16_t port;
+    int log_fd; /* its log's read end (O_CLOEXEC), -1 when none */
 } kgl_un_resolver;
 int kgl_un_resolver_start(const kgl_un_policy *p, const char *upstream, kgl_un_resolver *r,
                           kgate_err *err);

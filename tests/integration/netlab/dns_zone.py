@@ -27,6 +27,8 @@ The zone (everything under .test; nothing here is real):
                       azure 168.63.129.16, gw 10.0.2.2, self 198.18.0.1 (the
                       test's own address on the lab's bridge)
   calias.priv.test    CNAME ali.priv.test.
+  cmeta.priv.test     CNAME meta.priv.test. (name_filter.sh: a listed alias
+                      whose target's answer the rebind guard empties)
   v6.priv.test        AAAA fd00:ec2::254 only
   anything else       NXDOMAIN
 
@@ -62,7 +64,11 @@ STATIC = {
     "self.priv.test": "198.18.0.1",
 }
 # Names with a CNAME: alias -> target (the target's A record follows).
-ALIASES = {"alias.test": "edge.cdn.test", "calias.priv.test": "ali.priv.test"}
+ALIASES = {
+    "alias.test": "edge.cdn.test",
+    "calias.priv.test": "ali.priv.test",
+    "cmeta.priv.test": "meta.priv.test",
+}
 
 
 def address_of(name):

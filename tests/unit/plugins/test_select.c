@@ -601,6 +601,44 @@ START_TEST(blocked_stage_blocks_the_composition)
 }
 END_TEST
 
+/* A stronger box kept out by missing tools alone, a weaker one picked:
+ * the choice says so (issue 43.3); kept out for anything else, or with
+ * the weaker one forced, it does not. */
+static void lost_for_a_tool(const char *stage_id, const char *forced, int said)
+{
+    /* A fresh registry each time; the fixture frees the last one. */
+    teardown();
+    setup();
+    restricted();
+    add_box("bw", 50);
+    fake *st = add_kind("net-b", 5, KGATE_KIND_NETWORK, takes_bw);
+    st->verdict = KGATE_BLOCKED;
+    st->id = stage_id;
+    fake *ll = add_fake("ll", 10);
+    ll->verdict = KGATE_DEGRADED;
+    ll->id = "proc.visible";
+    kg_choice c;
+    kg_error err = {0};
+    ck_assert_int_eq(choose(forced, &c, &err), 0);
+    ck_assert_str_eq(c.name, "ll");
+    ck_assert_int_eq(report_has_id(c.rep, "core.fallback"), said);
+    if (said)
+        ck_assert_str_eq(c.fallback, "picked ll, a weaker box: bw+net-b would give the stronger "
+                                     "one but lacks a tool (net-b: net-b finding 0); what ll "
+                                     "lacks: ll finding 0 (proc.visible)");
+    else
+        ck_assert_str_eq(c.fallback, "");
+    kg_report_free(c.rep);
+}
+
+START_TEST(stronger_box_lost_for_a_tool_is_said)
+{
+    lost_for_a_tool("tool.slirp4netns-missing", NULL, 1);
+    lost_for_a_tool("net.tun-unavailable", NULL, 0);
+    lost_for_a_tool("tool.slirp4netns-missing", "ll", 0);
+}
+END_TEST
+
 START_TEST(no_stage_for_off_or_open)
 {
     fake *bw = add_fake("bw", 50);
@@ -799,6 +837,7 @@ int main(void)
     tcase_add_test(tc, box_blocked_for_another_reason_is_not_composed);
     tcase_add_test(tc, stage_must_name_the_box);
     tcase_add_test(tc, blocked_stage_blocks_the_composition);
+    tcase_add_test(tc, stronger_box_lost_for_a_tool_is_said);
     tcase_add_test(tc, no_stage_for_off_or_open);
     tcase_add_test(tc, forced_box_stage_and_pair);
     tcase_add_test(tc, composed_plan_leaves_the_network_to_the_stage);
