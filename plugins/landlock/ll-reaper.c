@@ -38,7 +38,6 @@
 #include <stdbool.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -49,24 +48,6 @@
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
 #endif
-
-/* The reaper's status is its child's: a signal death as that signal, a
- * core dump left to the program. */
-static _Noreturn void end_like(int status)
-{
-    if (WIFSIGNALED(status)) {
-        int sig = WTERMSIG(status);
-        struct rlimit none = {0, 0};
-        setrlimit(RLIMIT_CORE, &none);
-        signal(sig, SIG_DFL);
-        sigset_t m;
-        sigemptyset(&m);
-        sigaddset(&m, sig);
-        sigprocmask(SIG_UNBLOCK, &m, NULL);
-        kill(getpid(), sig);
-    }
-    _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 125);
-}
 
 /* SIGKILL to every child listed in cfd (/proc/thread-self/children):
  * each is ours and not yet reaped, so its pid cannot have been reused. */
@@ -137,7 +118,7 @@ static _Noreturn void reaper_main(int cfd, pid_t kgate, pid_t main_pid)
     int st = 0;
     for (;;) {
         if (orphan || getppid() != kgate) kill_all(cfd);
-        if (reap(main_pid, &st)) end_like(st);
+        if (reap(main_pid, &st)) kgl_end_like(st);
         siginfo_t si;
         if (sigwaitinfo(&set, &si) < 0 && errno != EINTR) kill_all(cfd);
     }

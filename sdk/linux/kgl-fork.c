@@ -12,7 +12,10 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* The child's stack in kgl_vfork_blocked: it runs a few system calls and
@@ -71,4 +74,23 @@ pid_t kgl_vfork_blocked(int (*fn)(void *), void *arg)
     munmap(stack, VFORK_STACK);
     errno = e;
     return pid;
+}
+
+__attribute__((noreturn)) void kgl_end_like(int status)
+{
+    if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        struct rlimit none = {0, 0};
+        setrlimit(RLIMIT_CORE, &none);
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = SIG_DFL;
+        sigaction(sig, &sa, NULL);
+        sigset_t m;
+        sigemptyset(&m);
+        sigaddset(&m, sig);
+        sigprocmask(SIG_UNBLOCK, &m, NULL);
+        kill(getpid(), sig);
+    }
+    _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 125);
 }

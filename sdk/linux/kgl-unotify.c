@@ -1053,27 +1053,6 @@ static void serve(const kgl_un_policy *p, int listener, int pidfd, int ipc)
     }
 }
 
-/* Ends the supervisor the way the program ended, so the core reads the
- * program's status from the process it started. */
-static _Noreturn void end_like(int status)
-{
-    if (WIFSIGNALED(status)) {
-        int sig = WTERMSIG(status);
-        struct rlimit none = {0, 0};
-        setrlimit(RLIMIT_CORE, &none); /* the program dumped, if it did */
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = SIG_DFL;
-        sigaction(sig, &sa, NULL);
-        sigset_t m;
-        sigemptyset(&m);
-        sigaddset(&m, sig);
-        sigprocmask(SIG_UNBLOCK, &m, NULL);
-        kill(getpid(), sig);
-    }
-    _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 125);
-}
-
 static int recv_fd(int sock)
 {
     char byte;
@@ -1163,7 +1142,7 @@ static _Noreturn void supervise(const kgl_un_policy *p, int sock, pid_t q)
     if (p->net.on) kgl_un_net_reap(q, &st, &done);
     while (!done && waitpid(q, &st, 0) < 0)
         if (errno != EINTR) _exit(125);
-    end_like(st);
+    kgl_end_like(st);
 }
 
 int kgl_un_fork_supervisor(const kgl_un_policy *p)

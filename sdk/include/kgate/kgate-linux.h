@@ -134,6 +134,14 @@ pid_t kgl_vfork_blocked(int (*fn)(void *), void *arg);
  * two system calls. */
 int kgl_tie_to_parent(int sig, pid_t parent);
 
+/* Ends the calling process the way a child of its ended (status as
+ * waitpid gave it): a signal death as that same signal, with core dumps
+ * off (the program dumped, if it did), an exit as that code, anything
+ * else 125.  For a process that stands between the core and the program
+ * (the filesystem supervisor, the Landlock box's reaper), so that the core
+ * reads the program's status from the process it started.  Never returns. */
+__attribute__((noreturn)) void kgl_end_like(int status);
+
 /* Mount sources as descriptors, destinations checked (kgl-pin.c): every
  * backend that execs bwrap does this at launch. */
 typedef enum {
