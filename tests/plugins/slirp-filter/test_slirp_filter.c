@@ -591,34 +591,57 @@ START_TEST(dnsmasq_conf_one_set)
 }
 END_TEST
 
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 /* dnsmasq reads a line of at most 1024 characters (measured, 2.90): every
  * line is shorter, and every name of the list is forwarded exactly once
  * (exact names as "/name/" and wildcards with their star, on server=
- * lines). */
+ * lines).  The forwarded names are sorted and each listed name searched
+ * for: a strstr over the whole file per name was n squared, 35 s for
+ * 10,000 names under valgrind, over check's timeout. */
 static void assert_dnsmasq_lines(const char *conf, const char *const *list, size_t n)
 {
-    size_t servers = 0;
+    size_t servers = 0, lines = 0, got = 0;
+    char **names = calloc(n + 1, sizeof *names);
+    ck_assert_ptr_nonnull(names);
     for (const char *l = conf; *l;) {
         const char *nl = strchr(l, '\n');
         ck_assert_ptr_nonnull(nl);
         ck_assert_uint_le((size_t)(nl - l), 1000);
-        if (strncmp(l, "server=", 7) == 0)
-            for (const char *c = l + 7; c < nl; c++) servers += *c == '/';
+        if (strncmp(l, "server=", 7) == 0) {
+            lines++;
+            /* server=/a/b/.../ADDR: the names lie between the slashes. */
+            const char *c = l + 7;
+            ck_assert_int_eq(*c, '/');
+            for (const char *next; (next = memchr(c + 1, '/', (size_t)(nl - c - 1))) != NULL;
+                 c = next) {
+                servers++;
+                ck_assert_uint_lt(got, n + 1);
+                names[got++] = strndup(c + 1, (size_t)(next - c - 1));
+            }
+            servers++; /* the '/' before the address */
+        }
         l = nl + 1;
     }
-    size_t lines = 0;
-    for (const char *c = strstr(conf, "\nserver="); c; c = strstr(c + 1, "\nserver=")) lines++;
     /* Each server= line has one '/' per name and one before its address. */
     ck_assert_uint_eq(servers - lines, n);
+    ck_assert_uint_eq(got, n);
     ck_assert_uint_gt(lines, 1);
+    qsort(names, got, sizeof *names, cmp_str);
     for (size_t i = 0; i < n; i++) {
         char want[64];
         const char *colon = strchr(list[i], ':');
-        snprintf(want, sizeof want, "/%.*s/",
+        snprintf(want, sizeof want, "%.*s",
                  (int)(colon ? (size_t)(colon - list[i]) : strlen(list[i])), list[i]);
-        const char *at = strstr(conf, want);
-        ck_assert_msg(at != NULL, "%s is not forwarded", want);
+        const char *key = want;
+        ck_assert_msg(bsearch(&key, names, got, sizeof *names, cmp_str) != NULL,
+                      "/%s/ is not forwarded", want);
     }
+    for (size_t i = 0; i < got; i++) free(names[i]);
+    free(names);
 }
 
 /* 10,000 names build in well under a second (the measured figure is in
