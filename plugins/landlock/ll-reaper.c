@@ -40,7 +40,6 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -167,41 +166,16 @@ void ll_reaper_tell(int sock, pid_t reaper)
 {
     int fd = (int)syscall(SYS_pidfd_open, reaper, 0);
     if (fd < 0) return;
-    char b = 'P';
-    struct iovec iov = {&b, 1};
-    union {
-        struct cmsghdr h;
-        char c[CMSG_SPACE(sizeof(int))];
-    } u;
-    memset(&u, 0, sizeof u);
-    struct msghdr m = {
-        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.c, .msg_controllen = sizeof u.c};
-    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &fd, sizeof fd);
-    while (sendmsg(sock, &m, MSG_NOSIGNAL) < 0 && errno == EINTR) {}
+    (void)kgl_send_fd(sock, fd, 'P');
     close(fd);
 }
 
 void ll_reaper_await(int sock, int ms)
 {
-    char b;
-    struct iovec iov = {&b, 1};
-    union {
-        struct cmsghdr h;
-        char c[CMSG_SPACE(sizeof(int))];
-    } u;
-    struct msghdr m = {
-        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.c, .msg_controllen = sizeof u.c};
     /* Nothing told: kgate died before the launch, nothing of the run
      * ever ran. */
-    if (recvmsg(sock, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) != 1) return;
-    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    if (!c || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int))) return;
-    int fd;
-    memcpy(&fd, CMSG_DATA(c), sizeof fd);
+    int fd = kgl_recv_fd(sock, MSG_DONTWAIT, NULL);
+    if (fd < 0) return;
     struct pollfd p = {.fd = fd, .events = POLLIN};
     while (poll(&p, 1, ms) < 0 && errno == EINTR) {}
     close(fd);

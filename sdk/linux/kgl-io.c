@@ -8,6 +8,8 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -76,4 +78,46 @@ ssize_t kgl_read_to_eof(int fd, char *buf, size_t n, long wait_ms, int mode)
         buf[got] = '\0';
     }
     return (ssize_t)got;
+}
+
+int kgl_send_fd(int sock, int fd, char byte)
+{
+    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } u;
+    memset(&u, 0, sizeof u);
+    struct msghdr m = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &fd, sizeof fd);
+    ssize_t n;
+    while ((n = sendmsg(sock, &m, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
+    return n == 1 ? 0 : -1;
+}
+
+int kgl_recv_fd(int sock, int flags, char *byte)
+{
+    char b = 0;
+    struct iovec iov = {.iov_base = &b, .iov_len = 1};
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } u;
+    struct msghdr m = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+    ssize_t n;
+    while ((n = recvmsg(sock, &m, flags | MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {}
+    struct cmsghdr *c = n == 1 ? CMSG_FIRSTHDR(&m) : NULL;
+    if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+        c->cmsg_len != CMSG_LEN(sizeof(int)))
+        return -1;
+    int fd;
+    memcpy(&fd, CMSG_DATA(c), sizeof fd);
+    if (byte) *byte = b;
+    return fd;
 }

@@ -265,29 +265,6 @@ static int load(const unsigned char *prog, size_t len, unsigned flags)
     return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &fp);
 }
 
-/* The listener with a byte saying who receives from it: 'L' the IPC
- * supervisor, 'R' the filesystem supervisor, which routes the IPC calls
- * to it. */
-static int send_fd(int sock, int fd, char b)
-{
-    struct iovec iov = {.iov_base = &b, .iov_len = 1};
-    union {
-        struct cmsghdr h;
-        char buf[CMSG_SPACE(sizeof(int))];
-    } u;
-    memset(&u, 0, sizeof u);
-    struct msghdr m = {
-        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
-    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &fd, sizeof fd);
-    ssize_t n;
-    while ((n = sendmsg(sock, &m, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
-    return n == 1 ? 0 : -1;
-}
-
 /* System calls only (kgl_spawn's prepare).  The listener goes to the
  * supervisor and is closed here: a program that held it could answer its
  * own calls.  EBUSY means a filter up the chain (the environment's)
@@ -305,7 +282,7 @@ int kgl_ipc_apply(int child_end, int notify)
     if (notify) {
         int lfd = load(kgl_ipc_program, sizeof kgl_ipc_program, SECCOMP_FILTER_FLAG_NEW_LISTENER);
         if (lfd >= 0) {
-            rc = send_fd(child_end, lfd, 'L');
+            rc = kgl_send_fd(child_end, lfd, 'L');
             int e = errno;
             close(lfd);
             close(child_end);
@@ -321,7 +298,10 @@ int kgl_ipc_apply(int child_end, int notify)
 
 /* ---- the filesystem supervisor's side (kgl-unotify.c) ------------------ */
 
-int kgl_ipc_route_listener(int sock, int listener) { return send_fd(sock, listener, 'R'); }
+/* The listener with a byte saying who receives from it: 'L' the IPC
+ * supervisor, 'R' the filesystem supervisor, which routes the IPC calls
+ * to it. */
+int kgl_ipc_route_listener(int sock, int listener) { return kgl_send_fd(sock, listener, 'R'); }
 
 int kgl_ipc_route(int sock, const struct seccomp_notif *req)
 {
@@ -344,20 +324,8 @@ static int receive_listener(int sock, int sfd, int *term, int *routed)
         *term = 1;
         return -1;
     }
-    char b;
-    struct iovec iov = {.iov_base = &b, .iov_len = 1};
-    union {
-        struct cmsghdr h;
-        char buf[CMSG_SPACE(sizeof(int))];
-    } u;
-    struct msghdr m = {
-        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
-    if (recvmsg(sock, &m, MSG_CMSG_CLOEXEC) != 1) return -1;
-    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    int fd = -1;
-    if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-        c->cmsg_len == CMSG_LEN(sizeof(int)))
-        memcpy(&fd, CMSG_DATA(c), sizeof fd);
+    char b = 0;
+    int fd = kgl_recv_fd(sock, 0, &b);
     *routed = b == 'R';
     return fd;
 }

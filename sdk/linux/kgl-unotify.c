@@ -1053,25 +1053,6 @@ static void serve(const kgl_un_policy *p, int listener, int pidfd, int ipc)
     }
 }
 
-static int recv_fd(int sock)
-{
-    char byte;
-    union {
-        struct cmsghdr h;
-        char b[CMSG_SPACE(sizeof(int))];
-    } u;
-    struct iovec io = {&byte, 1};
-    struct msghdr m = {
-        .msg_iov = &io, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof u.b};
-    ssize_t n;
-    while ((n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {}
-    struct cmsghdr *c = n == 1 ? CMSG_FIRSTHDR(&m) : NULL;
-    if (!c || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int))) return -1;
-    int fd;
-    memcpy(&fd, CMSG_DATA(c), sizeof fd);
-    return fd;
-}
-
 /* Closes every descriptor but the n of keep (-1: none): the supervisor
  * must hold none of kgate's (the output pipe would never see its end) but
  * the events pipe, where the network side writes its refusals, and the
@@ -1100,7 +1081,7 @@ static void close_all_but(int *k, int n)
  * pidfd_getfd and says so, and only then does the child close it. */
 static int net_listener(int sock, int pidfd, int net)
 {
-    if (!net) return recv_fd(sock);
+    if (!net) return kgl_recv_fd(sock, 0, NULL);
     int num = -1;
     ssize_t n;
     while ((n = read(sock, &num, sizeof num)) < 0 && errno == EINTR) {}
@@ -1204,25 +1185,10 @@ int kgl_un_install(int sock, int reads, int net)
         errno = EPROTO;
         return -1;
     }
-    char byte = 'L';
-    union {
-        struct cmsghdr h;
-        char b[CMSG_SPACE(sizeof(int))];
-    } u;
-    memset(&u, 0, sizeof u);
-    struct iovec io = {&byte, 1};
-    struct msghdr m = {
-        .msg_iov = &io, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof u.b};
-    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &l, sizeof l);
-    ssize_t n;
-    while ((n = sendmsg(sock, &m, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
+    int rc = kgl_send_fd(sock, l, 'L');
     int e = errno;
     close(l);
     close(sock);
     errno = e;
-    return n == 1 ? 0 : -1;
+    return rc;
 }

@@ -377,6 +377,14 @@ void kgl_bwrap_release(kgl_bwrap *b);
  * kgl_now_ms is CLOCK_MONOTONIC in milliseconds; kgl_write_all writes all
  * n bytes through EINTR and short writes (0, or -1 with errno). */
 int kgl_reap(pid_t pid);
+/* One descriptor over a Unix socket, with one byte that says what it is
+ * (SCM_RIGHTS), through EINTR; what each helper hands another (the
+ * listeners to the supervisors, the reaper's pidfd to the cleaner).
+ * kgl_send_fd: 0, or -1 with errno.  kgl_recv_fd: recvmsg with flags
+ * (MSG_CMSG_CLOEXEC always added); the descriptor, its byte in *byte
+ * when byte is not NULL, or -1 when no byte or no single descriptor came. */
+int kgl_send_fd(int sock, int fd, char byte);
+int kgl_recv_fd(int sock, int flags, char *byte);
 void kgl_kill_reap(pid_t pid);
 long kgl_now_ms(void);
 int kgl_write_all(int fd, const void *buf, size_t n);
